@@ -1,0 +1,81 @@
+"""The whole message vocabulary: every tuple that crosses a thread boundary.
+
+Threads never share objects that change; they hand each other plain tuples whose first
+element is the kind. Every tuple is JSON-serialisable, so the same stream can later be
+written to a session journal or a headless JSON event stream.
+
+Directions:
+  UI -> agent       (the agent's inbox)
+  streamer -> agent (the agent's inbox, tagged with the episode number)
+  agent -> UI       (the UI's outbox, drained on the main thread)
+"""
+
+from __future__ import annotations
+
+# ---- UI -> agent -------------------------------------------------------------------
+PROMPT = "prompt"  # ("prompt", text)
+CANCEL = "cancel"  # ("cancel",)               Esc / Ctrl-C while a turn runs
+QUIT = "quit"  # ("quit",)                 the app is leaving: stop everything
+CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"rejected")
+
+# ---- streamer -> agent (episode = int, so stale events of a cancelled stream are dropped)
+S_CONTENT = "s_content"  # ("s_content", episode, text)
+S_REASONING = "s_reasoning"  # ("s_reasoning", episode, text)
+S_USAGE = "s_usage"  # ("s_usage", episode, usage_dict)
+S_DONE = "s_done"  # ("s_done", episode, result_dict)  see llm.client.StreamResult.as_dict
+S_FAILED = "s_failed"  # ("s_failed", episode, error_dict) see llm.errors.ChatError.as_dict
+MODELS = "models"  # ("models", ok, payload)   answer to the model discovery request
+
+# ---- agent -> UI -------------------------------------------------------------------
+PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"confirming")
+MODEL = "model"  # ("model", name)           the model requests go to
+USER = "user"  # ("user", text)            a prompt the agent accepted
+ASSISTANT_START = "assistant_start"  # ("assistant_start",)
+TOKEN = "token"  # ("token", text)           answer content delta
+REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apart
+ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
+USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn
+SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error"
+TOOL_CALL = "tool_call"  # ("tool_call", {...})      (agent loop issue)
+TOOL_RESULT = "tool_result"  # ("tool_result", {...})    (agent loop issue)
+CONFIRM = "confirm"  # ("confirm", ref, {...})   (agent loop issue)
+CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
+AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
+
+PHASES = ("idle", "waiting", "streaming", "confirming")
+ACTIVE_PHASES = frozenset(("waiting", "streaming", "confirming"))
+ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
+SYSTEM_LEVELS = ("info", "warn", "error")
+
+UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
+STREAM_TO_AGENT = frozenset((S_CONTENT, S_REASONING, S_USAGE, S_DONE, S_FAILED, MODELS))
+AGENT_TO_UI = frozenset(
+    (
+        PHASE,
+        MODEL,
+        USER,
+        ASSISTANT_START,
+        TOKEN,
+        REASONING,
+        ASSISTANT_END,
+        USAGE,
+        SYSTEM,
+        TOOL_CALL,
+        TOOL_RESULT,
+        CONFIRM,
+        CRASH,
+        AGENT_DOWN,
+    )
+)
+KINDS = UI_TO_AGENT | STREAM_TO_AGENT | AGENT_TO_UI
+
+
+def system(level: str, text: str) -> tuple:
+    """A system entry for the transcript."""
+    assert level in SYSTEM_LEVELS, level
+    return (SYSTEM, level, text)
+
+
+def phase(name: str) -> tuple:
+    assert name in PHASES, name
+    return (PHASE, name)
