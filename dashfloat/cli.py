@@ -1,0 +1,230 @@
+"""Command line: arguments, configuration, terminal checks, then the full-screen app.
+
+Exit status: 0 ok, 1 runtime error, 2 usage or configuration error. Heavy modules (urwid,
+requests, markdown) are imported only once we know the UI will start, so --help,
+--version and configuration errors answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from dashfloat import __version__
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+RESET_SEQUENCE = (
+    "\x1b[?2004l"  # bracketed paste off
+    "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l"  # mouse tracking off
+    "\x1b[?1004l"  # focus reporting off
+    "\x1b[0m"  # attributes reset
+    "\x1b[?1049l"  # leave the alternate screen
+    "\x1b[?25h"  # show the cursor
+)
+
+DUMB_TERMS = ("", "dumb", "unknown")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dashfloat",
+        description=(
+            "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
+            "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
+            "or man dashfloat."
+        ),
+        epilog=(
+            "The API key is read only from the environment: OPENAI_API_KEY, or the variable "
+            "named by api_key_env. Configuration files: .dashfloat/config.toml in the working "
+            "directory, then $XDG_CONFIG_HOME/dashfloat/config.toml."
+        ),
+    )
+    p.add_argument("-C", dest="root", metavar="DIR", help="start in DIR (the root tools are confined to)")
+    p.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:11434/v1")
+    p.add_argument("--model", metavar="NAME", help="model name (default: ask the endpoint's /models)")
+    p.add_argument("--colors", choices=("auto", "1", "16", "256"), help="colour depth (default auto; NO_COLOR means 1)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--ascii", dest="ascii", action="store_const", const="on", help="ASCII glyphs and borders only")
+    g.add_argument("--unicode", dest="ascii", action="store_const", const="off", help="Unicode glyphs even on a plain console")
+    p.add_argument("--connect-timeout", type=float, metavar="SECONDS", help="connect timeout (default 10)")
+    p.add_argument("--read-timeout", type=float, metavar="SECONDS", help="idle read timeout while streaming (default 120)")
+    p.add_argument("--show-config", action="store_true", help="print the effective configuration and where each value came from, then exit")
+    p.add_argument("--reset-terminal", action="store_true", help="print the sequence that repairs a terminal left broken by a killed program, then exit")
+    p.add_argument("--version", action="version", version=f"dashfloat {__version__}")
+    return p
+
+
+def reset_terminal() -> int:
+    sys.stdout.write(RESET_SEQUENCE)
+    sys.stdout.flush()
+    if sys.stdin.isatty():
+        try:
+            import subprocess
+
+            subprocess.run(["stty", "sane"], check=False, stdin=sys.stdin)
+        except OSError:
+            pass
+    return EXIT_OK
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(f"dashfloat: {msg}\n")
+
+
+def setup_logging(state_dir) -> str | None:
+    """Log to <state>/dashfloat.log; never to the screen. Returns the path or None."""
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    try:
+        os.makedirs(state_dir, mode=0o700, exist_ok=True)
+        path = os.path.join(state_dir, "dashfloat.log")
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+    except OSError:
+        path = None
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.raiseExceptions = False  # a failing log write must never print onto the screen
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.reset_terminal:
+        return reset_terminal()
+
+    from dashfloat.config import ConfigError, load_config, state_dir
+
+    cli = {
+        "root": args.root,
+        "base_url": args.base_url,
+        "model": args.model,
+        "colors": args.colors,
+        "ascii": args.ascii,
+        "connect_timeout": args.connect_timeout,
+        "read_timeout": args.read_timeout,
+    }
+    try:
+        config = load_config(cli, os.environ, os.getcwd())
+    except ConfigError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+
+    if args.show_config:
+        from dashfloat.config import describe
+
+        print("\n".join(describe(config)))
+        return EXIT_OK
+
+    term = os.environ.get("TERM", "")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        _err("needs an interactive terminal (stdin and stdout must be a tty); a scripting mode is planned.")
+        return EXIT_USAGE
+    if term in DUMB_TERMS:
+        _err(f"TERM={term or '(unset)'} cannot drive a full-screen program; set TERM (e.g. xterm-256color).")
+        return EXIT_USAGE
+
+    try:
+        os.chdir(config.root)
+    except OSError as exc:
+        _err(f"cannot enter {config.root}: {exc.strerror}")
+        return EXIT_USAGE
+
+    log_path = setup_logging(state_dir(os.environ))
+    return run_ui(config, log_path)
+
+
+def run_ui(config, log_path: str | None) -> int:
+    log = logging.getLogger("dashfloat")
+    from dashfloat.agent import Agent
+    from dashfloat.config import state_dir
+    from dashfloat.history import History
+    from dashfloat.llm.client import Endpoint
+    from dashfloat.ui import theme
+
+    use_ascii = theme.choose_ascii(config.ascii, os.environ)
+    import urwid
+
+    if use_ascii:
+        urwid.set_encoding("ascii")
+        urwid.set_ascii_fallbacks(theme.ASCII_FALLBACKS)
+    from dashfloat.ui.app import App
+    from dashfloat.ui.bridge import Outbox
+
+    endpoint = Endpoint(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        api_key_env=config.api_key_env,
+        headers=dict(config.headers),
+        connect_timeout=config.connect_timeout,
+        read_timeout=config.read_timeout,
+        is_default=config.base_url_is_default,
+    )
+    outbox = Outbox()
+    agent = Agent(endpoint, config.model, outbox.post)
+    history = History(state_dir(os.environ) / "history")
+    history.load()
+    from dashfloat.ui.app import DashScreen
+
+    screen = DashScreen(bracketed_paste_mode=True)
+    depth = theme.choose_depth(config.colors, screen.colors)
+    app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,
+              history=history, log_path=log_path, base_url=config.base_url)
+    log.info("starting dashfloat %s: base_url=%s model=%s depth=%d ascii=%s", __version__,
+             config.base_url, config.model, depth, use_ascii)
+
+    # stray writes to stderr (a library's warning, a last-resort traceback) must not land
+    # on the live screen: point fd 2 at the log while the UI runs
+    saved_stderr = _redirect_stderr(log_path)
+    crash: BaseException | None = None
+    try:
+        app.build_loop(screen)
+        app.run()
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:  # urwid has restored the terminal by now
+        crash = exc
+        log.exception("dashfloat crashed")
+    finally:
+        _restore_stderr(saved_stderr)
+    agent.join(timeout=1.0)
+    if crash is not None:
+        import traceback
+
+        summary = traceback.format_exception_only(type(crash), crash)[-1].strip()
+        _err(f"crashed: {summary}")
+        if log_path:
+            _err(f"the full traceback is in {log_path}")
+        return EXIT_RUNTIME
+    return EXIT_OK
+
+
+def _redirect_stderr(log_path: str | None):
+    try:
+        saved = os.dup(2)
+        target = os.open(log_path or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(target, 2)
+        os.close(target)
+        return saved
+    except OSError:
+        return None
+
+
+def _restore_stderr(saved) -> None:
+    if saved is None:
+        return
+    try:
+        os.dup2(saved, 2)
+        os.close(saved)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

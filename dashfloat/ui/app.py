@@ -1,0 +1,513 @@
+"""The full-screen front end: one urwid MainLoop on the main thread.
+
+The main thread owns the widgets, the terminal and the only timer (the tick). It does no
+network or process I/O: the agent and its streamers run on threads and reach the UI only
+through the Outbox doorbell. Messages are applied to the transcript model at once; rows
+are refreshed from the model at most every TICK seconds while something is active, and
+there is no timer at all when idle (zero wake-ups, zero bytes).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+
+import urwid
+
+from dashfloat import messages as M
+from dashfloat.history import History
+from dashfloat.ui import keymap, theme
+from dashfloat.ui.bridge import Outbox
+from dashfloat.ui.transcript import TranscriptModel
+from dashfloat.ui.widgets import Prompt, StatusBar, TranscriptView, help_widget, status_markup
+
+log = logging.getLogger("dashfloat.ui")
+
+TICK = 0.08  # seconds between widget flushes and spinner steps while active
+
+
+class DashScreen(urwid.display.raw.Screen):
+    """A raw screen that takes Ctrl-C, Ctrl-Z, Ctrl-S/Q and Ctrl-\\ as keys.
+
+    The keys are freed after every start (also after a resume from Ctrl-Z), and urwid's
+    stop() restores the settings it saved at the first start.
+    """
+
+    def _start(self, *args, **kwargs):
+        super()._start(*args, **kwargs)
+        fd = self._input_fileno()
+        if fd is not None and os.isatty(fd):
+            self.tty_signal_keys("undefined", "undefined", "undefined", "undefined", "undefined", fd)
+
+
+class PromptBox(urwid.WidgetWrap):
+    """Shows at most `cap` rows of the prompt, the window following the cursor."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+
+    def __init__(self, prompt: Prompt):
+        super().__init__(prompt)
+        self.prompt = prompt
+        self.cap = 8
+
+    def rows(self, size, focus=False):
+        return min(self.cap, self.prompt.rows(size, focus))
+
+    def render(self, size, focus=False):
+        canvas = self.prompt.render(size, focus)
+        rows = canvas.rows()
+        if rows <= self.cap:
+            return canvas
+        cursor = canvas.cursor
+        crow = cursor[1] if cursor else rows - 1
+        top = max(0, min(crow - self.cap + 1, rows - self.cap))
+        canvas = urwid.CompositeCanvas(canvas)
+        canvas.trim(top, self.cap)
+        return canvas
+
+    def get_cursor_coords(self, size):
+        coords = self.prompt.get_cursor_coords(size)
+        rows = self.prompt.rows(size, True)
+        if coords is None or rows <= self.cap:
+            return coords
+        x, y = coords
+        top = max(0, min(y - self.cap + 1, rows - self.cap))
+        return (x, y - top)
+
+
+class Root(urwid.WidgetWrap):
+    def __init__(self, app: "App", frame: urwid.Frame):
+        super().__init__(frame)
+        self.app = app
+        self.frame = frame
+        self.overlay: urwid.Widget | None = None
+
+    def show(self, widget: urwid.Widget | None) -> None:
+        self.overlay = widget
+        if widget is None:
+            self._w = self.frame
+        else:
+            self._w = urwid.Overlay(widget, self.frame, "center", ("relative", 90), "middle", ("relative", 90),
+                                    min_width=20, min_height=5)
+
+    def keypress(self, size, key):
+        try:
+            return self.app.on_key(size, key)
+        except urwid.ExitMainLoop:
+            raise
+        except Exception as exc:  # a bug in a key handler: a one-line entry, never a dead UI
+            log.exception("key handler failed for %r", key)
+            self.app.model.system("error", f"internal error handling {key!r}: {exc!r} (see the log)")
+            self.app.refresh()
+            return None
+
+
+class App:
+    def __init__(self, *, agent, outbox: Outbox, model_name: str | None, ascii: bool, depth: int,
+                 history: History, log_path: str | None = None, base_url: str = ""):
+        self.agent = agent
+        self.outbox = outbox
+        self.ascii = ascii
+        self.depth = depth
+        self.glyphs = theme.ASCII if ascii else theme.UNICODE
+        self.history = history
+        self.log_path = log_path
+        self.model = TranscriptModel(ascii=ascii)
+        self.view = TranscriptView(self.glyphs)
+        self.prompt = Prompt(self.glyphs.user)
+        self.prompt_box = PromptBox(self.prompt)
+        self.status = StatusBar()
+        self.phase = "idle"
+        self.model_name = model_name
+        self.base_url = base_url
+        self.tokens: int | None = None
+        self.notice = ""
+        self.spin = 0
+        self.agent_down = False
+        self._tick_handle = None
+        self._dirty = False
+        self._last_interrupt = False
+        self._pasting = False
+        self._paste: list[str] = []
+        self._quitting = False
+        footer = urwid.Pile([self.status, self.prompt_box])
+        self.frame = urwid.Frame(body=self.view.listbox, footer=footer, focus_part="footer")
+        self.root = Root(self, self.frame)
+        self.loop: urwid.MainLoop | None = None
+        self._width = 80
+
+    # ---- lifecycle --------------------------------------------------------------------
+    def build_loop(self, screen: urwid.display.raw.Screen | None = None) -> urwid.MainLoop:
+        if screen is None:
+            screen = DashScreen(bracketed_paste_mode=True)
+        screen.set_terminal_properties(colors=self.depth)
+        self.loop = urwid.MainLoop(
+            self.root,
+            theme.palette(self.depth),
+            screen=screen,
+            handle_mouse=False,
+            input_filter=self._input_filter,
+            pop_ups=False,
+        )
+        fd = self.loop.watch_pipe(self._on_doorbell)
+        self.outbox.attach(fd)
+        self._sig_fd = self.loop.watch_pipe(self._on_signal)
+        self.update_status()
+        return self.loop
+
+    def install_signal_handlers(self) -> dict:
+        fd = self._sig_fd
+
+        def handler(signum, frame):  # runs between bytecodes: only ring a pipe
+            try:
+                os.write(fd, bytes([signum]))
+            except OSError:
+                pass
+
+        old = {}
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+            old[sig] = signal.signal(sig, handler)
+        return old
+
+    def _on_signal(self, data: bytes):
+        for signum in data:
+            if signum == signal.SIGINT:
+                self.command("interrupt")
+            else:
+                log.info("leaving on signal %d", signum)
+                self.quit()
+        return True
+
+    def quit(self) -> None:
+        self._quitting = True
+        try:
+            self.agent.send((M.QUIT,))
+        except Exception:
+            log.exception("could not tell the agent to quit")
+        raise urwid.ExitMainLoop()
+
+    # ---- messages from the agent ------------------------------------------------------
+    def _on_doorbell(self, _data: bytes):
+        msgs, more = self.outbox.drain()
+        structural = False
+        for msg in msgs:
+            try:
+                structural |= self.apply(msg)
+            except Exception as exc:
+                log.exception("applying %r failed", msg[:1])
+                self.model.system("error", f"internal error showing a {msg[0]!r} message: {exc!r} (see the log)")
+                structural = True
+        if structural:
+            self.refresh()
+        elif msgs:
+            self._ensure_tick()
+        if more:
+            self.outbox.ring()
+        return True
+
+    def apply(self, msg: tuple) -> bool:
+        """Apply one agent message to the model. True if rows must be redrawn now."""
+        kind = msg[0]
+        if kind == M.TOKEN:
+            self.model.token(msg[1])
+            self._dirty = True
+            return False
+        if kind == M.REASONING:
+            self.model.reasoning(msg[1])
+            self._dirty = True
+            return False
+        if kind == M.PHASE:
+            self.phase = msg[1]
+            if self.phase in M.ACTIVE_PHASES:
+                self._ensure_tick()
+            self.update_status()
+            return False
+        if kind == M.USER:
+            self.model.user(msg[1])
+            return True
+        if kind == M.ASSISTANT_START:
+            self.model.start_assistant()
+            return True
+        if kind == M.ASSISTANT_END:
+            self.model.end_assistant(msg[1])
+            return True
+        if kind == M.SYSTEM:
+            self.model.system(msg[1], msg[2])
+            return True
+        if kind == M.MODEL:
+            self.model_name = msg[1]
+            self.update_status()
+            return False
+        if kind == M.USAGE:
+            usage = msg[1] or {}
+            total = usage.get("total_tokens")
+            if total is None and usage.get("prompt_tokens") is not None:
+                total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+            if isinstance(total, int):
+                self.tokens = total
+            self.update_status()
+            return False
+        if kind == M.CRASH:
+            self.model.system("error", f"{msg[1]}: {msg[2]} (details in the log)")
+            return True
+        if kind == M.AGENT_DOWN:
+            self.agent_down = True
+            self.phase = "idle"
+            self.model.end_assistant("error")
+            self.model.system("error", f"The agent stopped: {msg[1]}. Input and scrolling still work; "
+                                       f"restart DashFloat to chat again (details in the log).")
+            self.update_status()
+            return True
+        log.warning("UI ignored unknown message %r", kind)
+        return False
+
+    # ---- drawing ----------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Copy model changes into rows now (structural events), and the status bar."""
+        self._dirty = False
+        self.view.sync(self.model.entries)
+        self.update_status()
+
+    def _ensure_tick(self) -> None:
+        if self._tick_handle is None and self.loop is not None:
+            self._tick_handle = self.loop.set_alarm_in(TICK, self._tick)
+
+    def _tick(self, loop, _data) -> None:
+        self._tick_handle = None
+        try:
+            if self._dirty:
+                self.refresh()
+            if self.phase in M.ACTIVE_PHASES:
+                self.spin += 1
+                self.update_status()
+                self._ensure_tick()
+        except Exception as exc:
+            log.exception("tick failed")
+            self.model.system("error", f"internal error in the display tick: {exc!r} (see the log)")
+
+    def update_status(self) -> None:
+        position = None if self.view.following else self.view.position()
+        spinner = self.glyphs.spinner[self.spin % len(self.glyphs.spinner)]
+        phase = "agent down" if self.agent_down else self.phase
+        self.status.set_text(
+            status_markup(
+                phase=phase,
+                spinner=spinner,
+                model=self.model_name,
+                tokens=self.tokens,
+                position=position,
+                notice=self.notice,
+                width=self._width,
+                sep=self.glyphs.sep,
+            )
+        )
+
+    # ---- input ------------------------------------------------------------------------
+    def _input_filter(self, keys, raw):
+        """Gather bracketed paste into the prompt as text, so a pasted newline never submits."""
+        out = []
+        for key in keys:
+            if key == "begin paste":
+                self._pasting = True
+                self._paste = []
+            elif key == "end paste":
+                self._pasting = False
+                if self._paste:
+                    self.prompt.insert_text("".join(self._paste))
+                self._paste = []
+            elif self._pasting:
+                if key == "enter":
+                    self._paste.append("\n")
+                elif key == "tab":
+                    self._paste.append("    ")
+                elif isinstance(key, str) and len(key) == 1:
+                    self._paste.append(key)
+            else:
+                if key == "window resize" and self.loop is not None:
+                    self._on_resize()
+                out.append(key)
+        return out
+
+    def _on_resize(self) -> None:
+        try:
+            cols, rows = self.loop.screen.get_cols_rows()
+        except Exception:
+            return
+        self._width = cols
+        self.prompt_box.cap = max(1, min(8, rows // 3))
+        self.update_status()
+
+    def on_key(self, size, key):
+        if isinstance(key, tuple):  # mouse events: not used
+            return None
+        if self._width != size[0]:
+            self._width = size[0]
+            self.prompt_box.cap = max(1, min(8, size[1] // 3))
+            self.update_status()
+        if self.root.overlay is not None:
+            cmd = keymap.lookup(("help",), key)
+            if cmd == "close_help":
+                self.root.show(None)
+            elif cmd == "help_scroll":
+                self.root._w.keypress(size, key)
+            return None
+        cmd = keymap.lookup(("global", "transcript", "prompt"), key)
+        interrupt = cmd == "interrupt"
+        try:
+            if cmd is not None and self.command(cmd, size=size) is not False:
+                return None
+            # plain editing
+            self.notice = "" if not interrupt else self.notice
+            return self.frame.keypress(size, key)
+        finally:
+            if not interrupt:
+                self._last_interrupt = False
+
+    def command(self, cmd: str, size=None):
+        """Run a keymap command. Returns False when the key should go on to the editor."""
+        p = self.prompt
+        if cmd == "submit":
+            text = p.edit_text
+            if text.endswith("\\") and p.edit_pos == len(text):
+                p.set_edit_text(text[:-1])
+                p.set_edit_pos(len(text) - 1)
+                p.insert_newline()
+                return None
+            self.submit()
+        elif cmd == "newline":
+            p.insert_newline()
+        elif cmd == "history_prev":
+            if not p.on_first_line():
+                return False
+            entry = self.history.older(p.edit_text)
+            if entry is not None:
+                p.replace(entry)
+        elif cmd == "history_next":
+            if not p.on_last_line():
+                return False
+            entry = self.history.newer()
+            if entry is not None:
+                p.replace(entry)
+        elif cmd == "external_editor":
+            self.external_editor()
+        elif cmd == "line_start":
+            p.line_start()
+        elif cmd == "line_end":
+            p.line_end()
+        elif cmd == "kill_line":
+            p.kill_line()
+        elif cmd == "quit_if_empty":
+            if p.edit_text == "":
+                self.quit()
+            p.delete_forward()
+        elif cmd == "cancel":
+            if self.phase in M.ACTIVE_PHASES:
+                self.agent.send((M.CANCEL,))
+            self.notice = ""
+            self.update_status()
+        elif cmd == "interrupt":
+            if self.phase in M.ACTIVE_PHASES:
+                self.agent.send((M.CANCEL,))
+                self._last_interrupt = False
+            elif self._last_interrupt:
+                self.quit()
+            else:
+                p.replace("")
+                self._last_interrupt = True
+                self.notice = "Ctrl-C again quits"
+                self.update_status()
+        elif cmd.startswith("scroll_"):
+            self.view.scroll(cmd)
+            self.update_status()
+        elif cmd == "toggle_reasoning":
+            self.view.show_reasoning = not self.view.show_reasoning
+            self.view.rebuild()
+        elif cmd == "redraw":
+            if self.loop is not None:
+                self.loop.screen.clear()
+        elif cmd == "suspend":
+            os.kill(os.getpid(), signal.SIGTSTP)
+        elif cmd == "help":
+            self.root.show(help_widget(self.ascii))
+        return None
+
+    def submit(self) -> None:
+        text = self.prompt.edit_text
+        if not text.strip():
+            return
+        if self.agent_down:
+            self.notice = "the agent is down"
+            self.update_status()
+            return
+        if self.phase != "idle":
+            self.notice = "a turn is running: Esc cancels it"
+            self.update_status()
+            return
+        self.history.reset_navigation()
+        # history.add appends one line to a file: hand it to a short-lived thread so the
+        # UI thread stays free of file I/O
+        threading.Thread(target=self.history.add, args=(text,), name="history", daemon=True).start()
+        self.agent.send((M.PROMPT, text))
+        self.prompt.replace("")
+        self.view.scroll_to_end()
+        self.notice = ""
+        self.update_status()
+
+    def external_editor(self) -> None:
+        """Edit the prompt in $VISUAL/$EDITOR, with the screen stopped meanwhile."""
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        fd, path = tempfile.mkstemp(prefix="dashfloat-prompt-", suffix=".md")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.prompt.edit_text)
+            with self.loop.paused():
+                rc = subprocess.call(["/bin/sh", "-c", editor + ' "$1"', "editor", path])
+            if rc != 0:
+                self.notice = f"editor exited with status {rc}; prompt unchanged"
+            else:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+                self.prompt.replace(text.rstrip("\n"))
+        except OSError as exc:
+            self.notice = f"editor failed: {exc.strerror or exc}"
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        self.update_status()
+
+    # ---- run --------------------------------------------------------------------------
+    def run(self) -> None:
+        """Run until quit. Exceptions propagate after urwid has restored the terminal."""
+        loop = self.loop or self.build_loop()
+        old = self.install_signal_handlers()
+        hook = threading.excepthook
+
+        def thread_hook(args):
+            log.error("exception in thread %s", args.thread.name if args.thread else "?",
+                      exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+            if args.exc_type is not SystemExit:
+                self.outbox.post((M.CRASH, f"thread {args.thread.name if args.thread else '?'}",
+                                  f"{args.exc_type.__name__}: {args.exc_value}"[:300]))
+
+        threading.excepthook = thread_hook
+        try:
+            self.agent.start()
+            loop.run()
+        finally:
+            threading.excepthook = hook
+            for sig, handler in old.items():
+                try:
+                    signal.signal(sig, handler)
+                except (OSError, ValueError):
+                    pass
+            self.outbox.close()
+            try:
+                self.agent.send((M.QUIT,))
+            except Exception:
+                pass

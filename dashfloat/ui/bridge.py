@@ -1,0 +1,65 @@
+"""The only way from a worker thread into the UI: a queue plus a one-byte doorbell.
+
+Workers call `post(msg)`: the tuple goes on a SimpleQueue, and one byte is written to a
+pipe that urwid's loop watches (`watch_pipe`), but only when no wake-up is pending, so the
+pipe is never continuously readable and never fills. The UI callback clears the pending
+flag first, then drains; the race between the two costs at most one spare wake-up.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+
+
+class Outbox:
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._pending = False
+        self._fd: int | None = None
+        self.closed = False
+
+    def attach(self, fd: int) -> None:
+        """Attach the write end of the watch_pipe; messages posted before are delivered then."""
+        self._fd = fd
+        self._ring()
+
+    def post(self, msg: tuple) -> None:
+        """Thread-safe: queue a message and ring the doorbell if nobody has yet."""
+        self.queue.put(msg)
+        if not self._pending:
+            self._ring()
+
+    def ring(self) -> None:
+        """Ask for another wake-up (a drain that stopped on its budget)."""
+        self._ring()
+
+    def _ring(self) -> None:
+        if self._fd is None or self.closed:
+            return
+        self._pending = True
+        try:
+            os.write(self._fd, b"!")
+        except OSError:  # the UI is gone or the watch was removed: nothing to wake
+            pass
+
+    def drain(self, budget_s: float = 0.005, max_items: int = 5000) -> tuple[list[tuple], bool]:
+        """Messages waiting now, bounded by time and count so input stays responsive.
+
+        Returns (messages, more): `more` means the budget ran out with messages left.
+        """
+        self._pending = False
+        out: list[tuple] = []
+        deadline = time.monotonic() + budget_s
+        while len(out) < max_items:
+            try:
+                out.append(self.queue.get_nowait())
+            except queue.Empty:
+                return out, False
+            if len(out) % 64 == 0 and time.monotonic() > deadline:
+                break
+        return out, not self.queue.empty()
+
+    def close(self) -> None:
+        self.closed = True

@@ -1,0 +1,163 @@
+"""The one keymap table: it drives key dispatch, the F1 help overlay, the status-bar hints
+and the KEYBINDINGS section of the man page (a test fails when they drift apart).
+
+Pure data and pure functions: no urwid import, so the man page generator and the tests
+read it without a terminal. Keys are urwid key names ("ctrl c", "meta enter", "page up").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Contexts, most specific first. "global" applies everywhere unless an overlay owns keys.
+CONTEXTS = {
+    "global": "Anywhere",
+    "prompt": "Prompt (the editor at the bottom)",
+    "transcript": "Transcript",
+    "help": "Help overlay",
+}
+
+
+@dataclass(frozen=True)
+class Binding:
+    keys: tuple[str, ...]
+    command: str
+    context: str
+    help: str
+    hint: str = ""  # short label for the status bar; empty = not hinted
+
+
+KEYMAP: tuple[Binding, ...] = (
+    # prompt
+    Binding(("enter",), "submit", "prompt", "Send the prompt to the model.", "send"),
+    Binding(
+        ("meta enter",),
+        "newline",
+        "prompt",
+        "Insert a newline (a backslash at the end of the line followed by Enter does too).",
+        "newline",
+    ),
+    Binding(("up",), "history_prev", "prompt", "On the first line: the previous prompt from history."),
+    Binding(("down",), "history_next", "prompt", "On the last line: the next prompt from history."),
+    Binding(("ctrl g",), "external_editor", "prompt", "Edit the prompt in $VISUAL or $EDITOR."),
+    Binding(("ctrl a",), "line_start", "prompt", "Move to the start of the line."),
+    Binding(("ctrl e",), "line_end", "prompt", "Move to the end of the line."),
+    Binding(("ctrl u",), "kill_line", "prompt", "Delete from the cursor to the start of the line."),
+    Binding(
+        ("ctrl d",),
+        "quit_if_empty",
+        "prompt",
+        "On an empty prompt: quit. Otherwise delete the character under the cursor.",
+    ),
+    # global
+    Binding(("esc",), "cancel", "global", "Cancel the answer being streamed (the partial text is kept).", "cancel"),
+    Binding(
+        ("ctrl c",),
+        "interrupt",
+        "global",
+        "Cancel the answer being streamed; on an idle prompt clear it; pressed twice in a row, quit.",
+        "quit",
+    ),
+    Binding(("page up",), "scroll_page_up", "transcript", "Scroll the transcript up one page."),
+    Binding(("page down",), "scroll_page_down", "transcript", "Scroll the transcript down one page."),
+    Binding(("meta up",), "scroll_line_up", "transcript", "Scroll the transcript up one line."),
+    Binding(("meta down",), "scroll_line_down", "transcript", "Scroll the transcript down one line."),
+    Binding(("home",), "scroll_top", "transcript", "Jump to the start of the transcript."),
+    Binding(("end",), "scroll_bottom", "transcript", "Jump to the end and follow new output again.", "follow"),
+    Binding(("ctrl t",), "toggle_reasoning", "global", "Show or hide the model's reasoning."),
+    Binding(("ctrl l",), "redraw", "global", "Redraw the whole screen (after line noise over ssh)."),
+    Binding(("ctrl z",), "suspend", "global", "Suspend to the shell; fg brings the screen back."),
+    Binding(("f1",), "help", "global", "Show this help.", "help"),
+    # help overlay
+    Binding(("esc", "f1", "q"), "close_help", "help", "Close the help."),
+    Binding(("up", "down", "page up", "page down"), "help_scroll", "help", "Scroll the help."),
+)
+
+COMMANDS = frozenset(b.command for b in KEYMAP)
+
+_DISPATCH: dict[tuple[str, str], str] = {}
+for _b in KEYMAP:
+    for _k in _b.keys:
+        _DISPATCH.setdefault((_b.context, _k), _b.command)
+
+
+def lookup(contexts: tuple[str, ...], key: str) -> str | None:
+    """The command bound to `key` in the first of `contexts` that binds it."""
+    for ctx in contexts:
+        cmd = _DISPATCH.get((ctx, key))
+        if cmd is not None:
+            return cmd
+    return None
+
+
+_KEY_WORDS = {
+    "enter": "Enter",
+    "esc": "Esc",
+    "page up": "PgUp",
+    "page down": "PgDn",
+    "home": "Home",
+    "end": "End",
+    "up": "Up",
+    "down": "Down",
+    "tab": "Tab",
+    "backspace": "Backspace",
+    "delete": "Delete",
+}
+
+
+def key_label(key: str) -> str:
+    """'meta enter' -> 'Alt-Enter', 'ctrl c' -> 'Ctrl-C', 'f1' -> 'F1'."""
+    parts = key.split(" ")
+    mods = []
+    while len(parts) > 1 and parts[0] in ("ctrl", "meta", "shift"):
+        mods.append({"ctrl": "Ctrl", "meta": "Alt", "shift": "Shift"}[parts.pop(0)])
+    base = " ".join(parts)
+    if base in _KEY_WORDS:
+        base = _KEY_WORDS[base]
+    elif len(base) == 1:
+        base = base.upper() if mods else base
+    elif base.startswith("f") and base[1:].isdigit():
+        base = base.upper()
+    return "-".join(mods + [base])
+
+
+def keys_label(b: Binding) -> str:
+    return ", ".join(key_label(k) for k in b.keys)
+
+
+def hint_for(command: str) -> str:
+    """'Esc cancel' style hint built from the table, so hints follow rebinding."""
+    for b in KEYMAP:
+        if b.command == command and b.hint:
+            return f"{key_label(b.keys[0])} {b.hint}"
+    raise KeyError(command)
+
+
+def help_rows() -> list[tuple[str, list[tuple[str, str]]]]:
+    """[(context title, [(keys, help), ...]), ...] for the help overlay and the man page."""
+    out = []
+    for ctx, title in CONTEXTS.items():
+        rows = [(keys_label(b), b.help) for b in KEYMAP if b.context == ctx]
+        if rows:
+            out.append((title, rows))
+    return out
+
+
+def _groff_escape(text: str) -> str:
+    text = text.replace("\\", "\\e")
+    text = text.replace("-", "\\-")
+    if text[:1] in (".", "'"):
+        text = "\\&" + text
+    return text
+
+
+def man_keybindings_section() -> str:
+    """The groff body of the man page's KEYBINDINGS section."""
+    lines = []
+    for title, rows in help_rows():
+        lines.append(".SS " + _groff_escape(title))
+        for keys, text in rows:
+            lines.append(".TP")
+            lines.append(".B " + _groff_escape(keys))
+            lines.append(_groff_escape(text))
+    return "\n".join(lines) + "\n"

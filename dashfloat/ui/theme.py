@@ -1,0 +1,151 @@
+"""Palettes for 1, 16 and 256 colours, and the glyph sets for Unicode and ASCII terminals.
+
+One table, STYLES, names every attribute the UI and the Markdown renderer use, with its
+monochrome, 16-colour and 256-colour forms. The 16-colour forms use only the standard
+names and never a bright background (on the Linux console that means blink).
+Pure data: no urwid import; `palette(depth)` returns urwid's 6-tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# name: (mono, fg16, bg16, fg256, bg256)
+STYLES: dict[str, tuple[str, str, str, str, str]] = {
+    "": ("default", "default", "default", "default", "default"),
+    # transcript entries
+    "user_prefix": ("bold", "light cyan,bold", "default", "#8df,bold", "default"),
+    "user": ("default", "default", "default", "default", "default"),
+    "assistant_prefix": ("bold", "light green,bold", "default", "#9d8,bold", "default"),
+    "system_info": ("default", "dark cyan", "default", "#8ab", "default"),
+    "system_warn": ("bold", "yellow", "default", "#db6", "default"),
+    "system_error": ("standout", "light red", "default", "#f66", "default"),
+    "marker": ("underline", "yellow", "default", "#db6", "default"),
+    "reasoning": ("default", "dark gray", "default", "#888", "default"),
+    "reasoning_head": ("underline", "dark gray", "default", "#999", "default"),
+    "accent": ("bold", "yellow", "default", "#fb5", "default"),
+    "dim": ("default", "dark gray", "default", "#777", "default"),
+    # status bar
+    "status": ("standout", "black", "light gray", "#ddd", "#333"),
+    "status_phase": ("standout", "black", "light gray", "#fb5,bold", "#333"),
+    "status_model": ("standout", "dark blue", "light gray", "#8df", "#333"),
+    "status_hint": ("standout", "dark gray", "light gray", "#999", "#333"),
+    "status_error": ("standout", "dark red", "light gray", "#f66,bold", "#333"),
+    # prompt
+    "prompt_prefix": ("bold", "light cyan,bold", "default", "#8df,bold", "default"),
+    "prompt": ("default", "default", "default", "default", "default"),
+    # help overlay
+    "help": ("default", "default", "default", "default", "#222"),
+    "help_title": ("bold", "white,bold", "default", "#fff,bold", "#222"),
+    "help_key": ("bold", "yellow", "default", "#fb5", "#222"),
+    # markdown
+    "md_h1": ("bold,underline", "light magenta,bold", "default", "#f8d,bold", "default"),
+    "md_h2": ("bold", "light magenta,bold", "default", "#f8d,bold", "default"),
+    "md_heading": ("bold", "dark magenta", "default", "#d8b,bold", "default"),
+    "md_em": ("default", "default,italics", "default", "default,italics", "default"),
+    "md_strong": ("bold", "default,bold", "default", "default,bold", "default"),
+    "md_strike": ("default", "dark gray,strikethrough", "default", "#888,strikethrough", "default"),
+    "md_code": ("underline", "yellow", "default", "#fc8", "default"),
+    "md_link": ("underline", "light blue,underline", "default", "#7bf,underline", "default"),
+    "md_url": ("default", "dark gray", "default", "#779", "default"),
+    "md_bullet": ("bold", "yellow", "default", "#fb5", "default"),
+    "md_quote": ("default", "dark gray", "default", "#888", "default"),
+    "md_hr": ("default", "dark gray", "default", "#666", "default"),
+    "md_table_head": ("bold", "default,bold", "default", "default,bold", "default"),
+    "md_code_block": ("default", "light gray", "default", "#ccc", "default"),
+    "md_code_lang": ("default", "dark gray", "default", "#777", "default"),
+    # syntax highlighting inside fenced code
+    "code_plain": ("default", "light gray", "default", "#ccc", "default"),
+    "code_keyword": ("bold", "light magenta", "default", "#c9f", "default"),
+    "code_string": ("default", "light green", "default", "#9d8", "default"),
+    "code_comment": ("default", "dark gray", "default", "#789", "default"),
+    "code_number": ("default", "light cyan", "default", "#8dd", "default"),
+    "code_name_func": ("bold", "light blue", "default", "#7bf", "default"),
+    "code_builtin": ("default", "yellow", "default", "#fc8", "default"),
+    "code_operator": ("default", "light gray", "default", "#aaa", "default"),
+}
+
+DEPTHS = (1, 16, 256)
+
+
+def palette(depth: int) -> list[tuple[str, str, str, str, str, str]]:
+    """urwid palette entries (name, fg16, bg16, mono, fg_high, bg_high).
+
+    urwid picks the part for the screen's depth itself; `depth` only decides whether the
+    high-colour part is offered at all, so a forced 16-colour run never emits 256-colour codes.
+    """
+    out = []
+    for name, (mono, fg16, bg16, fg256, bg256) in STYLES.items():
+        if depth >= 256:
+            out.append((name, fg16, bg16, mono, fg256, bg256))
+        else:
+            out.append((name, fg16, bg16, mono))
+    return out
+
+
+@dataclass(frozen=True)
+class Glyphs:
+    spinner: tuple[str, ...]
+    user: str
+    assistant: str
+    system: str
+    collapsed: str
+    expanded: str
+    tool: str
+    ellipsis: str
+    sep: str
+
+
+UNICODE = Glyphs(
+    spinner=("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"),
+    user="❯",
+    assistant="●",
+    system="·",
+    collapsed="▸",
+    expanded="▾",
+    tool="⚙",
+    ellipsis="…",
+    sep="│",
+)
+
+ASCII = Glyphs(
+    spinner=("|", "/", "-", "\\"),
+    user=">",
+    assistant="*",
+    system="-",
+    collapsed="+",
+    expanded="-",
+    tool="#",
+    ellipsis="~",
+    sep="|",
+)
+
+ASCII_FALLBACKS = {"•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
+
+
+def choose_ascii(setting: str, environ) -> bool:
+    """--ascii on/off, or auto: ASCII only where nothing says UTF-8 and the terminal is a
+    plain console (Python's UTF-8 mode hides a C locale, so urwid cannot decide this)."""
+    if setting == "on":
+        return True
+    if setting == "off":
+        return False
+    for var in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = environ.get(var, "")
+        if value:
+            if "utf-8" in value.lower() or "utf8" in value.lower():
+                return False
+            break
+    return environ.get("TERM", "") in ("linux", "vt100", "vt102", "vt220", "ansi")
+
+
+def choose_depth(setting: str, detected: int) -> int:
+    """The colour depth to run with: a --colors value, or urwid's detection capped at 256
+    (truecolor is rarely forwarded over ssh, and the palette does not need it)."""
+    if setting != "auto":
+        return int(setting)
+    if detected <= 1:
+        return 1
+    if detected < 256:
+        return 16
+    return 256

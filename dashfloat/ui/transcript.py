@@ -1,0 +1,188 @@
+"""The transcript model: entries, and the pure functions that turn them into lines.
+
+No urwid here. An entry changes as messages arrive (at once, per token); the view asks an
+entry for its lines only when it flushes (every 50-100 ms while streaming). Markdown is
+rendered once per COMPLETED block and cached: while an answer streams, only its unfinished
+tail is re-split into plain lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dashfloat.textsafe import visible
+from dashfloat.ui import markdown
+from dashfloat.ui.theme import Glyphs
+
+Line = list[tuple[str, str]]
+
+INDENT = "  "
+REASONING_COLLAPSED_TAIL = 0
+
+
+@dataclass
+class Entry:
+    """Base: a transcript entry knows how to draw itself as lines."""
+
+    kind: str = "entry"
+    version: int = 0  # bumps on every change; the view re-draws entries whose version moved
+
+    def lines(self, glyphs: Glyphs, show_reasoning: bool) -> list[Line]:
+        raise NotImplementedError
+
+
+@dataclass
+class UserEntry(Entry):
+    text: str = ""
+    kind: str = "user"
+
+    def lines(self, glyphs, show_reasoning):
+        out: list[Line] = []
+        for i, raw in enumerate(self.text.split("\n")):
+            prefix = (glyphs.user + " ") if i == 0 else INDENT
+            out.append([("user_prefix", prefix), ("user", visible(raw))])
+        return out
+
+
+@dataclass
+class SystemEntry(Entry):
+    level: str = "info"
+    text: str = ""
+    kind: str = "system"
+
+    def lines(self, glyphs, show_reasoning):
+        attr = "system_" + self.level
+        out: list[Line] = []
+        for i, raw in enumerate(self.text.split("\n")):
+            prefix = (glyphs.system + " ") if i == 0 else INDENT
+            out.append([(attr, prefix + visible(raw))])
+        return out
+
+
+_END_MARKERS = {
+    "cancelled": "[cancelled: the answer above is partial]",
+    "error": "[stopped by an error: the answer above is incomplete]",
+}
+
+
+@dataclass
+class AssistantEntry(Entry):
+    """An answer, streaming or finished, with its reasoning shown apart."""
+
+    kind: str = "assistant"
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    status: str = "streaming"  # streaming | done | cancelled | error | empty
+    ascii: bool = False
+    # cache of rendered completed blocks
+    _text: str = ""
+    _done_upto: int = 0
+    _done_lines: list = field(default_factory=list)
+    _joined_len: int = 0
+
+    def add_content(self, text: str) -> None:
+        self.content.append(text)
+        self.version += 1
+
+    def add_reasoning(self, text: str) -> None:
+        self.reasoning.append(text)
+        self.version += 1
+
+    def end(self, status: str) -> None:
+        self.status = status
+        self.version += 1
+
+    @property
+    def text(self) -> str:
+        if len(self.content) > 1:
+            self.content[:] = ["".join(self.content)]
+        return self.content[0] if self.content else ""
+
+    def _markdown_lines(self) -> list[Line]:
+        text = self.text
+        finished = self.status != "streaming"
+        upto = len(text) if finished else markdown.completed_prefix(text)
+        if upto > self._done_upto:
+            block_lines = markdown.render(text[self._done_upto : upto], ascii=self.ascii)
+            if block_lines:
+                if self._done_lines:
+                    self._done_lines.append([])
+                self._done_lines.extend(block_lines)
+            self._done_upto = upto
+        tail = text[self._done_upto :]
+        lines = list(self._done_lines)
+        tail_lines = markdown.plain_lines(tail.strip("\n")) if tail.strip() else []
+        if tail_lines:
+            if lines:
+                lines.append([])
+            lines.extend(tail_lines)
+        return lines
+
+    def _reasoning_lines(self, glyphs: Glyphs, show: bool) -> list[Line]:
+        if not self.reasoning:
+            return []
+        text = "".join(self.reasoning).strip("\n")
+        self.reasoning[:] = [text]
+        raw_lines = text.split("\n") if text else []
+        n = len(raw_lines)
+        active = self.status == "streaming" and not self.content
+        verb = "thinking" if active else "thought"
+        if not show:
+            head = f"{glyphs.collapsed} {verb}{glyphs.ellipsis if active else ''} ({n} line{'s' if n != 1 else ''}, Ctrl-T shows)"
+            return [[("reasoning_head", head)]]
+        out: list[Line] = [[("reasoning_head", f"{glyphs.expanded} {verb} (Ctrl-T hides)")]]
+        out.extend([("reasoning", INDENT + visible(r))] for r in raw_lines)
+        return out
+
+    def lines(self, glyphs, show_reasoning):
+        out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
+        body = self._markdown_lines()
+        for i, line in enumerate(body):
+            prefix = (glyphs.assistant + " ") if i == 0 else INDENT
+            attr = "assistant_prefix" if i == 0 else ""
+            out.append([(attr, prefix)] + line if line else [])
+        if not body and self.status == "streaming" and not self.reasoning:
+            out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
+        marker = _END_MARKERS.get(self.status)
+        if marker:
+            out.append([("marker", INDENT + marker)])
+        return out
+
+
+class TranscriptModel:
+    """The ordered entries of a session; the UI applies agent messages here first."""
+
+    def __init__(self, ascii: bool = False):
+        self.entries: list[Entry] = []
+        self.ascii = ascii
+        self.current: AssistantEntry | None = None
+
+    def add(self, entry: Entry) -> Entry:
+        self.entries.append(entry)
+        return entry
+
+    def user(self, text: str) -> None:
+        self.add(UserEntry(text=text))
+
+    def system(self, level: str, text: str) -> None:
+        self.add(SystemEntry(level=level, text=text))
+
+    def start_assistant(self) -> AssistantEntry:
+        self.current = AssistantEntry(ascii=self.ascii)
+        self.add(self.current)
+        return self.current
+
+    def token(self, text: str) -> None:
+        if self.current is None:
+            self.start_assistant()
+        self.current.add_content(text)
+
+    def reasoning(self, text: str) -> None:
+        if self.current is None:
+            self.start_assistant()
+        self.current.add_reasoning(text)
+
+    def end_assistant(self, status: str) -> None:
+        if self.current is not None:
+            self.current.end(status)
+            self.current = None

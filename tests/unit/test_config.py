@@ -1,0 +1,546 @@
+"""Config loading: precedence, strict validation, secrecy of the key, man section."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dashfloat.config import (
+    DEFAULT_BASE_URL,
+    KEYS,
+    Config,
+    ConfigError,
+    describe,
+    load_config,
+    man_configuration_section,
+    state_dir,
+    user_config_path,
+)
+
+SECRET = "sk-test-SECRET-1234567890"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "proj"
+    path.mkdir()
+    return path
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(home), **extra}
+
+
+def user_file(home: Path, text: str | bytes) -> Path:
+    path = home / ".config" / "dashfloat" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def project_file(root: Path, text: str | bytes) -> Path:
+    path = root / ".dashfloat" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load(root: Path, home: Path, cli: dict | None = None, **env: str) -> Config:
+    return load_config(cli or {}, env_for(home, **env), root)
+
+
+def error_of(root: Path, home: Path, cli: dict | None = None, **env: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        load(root, home, cli, **env)
+    return str(info.value)
+
+
+# ---- paths ---------------------------------------------------------------------------
+
+
+def test_user_config_path_and_state_dir_defaults(home: Path) -> None:
+    env = env_for(home)
+    assert user_config_path(env) == home / ".config" / "dashfloat" / "config.toml"
+    assert state_dir(env) == home / ".local" / "state" / "dashfloat"
+
+
+def test_xdg_variables_win_and_relative_ones_are_ignored(
+    home: Path, tmp_path: Path
+) -> None:
+    env = env_for(
+        home, XDG_CONFIG_HOME=str(tmp_path / "cfg"), XDG_STATE_HOME=str(tmp_path / "st")
+    )
+    assert user_config_path(env) == tmp_path / "cfg" / "dashfloat" / "config.toml"
+    assert state_dir(env) == tmp_path / "st" / "dashfloat"
+    rel = env_for(home, XDG_CONFIG_HOME="rel", XDG_STATE_HOME="")
+    assert user_config_path(rel) == home / ".config" / "dashfloat" / "config.toml"
+    assert state_dir(rel) == home / ".local" / "state" / "dashfloat"
+
+
+# ---- defaults and precedence: one test per winning layer ------------------------------
+
+
+def test_defaults(root: Path, home: Path) -> None:
+    config = load(root, home)
+    assert config.base_url == DEFAULT_BASE_URL
+    assert config.base_url_is_default is True
+    assert config.model is None
+    assert config.api_key_env == "OPENAI_API_KEY"
+    assert config.api_key is None
+    assert config.headers == {}
+    assert config.connect_timeout == 10.0
+    assert config.read_timeout == 120.0
+    assert config.colors == "auto"
+    assert config.ascii == "auto"
+    assert config.max_episodes == 50
+    assert config.exec_timeout == 30.0
+    assert config.root == root.resolve()
+    assert config.sources["base_url"] == "default"
+    assert config.sources["root"] == "current directory"
+
+
+def test_user_file_beats_default(root: Path, home: Path) -> None:
+    path = user_file(home, 'base_url = "http://user.example/v1"\nmax_episodes = 7\n')
+    config = load(root, home)
+    assert config.base_url == "http://user.example/v1"
+    assert config.base_url_is_default is False
+    assert config.max_episodes == 7
+    assert config.sources["base_url"] == f"user file {path}"
+
+
+def test_project_file_beats_user_file(root: Path, home: Path) -> None:
+    user_file(home, 'model = "u"\nread_timeout = 7\n')
+    path = project_file(root, 'model = "p"\n')
+    config = load(root, home)
+    assert config.model == "p"
+    assert config.sources["model"] == f"project file {path}"
+    assert config.read_timeout == 7.0  # keys the project file does not set still come from the user
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['base_url = "http://evil.example/v1"', 'api_key_env = "AWS_SECRET_ACCESS_KEY"', 'headers = { "X-A" = "b" }'],
+)
+def test_project_file_may_not_redirect_the_key(root: Path, home: Path, line: str) -> None:
+    """A cloned repository must not be able to send the user's key elsewhere."""
+    path = project_file(root, line + "\n")
+    with pytest.raises(ConfigError) as err:
+        load(root, home, OPENAI_API_KEY=SECRET)
+    msg = str(err.value)
+    assert str(path) in msg and "not allowed in a project file" in msg
+    assert SECRET not in msg
+
+
+def test_environment_beats_project_file(root: Path, home: Path) -> None:
+    user_file(home, 'base_url = "http://user.example/v1"\n')
+    project_file(root, 'model = "p"\n')
+    config = load(
+        root, home, OPENAI_BASE_URL="http://env.example/v1/", DASHFLOAT_MODEL="e"
+    )
+    assert config.base_url == "http://env.example/v1"  # one trailing slash stripped
+    assert config.sources["base_url"] == "environment OPENAI_BASE_URL"
+    assert config.model == "e"
+    assert config.sources["model"] == "environment DASHFLOAT_MODEL"
+
+
+def test_command_line_beats_environment(root: Path, home: Path) -> None:
+    project_file(root, 'read_timeout = 5\ncolors = "16"\n')
+    config = load(
+        root,
+        home,
+        {"base_url": "https://cli.example/v1", "read_timeout": "7.5", "colors": "256"},
+        OPENAI_BASE_URL="http://env.example/v1",
+        NO_COLOR="1",
+    )
+    assert config.base_url == "https://cli.example/v1"
+    assert config.sources["base_url"] == "command line --base-url"
+    assert config.read_timeout == 7.5
+    assert config.sources["read_timeout"] == "command line --read-timeout"
+    assert config.colors == "256"  # NO_COLOR does not override an explicit --colors
+
+
+def test_none_on_the_command_line_means_not_given(root: Path, home: Path) -> None:
+    config = load(root, home, {"base_url": None, "model": None}, DASHFLOAT_MODEL="m")
+    assert config.model == "m"
+    assert config.base_url_is_default is True
+
+
+def test_no_color_beats_files(root: Path, home: Path) -> None:
+    project_file(root, 'colors = "256"\n')
+    config = load(root, home, NO_COLOR="yes")
+    assert config.colors == "1"
+    assert config.sources["colors"] == "environment NO_COLOR"
+    assert load(root, home, NO_COLOR="").colors == "256"  # empty NO_COLOR is ignored
+
+
+def test_empty_environment_values_are_not_set(root: Path, home: Path) -> None:
+    config = load(root, home, OPENAI_BASE_URL="", DASHFLOAT_MODEL="", OPENAI_API_KEY="")
+    assert config.base_url_is_default is True
+    assert config.model is None
+    assert config.api_key is None
+
+
+def test_root_from_command_line_finds_project_file(tmp_path: Path, home: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    project_file(other, "max_episodes = 3\n")
+    config = load_config({"root": "other"}, env_for(home), tmp_path)  # relative to cwd
+    assert config.root == other.resolve()
+    assert config.max_episodes == 3
+    assert config.sources["root"] == "command line -C"
+
+
+def test_project_file_is_not_searched_in_parents(tmp_path: Path, home: Path) -> None:
+    project_file(tmp_path, "max_episodes = 3\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    assert load(sub, home).max_episodes == 50
+
+
+def test_file_value_types(root: Path, home: Path) -> None:
+    user_file(
+        home,
+        "colors = 16\nascii = true\nconnect_timeout = 2\nexec_timeout = 0.5\n"
+        'api_key_env = "MY_KEY"\nheaders = { "X-Title" = "me", "Authorization" = "Bearer x" }\n',
+    )
+    config = load(root, home, MY_KEY=SECRET)
+    assert config.colors == "16"
+    assert config.ascii == "on"
+    assert config.connect_timeout == 2.0 and isinstance(config.connect_timeout, float)
+    assert config.exec_timeout == 0.5
+    assert config.api_key == SECRET
+    assert config.sources["api_key"] == "environment MY_KEY"
+    assert config.headers == {"X-Title": "me", "Authorization": "Bearer x"}
+
+
+def test_api_key_env_from_environment(root: Path, home: Path) -> None:
+    config = load(
+        root, home, DASHFLOAT_API_KEY_ENV="OTHER", OTHER=SECRET, OPENAI_API_KEY="no"
+    )
+    assert config.api_key_env == "OTHER"
+    assert config.api_key == SECRET
+
+
+def test_cli_dict_may_carry_unrelated_keys(root: Path, home: Path) -> None:
+    config = load(root, home, {"show_config": True, "version": False, "ascii": True})
+    assert config.ascii == "on"
+
+
+# ---- error messages ------------------------------------------------------------------
+
+
+def test_bad_toml_names_file_and_line(root: Path, home: Path) -> None:
+    path = project_file(root, 'model = "a"\nread_timeout = = 3\n')
+    message = error_of(root, home)
+    assert str(path) in message
+    assert "invalid TOML" in message
+    assert "line 2" in message and "column" in message
+
+
+def test_unknown_key_suggests_the_close_one(root: Path, home: Path) -> None:
+    path = user_file(home, "read_timout = 3\n")
+    message = error_of(root, home)
+    assert str(path) in message
+    assert 'unknown key "read_timout"' in message
+    assert 'did you mean "read_timeout"?' in message
+    assert "allowed keys are:" in message and "base_url" in message
+
+
+def test_unknown_key_without_close_match_lists_allowed(root: Path, home: Path) -> None:
+    message = (project_file(root, "zzzzzz = 1\n"), error_of(root, home))[1]
+    assert "did you mean" not in message
+    assert "allowed keys are:" in message
+
+
+def test_wrong_type_names_file_key_and_allowed(root: Path, home: Path) -> None:
+    path = project_file(root, 'read_timeout = "fast"\n')
+    assert error_of(root, home) == (
+        f'{path}: key "read_timeout": expected a number of seconds > 0, got "fast"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "read_timeout = true",
+            'key "read_timeout": expected a number of seconds > 0, got true',
+        ),
+        (
+            "max_episodes = false",
+            'key "max_episodes": expected a whole number from 1 to 1000, got false',
+        ),
+        (
+            "colors = true",
+            'key "colors": expected one of "auto", "1", "16", "256", got true',
+        ),
+    ],
+)
+def test_bool_is_not_a_number(root: Path, home: Path, text: str, expected: str) -> None:
+    project_file(root, text + "\n")
+    assert expected in error_of(root, home)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("max_episodes = 0", "expected a whole number from 1 to 1000, got 0"),
+        ("max_episodes = 1001", "expected a whole number from 1 to 1000, got 1001"),
+        ("max_episodes = 5.0", "expected a whole number from 1 to 1000, got 5.0"),
+        ("connect_timeout = 0", "expected a number of seconds > 0, got 0"),
+        ("connect_timeout = -1.5", "expected a number of seconds > 0, got -1.5"),
+        ("exec_timeout = nan", "expected a number of seconds > 0, got nan"),
+        ("exec_timeout = inf", "expected a number of seconds > 0, got inf"),
+        ("read_timeout = 1e12", "at most 86400"),
+        ('colors = "8"', 'expected one of "auto", "1", "16", "256", got "8"'),
+        ('ascii = "yes"', 'expected one of "auto", "on", "off", got "yes"'),
+        ('model = ""', 'expected a non-empty model name, got ""'),
+        ('api_key_env = "1BAD"', "expected an environment variable name"),
+        ("headers = 3", "expected a table of header names"),
+    ],
+)
+def test_out_of_range_and_bad_values(
+    root: Path, home: Path, text: str, expected: str
+) -> None:
+    path = project_file(root, text + "\n")
+    message = error_of(root, home)
+    assert message.startswith(f"{path}: key ")
+    assert expected in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/v1",
+        "localhost:11434/v1",
+        "http:///v1",
+        "http://exa mple.com",
+        "http://host:99999/v1",
+        "http://host/v1?x=1",
+        "",
+    ],
+)
+def test_bad_url(root: Path, home: Path, url: str) -> None:
+    path = project_file(root, f'base_url = "{url}"\n')
+    message = error_of(root, home)
+    assert message.startswith(
+        f'{path}: key "base_url": expected an http:// or https:// base URL'
+    )
+
+
+def test_url_with_credentials_is_rejected(root: Path, home: Path) -> None:
+    project_file(root, 'base_url = "https://user:pw@host/v1"\n')
+    message = error_of(root, home)
+    assert "must not contain a user name or password" in message
+    assert "pw" not in message.split(":", 1)[1].replace("password", "")
+
+
+@pytest.mark.parametrize("suffix", ["/chat/completions", "/chat/completions/"])
+def test_chat_completions_url_asks_for_the_base(
+    root: Path, home: Path, suffix: str
+) -> None:
+    project_file(root, f'base_url = "https://api.example.com/v1{suffix}"\n')
+    message = error_of(root, home)
+    assert 'key "base_url"' in message
+    assert 'e.g. "https://api.example.com/v1"' in message
+    assert "chat-completions endpoint" in message
+
+
+def test_bad_environment_value_names_the_variable(root: Path, home: Path) -> None:
+    message = error_of(root, home, OPENAI_BASE_URL="http://h/v1/chat/completions")
+    assert message.startswith("environment variable OPENAI_BASE_URL: ")
+    assert 'e.g. "http://h/v1"' in message
+    message = error_of(root, home, DASHFLOAT_API_KEY_ENV="has space")
+    assert message.startswith("environment variable DASHFLOAT_API_KEY_ENV: expected")
+
+
+def test_bad_command_line_value_names_the_flag(root: Path, home: Path) -> None:
+    assert error_of(root, home, {"read_timeout": "fast"}) == (
+        'command line --read-timeout: expected a number of seconds > 0, got "fast"'
+    )
+    assert error_of(root, home, {"colors": "7"}).startswith("command line --colors: ")
+
+
+@pytest.mark.parametrize("key", ["api_key", "API-KEY", "openai_api_key"])
+def test_api_key_in_file_is_refused(root: Path, home: Path, key: str) -> None:
+    path = user_file(home, f'{key} = "{SECRET}"\n')
+    message = error_of(root, home)
+    assert str(path) in message
+    assert "environment variable OPENAI_API_KEY" in message
+    assert SECRET not in message
+
+
+def test_api_key_in_file_names_the_configured_variable(root: Path, home: Path) -> None:
+    project_file(root, f'api_key_env = "MY_KEY"\napi_key = "{SECRET}"\n')
+    assert "environment variable MY_KEY" in error_of(root, home)
+
+
+def test_root_in_file_is_refused(root: Path, home: Path) -> None:
+    project_file(root, 'root = "/tmp"\n')
+    assert "-C DIR" in error_of(root, home)
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        ('{ "X-A" = "a\\nb" }', 'header "X-A": the value must not contain CR, LF'),
+        ('{ "X-A" = "a\\rb" }', 'header "X-A": the value must not contain CR, LF'),
+        ('{ "X A" = "v" }', 'header name "X A" is not valid'),
+        ('{ "" = "v" }', 'header name "" is not valid'),
+        ('{ "X-A" = 1 }', 'header "X-A": expected a string value, got 1'),
+        ('{ "X-A" = "1", "x-a" = "2" }', "is given twice"),
+    ],
+)
+def test_bad_headers(root: Path, home: Path, table: str, expected: str) -> None:
+    path = project_file(root, f"headers = {table}\n")
+    message = error_of(root, home)
+    assert message.startswith(f'{path}: key "headers": ')
+    assert expected in message
+
+
+def test_missing_root_directory(tmp_path: Path, home: Path) -> None:
+    message = error_of(tmp_path, home, {"root": str(tmp_path / "nope")})
+    assert message == f"command line -C {tmp_path / 'nope'}: no such directory"
+
+
+def test_root_that_is_a_file(tmp_path: Path, home: Path) -> None:
+    (tmp_path / "f").write_text("x")
+    assert (
+        error_of(tmp_path, home, {"root": "f"}) == "command line -C f: not a directory"
+    )
+
+
+def test_non_utf8_file(root: Path, home: Path) -> None:
+    path = project_file(root, b'model = "caf\xe9"\n')
+    message = error_of(root, home)
+    assert str(path) in message
+    assert "not valid UTF-8" in message
+    assert "0xe9" in message and "line 1" in message
+
+
+def test_utf8_bom_is_accepted(root: Path, home: Path) -> None:
+    project_file(root, '\ufeffmodel = "m"\n'.encode())
+    assert load(root, home).model == "m"
+
+
+def test_directory_instead_of_file(root: Path, home: Path) -> None:
+    path = root / ".dashfloat" / "config.toml"
+    path.mkdir(parents=True)
+    message = error_of(root, home)
+    assert message == f"{path}: is a directory; expected a TOML config file"
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root can read anything"
+)
+def test_unreadable_file(root: Path, home: Path) -> None:
+    path = user_file(home, 'model = "m"\n')
+    path.chmod(0)
+    try:
+        assert (
+            error_of(root, home) == f"{path}: cannot read the file: permission denied"
+        )
+    finally:
+        path.chmod(0o600)
+
+
+def test_unreadable_file_simulated(root: Path, home: Path, monkeypatch) -> None:
+    path = user_file(home, 'model = "m"\n')
+    original = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    assert error_of(root, home) == f"{path}: cannot read the file: permission denied"
+
+
+def test_error_messages_escape_terminal_controls(root: Path, home: Path) -> None:
+    project_file(root, 'model = "\\u001b]0;pwned\\u0007"\n')
+    message = error_of(root, home)
+    assert "\x1b" not in message and "\x07" not in message
+
+
+def test_api_key_with_line_break_is_refused_without_showing_it(
+    root: Path, home: Path
+) -> None:
+    message = error_of(root, home, OPENAI_API_KEY=SECRET + "\nX")
+    assert message.startswith("environment variable OPENAI_API_KEY: ")
+    assert SECRET not in message
+
+
+# ---- secrecy -------------------------------------------------------------------------
+
+
+def test_key_never_in_repr_str_or_describe(root: Path, home: Path) -> None:
+    user_file(
+        home, 'headers = { "Authorization" = "Bearer hdr-SECRET", "X-Title" = "t" }\n'
+    )
+    config = load(root, home, OPENAI_API_KEY=SECRET)
+    assert config.api_key == SECRET
+    text = (
+        repr(config) + str(config) + "\n".join(describe(config)) + repr(config.sources)
+    )
+    assert SECRET not in text
+    assert "hdr-SECRET" not in text
+    assert "X-Title: t" in "\n".join(describe(config))
+
+
+def test_describe_lines(root: Path, home: Path) -> None:
+    path = project_file(root, "max_episodes = 9\n")
+    lines = describe(load(root, home, OPENAI_API_KEY=SECRET))
+    by_key = {line.split("=", 1)[0].strip(): line for line in lines}
+    assert set(by_key) >= {spec.name for spec in KEYS} | {"api_key", "root"}
+    assert by_key["api_key"].endswith("= set, from OPENAI_API_KEY")
+    assert by_key["max_episodes"].endswith(f"= 9   (project file {path})")
+    assert by_key["base_url"].endswith(f"= {DEFAULT_BASE_URL}   (default)")
+    unset = {
+        line.split("=", 1)[0].strip(): line for line in describe(load(root, home))
+    }["api_key"]
+    assert "not set" in unset
+
+
+# ---- man page ------------------------------------------------------------------------
+
+
+def test_man_configuration_section_lists_every_key() -> None:
+    text = man_configuration_section()
+    for spec in KEYS:
+        assert f".B {spec.name}\n" in text
+        if spec.env_var:
+            assert spec.env_var in text
+    assert "\\-\\-read\\-timeout" in text
+    assert text.count(".TP\n") == len(KEYS)
+    for line in text.splitlines():
+        if line.startswith((".", "'")):
+            assert line.split()[0] in {".TP", ".B", ".br"}, line
+
+
+def test_groff_escaping(monkeypatch) -> None:
+    from dashfloat import config as config_module
+
+    spec = config_module.KeySpec(
+        "odd", "a\\b", "none", None, None, ".starts with a dot\n'and an apostrophe"
+    )
+    monkeypatch.setattr(config_module, "KEYS", [spec])
+    text = config_module.man_configuration_section()
+    assert "a\\eb" in text
+    assert "\n\\&.starts with a dot\n" in text
+    assert "\n\\&'and an apostrophe\n" in text
