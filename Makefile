@@ -20,7 +20,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check dashfloat tests
+	$(VENV)/bin/ruff check --select E,F,W,I,UP,B --ignore E501 dashfloat tests
 	$(PY) -m dashfloat.manpage --check man/dashfloat.1
 	@if command -v groff >/dev/null; then \
 	  out=$$(groff -ww -man -Tutf8 man/dashfloat.1 2>&1 >/dev/null); \

@@ -22,26 +22,19 @@ from dashfloat import messages as M
 from dashfloat.history import History
 from dashfloat.ui import keymap, theme
 from dashfloat.ui.bridge import Outbox
+from dashfloat.ui.screen import DashScreen
 from dashfloat.ui.transcript import TranscriptModel
-from dashfloat.ui.widgets import Prompt, StatusBar, TranscriptView, help_widget, status_markup
+from dashfloat.ui.widgets import (
+    Prompt,
+    StatusBar,
+    TranscriptView,
+    help_widget,
+    status_markup,
+)
 
 log = logging.getLogger("dashfloat.ui")
 
 TICK = 0.08  # seconds between widget flushes and spinner steps while active
-
-
-class DashScreen(urwid.display.raw.Screen):
-    """A raw screen that takes Ctrl-C, Ctrl-Z, Ctrl-S/Q and Ctrl-\\ as keys.
-
-    The keys are freed after every start (also after a resume from Ctrl-Z), and urwid's
-    stop() restores the settings it saved at the first start.
-    """
-
-    def _start(self, *args, **kwargs):
-        super()._start(*args, **kwargs)
-        fd = self._input_fileno()
-        if fd is not None and os.isatty(fd):
-            self.tty_signal_keys("undefined", "undefined", "undefined", "undefined", "undefined", fd)
 
 
 class PromptBox(urwid.WidgetWrap):
@@ -80,7 +73,7 @@ class PromptBox(urwid.WidgetWrap):
 
 
 class Root(urwid.WidgetWrap):
-    def __init__(self, app: "App", frame: urwid.Frame):
+    def __init__(self, app: App, frame: urwid.Frame):
         super().__init__(frame)
         self.app = app
         self.frame = frame
@@ -145,6 +138,8 @@ class App:
         if screen is None:
             screen = DashScreen(bracketed_paste_mode=True)
         screen.set_terminal_properties(colors=self.depth)
+        if hasattr(screen, "scroll_region_rows"):
+            screen.scroll_region_rows = lambda: self.view.listbox.last_size[1]
         self.loop = urwid.MainLoop(
             self.root,
             theme.palette(self.depth),

@@ -51,6 +51,7 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "md_bullet": ("bold", "yellow", "default", "#fb5", "default"),
     "md_quote": ("default", "dark gray", "default", "#888", "default"),
     "md_hr": ("default", "dark gray", "default", "#666", "default"),
+    "md_table_border": ("default", "dark gray", "default", "#666", "default"),
     "md_table_head": ("bold", "default,bold", "default", "default,bold", "default"),
     "md_code_block": ("default", "light gray", "default", "#ccc", "default"),
     "md_code_lang": ("default", "dark gray", "default", "#777", "default"),

@@ -1,0 +1,160 @@
+"""Drive the installed `dashfloat` in a pty and read its screen through a VT emulator.
+
+Tests wait for screen states, never for fixed times: `wait_for(pred)` pumps the pty into
+pyte until the predicate holds, and on timeout fails with a dump of the screen.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+
+BIN_DIR = Path(sys.executable).parent
+
+
+def dashfloat_bin() -> str:
+    path = BIN_DIR / "dashfloat"
+    if path.exists():
+        return str(path)
+    found = shutil.which("dashfloat")
+    if not found:
+        raise RuntimeError("the dashfloat command is not installed: run `make test`")
+    return found
+
+
+def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """A minimal environment with private XDG dirs, so no user config or history leaks in."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp / "home"),
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+        "XDG_STATE_HOME": str(tmp / "state"),
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "EDITOR": "true",
+    }
+    (tmp / "home").mkdir(exist_ok=True)
+    env.update(extra)
+    return {k: v for k, v in env.items() if v is not None}
+
+
+class Term:
+    """One dashfloat (or shell) process in a pty, with its screen emulated."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], *, cols: int = 80, rows: int = 24,
+                 cwd: str | None = None, utf8: bool = True):
+        self.cols, self.rows = cols, rows
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.stream.use_utf8 = utf8
+        self.raw = bytearray()
+        self.child = pexpect.spawn(argv[0], argv[1:], env=env, dimensions=(rows, cols), echo=False, cwd=cwd)
+        self.eof = False
+
+    # ---- reading ----------------------------------------------------------------------
+    def pump(self, timeout: float = 0.05) -> int:
+        if self.eof:
+            return 0
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return 0
+        except pexpect.EOF:
+            self.eof = True
+            return 0
+        self.raw += data
+        self.stream.feed(data)
+        return len(data)
+
+    @property
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def dump(self) -> str:
+        return "\n".join(f"{i:2}|{line}" for i, line in enumerate(self.screen.display))
+
+    def wait_for(self, pred, timeout: float = 10.0, what: str = "condition"):
+        deadline = time.monotonic() + timeout
+        while True:
+            result = pred(self)
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.dump()}")
+            if self.eof:
+                result = pred(self)
+                if result:
+                    return result
+                raise AssertionError(f"process ended while waiting for {what}; screen:\n{self.dump()}")
+            self.pump()
+
+    def wait_text(self, text: str, timeout: float = 10.0) -> None:
+        self.wait_for(lambda t: text in t.text, timeout, repr(text))
+
+    def wait_gone(self, text: str, timeout: float = 10.0) -> None:
+        self.wait_for(lambda t: text not in t.text, timeout, f"{text!r} to disappear")
+
+    def status(self) -> str:
+        """The status bar: the row just above the prompt (found by the phase word)."""
+        for line in reversed(self.lines):
+            if any(p in line for p in (" idle ", " waiting ", " streaming ", " agent down ")):
+                return line
+        return ""
+
+    def wait_status(self, word: str, timeout: float = 10.0) -> None:
+        self.wait_for(lambda t: f" {word} " in t.status(), timeout, f"status {word!r}")
+
+    def wait_quiet(self, quiet: float = 0.3, timeout: float = 10.0) -> None:
+        """Until no output arrived for `quiet` seconds."""
+        deadline = time.monotonic() + timeout
+        last = time.monotonic()
+        while time.monotonic() - last < quiet:
+            if time.monotonic() > deadline:
+                raise AssertionError("output never went quiet")
+            if self.pump(timeout=0.05):
+                last = time.monotonic()
+            if self.eof:
+                return
+
+    # ---- writing ----------------------------------------------------------------------
+    def send(self, data: str | bytes) -> None:
+        self.child.send(data)
+
+    def type(self, text: str) -> None:
+        self.child.send(text)
+
+    def resize(self, rows: int, cols: int) -> None:
+        self.rows, self.cols = rows, cols
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"process did not exit; screen:\n{self.dump()}")
+            self.pump(0.1)
+        self.child.close()
+        if self.child.signalstatus is not None:
+            return -self.child.signalstatus
+        return self.child.exitstatus
+
+    def left_alternate_screen(self) -> bool:
+        return self.raw.rfind(b"\x1b[?1049l") > self.raw.rfind(b"\x1b[?1049h") >= 0
+
+    def close(self) -> None:
+        try:
+            self.child.terminate(force=True)
+        except Exception:
+            pass

@@ -1,0 +1,274 @@
+"""The front end without a terminal: urwid.testing renders, key scripts, message application."""
+
+from __future__ import annotations
+
+import pytest
+import urwid
+from urwid.testing import press, render_text
+
+from dashfloat import messages as M
+from dashfloat.history import History
+from dashfloat.ui.app import App
+from dashfloat.ui.bridge import Outbox
+from dashfloat.ui.screen import best_shift
+from dashfloat.ui.widgets import status_markup
+
+
+class FakeAgent:
+    def __init__(self):
+        self.sent = []
+
+    def send(self, msg):
+        self.sent.append(msg)
+
+    def start(self):
+        pass
+
+
+def make_app(ascii=False, model="test-model"):
+    return App(agent=FakeAgent(), outbox=Outbox(), model_name=model, ascii=ascii, depth=256,
+               history=History(None))
+
+
+def feed(app, *msgs):
+    for m in msgs:
+        app.apply(m)
+    app.refresh()
+
+
+def screen(app, size=(80, 24)):
+    return render_text(app.root, size)
+
+
+def stream_answer(app, text, reasoning=""):
+    feed(app, (M.USER, "hello"), (M.PHASE, "waiting"), (M.ASSISTANT_START,))
+    if reasoning:
+        feed(app, (M.REASONING, reasoning))
+    for i in range(0, len(text), 7):
+        app.apply((M.TOKEN, text[i : i + 7]))
+    app.refresh()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12), (20, 5), (120, 40)])
+def test_renders_at_every_size_without_error(size):
+    app = make_app()
+    stream_answer(app, "# Title\n\nSome **bold** text and `code`.\n\n```python\nprint('hi')\n```\n\n- a\n- b\n")
+    feed(app, (M.ASSISTANT_END, "done"), (M.SYSTEM, "warn", "a long system message " * 5))
+    rows = screen(app, size)
+    assert len(rows) == size[1]
+    assert all(len(r) == size[0] for r in rows)
+
+
+def test_transcript_shows_user_markdown_and_status():
+    app = make_app()
+    stream_answer(app, "# Title\n\nSome **bold** text.\n\n```python\nprint('hi')\n```\n")
+    feed(app, (M.ASSISTANT_END, "done"), (M.PHASE, "idle"),
+         (M.USAGE, {"prompt_tokens": 100, "completion_tokens": 23, "total_tokens": 123}))
+    text = "\n".join(screen(app))
+    assert "❯ hello" in text
+    assert "● Title" in text
+    assert "Some bold text." in text
+    assert "print('hi')" in text
+    assert "**" not in text and "```" not in text
+    status = screen(app)[-2]
+    assert "idle" in status and "test-model" in status and "ctx 123 tok" in status
+
+
+def test_streaming_tail_is_plain_until_its_block_completes():
+    app = make_app()
+    stream_answer(app, "First paragraph.\n\nSecond with **bold")
+    text = "\n".join(screen(app))
+    assert "First paragraph." in text
+    assert "Second with **bold" in text  # unfinished block: shown raw, not re-rendered per token
+
+
+def test_reasoning_is_apart_collapsed_and_toggles():
+    app = make_app()
+    stream_answer(app, "The answer.", reasoning="step one\nstep two\n")
+    feed(app, (M.ASSISTANT_END, "done"))
+    text = "\n".join(screen(app))
+    assert "thought (2 lines, Ctrl-T shows)" in text
+    assert "step one" not in text
+    assert "The answer." in text
+    press(app.root, (80, 24), "ctrl t")
+    text = "\n".join(screen(app))
+    assert "step one" in text and "step two" in text
+    assert text.index("step two") < text.index("The answer.")
+
+
+def test_cancelled_and_error_answers_are_marked():
+    app = make_app()
+    stream_answer(app, "partial ans")
+    feed(app, (M.ASSISTANT_END, "cancelled"))
+    assert "[cancelled: the answer above is partial]" in "\n".join(screen(app))
+    stream_answer(app, "another")
+    feed(app, (M.ASSISTANT_END, "error"), (M.SYSTEM, "error", "HTTP 500 from the server."))
+    text = "\n".join(screen(app))
+    assert "[stopped by an error" in text and "HTTP 500 from the server." in text
+
+
+def test_escape_sequences_from_the_model_are_shown_escaped():
+    app = make_app()
+    stream_answer(app, "evil \x1b]0;title\x07 and \x1b[2J done")
+    feed(app, (M.ASSISTANT_END, "done"))
+    text = "\n".join(screen(app))
+    assert "\\e]0;title\\a" in text and "\\e[2J" in text
+
+
+def test_enter_submits_and_clears_the_prompt():
+    app = make_app()
+    press(app.root, (80, 24), *"hi there", "enter")
+    assert app.agent.sent == [(M.PROMPT, "hi there")]
+    assert app.prompt.edit_text == ""
+
+
+def test_alt_enter_and_backslash_enter_insert_newlines():
+    app = make_app()
+    press(app.root, (80, 24), "a", "meta enter", "b", "\\", "enter", "c")
+    assert app.prompt.edit_text == "a\nb\nc"
+    assert app.agent.sent == []
+
+
+def test_submit_while_streaming_keeps_the_prompt():
+    app = make_app()
+    feed(app, (M.PHASE, "streaming"))
+    press(app.root, (80, 24), *"next", "enter")
+    assert app.agent.sent == []
+    assert app.prompt.edit_text == "next"
+    assert "Esc cancels it" in screen(app)[-2]
+
+
+def test_esc_and_ctrl_c_cancel_an_active_turn():
+    app = make_app()
+    feed(app, (M.PHASE, "streaming"))
+    press(app.root, (80, 24), "esc")
+    press(app.root, (80, 24), "ctrl c")
+    assert app.agent.sent == [(M.CANCEL,), (M.CANCEL,)]
+
+
+def test_ctrl_c_clears_then_quits():
+    app = make_app()
+    press(app.root, (80, 24), *"draft", "ctrl c")
+    assert app.prompt.edit_text == ""
+    assert "Ctrl-C again quits" in screen(app)[-2]
+    with pytest.raises(urwid.ExitMainLoop):
+        press(app.root, (80, 24), "ctrl c")
+    assert (M.QUIT,) in app.agent.sent
+
+
+def test_ctrl_c_then_other_key_does_not_quit():
+    app = make_app()
+    press(app.root, (80, 24), "ctrl c", "x", "ctrl c")
+    assert app.prompt.edit_text == ""
+
+
+def test_ctrl_d_quits_only_on_an_empty_prompt():
+    app = make_app()
+    press(app.root, (80, 24), *"ab", "left", "ctrl d")
+    assert app.prompt.edit_text == "a"
+    press(app.root, (80, 24), "backspace")
+    with pytest.raises(urwid.ExitMainLoop):
+        press(app.root, (80, 24), "ctrl d")
+
+
+def test_bracketed_paste_is_gathered_and_never_submits():
+    app = make_app()
+    keys = app._input_filter(["begin paste", "l", "1", "enter", "l", "2", "enter", "end paste"], [])
+    assert keys == []
+    assert app.prompt.edit_text == "l1\nl2\n"
+    assert app.agent.sent == []
+
+
+def test_history_walks_with_up_and_down():
+    app = make_app()
+    press(app.root, (80, 24), *"one", "enter")
+    app.history.add("one")  # the app hands the file write to a thread; do it here directly
+    press(app.root, (80, 24), *"two", "enter")
+    app.history.add("two")
+    press(app.root, (80, 24), *"dra", "up")
+    assert app.prompt.edit_text == "two"
+    press(app.root, (80, 24), "up")
+    assert app.prompt.edit_text == "one"
+    press(app.root, (80, 24), "down", "down")
+    assert app.prompt.edit_text == "dra"
+
+
+def test_scrolling_shows_position_and_end_follows_again():
+    app = make_app()
+    feed(app, *[(M.SYSTEM, "info", f"line {i}") for i in range(100)])
+    screen(app)
+    assert app.view.following
+    press(app.root, (80, 24), "page up")
+    rows = screen(app)
+    assert not app.view.following
+    assert "line " in rows[-2] and "/" in rows[-2]  # position indicator
+    assert "line 99" not in "\n".join(rows)
+    press(app.root, (80, 24), "home")
+    assert "line 0" in "\n".join(screen(app))
+    feed(app, (M.SYSTEM, "info", "new while scrolled"))
+    assert "new while scrolled" not in "\n".join(screen(app))
+    press(app.root, (80, 24), "end")
+    rows = screen(app)
+    assert app.view.following
+    assert "new while scrolled" in "\n".join(rows)
+
+
+def test_help_overlay_lists_keys_and_closes():
+    app = make_app()
+    press(app.root, (80, 24), "f1")
+    text = "\n".join(screen(app))
+    assert "DashFloat keys" in text and "Alt-Enter" in text
+    press(app.root, (80, 24), "esc")
+    assert "DashFloat keys" not in "\n".join(screen(app))
+
+
+def test_ascii_mode_uses_ascii_glyphs():
+    app = make_app(ascii=True)
+    stream_answer(app, "- item\n\nok")
+    feed(app, (M.ASSISTANT_END, "done"))
+    text = "\n".join(screen(app))
+    assert "> hello" in text
+    assert all(ord(c) < 128 for c in text), text
+
+
+def test_agent_down_keeps_input_working():
+    app = make_app()
+    feed(app, (M.AGENT_DOWN, "RuntimeError: boom"))
+    rows = screen(app)
+    assert "The agent stopped: RuntimeError: boom" in "\n".join(rows)
+    assert "agent down" in rows[-2]
+    press(app.root, (80, 24), *"typing still works")
+    assert app.prompt.edit_text == "typing still works"
+
+
+def test_a_bad_message_is_an_entry_not_a_crash():
+    app = make_app()
+    app.outbox.post((M.USAGE, "not a dict"))
+    app.outbox.post((M.SYSTEM, "info", "after"))
+    app._on_doorbell(b"!")
+    text = "\n".join(screen(app))
+    assert "internal error showing a 'usage' message" in text
+    assert "after" in text
+
+
+def test_status_markup_is_pure_and_fits():
+    markup = status_markup(phase="streaming", spinner="|", model="m", tokens=5, position=None,
+                           notice="", width=60, sep="|")
+    text = "".join(t for _a, t in markup)
+    assert len(text) == 60
+    assert "streaming" in text and "Esc cancel" in text
+
+
+@pytest.mark.parametrize(
+    "old,new,region,expected",
+    [
+        (list("abcdefghij"), list("defghijklm"), 10, 3),  # scrolled by 3
+        (list("abcdefghij"), list("abcdefghij"), 10, 0),  # nothing moved
+        (list("abcdefghij"), list("bcdefghijk"), 10, 1),
+        (list("abcdefghij"), list("xyzuvwqrst"), 10, 0),  # a different screen
+        (list("abcdefghij"), list("cdefghijklmnop")[:10], 10, 2),
+        (list("abc"), list("bcd"), 3, 0),  # saves too few rows to be worth it
+    ],
+)
+def test_best_shift(old, new, region, expected):
+    assert best_shift(old, new, region) == expected
