@@ -170,10 +170,12 @@ def run_ui(config, log_path: str | None) -> int:
     agent = Agent(endpoint, config.model, outbox.post)
     history = History(state_dir(os.environ) / "history")
     history.load()
-    from dashfloat.ui.app import DashScreen
+    from dashfloat.ui.screen import DashScreen
 
     screen = DashScreen(bracketed_paste_mode=True)
     depth = theme.choose_depth(config.colors, screen.colors)
+    if os.environ.get("DASHFLOAT_NO_SCROLL_REGIONS"):
+        screen.scroll_optimisation = False  # for terminals that mishandle DECSTBM margins
     app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,
               history=history, log_path=log_path, base_url=config.base_url)
     log.info("starting dashfloat %s: base_url=%s model=%s depth=%d ascii=%s", __version__,

@@ -193,6 +193,11 @@ and
 .B unknown
 cannot run the full\-screen interface.
 .TP
+.B DASHFLOAT_NO_SCROLL_REGIONS
+When set and not empty, scroll the transcript by repainting it instead of with the
+terminal's scroll margins (DECSTBM).
+Only for a terminal that mishandles scroll margins; it costs many more bytes per line.
+.TP
 .BR VISUAL ", " EDITOR
 The editor Ctrl\-G opens the prompt in (default
 .BR vi ).

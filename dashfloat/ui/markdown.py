@@ -13,9 +13,12 @@ Streaming: :func:`completed_prefix` tells how much of a still-growing answer con
 completed top-level blocks. The UI renders that prefix once with :func:`render` and shows
 the still-streaming tail with :func:`plain_lines`::
 
-    p = completed_prefix(text)
+    p = completed_prefix(text, start=p)  # p: the previous value, 0 at first
     head, tail = render(text[:p]), plain_lines(text[p:])
     lines = head + ([[]] if head and tail else []) + tail
+
+(``render(text[:p])`` only needs redoing when ``p`` grows, and then only for
+``text[old_p:p]``: the completed blocks render the same either way.)
 
 For the documents this module is tested on, ``render(a) + [[]] + render(b)`` (the blank
 line that separates blocks, dropped by ``render`` as a trailing empty line) equals
@@ -29,9 +32,15 @@ time a document (respectively a highlighted code block, a non-ASCII table cell) 
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from dashfloat.textsafe import visible
+from dashfloat.textsafe import is_clean, visible
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~5 ms
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
 
 Segment = tuple[str, str]  # (attr_name, text); attr_name "" is plain text
 Line = list[Segment]  # one terminal line
@@ -68,7 +77,9 @@ ATTRS: frozenset[str] = frozenset(
     }
 )
 
-_MAX_NESTING = 100  # markdown-it silently drops content nested deeper than this
+# markdown-it silently drops content nested deeper than maxNesting (20 in the commonmark
+# preset). Deeper input hits Python's recursion limit first and falls back to plain text.
+_MAX_NESTING = 1000
 _HR_WIDTH = 40
 _CODE_INDENT = "  "
 _NESTED_LIST_INDENT = "  "
@@ -96,8 +107,10 @@ def plain_lines(text: str) -> list[Line]:
     """Split raw text on newlines into lines of ``("", visible(line))``.
 
     Used for the still-streaming tail of an answer and for tool output. Empty lines
-    come out as ``[]``.
+    come out as ``[]``; an empty text has no lines.
     """
+    if not text:
+        return []
     return [[("", visible(line))] if line else [] for line in text.split("\n")]
 
 
@@ -134,10 +147,10 @@ def _width(text: str) -> int:
 
 # --------------------------------------------------------------------------- parser
 
-_parser: Any = None
+_parser: MarkdownIt | None = None
 
 
-def _get_parser() -> Any:
+def _get_parser() -> MarkdownIt:
     global _parser
     if _parser is None:
         from markdown_it import MarkdownIt
@@ -150,29 +163,32 @@ def _get_parser() -> Any:
 
 # --------------------------------------------------------------------------- code highlighting
 
-_TOKEN_ATTRS: dict[Any, str] = {}
-_LEXERS: dict[str, Any] = {}
-_NO_LEXER = object()
+_TOKEN_ATTRS: dict[_TokenType, str] = {}
+_LEXERS: dict[str, Lexer | None] = {}
 
 
-def _lexer_for(lang: str) -> Any:
+def _lexer_for(lang: str) -> Lexer | None:
     key = lang.lower()
-    lexer = _LEXERS.get(key)
-    if lexer is None:
-        lexer = _NO_LEXER
-        if key and len(key) <= 64:
-            try:
-                from pygments.lexers import get_lexer_by_name
+    if key in _LEXERS:
+        return _LEXERS[key]
+    lexer = None
+    # "python", "py", "c++"; then info strings like "{python}" or "py:main.py"
+    for name in dict.fromkeys((key, *re.findall(r"[\w+#-]+", key)[:1])):
+        if len(name) > 64:
+            continue
+        try:
+            from pygments.lexers import get_lexer_by_name
 
-                lexer = get_lexer_by_name(key, stripnl=False, ensurenl=True)
-            except Exception:  # noqa: BLE001 - ClassNotFound, or a broken lexer plugin
-                lexer = _NO_LEXER
-        if len(_LEXERS) < 256:
-            _LEXERS[key] = lexer
-    return None if lexer is _NO_LEXER else lexer
+            lexer = get_lexer_by_name(name, stripnl=False, ensurenl=True)
+            break
+        except Exception:  # noqa: BLE001 - ClassNotFound, or a broken lexer plugin
+            lexer = None
+    if len(_LEXERS) < 256:
+        _LEXERS[key] = lexer
+    return lexer
 
 
-def _token_attr(ttype: Any) -> str:
+def _token_attr(ttype: _TokenType) -> str:
     attr = _TOKEN_ATTRS.get(ttype)
     if attr is None:
         from pygments import token as T
@@ -198,24 +214,39 @@ def _token_attr(ttype: Any) -> str:
 
 
 def _code_lines(content: str, lang: str) -> list[Line]:
+    if not content:
+        return []
     content = content.removesuffix("\n")
     lexer = _lexer_for(lang) if lang else None
+    lines: list[Line] = []
     if lexer is not None:
         try:
-            lines: list[Line] = [[("", _CODE_INDENT)]]
-            for ttype, value in lexer.get_tokens(content + "\n"):
-                attr = _token_attr(ttype)
-                parts = value.split("\n")
-                for i, part in enumerate(parts):
-                    if i:
-                        lines.append([("", _CODE_INDENT)])
-                    if part:
-                        lines[-1].append((attr, visible(part)))
-            lines.pop()  # the line opened by the final newline
-            return lines
+            lines = _highlight(lexer, content)
         except Exception:  # noqa: BLE001 - a lexer bug must not lose the code: show it plain
             lines = []
+    if lines:
+        return lines
     return [[("", _CODE_INDENT), ("md_code_block", visible(line))] for line in content.split("\n")]
+
+
+def _highlight(lexer: Lexer, content: str) -> list[Line]:
+    safe = "\t" not in content and is_clean(content)  # the common case: skip visible()
+    attrs = _TOKEN_ATTRS
+    line: Line = [("", _CODE_INDENT)]
+    lines: list[Line] = [line]
+    for ttype, value in lexer.get_tokens(content + "\n"):
+        attr = attrs.get(ttype) or _token_attr(ttype)
+        if "\n" not in value:
+            line.append((attr, value if safe else visible(value)))
+            continue
+        for i, part in enumerate(value.split("\n")):
+            if i:
+                line = [("", _CODE_INDENT)]
+                lines.append(line)
+            if part:
+                line.append((attr, part if safe else visible(part)))
+    lines.pop()  # the line opened by the final newline
+    return lines
 
 
 # --------------------------------------------------------------------------- inline
@@ -224,7 +255,7 @@ _INLINE_ATTR = {"em_open": "md_em", "strong_open": "md_strong", "s_open": "md_st
 _INLINE_CLOSE = frozenset({"em_close", "strong_close", "s_close"})
 
 
-def _plain_text(children: list[Any] | None) -> str:
+def _plain_text(children: list[Token] | None) -> str:
     """Inline tokens as plain text (for image alt text)."""
     out: list[str] = []
     for tok in children or ():
@@ -237,7 +268,7 @@ def _plain_text(children: list[Any] | None) -> str:
     return "".join(out)
 
 
-def _inline(token: Any, force: str | None = None) -> list[Line]:
+def _inline(token: Token, force: str | None = None) -> list[Line]:
     """Render an `inline` token into lines; `force` overrides every attr (headings)."""
     lines: list[Line] = [[]]
     stack: list[str] = []
@@ -281,7 +312,7 @@ def _inline(token: Any, force: str | None = None) -> list[Line]:
                     _emit_url(lines, href, force)
         elif ttype == "image":
             alt = _plain_text(tok.children) or tok.content
-            emit("md_link", f"[image: {alt}]")
+            emit("md_link", f"[image: {alt}]" if alt.strip() else "[image]")
             src = str(tok.attrGet("src") or "")
             if src:
                 _emit_url(lines, src, force)
@@ -315,7 +346,7 @@ def _join(blocks: list[_Block]) -> list[Line]:
     return out
 
 
-def _blocks(tokens: list[Any], i: int, stop: str, g: _Glyphs) -> tuple[list[_Block], int]:
+def _blocks(tokens: list[Token], i: int, stop: str, g: _Glyphs) -> tuple[list[_Block], int]:
     """Render block tokens from `i` up to the token of type `stop` (or the end)."""
     blocks: list[_Block] = []
     n = len(tokens)
@@ -385,7 +416,7 @@ def _blocks(tokens: list[Any], i: int, stop: str, g: _Glyphs) -> tuple[list[_Blo
     return blocks, i
 
 
-def _list(tokens: list[Any], i: int, g: _Glyphs) -> tuple[list[Line], int]:
+def _list(tokens: list[Token], i: int, g: _Glyphs) -> tuple[list[Line], int]:
     open_tok = tokens[i]
     ordered = open_tok.type == "ordered_list_open"
     close = "ordered_list_close" if ordered else "bullet_list_close"
@@ -406,6 +437,7 @@ def _list(tokens: list[Any], i: int, g: _Glyphs) -> tuple[list[Line], int]:
         i += 1
     loose = any(kind == "para" for body in items for kind, _ in body)
 
+    num_width = 0
     if ordered:
         last = start + len(items) - 1
         num_width = max(len(str(start)), len(str(last))) + len(delim)
@@ -440,7 +472,7 @@ def _list(tokens: list[Any], i: int, g: _Glyphs) -> tuple[list[Line], int]:
     return out, i + 1
 
 
-def _table(tokens: list[Any], i: int, g: _Glyphs) -> tuple[list[Line], int]:
+def _table(tokens: list[Token], i: int, g: _Glyphs) -> tuple[list[Line], int]:
     rows: list[tuple[bool, list[Line]]] = []
     aligns: list[str] = []
     n = len(tokens)
@@ -534,43 +566,52 @@ def render(text: str, *, ascii: bool = False) -> list[Line]:
 
 # --------------------------------------------------------------------------- streaming
 
-_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
-_LIST_MARKER = re.compile(r"([-+*]|[0-9]{1,9}[.)])( +|$)")
-_QUOTE = re.compile(r" {0,3}> ?")
-_ATX = re.compile(r"#{1,6}(?: |$)")
-_HR = re.compile(r"([-*_])(?: *\1){2,} *$")
-# CommonMark HTML blocks (as markdown-it-py implements them). Types 1-5 end at a marker
-# and may hold blank lines; types 6 and 7 end at a blank line; type 7 cannot interrupt
-# a paragraph.
-_HTML_1_5 = re.compile(
-    r"<(?:(?P<t1>script|pre|style|textarea)(?=\s|>|$)|(?P<t2>!--)|(?P<t3>\?)"
-    r"|(?P<t5>!\[CDATA\[)|(?P<t4>![A-Za-z]))",
-    re.IGNORECASE,
-)
+class _Rx:
+    """The line-scan patterns, compiled on first use (keeps the import cheap)."""
+
+    def __init__(self) -> None:
+        c = re.compile
+        self.fence = c(r"(`{3,}|~{3,})(.*)")
+        self.list_marker = c(r"([-+*]|[0-9]{1,9}[.)])( +|$)")
+        self.quote = c(r" {0,3}> ?")
+        self.atx = c(r"#{1,6}(?: |$)")
+        self.hr = c(r"([-*_])(?: *\1){2,} *$")
+        # CommonMark HTML blocks (as markdown-it-py implements them). Types 1-5 end at a
+        # marker and may hold blank lines; types 6 and 7 end at a blank line; type 7
+        # cannot interrupt a paragraph.
+        self.html_1_5 = c(
+            r"<(?:(?P<t1>script|pre|style|textarea)(?=\s|>|$)|(?P<t2>!--)|(?P<t3>\?)"
+            r"|(?P<t5>!\[CDATA\[)|(?P<t4>![A-Za-z]))",
+            re.IGNORECASE,
+        )
+        self.html_6 = c(
+            r"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col"
+            r"|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer"
+            r"|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main"
+            r"|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section"
+            r"|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?=\s|/?>|$)",
+            re.IGNORECASE,
+        )
+        self.html_7 = c(
+            r"(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\s*=\s*"
+            r"(?:[^\"'=<>`\x00-\x20]+|'[^']*'|\"[^\"]*\"))?)*\s*/?>"
+            r"|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$"
+        )
+
+
 _HTML_END = {"t2": "-->", "t3": "?>", "t4": ">", "t5": "]]>"}
-_HTML_6 = re.compile(
-    r"</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col"
-    r"|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form"
-    r"|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu"
-    r"|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|summary|table"
-    r"|tbody|td|tfoot|th|thead|title|tr|track|ul)(?=\s|/?>|$)",
-    re.IGNORECASE,
-)
-_HTML_7 = re.compile(
-    r"(?:<[A-Za-z][A-Za-z0-9-]*(?:\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\s*=\s*(?:[^\"'=<>`\x00-\x20]+"
-    r"|'[^']*'|\"[^\"]*\"))?)*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$"
-)
+_rx: _Rx | None = None
 
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def _strip_quotes(line: str, max_depth: int) -> tuple[int, str]:
+def _strip_quotes(quote: re.Pattern[str], line: str, max_depth: int) -> tuple[int, str]:
     """Strip up to `max_depth` block-quote markers; return (depth, rest)."""
     depth = 0
     while depth < max_depth:
-        m = _QUOTE.match(line)
+        m = quote.match(line)
         if not m:
             break
         depth += 1
@@ -578,8 +619,13 @@ def _strip_quotes(line: str, max_depth: int) -> tuple[int, str]:
     return depth, line
 
 
-def completed_prefix(text: str) -> int:
+def completed_prefix(text: str, *, start: int = 0) -> int:
     """Offset up to which `text` holds only completed top-level Markdown blocks.
+
+    `start` may be a value this function returned for an earlier, shorter version of the
+    same text: the scan then resumes there (the result is the same, the cost is only
+    that of the text after `start`), so a streaming UI that calls it after every chunk
+    stays linear overall instead of quadratic.
 
     A hand-written O(len(text)) line scan (no Markdown parser); only complete lines
     (ended by a newline) change its state. The prefix ends either
@@ -610,9 +656,11 @@ def completed_prefix(text: str) -> int:
     paragraph text; a line that only lazily continues a list paragraph but looks like a
     list item the scan then mis-nests a fence under.
     """
+    global _rx
+    rx = _rx = _rx or _Rx()
+    quote, list_marker, hr = rx.quote, rx.list_marker, rx.hr
     n = len(text)
-    pos = 0
-    prefix = 0
+    pos = prefix = min(max(start, 0), n)
     pending = -1  # end offset of the last blank line waiting for the next line
     in_list = False  # a list item was seen since the last boundary
     items: list[int] = []  # content columns of the (top-level) list items still open
@@ -641,7 +689,7 @@ def completed_prefix(text: str) -> int:
             if not complete:
                 break
             fchar, flen, base, fdepth, ftop = fence
-            depth, body = _strip_quotes(line, fdepth) if fdepth else (0, line)
+            depth, body = _strip_quotes(quote, line, fdepth) if fdepth else (0, line)
             ind = _indent(body)
             if blank and not fdepth:
                 pos = end  # a blank line inside the code
@@ -666,7 +714,7 @@ def completed_prefix(text: str) -> int:
         if html_open:
             if not complete:
                 break
-            depth, body = _strip_quotes(line, html_depth) if html_depth else (0, line)
+            depth, body = _strip_quotes(quote, line, html_depth) if html_depth else (0, line)
             if blank and (html_depth or not html_end):
                 html_open = False  # ended; the blank line is processed below
             elif not blank and (depth < html_depth or _indent(body) < html_base):
@@ -699,7 +747,7 @@ def completed_prefix(text: str) -> int:
             elif in_list:
                 if not complete:
                     break
-                if not _LIST_MARKER.match(line):
+                if not list_marker.match(line):
                     prefix = pending
                     in_list, items = False, []
                 pending = -1
@@ -709,7 +757,7 @@ def completed_prefix(text: str) -> int:
             break
 
         # -- state changes from this complete, non-blank line
-        depth, body = _strip_quotes(line, 64)
+        depth, body = _strip_quotes(quote, line, 64)
         bind = _indent(body)
         b = body[bind:]
         base = 0
@@ -722,10 +770,10 @@ def completed_prefix(text: str) -> int:
             base = containing[-1] if containing else 0
             if bind - base >= 4 and not prev_para:
                 para = False  # indented code
-            elif _LIST_MARKER.match(b) and not _HR.match(b):
+            elif list_marker.match(b) and not hr.match(b):
                 cols = list(containing)
                 col = bind
-                while (m := _LIST_MARKER.match(b)) and not _HR.match(b):
+                while (m := list_marker.match(b)) and not hr.match(b):
                     after = b[m.end():]
                     spaces = m.end() - len(m.group(1))
                     if not after or spaces > 4:
@@ -738,13 +786,14 @@ def completed_prefix(text: str) -> int:
                 items, base, is_item, in_list = cols, cols[-1], True, True
                 para = bool(b)
         if para and bind - base <= 3:
-            m = _FENCE.match(b)
+            m = rx.fence.match(b)
             if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
                 top = depth == 0 and base == 0 and not is_item
                 fence = (m.group(1)[0], len(m.group(1)), base, depth, top)
                 para = False
             elif b.startswith("<"):
-                if hm := _HTML_1_5.match(b):
+                if hm := rx.html_1_5.match(b):
+                    para = False
                     kind = hm.lastgroup or ""
                     if kind == "t1":
                         html_end = f"</{hm.group('t1').lower()}>"
@@ -752,11 +801,10 @@ def completed_prefix(text: str) -> int:
                     else:
                         html_end = _HTML_END.get(kind, ">")
                         html_open = html_end not in b[hm.end():]
-                elif _HTML_6.match(b) or (not prev_para and _HTML_7.match(b)):
-                    html_end, html_open = "", True
+                elif rx.html_6.match(b) or (not prev_para and rx.html_7.match(b)):
+                    html_end, html_open, para = "", True, False
                 html_base, html_depth = base, depth
-                para = para and not html_open
-            elif _ATX.match(b) or _HR.match(b):
+            elif rx.atx.match(b) or hr.match(b):
                 para = False
         last_indented = depth == 0 and ind >= 4
         prev_blank, prev_para = False, para

@@ -138,15 +138,28 @@ class AssistantEntry(Entry):
         out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
         body = self._markdown_lines()
         for i, line in enumerate(body):
-            prefix = (glyphs.assistant + " ") if i == 0 else INDENT
-            attr = "assistant_prefix" if i == 0 else ""
-            out.append([(attr, prefix)] + line if line else [])
+            if not line:
+                out.append([])
+            elif i == 0:
+                out.append([("assistant_prefix", glyphs.assistant + " ")] + line)
+            else:
+                out.append(_indented(line))
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
         marker = _END_MARKERS.get(self.status)
         if marker:
             out.append([("marker", INDENT + marker)])
         return out
+
+
+def _indented(line: Line) -> Line:
+    """INDENT plus the line, with the line's own leading blanks merged into one leading
+    blank segment (the view turns it into a padding: wrapped rows keep the indent)."""
+    first_attr, first_text = line[0]
+    stripped = first_text.lstrip(" ")
+    lead = INDENT + first_text[: len(first_text) - len(stripped)]
+    rest = ([(first_attr, stripped)] if stripped else []) + line[1:]
+    return [("", lead)] + rest if rest else [("", lead)]
 
 
 class TranscriptModel:

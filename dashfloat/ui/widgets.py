@@ -13,6 +13,14 @@ from dashfloat.ui.theme import Glyphs
 from dashfloat.ui.transcript import Entry, Line
 
 
+def make_row(line: Line) -> urwid.Widget:
+    """One transcript row. A leading all-blank segment becomes a left padding, so a long
+    line wraps under its own indent instead of at column 0."""
+    if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
+        return urwid.Padding(urwid.Text(_markup(line[1:])), left=len(line[0][1]))
+    return urwid.Text(_markup(line))
+
+
 def _markup(line: Line):
     segs = [(a, t) if a else t for a, t in line if t]
     if not segs:
@@ -82,7 +90,7 @@ class TranscriptView:
         self._starts.append(len(self.walker))
         self._lines.append(lines)
         self._versions.append(entry.version)
-        self.walker.extend(urwid.Text(_markup(line)) for line in lines)
+        self.walker.extend(make_row(line) for line in lines)
 
     def _redraw(self, i: int) -> None:
         entry = self._entries[i]
@@ -92,11 +100,11 @@ class TranscriptView:
         common = min(len(old), len(new))
         for j in range(common):
             if old[j] != new[j]:
-                self.walker[start + j].set_text(_markup(new[j]))
+                self.walker[start + j] = make_row(new[j])
         delta = len(new) - len(old)
         if delta > 0:
             pos = start + len(old)
-            self.walker[pos:pos] = [urwid.Text(_markup(line)) for line in new[len(old) :]]
+            self.walker[pos:pos] = [make_row(line) for line in new[len(old) :]]
         elif delta < 0:
             del self.walker[start + len(new) : start + len(old)]
         if delta:

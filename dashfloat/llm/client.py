@@ -1,0 +1,774 @@
+"""Streaming client for any OpenAI-compatible /chat/completions endpoint (requests, no SDK).
+
+`stream_chat()` runs in the streamer thread: it POSTs the request, parses the SSE body as
+it arrives and reports deltas through `on_event`, then returns a StreamResult. Every
+failure is a ChatError (see errors.py); a cancel is never an error.
+
+Reading: `resp.raw.read1(64 KiB, decode_content=True)`. Measured against the scripted
+server (one event per flush, the server waiting for the client to see each event before
+sending the next), read1 hands over every flush as it arrives (~0.1-0.3 ms on loopback)
+for chunked, Connection: close (no length) and gzip bodies alike. `iter_content(None)` and
+`raw.stream(n)` block until EOF (or n bytes) on a Connection: close body, and requests
+leaves `raw.decode_content` False, hence the explicit `decode_content=True`. Needs a
+urllib3 2.x whose HTTPResponse has `read1` (verified with 2.8); without it the client
+falls back to `iter_content(None)`, which is prompt for chunked bodies only.
+
+Sessions: one `requests.Session` per call, closed in a finally. A shared session would
+save a TCP/TLS handshake per episode, but requests does not promise that a Session is
+thread-safe, and cancel works by shutting down THIS call's socket: with a private session
+and pool, the socket cancel() shuts down can only be this call's, and nothing is left in a
+shared pool in a half-read state. The cost (one handshake per request) is small next to
+a model's time to first token.
+
+Cancel: CancelToken.cancel() (from any thread) sets the flag and shuts down (SHUT_RDWR)
+the call's socket, which wakes a read blocked in another thread at once. The socket is
+registered when it connects (a pool connection class that reports to the token of the
+current thread), so a cancel also interrupts the wait for the response headers (a server
+loading a model can take a long time to answer). The response object itself is closed by
+the streamer thread in its finally: urllib3/http.client objects are not thread-safe, the
+OS-level shutdown is. A cancel during DNS resolution or the TCP connect itself takes
+effect when that returns (bounded by connect_timeout); the TLS handshake is interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import requests
+import requests.auth
+import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from dashfloat import __version__
+from dashfloat.llm import errors, toolcalls
+from dashfloat.llm.errors import ChatError
+from dashfloat.llm.sse import SSEError, SSEParser
+
+__all__ = [
+    "CancelToken",
+    "Endpoint",
+    "StreamResult",
+    "build_request",
+    "list_models",
+    "stream_chat",
+]
+
+ERROR_BODY_MAX = 64 << 10  # bytes of an error body read for classify_http
+MODELS_BODY_MAX = 8 << 20
+READ_SIZE = 64 << 10  # per read1 call; read1 returns what has arrived, up to this
+# What a broken/closed connection can raise while reading (http.client's errors are
+# normally wrapped by urllib3, but not on every path).
+_NET_ERRORS = (
+    requests.RequestException,
+    urllib3.exceptions.HTTPError,
+    http.client.HTTPException,
+    OSError,
+)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = "OPENAI_API_KEY"
+    headers: dict = field(default_factory=dict)
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0  # idle: the longest wait for the next bytes
+    is_default: bool = False
+
+
+class CancelToken:
+    """Thread-safe cancel flag for one request; cancel() may come from any thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._socks: list[socket.socket] = []
+
+    def cancel(self) -> None:
+        """Set the flag and shut down the in-flight socket so a blocked read returns now."""
+        with self._lock:
+            self._cancelled = True
+            socks, self._socks = self._socks, []
+        for sock in socks:
+            _shutdown(sock)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def _attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            if not self._cancelled:
+                self._socks.append(sock)
+                return
+        _shutdown(sock)  # cancelled before the socket existed
+
+    def _detach_all(self) -> None:
+        with self._lock:
+            self._socks = []
+
+
+def _shutdown(sock) -> None:
+    try:
+        # The base-class method: on an SSLSocket it shuts the fd down without touching
+        # the TLS object another thread may be reading through.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+# ---- socket registration for cancel ----------------------------------------------------------
+
+_current = threading.local()  # .token: the CancelToken of the request this thread is making
+
+
+class _Registering:
+    """Report the TCP socket (before a TLS handshake) and the final socket (after it) to
+    the CancelToken of the current thread."""
+
+    def _new_conn(self):
+        sock = super()._new_conn()  # type: ignore[misc]
+        token = getattr(_current, "token", None)
+        if token is not None:
+            token._attach(sock)
+        return sock
+
+    def connect(self):
+        super().connect()  # type: ignore[misc]
+        token = getattr(_current, "token", None)
+        sock = getattr(self, "sock", None)
+        if token is not None and sock is not None:
+            token._attach(sock)
+
+
+class _HTTPConn(_Registering, HTTPConnection):
+    pass
+
+
+class _HTTPSConn(_Registering, HTTPSConnection):
+    pass
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConn
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConn
+
+
+_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+class _Adapter(HTTPAdapter):
+    """An HTTPAdapter whose connections report their socket to the current CancelToken."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if getattr(manager, "pool_classes_by_scheme", None) == {
+            "http": HTTPConnectionPool,
+            "https": HTTPSConnectionPool,
+        }:  # not for SOCKS managers, which bring their own classes
+            manager.pool_classes_by_scheme = dict(_POOLS)
+        return manager
+
+
+class _HeadersOnly(requests.auth.AuthBase):
+    """Passed as `auth` so requests never looks up ~/.netrc: a netrc entry for the host
+    would replace our `Authorization: Bearer` header with Basic auth. Proxy and CA-bundle
+    environment variables still apply."""
+
+    def __call__(self, r):
+        return r
+
+
+_NO_NETRC = _HeadersOnly()
+
+
+def _session() -> requests.Session:
+    s = requests.Session()
+    adapter = _Adapter(max_retries=0)  # never retry
+    s.mount("http://", adapter)
+    s.mount("https://", adapter)
+    return s
+
+
+# ---- request -------------------------------------------------------------------------------
+
+
+def _headers(endpoint: Endpoint, accept: str) -> dict:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": accept,
+        # identity: nothing between the server and us buffers the stream to compress it
+        # (a gzip body is still decoded if a server sends one anyway)
+        "Accept-Encoding": "identity",
+        "User-Agent": f"dashfloat/{__version__}",
+    }
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    headers.update(endpoint.headers or {})
+    return headers
+
+
+def build_request(endpoint: Endpoint, model: str, messages, tools=None) -> tuple[str, dict, dict]:
+    """(url, headers, json_body) of a streamed chat completion. PURE.
+
+    No tool_choice and no parallel_tool_calls (provider defaults, ADR 0007); `tools` only
+    when given (an empty list is left out: some servers reject `"tools": []`)."""
+    url = endpoint.base_url.rstrip("/") + "/chat/completions"
+    body: dict = {
+        "model": model,
+        "messages": list(messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if tools:
+        body["tools"] = list(tools)
+    return url, _headers(endpoint, "text/event-stream"), body
+
+
+# ---- result --------------------------------------------------------------------------------
+
+
+@dataclass
+class StreamResult:
+    content: str
+    reasoning: str
+    tool_calls: list[dict]
+    finish_reason: str | None
+    usage: dict | None
+    cancelled: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class _Cancelled(Exception):
+    pass
+
+
+class _Episode:
+    """What one stream has produced so far, with the episode bounds."""
+
+    def __init__(self, on_event, cancel, max_episode_bytes, max_calls):
+        self.on_event = on_event
+        self.cancel = cancel
+        self.max_bytes = max_episode_bytes
+        self.max_calls = max_calls
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.acc = toolcalls.new()
+        self.text_bytes = 0
+        self.finish_reason: str | None = None
+        self.usage: dict | None = None
+        self.delivered = False  # content or reasoning went to on_event
+
+    # -- bounds
+    def _over(self, extra: int = 0) -> bool:
+        return self.text_bytes + extra + toolcalls.size(self.acc) > self.max_bytes
+
+    def _bound_bytes(self) -> ChatError:
+        return errors.bound(
+            f"the answer exceeded {errors.human_size(self.max_bytes)} (content, reasoning "
+            "and tool-call arguments together); the stream was closed",
+            "ask for a shorter answer or split the task into smaller steps",
+            partial=self.delivered,
+        )
+
+    # -- deltas
+    def text(self, kind: str, text) -> None:
+        if not isinstance(text, str) or not text:
+            return
+        n = len(text.encode("utf-8", "surrogatepass"))
+        if self._over(n):
+            raise self._bound_bytes()
+        if self.cancel.cancelled:
+            raise _Cancelled
+        self.text_bytes += n
+        (self.content if kind == "content" else self.reasoning).append(text)
+        self.delivered = True
+        self.on_event((kind, text))
+
+    def content_value(self, value) -> None:
+        """`content` as a string, or as a list of parts (Mistral's thinking models send
+        [{"type": "thinking", "thinking": [{"type": "text", "text": ...}]},
+         {"type": "text", "text": ...}])."""
+        if isinstance(value, str):
+            self.text("content", value)
+        elif isinstance(value, list):
+            for part in value:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "thinking":
+                    inner = part.get("thinking")
+                    if isinstance(inner, str):
+                        self.text("reasoning", inner)
+                    elif isinstance(inner, list):
+                        for p in inner:
+                            if isinstance(p, dict):
+                                self.text("reasoning", p.get("text"))
+                elif part.get("type") in ("text", None):
+                    self.text("content", part.get("text"))
+
+    def reasoning_value(self, holder: dict) -> None:
+        """`reasoning_content` (DeepSeek, llama.cpp, older vLLM) or `reasoning`
+        (OpenRouter, Ollama, Groq, newer vLLM). One of the two, never both: vLLM's
+        compatibility mode sends the same text under both names."""
+        rc = holder.get("reasoning_content")
+        if isinstance(rc, str) and rc:
+            self.text("reasoning", rc)
+        else:
+            self.text("reasoning", holder.get("reasoning"))
+
+    def tool_deltas(self, deltas) -> None:
+        if not isinstance(deltas, list) or not deltas:
+            return
+        toolcalls.feed(self.acc, deltas)
+        if toolcalls.count(self.acc) > self.max_calls:
+            raise errors.bound(
+                f"the model asked for more than {self.max_calls} tool calls in one answer; "
+                "the stream was closed",
+                "ask for fewer steps at a time",
+                partial=self.delivered,
+            )
+        if self._over():
+            raise self._bound_bytes()
+
+    def set_usage(self, obj: dict) -> None:
+        usage = obj.get("usage")
+        if not isinstance(usage, dict) or not usage:
+            xg = obj.get("x_groq")  # Groq's older streams: usage only under x_groq
+            usage = xg.get("usage") if isinstance(xg, dict) else None
+        if isinstance(usage, dict) and usage:
+            if self.cancel.cancelled:
+                raise _Cancelled
+            self.usage = usage
+            self.on_event(("usage", usage))
+
+    def set_finish(self, choice: dict) -> None:
+        fr = choice.get("finish_reason")
+        if isinstance(fr, str) and fr:
+            self.finish_reason = fr
+
+    # -- a whole chunk / completion
+    def chunk(self, obj: dict) -> None:
+        choices = obj.get("choices")
+        if isinstance(choices, list) and choices:
+            choice = next(
+                (c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0),
+                choices[0],
+            )
+            if isinstance(choice, dict):
+                delta = choice.get("delta")
+                if isinstance(delta, dict):
+                    self.reasoning_value(delta)
+                    self.content_value(delta.get("content"))
+                    self.tool_deltas(delta.get("tool_calls"))
+                self.set_finish(choice)
+        self.set_usage(obj)
+
+    def completion(self, obj: dict) -> None:
+        """A whole non-streamed chat.completion (a server that ignored stream: true)."""
+        choices = obj.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            choice = choices[0]
+            msg = choice.get("message")
+            if not isinstance(msg, dict):
+                msg = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            self.reasoning_value(msg)
+            self.content_value(msg.get("content"))
+            calls = msg.get("tool_calls")
+            if isinstance(calls, list):
+                deltas = []
+                for i, call in enumerate(calls):
+                    if isinstance(call, dict):
+                        d = dict(call)
+                        d.setdefault("index", i)
+                        deltas.append(d)
+                self.tool_deltas(deltas)
+            self.set_finish(choice)
+        self.set_usage(obj)
+
+    def result(self, cancelled: bool = False) -> StreamResult:
+        return StreamResult(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            tool_calls=toolcalls.finish(self.acc),
+            finish_reason=self.finish_reason,
+            usage=self.usage,
+            cancelled=cancelled,
+        )
+
+
+def _reader(resp: requests.Response) -> Callable[[], bytes]:
+    raw = resp.raw
+    if hasattr(raw, "read1"):
+        return lambda: raw.read1(READ_SIZE, decode_content=True) or b""
+    it = resp.iter_content(chunk_size=None)  # urllib3 < 2.2: prompt for chunked only
+    return lambda: next(it, b"")
+
+
+def _read_capped(read: Callable[[], bytes], limit: int) -> tuple[bytes, bool]:
+    """Up to `limit` bytes (plus one read); True when there was more."""
+    buf = bytearray()
+    while len(buf) <= limit:
+        data = read()
+        if not data:
+            return bytes(buf), False
+        buf += data
+    return bytes(buf[:limit]), True
+
+
+def _read_error_body(read: Callable[[], bytes]) -> bytes:
+    """At most 64 KiB of an error body; a body that breaks off still yields what came."""
+    buf = bytearray()
+    # best effort: the status already says it failed; a broken body keeps what came
+    with contextlib.suppress(Exception):
+        while len(buf) < ERROR_BODY_MAX:
+            data = read()
+            if not data:
+                break
+            buf += data
+    return bytes(buf[:ERROR_BODY_MAX])
+
+
+def _media_type(resp: requests.Response) -> str:
+    return (resp.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+
+
+# ---- streaming -----------------------------------------------------------------------------
+
+
+def stream_chat(
+    endpoint: Endpoint,
+    model: str,
+    messages,
+    *,
+    on_event: Callable[[tuple], None],
+    cancel: CancelToken,
+    tools=None,
+    max_event_bytes: int = 1 << 20,
+    max_episode_bytes: int = 4 << 20,
+    max_calls: int = 64,
+) -> StreamResult:
+    """Stream one chat completion; see the module docstring.
+
+    on_event receives ("content", text), ("reasoning", text) and ("usage", dict), one per
+    delta as it arrives (not coalesced), in the calling (streamer) thread. Returns the
+    StreamResult (cancelled=True, with what arrived, after a cancel); raises ChatError with
+    .partial=True when content or reasoning had already been delivered. Never retries.
+    """
+    url, headers, body = build_request(endpoint, model, messages, tools)
+    ep = _Episode(on_event, cancel, max_episode_bytes, max_calls)
+    if cancel.cancelled:
+        return ep.result(cancelled=True)
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    session = _session()
+    resp = None
+
+    def failed(exc: BaseException, phase: str) -> ChatError:
+        err = errors.classify_exception(
+            exc,
+            base_url=endpoint.base_url,
+            default_endpoint=endpoint.is_default,
+            phase=phase,
+            read_timeout=endpoint.read_timeout,
+            connect_timeout=endpoint.connect_timeout,
+        )
+        err.partial = ep.delivered
+        return err
+
+    try:
+        _current.token = cancel
+        try:
+            resp = session.post(
+                url,
+                data=data,
+                headers=headers,
+                stream=True,
+                timeout=(endpoint.connect_timeout, endpoint.read_timeout),
+                allow_redirects=False,
+                auth=_NO_NETRC,
+            )
+        except Exception as exc:
+            if cancel.cancelled:
+                return ep.result(cancelled=True)
+            if isinstance(exc, _NET_ERRORS):
+                raise failed(exc, "connect") from exc
+            raise
+        finally:
+            _current.token = None
+        if cancel.cancelled:
+            return ep.result(cancelled=True)
+
+        read = _reader(resp)
+        status = resp.status_code
+        mtype = _media_type(resp)
+        if status >= 300:
+            raw_body = _read_error_body(read)
+            if cancel.cancelled:
+                return ep.result(cancelled=True)
+            raise errors.classify_http(
+                status,
+                resp.headers,
+                raw_body,
+                base_url=endpoint.base_url,
+                model=model,
+                api_key_env=endpoint.api_key_env,
+                key_set=bool(endpoint.api_key),
+                default_endpoint=endpoint.is_default,
+            )
+        try:
+            _consume(resp, read, mtype, ep, cancel, endpoint, model, max_event_bytes)
+        except (_Cancelled, ChatError):
+            raise
+        except Exception as exc:
+            # After a cancel the shut-down socket surfaces as whatever the read hit
+            # (EOF mid-chunk, a closed file...): that is the cancel, not a failure.
+            if cancel.cancelled:
+                return ep.result(cancelled=True)
+            if isinstance(exc, _NET_ERRORS):
+                if ep.finish_reason is not None:
+                    # The answer was complete (finish_reason came); only the usage chunk
+                    # or [DONE] went missing when the connection broke or stalled.
+                    return ep.result()
+                raise failed(exc, "stream") from exc
+            raise
+        return ep.result(cancelled=cancel.cancelled)
+    except _Cancelled:
+        return ep.result(cancelled=True)
+    except ChatError as err:
+        if cancel.cancelled:
+            return ep.result(cancelled=True)
+        err.partial = err.partial or ep.delivered
+        raise
+    finally:
+        cancel._detach_all()
+        _close(resp, session)
+
+
+def _close(resp, session) -> None:
+    """Close the response and its connection (never back to a pool), then the session."""
+    # closing must never mask the real outcome
+    if resp is not None:
+        with contextlib.suppress(Exception):
+            resp.close()
+    with contextlib.suppress(Exception):
+        session.close()
+
+
+def _consume(resp, read, mtype, ep: _Episode, cancel, endpoint, model, max_event_bytes) -> None:
+    """Read the 2xx body: SSE, a whole JSON completion, or something that is neither."""
+    first = b""
+    if mtype not in ("text/event-stream",):
+        # Unlabelled or mislabelled bodies: decide by the first non-blank byte.
+        while not first.strip():
+            more = read()
+            if cancel.cancelled:
+                raise _Cancelled
+            if not more:
+                break
+            first += more
+        lead = first.lstrip()[:1]
+        if errors.looks_like_html(first, mtype) or lead == b"<":
+            raise errors.classify_http(
+                resp.status_code,
+                resp.headers,
+                first[: ERROR_BODY_MAX],
+                base_url=endpoint.base_url,
+                model=model,
+                api_key_env=endpoint.api_key_env,
+                key_set=bool(endpoint.api_key),
+                default_endpoint=endpoint.is_default,
+            )
+        if mtype.endswith("json") or lead in (b"{", b"["):
+            _consume_json(first, read, ep, cancel, max_event_bytes)
+            return
+    _consume_sse(first, read, ep, cancel, max_event_bytes)
+
+
+def _consume_json(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int) -> None:
+    limit = ep.max_bytes + max_event_bytes  # the answer's bound plus room for the envelope
+    rest, more = _read_capped(read, limit - len(first)) if len(first) <= limit else (b"", True)
+    if cancel.cancelled:
+        raise _Cancelled
+    if more:
+        raise errors.bound(
+            f"the answer exceeded {errors.human_size(ep.max_bytes)} (a non-streamed reply); "
+            "the connection was closed",
+            "ask for a shorter answer or split the task into smaller steps",
+        )
+    text = (first + rest).decode("utf-8", "replace")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        raise errors.bad_json(text, where="a reply") from None
+    if not isinstance(obj, dict):
+        raise errors.bad_json(text, where="a reply")
+    if obj.get("error"):
+        raise errors.stream_error(obj)
+    ep.completion(obj)
+
+
+def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int) -> None:
+    parser = SSEParser(max_event_bytes=max_event_bytes)
+    data = first
+    while True:
+        if cancel.cancelled:
+            raise _Cancelled
+        if data:
+            try:
+                events = parser.feed(data)
+            except SSEError as exc:
+                raise _event_bound(exc, max_event_bytes, ep) from None
+            if _handle(events, ep, cancel):
+                return
+        data = read()
+        if not data:
+            break
+    if cancel.cancelled:
+        raise _Cancelled
+    try:
+        events = parser.finish()
+    except SSEError as exc:
+        raise _event_bound(exc, max_event_bytes, ep) from None
+    _handle(events, ep, cancel)  # a stream that ends without [DONE] is fine
+
+
+def _event_bound(exc: SSEError, limit: int, ep: _Episode) -> ChatError:
+    return errors.bound(
+        f"one stream event exceeded {errors.human_size(limit)}; the stream was closed",
+        "the server sent an oversized event; try again, or another model or server",
+        partial=ep.delivered,
+    )
+
+
+def _handle(events, ep: _Episode, cancel) -> bool:
+    """Apply parsed events; True at data: [DONE]."""
+    for ev in events:
+        if cancel.cancelled:
+            raise _Cancelled
+        payload = ev.data
+        if ev.event == "error":
+            try:
+                obj = json.loads(payload)
+            except ValueError:
+                obj = payload
+            raise errors.stream_error(obj, partial=ep.delivered)
+        if ev.event not in ("message", ""):
+            continue  # pings and other named events some servers add
+        stripped = payload.strip()
+        if not stripped:
+            continue
+        if stripped == "[DONE]":
+            return True
+        try:
+            obj = json.loads(payload)
+        except ValueError:
+            raise errors.bad_json(payload, partial=ep.delivered) from None
+        if not isinstance(obj, dict):
+            raise errors.bad_json(payload, partial=ep.delivered)
+        if obj.get("error"):
+            raise errors.stream_error(obj, partial=ep.delivered)
+        ep.chunk(obj)
+    return False
+
+
+# ---- models --------------------------------------------------------------------------------
+
+
+def list_models(endpoint: Endpoint) -> list[str]:
+    """GET {base_url}/models: the sorted model ids. ChatError on failure (same taxonomy)."""
+    url = endpoint.base_url.rstrip("/") + "/models"
+    headers = _headers(endpoint, "application/json")
+    headers.pop("Content-Type", None)
+    session = _session()
+    resp = None
+
+    def http_error(status: int, body: bytes) -> ChatError:
+        return errors.classify_http(
+            status,
+            resp.headers,
+            body,
+            base_url=endpoint.base_url,
+            model="",
+            api_key_env=endpoint.api_key_env,
+            key_set=bool(endpoint.api_key),
+            default_endpoint=endpoint.is_default,
+            url=url,
+        )
+
+    try:
+        try:
+            resp = session.get(
+                url,
+                headers=headers,
+                stream=True,
+                timeout=(endpoint.connect_timeout, endpoint.read_timeout),
+                allow_redirects=False,
+                auth=_NO_NETRC,
+            )
+            read = _reader(resp)
+            if resp.status_code >= 300:
+                raise http_error(resp.status_code, _read_error_body(read))
+            body, more = _read_capped(read, MODELS_BODY_MAX)
+        except ChatError:
+            raise
+        except _NET_ERRORS as exc:
+            raise errors.classify_exception(
+                exc,
+                base_url=endpoint.base_url,
+                default_endpoint=endpoint.is_default,
+                phase="connect" if resp is None else "stream",
+                read_timeout=endpoint.read_timeout,
+                connect_timeout=endpoint.connect_timeout,
+            ) from exc
+        if more:
+            raise errors.bound(
+                f"the model list exceeded {errors.human_size(MODELS_BODY_MAX)}",
+                "check that base_url points at an OpenAI-compatible API",
+            )
+        if errors.looks_like_html(body, _media_type(resp)):
+            raise http_error(resp.status_code, body[:ERROR_BODY_MAX])
+        text = body.decode("utf-8", "replace")
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            raise errors.bad_json(text, where="a model list") from None
+        return _model_ids(obj)
+    finally:
+        _close(resp, session)
+
+
+def _model_ids(obj) -> list[str]:
+    items = obj
+    if isinstance(obj, dict):
+        items = obj.get("data")
+        if not isinstance(items, list):
+            items = obj.get("models")  # a few servers use "models"
+    if not isinstance(items, list):
+        raise errors.bad_json(json.dumps(obj)[:200], where="a model list without `data`")
+    ids = set()
+    for item in items:
+        if isinstance(item, str):
+            ids.add(item)
+        elif isinstance(item, dict):
+            for key in ("id", "name", "model"):
+                if isinstance(item.get(key), str) and item[key]:
+                    ids.add(item[key])
+                    break
+    return sorted(ids)

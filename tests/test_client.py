@@ -1,0 +1,764 @@
+"""stream_chat / list_models against the scripted server: real HTTP, real SSE bytes.
+
+No fixed sleeps: tests wait for conditions (events, recorded requests, thread ends) with
+generous timeouts, and assert on measured durations only as upper bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import pytest
+
+from dashfloat.llm.client import (
+    CancelToken,
+    Endpoint,
+    build_request,
+    list_models,
+    stream_chat,
+)
+from dashfloat.llm.errors import ChatError
+from tests.fakeserver import (
+    Reply,
+    ScriptedServer,
+    json_reply,
+    markdown_answer,
+    raw_reply,
+    sse_chunks,
+    sse_reply,
+)
+
+MSGS = [{"role": "user", "content": "hi"}]
+
+
+def ev(obj) -> bytes:
+    data = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+    return f"data: {data}\n\n".encode()
+
+
+def chunk(delta=None, *, finish=None, **extra) -> dict:
+    obj = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
+    }
+    obj.update(extra)
+    return obj
+
+
+def endpoint(server, **kw) -> Endpoint:
+    kw.setdefault("connect_timeout", 2.0)
+    kw.setdefault("read_timeout", 5.0)
+    return Endpoint(server.url, **kw)
+
+
+def run(server, *, model="test-model", messages=MSGS, tools=None, cancel=None, on_event=None, ep=None, **kw):
+    events: list[tuple] = []
+    result = stream_chat(
+        ep or endpoint(server),
+        model,
+        messages,
+        on_event=on_event or events.append,
+        cancel=cancel or CancelToken(),
+        tools=tools,
+        **kw,
+    )
+    return result, events
+
+
+def fail(server, **kw) -> tuple[ChatError, list]:
+    events: list[tuple] = []
+    with pytest.raises(ChatError) as info:
+        run(server, on_event=events.append, **kw)
+    err = info.value
+    assert "\n" not in str(err) and err.hint
+    return err, events
+
+
+class Worker(threading.Thread):
+    """Runs stream_chat in a thread, as the app does; keeps the result or the error."""
+
+    def __init__(self, server, **kw):
+        super().__init__(daemon=True)
+        self.server, self.kw = server, kw
+        self.result = self.error = None
+        self.finished_at = None
+
+    def run(self):
+        try:
+            self.result = run(self.server, **self.kw)[0]
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            self.error = exc
+        finally:
+            self.finished_at = time.monotonic()
+
+
+# ---- deltas ----------------------------------------------------------------------------
+
+
+def test_content_and_reasoning_are_separate_and_not_coalesced(fake_server):
+    fake_server.push(
+        sse_reply(["Hel", "lo", " world"], reasoning=["Let me ", "think."], usage={"total_tokens": 9})
+    )
+    result, events = run(fake_server)
+    assert events == [
+        ("reasoning", "Let me "),
+        ("reasoning", "think."),
+        ("content", "Hel"),
+        ("content", "lo"),
+        ("content", " world"),
+        ("usage", {"total_tokens": 9}),
+    ]
+    assert result.content == "Hello world"
+    assert result.reasoning == "Let me think."
+    assert result.finish_reason == "stop"
+    assert result.usage == {"total_tokens": 9}
+    assert result.cancelled is False and result.tool_calls == []
+    assert json.loads(json.dumps(result.as_dict())) == result.as_dict()
+
+
+def test_reasoning_field_openrouter_ollama_style(fake_server):
+    fake_server.push(sse_reply(["ok"], reasoning=["hmm"], reasoning_field="reasoning"))
+    result, events = run(fake_server)
+    assert result.reasoning == "hmm" and result.content == "ok"
+    assert ("reasoning", "hmm") in events
+
+
+def test_reasoning_sent_under_both_names_is_not_doubled(fake_server):
+    # vLLM's compatibility mode fills reasoning and reasoning_content with the same text
+    fake_server.push(
+        Reply(chunks=[ev(chunk({"reasoning": "a", "reasoning_content": "a"})), ev(chunk({"content": "b"})), ev("[DONE]")])
+    )
+    result, events = run(fake_server)
+    assert result.reasoning == "a" and result.content == "b"
+    assert events == [("reasoning", "a"), ("content", "b")]
+
+
+def test_usage_with_empty_choices_missing_choices_and_x_groq(fake_server):
+    fake_server.push(
+        Reply(
+            chunks=[
+                ev(chunk({"role": "assistant", "content": ""}, usage=None)),
+                ev(chunk({"content": "x"}, usage=None)),
+                ev({"id": "c1", "choices": []}),  # no usage: ignored
+                ev({"id": "c1", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}),
+                ev("[DONE]"),
+            ]
+        ),
+        Reply(chunks=[ev(chunk({"content": "y"})), ev({"usage": {"total_tokens": 3}}), ev("[DONE]")]),
+        Reply(
+            chunks=[
+                ev(chunk({"content": "z"})),
+                ev(chunk({}, finish="stop", x_groq={"id": "req_1", "usage": {"total_tokens": 4}})),
+                ev("[DONE]"),
+            ]
+        ),
+    )
+    result, events = run(fake_server)
+    assert events == [("content", "x"), ("usage", {"prompt_tokens": 1, "completion_tokens": 1})]
+    assert result.usage == {"prompt_tokens": 1, "completion_tokens": 1}
+    result, _ = run(fake_server)
+    assert result.content == "y" and result.usage == {"total_tokens": 3}
+    result, _ = run(fake_server)
+    assert result.content == "z" and result.usage == {"total_tokens": 4}
+    assert result.finish_reason == "stop"
+
+
+def test_tool_call_fragments_are_assembled(fake_server):
+    fake_server.push(
+        sse_reply(
+            [],
+            tool_calls=[
+                [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": ""}}],
+                [{"index": 0, "function": {"arguments": '{"pa'}}],
+                [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "list_directory", "arguments": "{}"}}],
+                [{"index": 0, "function": {"arguments": 'th": "a.py"}'}}],
+            ],
+            finish_reason="tool_calls",
+        )
+    )
+    result, events = run(fake_server)
+    assert events == []
+    assert result.finish_reason == "tool_calls"
+    assert result.tool_calls == [
+        {"id": "call_a", "name": "read_file", "args": {"path": "a.py"}, "error": None},
+        {"id": "call_b", "name": "list_directory", "args": {}, "error": None},
+    ]
+
+
+def test_stream_without_done_is_fine(fake_server):
+    fake_server.push(sse_reply(["a", "b"], done=False))
+    result, _ = run(fake_server)
+    assert result.content == "ab" and result.finish_reason == "stop"
+
+
+def test_last_event_without_blank_line_is_kept(fake_server):
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), b'data: {"choices":[{"delta":{"content":"b"}}]}']))
+    result, _ = run(fake_server)
+    assert result.content == "ab"
+
+
+def test_crlf_stream(fake_server):
+    fake_server.push(sse_reply(["one", " two"], crlf=True, usage={"total_tokens": 2}))
+    result, _ = run(fake_server)
+    assert result.content == "one two" and result.usage == {"total_tokens": 2}
+
+
+def test_comments_and_named_events_are_ignored(fake_server):
+    fake_server.push(
+        Reply(chunks=[b": OPENROUTER PROCESSING\n\n", b"event: ping\ndata: {}\n\n", ev(chunk({"content": "x"})), ev("[DONE]")])
+    )
+    result, _ = run(fake_server)
+    assert result.content == "x"
+
+
+def test_one_byte_chunks(fake_server):
+    body = b"".join(sse_chunks(["héllo", " wörld ", "日本"], reasoning=["r"], crlf=True))
+    fake_server.push(Reply(chunks=[body[i : i + 1] for i in range(len(body))]))
+    result, _ = run(fake_server)
+    assert result.content == "héllo wörld 日本" and result.reasoning == "r"
+
+
+def test_utf8_split_across_chunks(fake_server):
+    body = ev(chunk({"content": "→ 日本語 🎉"}))
+    cut = body.index("本".encode()) + 1  # inside the 3-byte sequence
+    emoji = body.index("🎉".encode()) + 2
+    fake_server.push(Reply(chunks=[body[:cut], body[cut:emoji], body[emoji:], ev("[DONE]")]))
+    result, _ = run(fake_server)
+    assert result.content == "→ 日本語 🎉"
+
+
+def test_connection_close_body_without_chunking(fake_server):
+    fake_server.push(sse_reply(["a", "b"], chunked=False))
+    result, _ = run(fake_server)
+    assert result.content == "ab"
+
+
+def test_gzip_stream(fake_server):
+    fake_server.push(sse_reply(["a", "b"], gzip=True, usage={"total_tokens": 1}))
+    result, _ = run(fake_server)
+    assert result.content == "ab" and result.usage == {"total_tokens": 1}
+
+
+def test_sse_labelled_text_plain_still_parses(fake_server):
+    fake_server.push(Reply(headers={"Content-Type": "text/plain"}, chunks=sse_chunks(["ok"])))
+    result, _ = run(fake_server)
+    assert result.content == "ok"
+
+
+def test_json_reply_when_the_server_ignores_stream(fake_server):
+    fake_server.push(
+        json_reply(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": "whole answer",
+                            "reasoning_content": "thought",
+                            "tool_calls": [
+                                {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x"}'}}
+                            ],
+                        },
+                        "finish_reason": "tool_calls",
+                    }
+                ],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+            },
+        )
+    )
+    result, events = run(fake_server)
+    assert events == [
+        ("reasoning", "thought"),
+        ("content", "whole answer"),
+        ("usage", {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}),
+    ]
+    assert result.tool_calls == [{"id": "call_1", "name": "read_file", "args": {"path": "x"}, "error": None}]
+    assert result.finish_reason == "tool_calls"
+
+
+def test_mistral_content_parts(fake_server):
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}, {"type": "text", "text": "ok"}]
+    fake_server.push(Reply(chunks=[ev(chunk({"content": parts})), ev("[DONE]")]))
+    result, _ = run(fake_server)
+    assert result.reasoning == "hm" and result.content == "ok"
+
+
+# ---- errors inside a 200 ---------------------------------------------------------------
+
+
+def test_error_object_mid_stream_is_partial(fake_server):
+    fake_server.push(
+        Reply(
+            chunks=[
+                ev(chunk({"content": "start"})),
+                ev({"error": {"message": "Upstream overloaded", "code": 502}, "choices": [{"index": 0, "delta": {}, "finish_reason": "error"}]}),
+                ev(chunk({"content": "never"})),
+            ]
+        )
+    )
+    err, events = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial is True
+    assert "Upstream overloaded" in err.message
+    assert events == [("content", "start")]
+
+
+def test_error_string_before_any_content_is_not_partial(fake_server):
+    fake_server.push(Reply(chunks=[ev({"error": "thinking_budget is not supported"})]))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial is False
+    assert "thinking_budget" in err.message
+
+
+def test_event_error(fake_server):
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), b'event: error\ndata: {"message": "model crashed"}\n\n']))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial and "model crashed" in err.message
+
+
+def test_bad_json_mid_stream(fake_server):
+    fake_server.push(Reply(chunks=[ev(chunk({"reasoning_content": "r"})), b"data: {oops, not json\n\n"]))
+    err, _ = fail(fake_server)
+    assert err.kind == "bad_json" and err.partial is True
+    assert "{oops" in err.message
+
+
+def test_bad_json_in_a_json_reply(fake_server):
+    fake_server.push(raw_reply(200, b"{truncated", "application/json"))
+    err, _ = fail(fake_server)
+    assert err.kind == "bad_json" and not err.partial
+
+
+def test_html_page_with_200(fake_server):
+    fake_server.push(raw_reply(200, b"<!DOCTYPE html><html><head><title>Open WebUI</title></head></html>", "text/html"))
+    err, _ = fail(fake_server)
+    assert err.kind == "html"
+    assert "not the API" in err.message and "Open WebUI" in err.message
+    assert "base_url" in err.hint
+
+
+def test_wrong_base_url_without_v1(fake_server):
+    ep = Endpoint(fake_server.url[: -len("/v1")], connect_timeout=2, read_timeout=5)
+    err, _ = fail(fake_server, ep=ep)
+    assert err.kind == "not_found" and "/v1" in err.hint
+    assert "/chat/completions" in err.message
+
+
+# ---- HTTP statuses ---------------------------------------------------------------------
+
+
+def test_401_without_key(fake_server):
+    fake_server.push(json_reply(401, {"error": {"message": "You didn't provide an API key."}}))
+    err, _ = fail(fake_server)
+    assert err.kind == "auth" and err.status == 401
+    assert "set OPENAI_API_KEY" in err.hint
+    assert "didn't provide an API key" in err.message
+
+
+def test_401_with_key(fake_server):
+    fake_server.push(json_reply(401, {"error": {"message": "Incorrect API key provided"}}))
+    ep = endpoint(fake_server, api_key="sk-bad", api_key_env="GROQ_API_KEY")
+    err, _ = fail(fake_server, ep=ep)
+    assert err.kind == "auth"
+    assert "the key in $GROQ_API_KEY was rejected" in err.message
+    assert "sk-bad" not in str(err)
+
+
+def test_404_names_model_and_url(fake_server):
+    fake_server.push(json_reply(404, {"error": {"message": 'model "llama9" not found, try pulling it first'}}))
+    err, _ = fail(fake_server, model="llama9")
+    assert err.kind == "not_found"
+    assert "'llama9'" in err.message
+    assert fake_server.url + "/chat/completions" in err.message
+    assert "try pulling it first" in err.message
+    assert "--model" in err.hint and "/models" in err.hint and "/v1" in err.hint
+
+
+def test_429_with_retry_after(fake_server):
+    fake_server.push(json_reply(429, {"error": {"message": "Rate limit reached"}}, headers={"Retry-After": "7"}))
+    err, _ = fail(fake_server)
+    assert err.kind == "rate_limit" and err.retry_after == "7" and err.status == 429
+    assert "7" in err.message and "Rate limit reached" in err.message
+
+
+def test_500(fake_server):
+    fake_server.push(json_reply(500, {"error": {"message": "CUDA out of memory"}}))
+    err, _ = fail(fake_server)
+    assert err.kind == "server" and err.status == 500 and "CUDA out of memory" in err.message
+    assert not err.partial
+
+
+def test_empty_queue_is_a_500_from_the_fake_server(fake_server):
+    err, _ = fail(fake_server)
+    assert err.kind == "server" and "no scripted reply" in err.message
+
+
+def test_huge_error_body_is_capped(fake_server):
+    fake_server.push(raw_reply(500, b"x" * (1 << 20), "text/plain"))
+    err, _ = fail(fake_server)
+    assert err.kind == "server" and len(err.message) < 400
+
+
+def test_redirect_is_not_followed(fake_server):
+    fake_server.push(Reply(status=301, headers={"Location": "https://elsewhere/v1/chat/completions", "Content-Type": "text/plain"}, length=True))
+    err, _ = fail(fake_server)
+    assert err.kind == "http" and "https://elsewhere/v1/chat/completions" in err.message
+    assert len(fake_server.requests) == 1
+
+
+# ---- connection failures ----------------------------------------------------------------
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_connection_refused_on_a_closed_port():
+    ep = Endpoint(f"http://127.0.0.1:{_closed_port()}/v1", connect_timeout=2, read_timeout=2)
+    with pytest.raises(ChatError) as info:
+        stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+    err = info.value
+    assert err.kind == "refused" and not err.partial
+    assert "127.0.0.1" in err.message and "--base-url" in err.hint
+
+
+def test_connection_refused_on_the_default_endpoint_mentions_ollama():
+    ep = Endpoint(f"http://127.0.0.1:{_closed_port()}/v1", is_default=True, connect_timeout=2, read_timeout=2)
+    with pytest.raises(ChatError) as info:
+        stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+    assert "http://localhost:11434/v1" in info.value.message and "Ollama" in info.value.hint
+
+
+def test_idle_timeout_after_partial_content(fake_server):
+    fake_server.push(sse_reply(["a", "b", "c"], stall_after=2))  # role chunk + "a", then silence
+    t0 = time.monotonic()
+    err, events = fail(fake_server, ep=endpoint(fake_server, read_timeout=0.3))
+    elapsed = time.monotonic() - t0
+    assert err.kind == "idle_timeout" and err.partial is True
+    assert "0.3 s" in err.message
+    assert events == [("content", "a")]
+    assert elapsed < 3
+
+
+def test_connection_closed_mid_chunk_is_a_connection_error(fake_server):
+    # The body promises more bytes than it sends, then the server closes: "broke mid-stream".
+    body = ev(chunk({"content": "a"}))
+    fake_server.push(Reply(chunks=[body, body[:10]], chunked=False, headers={"Content-Type": "text/event-stream", "Content-Length": str(len(body) * 3)}))
+    err, events = fail(fake_server)
+    assert err.kind == "connection" and err.partial
+    assert events == [("content", "a")]
+
+
+def test_break_after_finish_reason_keeps_the_complete_answer(fake_server):
+    fake_server.push(sse_reply(["done"], done=False, stall_after=3))  # role, "done", finish
+    result, _ = run(fake_server, ep=endpoint(fake_server, read_timeout=0.3))
+    assert result.content == "done" and result.finish_reason == "stop" and not result.cancelled
+
+
+def test_https_to_a_plain_http_server_is_a_tls_error(fake_server):
+    ep = Endpoint(fake_server.url.replace("http://", "https://"), connect_timeout=2, read_timeout=2)
+    err, _ = fail(fake_server, ep=ep)
+    assert err.kind == "tls" and "http://" in err.hint
+
+
+# ---- cancel -----------------------------------------------------------------------------
+
+
+def test_cancel_while_blocked_in_a_read_returns_promptly(fake_server):
+    seen = threading.Event()
+    cancel = CancelToken()
+
+    def on_event(e):
+        if e == ("content", "first"):
+            seen.set()
+
+    # Role chunk and "first", then the server holds the stream open (30 s or until stop).
+    fake_server.push(sse_reply(["first", "never"], stall_after=2))
+    w = Worker(fake_server, cancel=cancel, on_event=on_event)
+    w.start()
+    assert seen.wait(5), "the first event never arrived"
+    t0 = time.monotonic()
+    cancel.cancel()
+    w.join(2.0)
+    assert not w.is_alive(), "stream_chat did not return within 2 s of cancel()"
+    assert w.error is None, w.error
+    assert w.result.cancelled is True
+    assert w.result.content == "first"
+    assert w.finished_at - t0 < 2.0
+    t1 = time.monotonic()
+    fake_server.stop()
+    assert time.monotonic() - t1 < 2.0
+
+
+def test_cancel_while_waiting_for_the_response_headers(fake_server):
+    never = threading.Event()
+    cancel = CancelToken()
+    fake_server.push(sse_reply(["x"], hold_headers=never))
+    w = Worker(fake_server, cancel=cancel)
+    w.start()
+    fake_server.wait_requests(1)
+    t0 = time.monotonic()
+    cancel.cancel()
+    w.join(2.0)
+    assert not w.is_alive() and w.error is None, w.error
+    assert w.result.cancelled is True and w.result.content == ""
+    assert w.finished_at - t0 < 2.0
+
+
+def test_cancel_before_start_sends_nothing(fake_server):
+    cancel = CancelToken()
+    cancel.cancel()
+    result, events = run(fake_server, cancel=cancel)
+    assert result.cancelled and events == [] and fake_server.requests == []
+
+
+def test_cancel_from_the_callback_stops_the_stream(fake_server):
+    cancel = CancelToken()
+
+    def on_event(e):
+        cancel.cancel()
+
+    fake_server.push(sse_reply(["a", "b", "c"]))
+    result, _ = run(fake_server, cancel=cancel, on_event=on_event)
+    assert result.cancelled and result.content == "a"
+
+
+# ---- latency ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "framing",
+    [{"chunked": True}, {"chunked": False}, {"chunked": True, "gzip": True}, {"chunked": False, "gzip": True}],
+    ids=["chunked", "connection-close", "chunked-gzip", "close-gzip"],
+)
+def test_each_event_is_handed_over_before_the_next_is_sent(fake_server, framing):
+    """The server sends one event, then waits until the client's callback saw it; a
+    client that buffers would deadlock here (and fail on the wait)."""
+    pieces = ["one", "two", "three"]
+    chunks = sse_chunks(pieces)  # role, one, two, three, finish, [DONE]
+    gates = {i: threading.Event() for i in (2, 3)}  # before "two" and "three"
+    seen = {"one": gates[2], "two": gates[3]}
+    latency: list[float] = []
+    sent = {"t": time.monotonic()}
+
+    def on_event(e):
+        if e[0] == "content" and e[1] in seen:
+            latency.append(time.monotonic() - sent["t"])
+            sent["t"] = time.monotonic()
+            seen[e[1]].set()
+
+    fake_server.push(Reply(headers={"Content-Type": "text/event-stream"}, chunks=chunks, waits=gates, **framing))
+    w = Worker(fake_server, on_event=on_event)
+    w.start()
+    assert gates[2].wait(5), "the first event was not delivered while the server waited"
+    assert gates[3].wait(5), "the second event was not delivered while the server waited"
+    w.join(5)
+    assert w.error is None and w.result.content == "onetwothree"
+    assert max(latency) < 1.0
+
+
+# ---- bounds -----------------------------------------------------------------------------
+
+
+def test_episode_bound_with_a_small_limit(fake_server):
+    fake_server.push(sse_reply(["x" * 30] * 10))
+    err, events = fail(fake_server, max_episode_bytes=100)
+    assert err.kind == "bound" and err.partial
+    assert "exceeded 100 bytes" in err.message
+    assert sum(len(t) for _, t in events) <= 100
+
+
+def test_tool_call_bytes_count_toward_the_episode_bound(fake_server):
+    frag = [[{"index": 0, "id": "c", "function": {"name": "write_file", "arguments": ""}}]]
+    frag += [[{"index": 0, "function": {"arguments": "y" * 50}}]] * 10
+    fake_server.push(sse_reply([], tool_calls=frag))
+    err, _ = fail(fake_server, max_episode_bytes=200)
+    assert err.kind == "bound" and not err.partial
+
+
+def test_call_bound_with_a_small_limit(fake_server):
+    calls = [[{"index": i, "id": f"c{i}", "function": {"name": "read_file", "arguments": "{}"}}] for i in range(3)]
+    fake_server.push(sse_reply([], tool_calls=calls))
+    err, _ = fail(fake_server, max_calls=2)
+    assert err.kind == "bound" and "more than 2 tool calls" in err.message
+
+
+def test_64_call_default_bound(fake_server):
+    ok = [[{"index": i, "id": f"c{i}", "function": {"name": "read_file", "arguments": "{}"}}] for i in range(64)]
+    fake_server.push(sse_reply([], tool_calls=ok))
+    result, _ = run(fake_server)
+    assert len(result.tool_calls) == 64
+    too_many = ok + [[{"index": 64, "id": "c64", "function": {"name": "read_file", "arguments": "{}"}}]]
+    fake_server.push(sse_reply([], tool_calls=too_many))
+    err, _ = fail(fake_server)
+    assert err.kind == "bound" and "more than 64 tool calls" in err.message
+
+
+def test_one_call_in_many_fragments_is_one_call(fake_server):
+    frags = [[{"index": 0, "id": "c", "function": {"name": "write_file", "arguments": ""}}]]
+    frags += [[{"index": 0, "function": {"arguments": '{"path": "a", "content": "'}}]]
+    frags += [[{"index": 0, "function": {"arguments": "z"}}]] * 200
+    frags += [[{"index": 0, "function": {"arguments": '"}'}}]]
+    fake_server.push(sse_reply([], tool_calls=frags))
+    result, _ = run(fake_server, max_calls=1)
+    assert result.tool_calls[0]["args"] == {"path": "a", "content": "z" * 200}
+
+
+def test_real_4_mib_default_bound(fake_server):
+    piece = "abcdefgh" * 8192  # 64 KiB per event
+    fake_server.push(sse_reply([piece] * 70))  # 4.375 MiB in total
+    total = {"n": 0}
+
+    def count(e):
+        total["n"] += len(e[1])
+
+    with pytest.raises(ChatError) as info:
+        run(fake_server, on_event=count)
+    err = info.value
+    assert err.kind == "bound" and err.partial
+    assert "the answer exceeded 4 MiB" in err.message
+    assert total["n"] == 64 * len(piece)  # exactly 4 MiB delivered, not one byte more
+
+
+def test_1_mib_event_bound(fake_server):
+    fake_server.push(sse_reply(["ok", "z" * ((1 << 20) + 10)]))
+    err, events = fail(fake_server)
+    assert err.kind == "bound" and "1 MiB" in err.message
+    assert err.partial and events == [("content", "ok")]
+
+
+def test_event_just_under_the_bound_passes(fake_server):
+    fake_server.push(sse_reply(["z" * 900_000]))
+    result, _ = run(fake_server)
+    assert len(result.content) == 900_000
+
+
+# ---- the request ------------------------------------------------------------------------
+
+
+def test_request_body_and_headers_with_key_and_tools(fake_server):
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object"}}}]
+    fake_server.push(sse_reply(["ok"]))
+    ep = endpoint(fake_server, api_key="sk-test", headers={"X-Title": "DashFloat", "HTTP-Referer": "https://x"})
+    msgs = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "héllo"}]
+    run(fake_server, ep=ep, model="gpt-4o-mini", messages=msgs, tools=tools)
+    (req,) = fake_server.wait_requests(1)
+    assert req["method"] == "POST" and req["path"] == "/v1/chat/completions"
+    body = req["json"]
+    assert body["model"] == "gpt-4o-mini"
+    assert body["messages"] == msgs
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
+    assert body["tools"] == tools
+    assert "tool_choice" not in body and "parallel_tool_calls" not in body
+    h = req["headers"]
+    assert h["authorization"] == "Bearer sk-test"
+    assert h["x-title"] == "DashFloat" and h["http-referer"] == "https://x"
+    assert h["accept"] == "text/event-stream"
+    assert h["content-type"] == "application/json"
+    assert h["user-agent"].startswith("dashfloat/")
+
+
+def test_request_without_key_has_no_authorization_and_no_tools(fake_server):
+    fake_server.push(sse_reply(["ok"]))
+    run(fake_server)
+    (req,) = fake_server.wait_requests(1)
+    assert "authorization" not in req["headers"]
+    assert "tools" not in req["json"]
+
+
+def test_build_request_is_pure():
+    ep = Endpoint("http://h:1/v1/", api_key="k", headers={"X": "1"})
+    msgs = [{"role": "user", "content": "a"}]
+    url, headers, body = build_request(ep, "m", msgs)
+    assert url == "http://h:1/v1/chat/completions"
+    assert headers["Authorization"] == "Bearer k" and headers["X"] == "1"
+    assert body == {"model": "m", "messages": msgs, "stream": True, "stream_options": {"include_usage": True}}
+    assert build_request(ep, "m", msgs) == (url, headers, body)
+    assert "api_key=" not in repr(ep) and "'k'" not in repr(ep)
+
+
+# ---- models -----------------------------------------------------------------------------
+
+
+def test_list_models(fake_server):
+    fake_server.models = ["b-model", "a-model"]
+    assert list_models(endpoint(fake_server, api_key="k")) == ["a-model", "b-model"]
+    (req,) = fake_server.wait_requests(1)
+    assert req["method"] == "GET" and req["path"] == "/v1/models"
+    assert req["headers"]["authorization"] == "Bearer k"
+
+
+def test_list_models_errors_use_the_taxonomy(fake_server):
+    fake_server.models_reply = json_reply(401, {"error": {"message": "bad key"}})
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "auth"
+    fake_server.models_reply = raw_reply(200, b"<html><title>x</title></html>", "text/html")
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "html"
+    with pytest.raises(ChatError) as info:
+        list_models(Endpoint(f"http://127.0.0.1:{_closed_port()}/v1", connect_timeout=2, read_timeout=2))
+    assert info.value.kind == "refused"
+
+
+# ---- the fake server itself ------------------------------------------------------------
+
+
+def test_markdown_answer_is_deterministic_and_complete():
+    a = markdown_answer(2000)
+    assert a == markdown_answer(2000)
+    assert 2000 <= len(a) < 2400
+    text = "".join(a)
+    assert text.count("```") % 2 == 0
+    for fence in ("```python", "```bash", "```json"):
+        assert fence in text
+    assert "| --- |" in text and "**" in text and "\n- " in text and "\n1. " in text
+    assert "".join(markdown_answer(10)).count("```") % 2 == 0
+
+
+def test_markdown_answer_streams_through_the_client(fake_server):
+    pieces = markdown_answer(2000)
+    fake_server.push(sse_reply(pieces, usage={"completion_tokens": len(pieces)}))
+    result, events = run(fake_server)
+    assert result.content == "".join(pieces)
+    assert len(events) == len(pieces) + 1
+
+
+def test_server_stop_releases_a_held_reply():
+    srv = ScriptedServer().start()
+    srv.push(sse_reply(["x"], hold=threading.Event()))
+    w = Worker(srv, ep=Endpoint(srv.url, connect_timeout=2, read_timeout=10))
+    w.start()
+    srv.wait_requests(1)
+    t0 = time.monotonic()
+    srv.stop()
+    w.join(3)
+    assert time.monotonic() - t0 < 3 and not w.is_alive()
+    assert isinstance(w.error, ChatError) and w.error.kind == "connection"
+
+
+def test_netrc_does_not_replace_the_bearer_key(fake_server, tmp_path, monkeypatch):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login user password secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    fake_server.push(sse_reply(["ok"]), sse_reply(["ok"]))
+    run(fake_server, ep=endpoint(fake_server, api_key="sk-1"))
+    run(fake_server)
+    first, second = fake_server.wait_requests(2)
+    assert first["headers"]["authorization"] == "Bearer sk-1"
+    assert "authorization" not in second["headers"]

@@ -1,0 +1,412 @@
+"""classify_http (pure table) and classify_exception (real exception objects, built the way
+requests/urllib3 chain them)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import ssl
+
+import pytest
+import requests
+import urllib3
+from urllib3.connection import HTTPConnection
+from urllib3.connectionpool import HTTPConnectionPool
+
+from dashfloat.llm import errors
+from dashfloat.llm.errors import ChatError, classify_exception, classify_http
+
+BASE = "https://api.example.com/v1"
+URL = BASE + "/chat/completions"
+
+
+def http(status, body=b"", headers=None, *, key_set=True, model="gpt-x", default=False, base=BASE):
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+        headers = {"Content-Type": "application/json", **(headers or {})}
+    return classify_http(
+        status,
+        headers or {},
+        body,
+        base_url=base,
+        model=model,
+        api_key_env="MY_KEY",
+        key_set=key_set,
+        default_endpoint=default,
+    )
+
+
+# ---- the shape of a ChatError ---------------------------------------------------------
+
+
+def test_chat_error_str_is_one_line_message_then_hint():
+    e = ChatError("server", "it broke\nbadly.", "try\tagain", status=500)
+    assert str(e) == "it broke badly. Try again"
+    assert "\n" not in str(e)
+    d = e.as_dict()
+    assert d == {
+        "kind": "server",
+        "message": "it broke badly.",
+        "hint": "try again",
+        "status": 500,
+        "retry_after": None,
+        "partial": False,
+    }
+    json.dumps(d)
+
+
+# ---- provider message shapes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ({"error": {"message": "Invalid value for 'temperature'", "type": "invalid_request_error"}},
+         "Invalid value for 'temperature'"),
+        ({"error": "model 'llama9' not found, try pulling it first"},
+         "model 'llama9' not found, try pulling it first"),
+        ({"message": "Invalid model: foo", "object": "error"}, "Invalid model: foo"),
+        ({"detail": "Not authenticated"}, "Not authenticated"),
+        ({"detail": [{"loc": ["body", "messages"], "msg": "field required", "type": "missing"}]},
+         "body.messages: field required"),
+        ([{"error": {"code": 400, "message": "API key not valid", "status": "INVALID_ARGUMENT"}}],
+         "API key not valid"),
+        ({"error": {"message": "Provider returned error", "code": 400,
+                    "metadata": {"raw": "context too long", "provider_name": "Foo"}}},
+         "Provider returned error (Foo: context too long)"),
+    ],
+)
+def test_400_carries_the_provider_message_in_every_body_shape(body, expected):
+    e = http(400, body)
+    assert e.kind == "bad_request"
+    assert e.status == 400
+    assert expected in e.message
+    assert e.hint
+
+
+def test_provider_text_is_escaped_and_shortened():
+    evil = "\x1b]0;pwned\x07" + "x" * 1000 + "\nsecond line"
+    e = http(400, {"error": {"message": evil}})
+    assert "\x1b" not in e.message and "\x07" not in e.message
+    assert "\\e" in e.message
+    assert "\n" not in e.message
+    detail = e.message.split(": ", 1)[1]
+    assert len(detail) <= errors.PROVIDER_TEXT_MAX
+
+
+def test_plain_text_error_body_is_used_as_the_message():
+    e = http(400, b"bad things happened", {"Content-Type": "text/plain"})
+    assert "bad things happened" in e.message
+
+
+# ---- the table ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "status, kind",
+    [
+        (301, "http"),
+        (400, "bad_request"),
+        (401, "auth"),
+        (402, "http"),
+        (403, "auth"),
+        (404, "not_found"),
+        (405, "http"),
+        (408, "http"),
+        (413, "bad_request"),
+        (418, "http"),
+        (422, "bad_request"),
+        (429, "rate_limit"),
+        (500, "server"),
+        (502, "server"),
+        (503, "server"),
+        (504, "server"),
+        (599, "server"),
+        (200, "http"),
+    ],
+)
+def test_every_status_class_maps_to_a_kind_with_a_hint(status, kind):
+    e = http(status, {"error": {"message": "provider says no"}})
+    assert e.kind == kind
+    assert e.status == status
+    assert e.message and e.hint
+    assert "\n" not in str(e)
+    if status != 200 and not 300 <= status < 400:
+        assert "provider says no" in e.message
+
+
+def test_401_without_key_says_to_set_the_variable():
+    e = http(401, {"error": {"message": "Missing bearer"}}, key_set=False)
+    assert e.kind == "auth"
+    assert "none is set" in e.message
+    assert "Missing bearer" in e.message
+    assert "set MY_KEY" in e.hint
+
+
+def test_401_with_key_says_the_key_was_rejected():
+    e = http(401, {"error": {"message": "Incorrect API key provided"}}, key_set=True)
+    assert e.kind == "auth"
+    assert "the key in $MY_KEY was rejected" in e.message
+    assert "Incorrect API key provided" in e.message
+    assert "$MY_KEY" in e.hint
+
+
+def test_403_with_key_mentions_model_access():
+    e = http(403, {"error": "forbidden"}, key_set=True)
+    assert e.kind == "auth" and "rejected" in e.message and "model" in e.hint
+
+
+def test_404_names_model_and_url_and_hints_models_and_v1():
+    e = http(404, {"error": {"message": "The model `gpt-x` does not exist"}})
+    assert e.kind == "not_found"
+    assert "'gpt-x'" in e.message
+    assert URL in e.message
+    assert "does not exist" in e.message
+    assert "--model" in e.hint and f"GET {BASE}/models" in e.hint and "/v1" in e.hint
+
+
+def test_404_without_a_model_names_the_url():
+    e = classify_http(
+        404, {}, b"404 page not found", base_url="http://h:1", model="", api_key_env="K",
+        key_set=False, default_endpoint=False, url="http://h:1/models",
+    )
+    assert e.kind == "not_found"
+    assert "http://h:1/models" in e.message and "/v1" in e.hint
+
+
+def test_429_includes_retry_after():
+    e = http(429, {"error": {"message": "Rate limit reached"}}, {"Retry-After": "20"})
+    assert e.kind == "rate_limit"
+    assert e.retry_after == "20"
+    assert "retry after 20 s" in e.message
+    assert "Rate limit reached" in e.message
+    assert "wait 20 s" in e.hint
+
+
+def test_429_without_retry_after():
+    e = http(429, {"error": {"message": "You exceeded your current quota"}})
+    assert e.retry_after is None
+    assert "quota" in e.message and "wait" in e.hint
+
+
+def test_headers_are_case_insensitive():
+    e = http(503, b"", {"retry-after": "5"})
+    assert e.retry_after == "5"
+    assert e.kind == "server"
+
+
+def test_5xx_on_the_default_endpoint_points_at_the_ollama_log():
+    e = http(500, {"error": "llama runner process has terminated"}, default=True,
+             base="http://localhost:11434/v1")
+    assert e.kind == "server" and "terminated" in e.message and "Ollama" in e.hint
+
+
+def test_3xx_names_the_location():
+    e = http(301, b"", {"Location": "https://api.example.com/v1/chat/completions"})
+    assert e.kind == "http" and "redirect" in e.message
+    assert "https://api.example.com/v1/chat/completions" in e.message
+
+
+@pytest.mark.parametrize(
+    "status, headers, body",
+    [
+        (200, {"Content-Type": "text/html; charset=utf-8"}, b"<!doctype html><html><title>Open WebUI</title></html>"),
+        (200, {}, b"  <html><body>hello</body></html>"),
+        (404, {"Content-Type": "text/html"}, b"<html><head><title>404 Not Found</title></head></html>"),
+        (405, {"Content-Type": "text/html"}, b"<html>Method Not Allowed</html>"),
+    ],
+)
+def test_html_page_where_the_api_was_expected(status, headers, body):
+    e = classify_http(status, headers, body, base_url="http://localhost:8080", model="m",
+                      api_key_env="K", key_set=False, default_endpoint=False)
+    assert e.kind == "html"
+    assert "serves a web page, not the API" in e.message
+    assert "/v1" in e.hint
+    assert "http://localhost:8080/chat/completions" in e.message
+
+
+def test_html_page_when_base_url_already_ends_with_v1():
+    e = classify_http(200, {"Content-Type": "text/html"}, b"<html></html>", base_url="http://localhost:3000/v1",
+                      model="m", api_key_env="K", key_set=False, default_endpoint=False)
+    assert e.kind == "html" and "/v1/v1" not in e.hint and "web UI" in e.hint
+
+
+def test_html_error_page_from_a_proxy_stays_a_server_error_with_its_title():
+    body = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+    e = http(502, body, {"Content-Type": "text/html"})
+    assert e.kind == "server"
+    assert "502 Bad Gateway" in e.message
+
+
+def test_stream_error_and_bad_json_helpers():
+    e = errors.stream_error({"error": {"message": "Internal error", "code": 502}}, partial=True)
+    assert e.kind == "stream_error" and e.partial and e.status == 502
+    assert "Internal error" in e.message
+    e = errors.bad_json("{not json", partial=False)
+    assert e.kind == "bad_json" and "{not json" in e.message and not e.partial
+
+
+# ---- exceptions -----------------------------------------------------------------------
+
+_POOL = HTTPConnectionPool("api.example.com", 443)
+
+
+def _conn():
+    return HTTPConnection("api.example.com", 443)
+
+
+def _wrapped(reason: Exception, outer=requests.exceptions.ConnectionError):
+    """What requests raises: outer(MaxRetryError(reason=...)), chained."""
+    mre = urllib3.exceptions.MaxRetryError(_POOL, "/v1/chat/completions", reason)
+    mre.__cause__ = reason
+    try:
+        raise outer(mre)
+    except outer as exc:
+        return exc
+
+
+def _new_conn_error(cause: OSError) -> urllib3.exceptions.NewConnectionError:
+    e = urllib3.exceptions.NewConnectionError(
+        _conn(), f"Failed to establish a new connection: {cause}"
+    )
+    e.__cause__ = cause
+    return e
+
+
+def classify(exc, *, default=False, phase="connect", base=BASE, **kw):
+    return classify_exception(exc, base_url=base, default_endpoint=default, phase=phase, **kw)
+
+
+def test_refused_on_the_default_endpoint_explains_ollama():
+    exc = _wrapped(_new_conn_error(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")))
+    e = classify(exc, default=True, base="http://localhost:11434/v1")
+    assert e.kind == "refused"
+    assert "no server at http://localhost:11434/v1" in e.message
+    assert "Ollama" in e.message
+    for way in ("--base-url", "OPENAI_BASE_URL", "base_url in .dashfloat/config.toml"):
+        assert way in e.hint
+    assert "start Ollama" in e.hint
+
+
+def test_refused_elsewhere_names_the_url():
+    exc = _wrapped(_new_conn_error(ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")))
+    e = classify(exc, base="http://10.0.0.5:8000/v1")
+    assert e.kind == "refused"
+    assert "10.0.0.5:8000" in e.message and "http://10.0.0.5:8000/v1" in e.message
+    assert "--base-url" in e.hint
+
+
+def test_dns_failure_names_the_host():
+    gai = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    nre = urllib3.exceptions.NameResolutionError("api.exampel.com", _conn(), gai)
+    nre.__cause__ = gai
+    e = classify(_wrapped(nre), base="https://api.exampel.com/v1")
+    assert e.kind == "dns"
+    assert "'api.exampel.com'" in e.message
+    assert "Name or service not known" in e.message
+
+
+def test_bare_gaierror_is_dns():
+    e = classify(socket.gaierror(-3, "Temporary failure in name resolution"))
+    assert e.kind == "dns" and "api.example.com" in e.message
+
+
+def test_tls_certificate_error():
+    cert = ssl.SSLCertVerificationError(
+        1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate (_ssl.c:1006)"
+    )
+    u3 = urllib3.exceptions.SSLError(cert)
+    u3.__cause__ = cert
+    e = classify(_wrapped(u3, outer=requests.exceptions.SSLError))
+    assert e.kind == "tls"
+    assert "certificate" in e.message and "api.example.com" in e.message
+    assert "REQUESTS_CA_BUNDLE" in e.hint
+
+
+def test_tls_to_a_plain_http_port_hints_http():
+    wrong = ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:1006)")
+    e = classify(_wrapped(urllib3.exceptions.SSLError(wrong), outer=requests.exceptions.SSLError),
+                 base="https://localhost:11434/v1")
+    assert e.kind == "tls" and "http://" in e.hint
+    assert "wrong version number" in e.message and "_ssl.c" not in e.message
+
+
+def test_connect_timeout():
+    cte = urllib3.exceptions.ConnectTimeoutError(
+        _conn(), "Connection to api.example.com timed out. (connect timeout=10)"
+    )
+    e = classify(_wrapped(cte, outer=requests.exceptions.ConnectTimeout), connect_timeout=10.0)
+    assert e.kind == "connect_timeout"
+    assert "10 s" in e.message and "api.example.com" in e.message
+
+
+def test_connect_timeout_value_read_from_the_message_when_not_given():
+    cte = urllib3.exceptions.ConnectTimeoutError(_conn(), "timed out. (connect timeout=3.5)")
+    e = classify(_wrapped(cte, outer=requests.exceptions.ConnectTimeout))
+    assert e.kind == "connect_timeout" and "3.5 s" in e.message
+
+
+def test_os_level_connect_timeout_is_a_connect_timeout():
+    exc = _wrapped(_new_conn_error(TimeoutError(errno.ETIMEDOUT, "Connection timed out")))
+    assert classify(exc).kind == "connect_timeout"
+
+
+def test_idle_read_timeout_mid_stream():
+    rte = urllib3.exceptions.ReadTimeoutError(_POOL, None, "Read timed out. (read timeout=0.3)")
+    e = classify(rte, phase="stream", read_timeout=0.3)
+    assert e.kind == "idle_timeout"
+    assert "no data" in e.message and "0.3 s" in e.message
+    assert "read_timeout" in e.hint
+
+
+def test_read_timeout_waiting_for_headers():
+    rte = urllib3.exceptions.ReadTimeoutError(_POOL, None, "Read timed out. (read timeout=120)")
+    try:
+        raise requests.exceptions.ReadTimeout(rte)
+    except requests.exceptions.ReadTimeout as exc:
+        e = classify(exc, phase="connect")
+    assert e.kind == "idle_timeout" and "120 s" in e.message and "no response" in e.message
+
+
+def test_bare_socket_timeout_is_idle():
+    assert classify(TimeoutError("timed out"), phase="stream", read_timeout=5).kind == "idle_timeout"
+
+
+def test_reset_mid_stream_is_a_connection_error():
+    reset = ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+    pe = urllib3.exceptions.ProtocolError("Connection broken: ConnectionResetError(104, 'Connection reset by peer')", reset)
+    pe.__cause__ = reset
+    e = classify(pe, phase="stream")
+    assert e.kind == "connection"
+    assert "mid-stream" in e.message and "Connection reset by peer" in e.message
+
+
+def test_incomplete_chunk_mid_stream_is_a_connection_error():
+    pe = urllib3.exceptions.ProtocolError("Response ended prematurely")
+    e = classify(pe, phase="stream")
+    assert e.kind == "connection" and "ended prematurely" in e.message
+
+
+def test_missing_scheme_in_base_url():
+    with pytest.raises(requests.exceptions.RequestException) as info:
+        # no network: requests finds no adapter for the "localhost:" scheme
+        requests.Session().post("localhost:11434/v1/chat/completions")
+    e = classify(info.value, base="localhost:11434/v1")
+    assert e.kind == "connection"
+    assert "http://" in e.hint
+
+
+def test_every_classified_exception_is_one_line():
+    samples = [
+        ConnectionRefusedError(111, "Connection refused"),
+        socket.gaierror(-2, "Name or service not known"),
+        ssl.SSLError(1, "x"),
+        TimeoutError("timed out"),
+        ConnectionResetError(104, "reset\nwith newline"),
+        RuntimeError("weird"),
+    ]
+    for exc in samples:
+        e = classify(exc, phase="stream")
+        assert e.kind in errors.KINDS
+        assert "\n" not in str(e) and e.hint
