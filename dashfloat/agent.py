@@ -52,6 +52,7 @@ class Agent:
         self._cancel: CancelToken | None = None
         self._content: list[str] = []
         self._got_content = False
+        self._reasoning_seen = False
         self._discovering = False
         self._pending_prompt: str | None = None
 
@@ -231,7 +232,7 @@ class Agent:
                 self.post(M.phase("streaming"))
             self.post((M.REASONING, payload))
         elif kind == M.S_USAGE:
-            self._usage = payload
+            pass  # the final usage comes with S_DONE; the status bar shows only that one
         elif kind == M.S_DONE:
             self._on_done(payload)
         elif kind == M.S_FAILED:
@@ -254,8 +255,6 @@ class Agent:
                 )
             )
         status = "done" if content or calls else "empty"
-        if status == "empty" and result.get("reasoning"):
-            status = "empty"
         self.post((M.ASSISTANT_END, status))
         if status == "empty":
             self.post(M.system("warn", "[model returned nothing]"))

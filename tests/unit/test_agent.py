@@ -1,0 +1,226 @@
+"""The agent thread, driven through its inbox with a scripted stream function (no HTTP)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+
+import pytest
+
+from dashfloat import messages as M
+from dashfloat.agent import Agent
+from dashfloat.llm.client import CancelToken, Endpoint, StreamResult
+from dashfloat.llm.errors import ChatError
+
+ENDPOINT = Endpoint(base_url="http://127.0.0.1:9/v1")
+
+
+class Outbox:
+    """Collects what the agent posts; wait() blocks until a matching message arrives."""
+
+    def __init__(self):
+        self.q: queue.SimpleQueue = queue.SimpleQueue()
+        self.seen: list[tuple] = []
+
+    def post(self, msg):
+        self.q.put(msg)
+
+    def wait(self, pred, timeout=5.0):
+        while True:
+            for m in self.seen:
+                if pred(m):
+                    return m
+            try:
+                self.seen.append(self.q.get(timeout=timeout))
+            except queue.Empty:
+                raise AssertionError(f"no matching message; seen {self.seen}") from None
+
+    def wait_idle_after_end(self, timeout=5.0):
+        """Until a ("phase", "idle") arrives after an assistant_end."""
+        while True:
+            ends = [i for i, m in enumerate(self.seen) if m[0] == M.ASSISTANT_END]
+            if ends and (M.PHASE, "idle") in self.seen[ends[-1] :]:
+                return
+            try:
+                self.seen.append(self.q.get(timeout=timeout))
+            except queue.Empty:
+                raise AssertionError(f"turn never went idle; seen {self.seen}") from None
+
+    def wait_kind(self, kind, *args):
+        return self.wait(lambda m: m[0] == kind and m[1 : 1 + len(args)] == args)
+
+    def kinds(self):
+        return [m[0] for m in self.seen]
+
+
+def result(content="", **kw):
+    base = dict(content=content, reasoning="", tool_calls=[], finish_reason="stop", usage=None, cancelled=False)
+    base.update(kw)
+    return StreamResult(**base)
+
+
+def start(stream_fn, model="m", list_models_fn=None):
+    out = Outbox()
+    kwargs = {"stream_fn": stream_fn}
+    if list_models_fn:
+        kwargs["list_models_fn"] = list_models_fn
+    agent = Agent(ENDPOINT, model, out.post, **kwargs)
+    agent.start()
+    return agent, out
+
+
+def test_a_turn_streams_tokens_then_ends_idle_with_usage():
+    def stream(endpoint, model, messages, *, on_event, cancel):
+        assert messages == [{"role": "user", "content": "hi"}]
+        on_event(("reasoning", "hmm"))
+        on_event(("content", "Hel"))
+        on_event(("content", "lo"))
+        return result("Hello", usage={"total_tokens": 12})
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    out.wait_idle_after_end()
+    tokens = [m[1] for m in out.seen if m[0] == M.TOKEN]
+    assert tokens == ["Hel", "lo"]
+    assert (M.REASONING, "hmm") in out.seen
+    assert (M.USAGE, {"total_tokens": 12}) in out.seen
+    assert out.kinds().index(M.USAGE) < len(out.kinds()) - 1  # usage before the phase change
+    assert agent.messages[-1] == {"role": "assistant", "content": "Hello"}
+    agent.send((M.QUIT,))
+    agent.join(2)
+    assert not agent.alive
+
+
+def test_cancel_ends_the_turn_at_once_and_drops_late_events():
+    release = threading.Event()
+    got_cancel = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel: CancelToken):
+        on_event(("content", "part"))
+        while not cancel.cancelled:
+            release.wait(0.01)
+        got_cancel.set()
+        on_event(("content", " LATE"))  # arrives after the cancel: must not be shown
+        return result("part LATE", cancelled=True)
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "part")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.ASSISTANT_END, "cancelled")
+    assert got_cancel.wait(2)
+    # a following turn works and the late token never showed up
+    agent._stream_fn = lambda *a, **k: result("next")
+    agent.send((M.PROMPT, "again"))
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done"))
+    assert (M.TOKEN, " LATE") not in out.seen
+    assert {"role": "assistant", "content": "part"} in agent.messages
+    agent.send((M.QUIT,))
+
+
+def test_a_failure_is_a_system_entry_and_keeps_the_partial_answer():
+    def stream(endpoint, model, messages, *, on_event, cancel):
+        on_event(("content", "half"))
+        raise ChatError("stream_error", "the provider reported an error: overloaded", "try again later",
+                        partial=True)
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "error")
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert "overloaded" in err[2] and "try again later" in err[2] and "incomplete" in err[2]
+    out.wait_idle_after_end()
+    assert agent.messages[-1] == {"role": "assistant", "content": "half"}
+
+
+def test_a_crashing_streamer_is_an_error_entry_not_a_hang():
+    def stream(*a, **k):
+        raise RuntimeError("bug")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "error")
+    assert "the stream crashed" in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+
+
+def test_an_empty_answer_says_so():
+    agent, out = start(lambda *a, **k: result(""))
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "empty")
+    assert out.wait(lambda m: m[0] == M.SYSTEM)[2] == "[model returned nothing]"
+
+
+def test_a_prompt_during_a_turn_is_refused_politely():
+    gate = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel):
+        gate.wait(5)
+        return result("ok")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "one"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.PROMPT, "two"))
+    assert "still running" in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    gate.set()
+    out.wait_kind(M.ASSISTANT_END, "done")
+    assert [m["content"] for m in agent.messages if m["role"] == "user"] == ["one"]
+
+
+def test_the_only_model_is_used():
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=lambda ep: ["solo"])
+    out.wait_kind(M.MODEL, "solo")
+    assert agent.model == "solo"
+
+
+def test_several_models_are_listed_with_how_to_choose_then_model_command():
+    seen_models = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel):
+        seen_models.append(model)
+        return result("ok")
+
+    agent, out = start(stream, model=None, list_models_fn=lambda ep: ["a", "b", "c"])
+    warn = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn")
+    assert "3 models: a, b, c" in warn[2] and "/model NAME" in warn[2] and "--model" in warn[2]
+    agent.send((M.PROMPT, "/model b"))
+    out.wait_kind(M.MODEL, "b")
+    agent.send((M.PROMPT, "hello"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    assert seen_models == ["b"]
+
+
+def test_unreachable_endpoint_at_discovery_is_an_error_entry():
+    def fail(ep):
+        raise ChatError("refused", "no server at http://localhost:11434/v1", "start Ollama or use --base-url")
+
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=fail)
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert "no server" in err[2] and "--base-url" in err[2]
+    # a prompt now retries discovery and ends the turn cleanly when it fails again
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.ASSISTANT_END, "error")
+
+
+def test_tool_calls_without_tools_are_reported_not_dangling():
+    calls = [{"id": "c1", "name": "read_file", "args": {"path": "x"}, "error": None}]
+    agent, out = start(lambda *a, **k: result("", tool_calls=calls))
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    assert "1 tool call(s) (read_file)" in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    assert all("tool_calls" not in m for m in agent.messages)
+
+
+def test_an_agent_bug_posts_agent_down():
+    agent, out = start(lambda *a, **k: result("ok"))
+    agent.handle = None  # the next message makes the loop raise
+    agent.send((M.PROMPT, "x"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1].startswith("TypeError")
+    agent.join(2)
+    assert not agent.alive
+
+
+@pytest.mark.parametrize("kind", sorted(M.KINDS))
+def test_every_message_kind_is_a_plain_string(kind):
+    assert isinstance(kind, str) and kind == kind.lower()
