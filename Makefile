@@ -8,7 +8,7 @@ STAMP   = $(VENV)/.installed-stamp
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(PY) -m pip install -q --disable-pip-version-check --config-settings editable_mode=compat -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 
 from dashfloat import messages as M
-from dashfloat.llm.client import CancelToken, Endpoint, list_models, stream_chat
+from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
 
 log = logging.getLogger("dashfloat.agent")
@@ -35,8 +35,8 @@ class Agent:
         model: str | None,
         post: Callable[[tuple], None],
         *,
-        stream_fn=stream_chat,
-        list_models_fn=list_models,
+        stream_fn=None,
+        list_models_fn=None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -49,7 +49,7 @@ class Agent:
         # current episode
         self._episode = 0
         self._busy = False
-        self._cancel: CancelToken | None = None
+        self._cancel = None  # the CancelToken of the running episode
         self._content: list[str] = []
         self._got_content = False
         self._reasoning_seen = False
@@ -73,8 +73,20 @@ class Agent:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
+    def _load_client(self) -> None:
+        """Import the HTTP stack here, on the agent thread, so the UI's first frame never
+        waits for requests and urllib3 to load."""
+        from dashfloat.llm import client
+
+        self._client = client
+        if self._stream_fn is None:
+            self._stream_fn = client.stream_chat
+        if self._list_models_fn is None:
+            self._list_models_fn = client.list_models
+
     def _run(self) -> None:
         try:
+            self._load_client()
             self.post(M.phase("idle"))
             if self.model:
                 self.post((M.MODEL, self.model))
@@ -186,7 +198,7 @@ class Agent:
     def _start_episode(self) -> None:
         self._episode += 1
         episode = self._episode
-        self._cancel = cancel = CancelToken()
+        self._cancel = cancel = self._client.CancelToken()
         self._content = []
         self._got_content = False
         self._reasoning_seen = False

@@ -145,7 +145,7 @@ def run_ui(config, log_path: str | None) -> int:
     from dashfloat.agent import Agent
     from dashfloat.config import state_dir
     from dashfloat.history import History
-    from dashfloat.llm.client import Endpoint
+    from dashfloat.llm.endpoint import Endpoint
     from dashfloat.ui import theme
 
     use_ascii = theme.choose_ascii(config.ascii, os.environ)

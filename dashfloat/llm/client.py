@@ -49,6 +49,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from dashfloat import __version__
 from dashfloat.llm import errors, toolcalls
+from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
 from dashfloat.llm.sse import SSEError, SSEParser
 
@@ -72,17 +73,6 @@ _NET_ERRORS = (
     http.client.HTTPException,
     OSError,
 )
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    base_url: str
-    api_key: str | None = field(default=None, repr=False)
-    api_key_env: str = "OPENAI_API_KEY"
-    headers: dict = field(default_factory=dict)
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0  # idle: the longest wait for the next bytes
-    is_default: bool = False
 
 
 class CancelToken:
