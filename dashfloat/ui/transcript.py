@@ -98,25 +98,43 @@ class AssistantEntry(Entry):
             self.content[:] = ["".join(self.content)]
         return self.content[0] if self.content else ""
 
-    def _markdown_lines(self) -> list[Line]:
+    def _markdown_lines(self, glyphs: Glyphs) -> list[Line]:
+        """Decorated body lines. Completed blocks are rendered and decorated once and kept
+        (the same list objects every call, so the view skips them by identity); only the
+        unfinished tail is split again."""
         text = self.text
         finished = self.status != "streaming"
-        upto = len(text) if finished else markdown.completed_prefix(text)
-        if upto > self._done_upto:
-            block_lines = markdown.render(text[self._done_upto : upto], ascii=self.ascii)
+        done = self._done_upto
+        if finished:
+            upto = len(text)
+        else:  # the done part ends on a block boundary, so only the rest needs scanning
+            upto = done + markdown.completed_prefix(text[done:])
+        if upto > done:
+            block_lines = markdown.render(text[done:upto], ascii=self.ascii)
             if block_lines:
                 if self._done_lines:
                     self._done_lines.append([])
-                self._done_lines.extend(block_lines)
+                for line in block_lines:
+                    self._done_lines.append(self._decorate(line, glyphs))
             self._done_upto = upto
         tail = text[self._done_upto :]
+        if not tail.strip():
+            return self._done_lines
         lines = list(self._done_lines)
-        tail_lines = markdown.plain_lines(tail.strip("\n")) if tail.strip() else []
-        if tail_lines:
-            if lines:
-                lines.append([])
-            lines.extend(tail_lines)
+        if lines:
+            lines.append([])
+        for line in markdown.plain_lines(tail.strip("\n")):
+            lines.append(self._decorate(line, glyphs, first=not lines))
         return lines
+
+    def _decorate(self, line: Line, glyphs: Glyphs, first: bool | None = None) -> Line:
+        if first is None:
+            first = not self._done_lines
+        if not line:
+            return []
+        if first:
+            return [("assistant_prefix", glyphs.assistant + " ")] + line
+        return _indented(line)
 
     def _reasoning_lines(self, glyphs: Glyphs, show: bool) -> list[Line]:
         if not self.reasoning:
@@ -136,14 +154,8 @@ class AssistantEntry(Entry):
 
     def lines(self, glyphs, show_reasoning):
         out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
-        body = self._markdown_lines()
-        for i, line in enumerate(body):
-            if not line:
-                out.append([])
-            elif i == 0:
-                out.append([("assistant_prefix", glyphs.assistant + " ")] + line)
-            else:
-                out.append(_indented(line))
+        body = self._markdown_lines(glyphs)
+        out.extend(body)
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
         marker = _END_MARKERS.get(self.status)

@@ -99,7 +99,7 @@ class TranscriptView:
         start = self._starts[i]
         common = min(len(old), len(new))
         for j in range(common):
-            if old[j] != new[j]:
+            if old[j] is not new[j] and old[j] != new[j]:
                 self.walker[start + j] = make_row(new[j])
         delta = len(new) - len(old)
         if delta > 0:

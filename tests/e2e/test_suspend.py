@@ -1,0 +1,45 @@
+"""Ctrl-Z suspends to the shell with the terminal restored; `fg` brings the screen back."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.e2e.harness import Term, clean_env, dashfloat_bin
+from tests.fakeserver import ScriptedServer
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash for job control")
+
+
+def test_ctrl_z_suspends_and_fg_restores(tmp_path):
+    with ScriptedServer(models=["m"]) as server:
+        env = clean_env(tmp_path, PS1="SHELL$ ")
+        term = Term(["bash", "--norc", "--noprofile", "-i"], env)
+        try:
+            term.wait_text("SHELL$")
+            term.type(f"stty -g > {tmp_path}/before; {dashfloat_bin()} --base-url {server.url} --model m\r")
+            term.wait_status("idle")
+            term.type("draft text")
+            term.wait_text("draft text")
+            mark = len(term.raw)
+            term.send("\x1a")  # Ctrl-Z: a key for dashfloat, which then suspends itself
+            term.wait_for(lambda t: b"Stopped" in t.raw[mark:] or "Stopped" in t.text, what="the job to stop")
+            tail = bytes(term.raw[mark:])
+            assert tail.rfind(b"\x1b[?1049l") >= 0, "the alternate screen was not left on suspend"
+            term.type(f"stty -g > {tmp_path}/during; fg\r")
+            term.wait_for(lambda t: (tmp_path / "during").exists(), what="stty during suspend")
+            term.wait_status("idle")
+            term.wait_text("draft text")  # the prompt survived the suspend
+            assert (tmp_path / "during").read_text() == (tmp_path / "before").read_text()
+            term.send("\x03")  # Ctrl-C clears the prompt
+            term.wait_gone("draft text")
+            mark = len(term.raw)
+            term.send("\x04")  # Ctrl-D on the empty prompt quits
+            term.wait_for(lambda t: b"SHELL$" in t.raw[mark:], what="the shell prompt after quitting")
+            assert term.left_alternate_screen()
+            term.type(f"stty -g > {tmp_path}/after; exit\r")
+            term.wait_exit()
+            assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
+        finally:
+            term.close()
