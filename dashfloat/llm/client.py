@@ -38,7 +38,7 @@ import json
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import requests
 import requests.auth
