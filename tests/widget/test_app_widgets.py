@@ -272,3 +272,28 @@ def test_status_markup_is_pure_and_fits():
 )
 def test_best_shift(old, new, region, expected):
     assert best_shift(old, new, region) == expected
+
+
+@pytest.mark.parametrize("size", [(40, 12), (20, 5), (80, 24)])
+def test_help_overlay_and_a_tall_prompt_fit_small_screens(size):
+    app = make_app()
+    app.prompt.insert_text("\n".join(f"prompt line {i}" for i in range(30)))
+    app._on_resize = lambda: None
+    app.prompt_box.cap = max(1, min(8, size[1] // 3))
+    rows = screen(app, size)
+    assert len(rows) == size[1]
+    assert "prompt line 29" in "\n".join(rows)  # the window follows the cursor
+    assert sum("prompt line" in r for r in rows) <= app.prompt_box.cap
+    press(app.root, size, "f1")
+    rows = screen(app, size)
+    assert len(rows) == size[1] and all(len(r) == size[0] for r in rows)
+
+
+def test_long_lines_wrap_under_their_indent():
+    app = make_app()
+    stream_answer(app, "first\n\n" + "word " * 30)
+    feed(app, (M.ASSISTANT_END, "done"))
+    rows = [r.rstrip() for r in screen(app, (40, 24))]
+    body = [r for r in rows if "word" in r]
+    assert len(body) >= 3
+    assert all(r.startswith("  word") for r in body), body
