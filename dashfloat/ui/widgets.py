@@ -152,42 +152,23 @@ class TranscriptView:
 
     def _scroll_key(self, size, key: str) -> None:
         """Scroll by rows, not by focusable items (every row here is plain text)."""
-        rows = size[1]
-        middle, top, bottom = self.listbox.calculate_visible(size)
-        offset_rows = middle[0]
-        focus_pos = self.listbox.focus_position
+        step = max(1, size[1] - 1) if key.startswith("page") else 1
         if key in ("page up", "up"):
-            step = max(1, rows - 1) if key == "page up" else 1
-            # move the top of the view up by `step` rows
-            target_top = self._top_position(size) - step
-            target = max(0, target_top)
-            self.listbox.set_focus(target)
+            self.listbox.set_focus(max(0, self._edge_position(size, top=True) - step))
             self.listbox.set_focus_valign("top")
         else:
-            step = max(1, rows - 1) if key == "page down" else 1
-            bottom_pos = self._bottom_position(size)
-            target = min(len(self.walker) - 1, bottom_pos + step)
-            self.listbox.set_focus(target)
+            self.listbox.set_focus(min(len(self.walker) - 1, self._edge_position(size, top=False) + step))
             self.listbox.set_focus_valign("bottom")
-        del offset_rows, focus_pos, top, bottom
 
-    def _top_position(self, size) -> int:
-        middle, top, _bottom = self.listbox.calculate_visible(size)
-        trim_top, fill_above = top
-        if fill_above:
-            return fill_above[-1][1]
-        return middle[2]
-
-    def _bottom_position(self, size) -> int:
-        middle, _top, bottom = self.listbox.calculate_visible(size)
-        _trim, fill_below = bottom
-        if fill_below:
-            return fill_below[-1][1]
-        return middle[2]
+    def _edge_position(self, size, top: bool) -> int:
+        """The walker position of the first (top=True) or last row on screen."""
+        middle, above, below = self.listbox.calculate_visible(size)
+        _trim, fill = above if top else below
+        return fill[-1][1] if fill else middle[2]
 
     def _at_end(self, size) -> bool:
         try:
-            return self._bottom_position(size) >= len(self.walker) - 1
+            return self._edge_position(size, top=False) >= len(self.walker) - 1
         except Exception:
             return True
 
@@ -197,7 +178,7 @@ class TranscriptView:
         if not total:
             return (0, 0)
         try:
-            pos = self._bottom_position(self.listbox.last_size)
+            pos = self._edge_position(self.listbox.last_size, top=False)
         except Exception:
             pos = self.listbox.focus_position
         return (pos + 1, total)
