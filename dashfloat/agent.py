@@ -308,6 +308,7 @@ class Agent:
 def _error_line(err: dict) -> str:
     message = str(err.get("message") or "request failed").rstrip(".")
     hint = str(err.get("hint") or "").strip()
+    hint = hint[:1].upper() + hint[1:]
     line = f"{message}." + (f" {hint}" if hint else "")
     if err.get("partial"):
         line += " (The text above is incomplete.)"

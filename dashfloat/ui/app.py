@@ -37,6 +37,29 @@ log = logging.getLogger("dashfloat.ui")
 TICK = 0.08  # seconds between widget flushes and spinner steps while active
 
 
+class DashLoop(urwid.MainLoop):
+    """A MainLoop that runs one callback right after the first frame is on screen, so
+    work that can wait (starting the agent, warming imports) never delays it."""
+
+    after_first_frame = None
+
+    def draw_screen(self, *args, **kwargs):
+        super().draw_screen(*args, **kwargs)
+        callback, self.after_first_frame = self.after_first_frame, None
+        if callback is not None:
+            callback()
+
+
+def warm_imports() -> None:
+    """Load the Markdown parser and a common lexer before the first answer needs them."""
+    try:
+        from dashfloat.ui import markdown
+
+        markdown.render("# w\n\n- *x* `y`\n\n```python\nx = 1\n```\n")
+    except Exception:
+        log.exception("warming imports failed")
+
+
 class PromptBox(urwid.WidgetWrap):
     """Shows at most `cap` rows of the prompt, the window following the cursor."""
 
@@ -140,7 +163,7 @@ class App:
         screen.set_terminal_properties(colors=self.depth)
         if hasattr(screen, "scroll_region_rows"):
             screen.scroll_region_rows = lambda: self.view.listbox.last_size[1]
-        self.loop = urwid.MainLoop(
+        self.loop = DashLoop(
             self.root,
             theme.palette(self.depth),
             screen=screen,
@@ -298,6 +321,7 @@ class App:
                 notice=self.notice,
                 width=self._width,
                 sep=self.glyphs.sep,
+                dot=self.glyphs.system,
             )
         )
 
@@ -491,8 +515,13 @@ class App:
                                   f"{args.exc_type.__name__}: {args.exc_value}"[:300]))
 
         threading.excepthook = thread_hook
-        try:
+
+        def after_first_frame():
             self.agent.start()
+            threading.Thread(target=warm_imports, name="warm", daemon=True).start()
+
+        loop.after_first_frame = after_first_frame
+        try:
             loop.run()
         finally:
             threading.excepthook = hook

@@ -619,6 +619,16 @@ def _strip_quotes(quote: re.Pattern[str], line: str, max_depth: int) -> tuple[in
     return depth, line
 
 
+def _interrupts(rx: _Rx, b: str) -> bool:
+    """Does this line (indentation removed) start a block that interrupts a paragraph?"""
+    if rx.atx.match(b) or rx.hr.match(b):
+        return True
+    m = rx.fence.match(b)
+    if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return True
+    return b.startswith("<") and bool(rx.html_1_5.match(b) or rx.html_6.match(b))
+
+
 def completed_prefix(text: str, *, start: int = 0) -> int:
     """Offset up to which `text` holds only completed top-level Markdown blocks.
 
@@ -637,6 +647,11 @@ def completed_prefix(text: str, *, start: int = 0) -> int:
       ``<? ?>``, ``<!X >``, ``<![CDATA[ ]]>``); or
     * after the newline that ends the closing fence of a top-level fenced code block
       (no blank line needed after it).
+
+    The scan also follows HTML blocks that end at a blank line (``<div>``, a lone tag
+    line) so that a fence line inside one is not taken for a fence, and the content
+    columns of open list items so that a fence inside an item (no boundary after it,
+    closed when the item ends) is told from a top-level one.
 
     It is conservative where a blank line may not end the block before it:
 
@@ -763,11 +778,17 @@ def completed_prefix(text: str, *, start: int = 0) -> int:
         base = 0
         is_item = False
         para = True
-        if depth == 0:
-            if prev_blank:
-                items = [c for c in items if c <= bind]  # items this line is not inside
+        if depth:
+            items = [c for c in items if c <= ind]  # a quote never continues a paragraph
+        else:
             containing = [c for c in items if c <= bind]
             base = containing[-1] if containing else 0
+            # Items whose content column this line is left of end here, unless the line
+            # may be a lazy continuation of a paragraph (blocks that interrupt one cannot).
+            if len(containing) < len(items) and (
+                prev_blank or not prev_para or (bind - base <= 3 and _interrupts(rx, b))
+            ):
+                items = containing
             if bind - base >= 4 and not prev_para:
                 para = False  # indented code
             elif list_marker.match(b) and not hr.match(b):

@@ -121,7 +121,7 @@ ASCII = Glyphs(
     sep="|",
 )
 
-ASCII_FALLBACKS = {"•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
+ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
 
 
 def choose_ascii(setting: str, environ) -> bool:

@@ -63,6 +63,7 @@ _END_MARKERS = {
     "cancelled": "[cancelled: the answer above is partial]",
     "error": "[stopped by an error: the answer above is incomplete]",
 }
+_EMPTY_MARKERS = {"cancelled": "[cancelled before the answer began]"}
 
 
 @dataclass
@@ -108,7 +109,7 @@ class AssistantEntry(Entry):
         if finished:
             upto = len(text)
         else:  # the done part ends on a block boundary, so only the rest needs scanning
-            upto = done + markdown.completed_prefix(text[done:])
+            upto = markdown.completed_prefix(text, start=done)
         if upto > done:
             block_lines = markdown.render(text[done:upto], ascii=self.ascii)
             if block_lines:
@@ -158,6 +159,9 @@ class AssistantEntry(Entry):
         out.extend(body)
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
+        if not body and not self.reasoning:
+            marker = _EMPTY_MARKERS.get(self.status)  # nothing above to call partial
+            return [[("marker", marker)]] if marker else []
         marker = _END_MARKERS.get(self.status)
         if marker:
             out.append([("marker", INDENT + marker)])

@@ -79,13 +79,12 @@ class TranscriptView:
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
         lines = entry.lines(self.glyphs, self.show_reasoning)
-        if not first:
+        if lines and not first:
             lines = [[]] + lines  # one blank row between entries
         return lines
 
     def _append(self, entry: Entry) -> None:
-        first = not self._entries
-        lines = self._entry_rows(entry, first)
+        lines = self._entry_rows(entry, first=len(self.walker) == 0)
         self._entries.append(entry)
         self._starts.append(len(self.walker))
         self._lines.append(lines)
@@ -94,7 +93,7 @@ class TranscriptView:
 
     def _redraw(self, i: int) -> None:
         entry = self._entries[i]
-        new = self._entry_rows(entry, i == 0)
+        new = self._entry_rows(entry, first=self._starts[i] == 0)
         old = self._lines[i]
         start = self._starts[i]
         common = min(len(old), len(new))
@@ -242,6 +241,7 @@ def status_markup(
     notice: str,
     width: int,
     sep: str,
+    dot: str = "·",
 ) -> list:
     """Pure: the status bar's markup for the current state (tested without a screen)."""
     left: list = []
@@ -263,7 +263,7 @@ def status_markup(
     else:
         hints = [keymap.hint_for("submit"), keymap.hint_for("newline"), keymap.hint_for("help")]
     used = sum(len(t) for _a, t in left)
-    hint_text = " · ".join(hints) + " "
+    hint_text = f" {dot} ".join(hints) + " "
     pad = width - used - len(hint_text)
     if pad >= 1:
         left.append(("status", " " * pad))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -145,6 +146,11 @@ class Term:
             if time.monotonic() > deadline:
                 raise AssertionError(f"process did not exit; screen:\n{self.dump()}")
             self.pump(0.1)
+        while self.child.isalive():  # the pty reached EOF: the exit status follows at once
+            if time.monotonic() > deadline:
+                raise AssertionError("the pty closed but the process did not exit")
+            time.sleep(0.01)
+        self.child.ptyproc.delayafterclose = 0.0
         self.child.close()
         if self.child.signalstatus is not None:
             return -self.child.signalstatus
@@ -153,8 +159,68 @@ class Term:
     def left_alternate_screen(self) -> bool:
         return self.raw.rfind(b"\x1b[?1049l") > self.raw.rfind(b"\x1b[?1049h") >= 0
 
+    def bracketed_paste_off(self) -> bool:
+        """Bracketed paste was turned on, and turned off again after the last time."""
+        return self.raw.rfind(b"\x1b[?2004l") > self.raw.rfind(b"\x1b[?2004h") >= 0
+
+    # ---- screen regions -----------------------------------------------------------------
+    @property
+    def flat(self) -> str:
+        """The whole screen as one line, runs of whitespace collapsed: a message that the
+        app word-wrapped over several rows is found again as one string."""
+        return " ".join(" ".join(self.lines).split())
+
+    def wait_flat(self, text: str, timeout: float = 10.0) -> None:
+        self.wait_for(lambda t: text in t.flat, timeout, f"{text!r} (wrapped)")
+
+    def status_row(self) -> int | None:
+        for i in range(len(self.lines) - 1, -1, -1):
+            if any(p in self.lines[i] for p in (" idle ", " waiting ", " streaming ", " agent down ")):
+                return i
+        return None
+
+    def transcript(self) -> list[str]:
+        """The rows above the status bar."""
+        row = self.status_row()
+        return self.lines[: row if row is not None else len(self.lines)]
+
+    def prompt_lines(self) -> list[str]:
+        """The rows below the status bar (the prompt editor)."""
+        row = self.status_row()
+        return [] if row is None else self.lines[row + 1 :]
+
     def close(self) -> None:
+        """End the child (SIGHUP, as when a terminal closes; SIGKILL if it lingers) and
+        close the pty. Polls instead of pexpect's fixed 0.1 s sleeps."""
+        child = self.child
         try:
-            self.child.terminate(force=True)
+            if child.isalive():
+                child.kill(signal.SIGHUP)
+                deadline = time.monotonic() + 3.0
+                while child.isalive() and time.monotonic() < deadline:
+                    self.pump(0.02)
         except Exception:
             pass
+        try:
+            child.ptyproc.delayafterclose = 0.0
+            child.close(force=True)
+        except Exception:
+            pass
+
+
+def child_pids(ppid: int) -> list[int]:
+    """The pids whose parent is `ppid` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name is in parentheses and may hold spaces: split after the last ")"
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == ppid:
+            out.append(int(entry))
+    return out

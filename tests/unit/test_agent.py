@@ -129,7 +129,7 @@ def test_a_failure_is_a_system_entry_and_keeps_the_partial_answer():
     agent.send((M.PROMPT, "x"))
     out.wait_kind(M.ASSISTANT_END, "error")
     err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
-    assert "overloaded" in err[2] and "try again later" in err[2] and "incomplete" in err[2]
+    assert "overloaded" in err[2] and "Try again later" in err[2] and "incomplete" in err[2]
     out.wait_idle_after_end()
     assert agent.messages[-1] == {"role": "assistant", "content": "half"}
 
