@@ -1,12 +1,18 @@
 """The agent: owns the conversation and runs each turn, on its own thread.
 
-It knows nothing of urwid. It reads plain tuples from its inbox (prompts and cancels from a
-front end, stream events from its streamer threads) and reports everything a front end
-shows through `post(tuple)` (see dashfloat.messages). A second, headless front end can
-drive the same class.
+It knows nothing of urwid. It reads plain tuples from its inbox (prompts, decisions and
+cancels from a front end; stream and tool events from its worker threads) and reports
+everything a front end shows through `post(tuple)` (see dashfloat.messages). A second,
+headless front end can drive the same class.
 
-One streamer thread per episode runs the HTTP request; its events carry the episode
-number, so events of a cancelled episode that arrive late are dropped, not shown.
+A turn is a sequence of episodes: stream the model's answer; if it asked for tools, run
+them one by one (a mutation waits for the front end's decision on a preview), append
+one tool message per call in call order, and stream again, until the model answers
+without tools, the turn is cancelled, or the episode limit is reached. Every way out of
+a turn leaves a result for every announced call, and `conversation.repair` checks the
+pairing invariant again before each request.
+
+Worker events carry the episode number, so events that arrive after a cancel are dropped.
 """
 
 from __future__ import annotations
@@ -17,17 +23,34 @@ import threading
 import traceback
 from collections.abc import Callable
 
+from dashfloat import conversation
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
+from dashfloat.tools import results
 
 log = logging.getLogger("dashfloat.agent")
 
 MODEL_LIST_SHOWN = 30
 
 
+class Call:
+    """One announced tool call and where it stands."""
+
+    def __init__(self, raw: dict):
+        self.id: str = raw["id"]
+        self.name: str = raw.get("name") or ""
+        self.raw = raw
+        self.args: dict | None = None
+        self.prepared = None
+        self.result: dict | None = None
+
+
 class Agent:
-    """Conversation state plus the turn state machine (idle -> waiting -> streaming -> idle)."""
+    """Conversation state plus the turn state machine.
+
+    phases: idle -> waiting -> streaming -> (running | confirming)* -> ... -> idle
+    """
 
     def __init__(
         self,
@@ -35,24 +58,40 @@ class Agent:
         model: str | None,
         post: Callable[[tuple], None],
         *,
+        root: str = ".",
         stream_fn=None,
         list_models_fn=None,
+        tools_enabled: bool = True,
+        max_episodes: int = 50,
+        exec_timeout: float = 30.0,
     ):
         self.endpoint = endpoint
         self.model = model
         self.post = post
+        self.root = root
+        self.tools_enabled = tools_enabled
+        self.max_episodes = max_episodes
+        self.exec_timeout = exec_timeout
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.messages: list[dict] = []
         self._stream_fn = stream_fn
         self._list_models_fn = list_models_fn
+        self._client = None
+        self._runner = None
         self._thread: threading.Thread | None = None
-        # current episode
-        self._episode = 0
+        # turn state
         self._busy = False
-        self._cancel = None  # the CancelToken of the running episode
+        self._episode = 0  # global counter: tags worker events
+        self._episodes_in_turn = 0
+        self._cancel = None  # the CancelToken of the running stream
         self._content: list[str] = []
-        self._got_content = False
-        self._reasoning_seen = False
+        self._phase = "idle"
+        self._calls: list[Call] = []
+        self._call_index = 0
+        self._confirm_ref = 0
+        self._tool_cancel = None  # the Cancel of the running tool
+        self._stopping = False  # a cancel arrived while a tool ran: finish it, then stop
+        self._final_usage: dict | None = None
         self._discovering = False
         self._pending_prompt: str | None = None
 
@@ -73,12 +112,14 @@ class Agent:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def _load_client(self) -> None:
-        """Import the HTTP stack here, on the agent thread, so the UI's first frame never
-        waits for requests and urllib3 to load."""
+    def _load_modules(self) -> None:
+        """Import the HTTP stack and the tools here, on the agent thread, so the UI's
+        first frame never waits for requests and urllib3 to load."""
         from dashfloat.llm import client
+        from dashfloat.tools import runner
 
         self._client = client
+        self._runner = runner
         if self._stream_fn is None:
             self._stream_fn = client.stream_chat
         if self._list_models_fn is None:
@@ -86,8 +127,8 @@ class Agent:
 
     def _run(self) -> None:
         try:
-            self._load_client()
-            self.post(M.phase("idle"))
+            self._load_modules()
+            self._set_phase("idle")
             if self.model:
                 self.post((M.MODEL, self.model))
             else:
@@ -95,12 +136,24 @@ class Agent:
             while True:
                 msg = self.inbox.get()
                 if msg[0] == M.QUIT:
-                    self._cancel_episode()
+                    self._shutdown()
                     return
                 self.handle(msg)
         except Exception as exc:  # the UI must survive a bug here: report and stop
             log.exception("agent thread crashed")
+            self._shutdown()
             self.post((M.AGENT_DOWN, f"{type(exc).__name__}: {exc}"))
+
+    def _shutdown(self) -> None:
+        """Stop the stream and any running command (its whole process group)."""
+        self._cancel_stream()
+        if self._tool_cancel is not None:
+            self._tool_cancel.cancel()
+        if self._runner is not None:
+            try:
+                self._runner.kill_all()
+            except Exception:
+                log.exception("kill_all failed")
 
     # ---- dispatch ---------------------------------------------------------------------
     def handle(self, msg: tuple) -> None:
@@ -109,14 +162,28 @@ class Agent:
             self._on_prompt(msg[1])
         elif kind == M.CANCEL:
             self._on_cancel()
+        elif kind == M.CONFIRM_DECISION:
+            self._on_decision(msg[1], msg[2])
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
         elif kind in (M.S_CONTENT, M.S_REASONING, M.S_USAGE, M.S_DONE, M.S_FAILED):
-            if msg[1] != self._episode or not self._busy:
+            if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
             self._on_stream(kind, msg[2])
+        elif kind in (M.T_OUTPUT, M.T_DONE):
+            if msg[1] != self._episode or not self._busy:
+                return
+            if kind == M.T_OUTPUT:
+                self.post((M.TOOL_OUTPUT, msg[2], msg[3]))
+            else:
+                self._on_tool_done(msg[2], msg[3])
         else:
             log.warning("agent ignored unknown message %r", kind)
+
+    def _set_phase(self, name: str) -> None:
+        if name != self._phase or name == "idle":
+            self._phase = name
+            self.post(M.phase(name))
 
     # ---- model discovery --------------------------------------------------------------
     def _discover(self) -> None:
@@ -142,8 +209,7 @@ class Agent:
         if not ok:
             self.post(M.system("error", _error_line(payload)))
             if pending is not None:
-                self.post((M.ASSISTANT_END, "error"))
-                self._finish_turn()
+                self._end_turn()
             return
         models = list(payload)
         if len(models) == 1:
@@ -164,8 +230,7 @@ class Agent:
             )
         self.post(M.system("warn", text))
         if pending is not None:
-            self.post((M.ASSISTANT_END, "error"))
-            self._finish_turn()
+            self._end_turn()
 
     # ---- turns ------------------------------------------------------------------------
     def _on_prompt(self, text: str) -> None:
@@ -178,8 +243,11 @@ class Agent:
         self.post((M.USER, text))
         self.messages.append({"role": "user", "content": text})
         self._busy = True
-        self.post(M.phase("waiting"))
+        self._episodes_in_turn = 0
+        self._final_usage = None
+        self._stopping = False
         if self.model is None:
+            self._set_phase("waiting")
             self._pending_prompt = text
             self._discover()
             return
@@ -197,15 +265,23 @@ class Agent:
 
     def _start_episode(self) -> None:
         self._episode += 1
+        self._episodes_in_turn += 1
         episode = self._episode
         self._cancel = cancel = self._client.CancelToken()
         self._content = []
-        self._got_content = False
-        self._reasoning_seen = False
+        self._calls = []
+        self._call_index = 0
+        self._set_phase("waiting")
         self.post((M.ASSISTANT_START,))
-        conversation = [dict(m) for m in self.messages]
+        fixed, notes = conversation.repair(self.messages)
+        if notes:
+            log.warning("conversation repaired before a request: %s", "; ".join(notes))
+            self.post(M.system("warn", "Repaired the conversation before sending it: " + "; ".join(notes) + "."))
+            self.messages = fixed
+        request = [dict(m) for m in fixed]
         model = self.model
         inbox = self.inbox
+        tools = self._runner.TOOLS if self.tools_enabled else None
 
         def on_event(ev: tuple) -> None:
             kind = ev[0]
@@ -218,7 +294,10 @@ class Agent:
 
         def work():
             try:
-                result = self._stream_fn(self.endpoint, model, conversation, on_event=on_event, cancel=cancel)
+                kwargs = {"on_event": on_event, "cancel": cancel}
+                if tools is not None:
+                    kwargs["tools"] = tools
+                result = self._stream_fn(self.endpoint, model, request, **kwargs)
                 inbox.put((M.S_DONE, episode, result.as_dict()))
             except ChatError as exc:
                 inbox.put((M.S_FAILED, episode, exc.as_dict()))
@@ -233,44 +312,45 @@ class Agent:
 
     def _on_stream(self, kind: str, payload) -> None:
         if kind == M.S_CONTENT:
-            if not self._got_content:
-                self._got_content = True
-                self.post(M.phase("streaming"))
+            self._set_phase("streaming")
             self._content.append(payload)
             self.post((M.TOKEN, payload))
         elif kind == M.S_REASONING:
-            if not self._reasoning_seen:
-                self._reasoning_seen = True
-                self.post(M.phase("streaming"))
+            self._set_phase("streaming")
             self.post((M.REASONING, payload))
         elif kind == M.S_USAGE:
-            pass  # the final usage comes with S_DONE; the status bar shows only that one
+            pass  # the final usage comes with S_DONE
         elif kind == M.S_DONE:
+            self._cancel = None
             self._on_done(payload)
         elif kind == M.S_FAILED:
+            self._cancel = None
             self._on_failed(payload)
 
     def _on_done(self, result: dict) -> None:
         content = result.get("content") or "".join(self._content)
-        calls = result.get("tool_calls") or []
-        if content:
-            self.messages.append({"role": "assistant", "content": content})
-        usage = result.get("usage")
-        if usage:
-            self.post((M.USAGE, usage))
-        if calls:
-            names = ", ".join(sorted({c.get("name") or "?" for c in calls}))
-            self.post(
-                M.system(
-                    "warn",
-                    f"The model asked for {len(calls)} tool call(s) ({names}); this build does not run tools yet.",
-                )
-            )
-        status = "done" if content or calls else "empty"
-        self.post((M.ASSISTANT_END, status))
-        if status == "empty":
+        raw_calls = result.get("tool_calls") or []
+        if result.get("usage"):
+            self._final_usage = result["usage"]
+        if raw_calls and not self.tools_enabled:
+            names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
+            self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
+            raw_calls = []
+        if not content and not raw_calls:
+            self.post((M.ASSISTANT_END, "empty"))
             self.post(M.system("warn", "[model returned nothing]"))
-        self._finish_turn()
+            self._end_turn()
+            return
+        self.post((M.ASSISTANT_END, "done"))
+        self._calls = [Call(c) for c in raw_calls]
+        self.messages.append(conversation.assistant_message(content, raw_calls))
+        if not self._calls:
+            self._end_turn()
+            return
+        for call in self._calls:
+            self.post((M.TOOL_CALL, {"id": call.id, "name": call.name,
+                                     "summary": self._runner.summary(call.name, call.raw.get("args"))}))
+        self._next_call()
 
     def _on_failed(self, err: dict) -> None:
         content = "".join(self._content)
@@ -278,20 +358,123 @@ class Agent:
             self.messages.append({"role": "assistant", "content": content})
         self.post((M.ASSISTANT_END, "error"))
         self.post(M.system("error", _error_line(err)))
-        self._finish_turn()
+        self._end_turn()
 
+    # ---- tools ------------------------------------------------------------------------
+    def _next_call(self) -> None:
+        """Run the next unresolved call, or finish the episode when all have results."""
+        while self._call_index < len(self._calls):
+            call = self._calls[self._call_index]
+            args, error = self._runner.validate_call(call.raw)
+            if error is not None:
+                self._resolve(call, error)
+                continue
+            call.args = args
+            if self._runner.needs_confirmation(call.name):
+                prepared = self._runner.prepare(call.name, args, self.root)
+                if isinstance(prepared, dict):  # refused before asking (path policy, bounds...)
+                    self._resolve(call, prepared)
+                    continue
+                call.prepared = prepared
+                self._confirm_ref += 1
+                self._set_phase("confirming")
+                self.post((M.CONFIRM, self._confirm_ref, {"id": call.id, "name": call.name,
+                                                           "summary": prepared.summary, "lines": prepared.preview}))
+                return
+            self._execute(call)
+            return
+        self._finish_episode()
+
+    def _on_decision(self, ref: int, decision: str) -> None:
+        if self._phase != "confirming" or ref != self._confirm_ref:
+            return  # a stale or duplicate key
+        call = self._calls[self._call_index]
+        if decision == "approved":
+            self._execute(call)
+        else:
+            self._resolve(call, results.rejected())
+            self._next_call()
+
+    def _execute(self, call: Call) -> None:
+        self._set_phase("running")
+        episode = self._episode
+        inbox = self.inbox
+        cancel = self._runner.Cancel()
+        self._tool_cancel = cancel
+
+        def on_output(text: str) -> None:
+            inbox.put((M.T_OUTPUT, episode, call.id, text))
+
+        def work():
+            try:
+                result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
+                                              on_output=on_output, exec_timeout=self.exec_timeout)
+            except Exception as exc:  # a tool that raises is an error result, never a crash
+                log.exception("tool %s crashed", call.name)
+                result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")
+            inbox.put((M.T_DONE, episode, call.id, result))
+
+        threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
+
+    def _on_tool_done(self, call_id: str, result: dict) -> None:
+        self._tool_cancel = None
+        call = self._calls[self._call_index]
+        if call.id != call_id:
+            log.warning("tool result for %s while %s runs", call_id, call.id)
+            return
+        self._resolve(call, result)
+        if self._stopping:
+            self._stop_turn(results.cancelled())
+            return
+        self._next_call()
+
+    def _resolve(self, call: Call, result: dict) -> None:
+        call.result = result
+        self._call_index += 1
+        self.post((M.TOOL_RESULT, self._runner.result_row(call.id, call.name, result)))
+
+    def _finish_episode(self) -> None:
+        for call in self._calls:
+            self.messages.append(conversation.tool_message(call.id, call.result))
+        self._calls = []
+        if self._episodes_in_turn >= self.max_episodes:
+            self.post(M.system("warn", f"Stopped after {self.max_episodes} episodes in one turn (max_episodes). "
+                                       "Say how to go on, or raise max_episodes in the configuration."))
+            self._end_turn()
+            return
+        self._start_episode()
+
+    # ---- cancel and the end of a turn -------------------------------------------------
     def _on_cancel(self) -> None:
         if not self._busy:
             return
-        self._cancel_episode()
+        if self._phase == "running" and self._tool_cancel is not None:
+            # stop the command; its (honest) result arrives as T_DONE, then the turn ends
+            self._stopping = True
+            self._tool_cancel.cancel()
+            return
+        if self._phase == "confirming":
+            self._stop_turn(results.rejected())
+            return
+        self._cancel_stream()
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
         self.post((M.ASSISTANT_END, "cancelled"))
-        self._finish_turn()
+        self._end_turn()
 
-    def _cancel_episode(self) -> None:
+    def _stop_turn(self, unresolved: dict) -> None:
+        """Answer every unresolved call of the episode, record them, and end the turn."""
+        for call in self._calls[self._call_index :]:
+            self._resolve(call, dict(unresolved))
+        for call in self._calls:
+            self.messages.append(conversation.tool_message(call.id, call.result))
+        self._calls = []
+        self.post(M.system("info", "Turn stopped. Say what to do instead."))
+        self._end_turn()
+
+    def _cancel_stream(self) -> None:
         if self._cancel is not None:
             try:
                 self._cancel.cancel()
@@ -299,10 +482,14 @@ class Agent:
                 log.exception("cancel failed")
             self._cancel = None
 
-    def _finish_turn(self) -> None:
+    def _end_turn(self) -> None:
+        if self._final_usage:
+            self.post((M.USAGE, self._final_usage))  # only the final episode's usage
         self._busy = False
         self._cancel = None
-        self.post(M.phase("idle"))
+        self._tool_cancel = None
+        self._stopping = False
+        self._set_phase("idle")
 
 
 def _error_line(err: dict) -> str:

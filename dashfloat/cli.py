@@ -167,7 +167,8 @@ def run_ui(config, log_path: str | None) -> int:
         is_default=config.base_url_is_default,
     )
     outbox = Outbox()
-    agent = Agent(endpoint, config.model, outbox.post)
+    agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
+                  max_episodes=config.max_episodes, exec_timeout=config.exec_timeout)
     history = History(state_dir(os.environ) / "history")
     history.load()
     from dashfloat.ui.screen import DashScreen

@@ -26,8 +26,12 @@ S_DONE = "s_done"  # ("s_done", episode, result_dict)  see llm.client.StreamResu
 S_FAILED = "s_failed"  # ("s_failed", episode, error_dict) see llm.errors.ChatError.as_dict
 MODELS = "models"  # ("models", ok, payload)   answer to the model discovery request
 
+# ---- tool workers -> agent (tagged with the episode number too)
+T_OUTPUT = "t_output"  # ("t_output", episode, call_id, text)  live output of a running command
+T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
+
 # ---- agent -> UI -------------------------------------------------------------------
-PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"confirming")
+PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
 MODEL = "model"  # ("model", name)           the model requests go to
 USER = "user"  # ("user", text)            a prompt the agent accepted
 ASSISTANT_START = "assistant_start"  # ("assistant_start",)
@@ -36,19 +40,20 @@ REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apar
 ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
 USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn
 SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error"
-TOOL_CALL = "tool_call"  # ("tool_call", {...})      (agent loop issue)
-TOOL_RESULT = "tool_result"  # ("tool_result", {...})    (agent loop issue)
-CONFIRM = "confirm"  # ("confirm", ref, {...})   (agent loop issue)
+TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per announced call
+TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output while a command runs
+TOOL_RESULT = "tool_result"  # ("tool_result", {"id", "name", "status", "text", "excerpt"})
+CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kind, text)]})
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
 AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
 
-PHASES = ("idle", "waiting", "streaming", "confirming")
-ACTIVE_PHASES = frozenset(("waiting", "streaming", "confirming"))
+PHASES = ("idle", "waiting", "streaming", "running", "confirming")
+ACTIVE_PHASES = frozenset(("waiting", "streaming", "running", "confirming"))
 ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_CONTENT, S_REASONING, S_USAGE, S_DONE, S_FAILED, MODELS))
+STREAM_TO_AGENT = frozenset((S_CONTENT, S_REASONING, S_USAGE, S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,
@@ -61,6 +66,7 @@ AGENT_TO_UI = frozenset(
         USAGE,
         SYSTEM,
         TOOL_CALL,
+        TOOL_OUTPUT,
         TOOL_RESULT,
         CONFIRM,
         CRASH,

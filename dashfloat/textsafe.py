@@ -20,10 +20,12 @@ _INVISIBLE = (
     "\ufeff"  # BOM / zero-width no-break space
     "\u00ad"  # soft hyphen
     "\u061c"  # Arabic letter mark
+    "\u2028\u2029"  # line and paragraph separators
+    "\u034f\u115f\u1160\u180e\u3164\ufff9\ufffa\ufffb"  # invisible fillers and annotations
 )
 
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f" + re.escape(_INVISIBLE) + "]"
+    "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f" + re.escape(_INVISIBLE) + "\U000e0000-\U000e007f\ud800-\udfff]"
 )
 
 _NAMED = {"\x1b": "\\e", "\r": "\\r", "\x00": "\\0", "\x07": "\\a", "\x08": "\\b"}
@@ -34,8 +36,12 @@ def _escape(match: re.Match) -> str:
     if ch in _NAMED:
         return _NAMED[ch]
     code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte kept by errors="surrogateescape"
+        return f"\\x{code - 0xDC00:02x}"
     if code < 0x100:
         return f"\\x{code:02x}"
+    if code > 0xFFFF:
+        return f"\\U{code:08x}"
     return f"\\u{code:04x}"
 
 

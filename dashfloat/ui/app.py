@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 
@@ -42,12 +43,15 @@ class DashLoop(urwid.MainLoop):
     work that can wait (starting the agent, warming imports) never delays it."""
 
     after_first_frame = None
+    after_draw = None  # called after every frame (arms a confirmation once it is visible)
 
     def draw_screen(self, *args, **kwargs):
         super().draw_screen(*args, **kwargs)
         callback, self.after_first_frame = self.after_first_frame, None
         if callback is not None:
             callback()
+        if self.after_draw is not None:
+            self.after_draw()
 
 
 def warm_imports() -> None:
@@ -150,6 +154,8 @@ class App:
         self._pasting = False
         self._paste: list[str] = []
         self._quitting = False
+        self.confirm: tuple[int, str] | None = None  # (ref, call id) waiting for y / n / Esc
+        self.confirm_armed = False
         footer = urwid.Pile([self.status, self.prompt_box])
         self.frame = urwid.Frame(body=self.view.listbox, footer=footer, focus_part="footer")
         self.root = Root(self, self.frame)
@@ -171,6 +177,7 @@ class App:
             input_filter=self._input_filter,
             pop_ups=False,
         )
+        self.loop.after_draw = self._after_draw
         fd = self.loop.watch_pipe(self._on_doorbell)
         self.outbox.attach(fd)
         self._sig_fd = self.loop.watch_pipe(self._on_signal)
@@ -240,6 +247,9 @@ class App:
             return False
         if kind == M.PHASE:
             self.phase = msg[1]
+            if self.phase != "confirming" and self.confirm is not None:
+                self.confirm = None  # the agent moved on (a cancel): nothing to decide
+                self.confirm_armed = False
             if self.phase in M.ACTIVE_PHASES:
                 self._ensure_tick()
             self.update_status()
@@ -269,6 +279,25 @@ class App:
                 self.tokens = total
             self.update_status()
             return False
+        if kind == M.TOOL_CALL:
+            self.model.tool_call(msg[1])
+            return True
+        if kind == M.TOOL_OUTPUT:
+            self.model.tool(msg[1]).add_output(msg[2])
+            self._dirty = True
+            return False
+        if kind == M.TOOL_RESULT:
+            info = msg[1]
+            self.model.tool(info["id"]).set_result(info.get("status", "error"), info.get("text", ""),
+                                                   info.get("excerpt", []))
+            return True
+        if kind == M.CONFIRM:
+            ref, info = msg[1], msg[2]
+            self.model.tool(info["id"]).set_preview(info.get("lines", []))
+            self.confirm = (ref, info["id"])
+            self.confirm_armed = False
+            self.view.following = True  # the preview must be on screen to be decided
+            return True
         if kind == M.CRASH:
             self.model.system("error", f"{msg[1]}: {msg[2]} (details in the log)")
             return True
@@ -287,8 +316,22 @@ class App:
     def refresh(self) -> None:
         """Copy model changes into rows now (structural events), and the status bar."""
         self._dirty = False
-        self.view.sync(self.model.entries)
+        self.view.sync(self.model.entries, self.model.touched)
         self.update_status()
+
+    def _after_draw(self) -> None:
+        """Arm a pending confirmation once its preview has been drawn, and throw away
+        keys typed before that: typeahead never decides a confirmation."""
+        if self.confirm is not None and not self.confirm_armed:
+            self.confirm_armed = True
+            try:
+                import termios
+
+                fd = self.loop.screen._input_fileno()
+                if fd is not None and os.isatty(fd):
+                    termios.tcflush(fd, termios.TCIFLUSH)
+            except (OSError, ImportError, AttributeError):
+                log.debug("could not flush typeahead", exc_info=True)
 
     def _ensure_tick(self) -> None:
         if self._tick_handle is None and self.loop is not None:
@@ -374,6 +417,8 @@ class App:
             elif cmd == "help_scroll":
                 self.root._w.keypress(size, key)
             return None
+        if self.confirm is not None:
+            return self._confirm_key(key)
         cmd = keymap.lookup(("global", "transcript", "prompt"), key)
         interrupt = cmd == "interrupt"
         try:
@@ -385,6 +430,37 @@ class App:
         finally:
             if not interrupt:
                 self._last_interrupt = False
+
+    def _confirm_key(self, key: str):
+        """While a call waits for a decision only y, n, Esc and scrolling mean anything;
+        the prompt keeps its text and typed letters never spill into a decision."""
+        cmd = keymap.lookup(("confirm", "transcript", "global"), key)
+        if cmd in ("approve", "reject", "stop_turn", "interrupt"):
+            if not self.confirm_armed:
+                self.notice = "the preview is not on screen yet"
+                self.update_status()
+                return None
+            ref, call_id = self.confirm
+            self.confirm = None
+            self.confirm_armed = False
+            if cmd == "approve":
+                self.model.tool(call_id).decided("approved")
+                self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
+            elif cmd == "reject":
+                self.model.tool(call_id).decided("rejected")
+                self.agent.send((M.CONFIRM_DECISION, ref, "rejected"))
+            else:
+                self.model.tool(call_id).decided("rejected")
+                self.agent.send((M.CANCEL,))
+            self.notice = ""
+            self.refresh()
+            return None
+        if cmd is not None and (cmd.startswith("scroll_") or cmd in ("redraw", "help", "toggle_reasoning", "suspend")):
+            self.command(cmd)
+            return None
+        self.notice = "y approves · n rejects · Esc stops the turn"
+        self.update_status()
+        return None
 
     def command(self, cmd: str, size=None):
         """Run a keymap command. Returns False when the key should go on to the editor."""
@@ -535,3 +611,7 @@ class App:
                 self.agent.send((M.QUIT,))
             except Exception:
                 pass
+            # no command may outlive the app, whatever the agent thread is doing now
+            exec_module = sys.modules.get("dashfloat.tools.exec")
+            if exec_module is not None:
+                exec_module.kill_all()

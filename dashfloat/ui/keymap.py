@@ -14,6 +14,7 @@ CONTEXTS = {
     "global": "Anywhere",
     "prompt": "Prompt (the editor at the bottom)",
     "transcript": "Transcript",
+    "confirm": "Confirming a tool call (its preview is in the transcript)",
     "help": "Help overlay",
 }
 
@@ -28,6 +29,16 @@ class Binding:
 
 
 KEYMAP: tuple[Binding, ...] = (
+    # confirmations
+    Binding(("y",), "approve", "confirm", "Approve this call, once: the next call asks again.", "approve"),
+    Binding(("n",), "reject", "confirm", "Reject this call; the model is told and the turn goes on.", "reject"),
+    Binding(
+        ("esc",),
+        "stop_turn",
+        "confirm",
+        "Reject this call and every other pending call of the answer, and end the turn.",
+        "stop",
+    ),
     # prompt
     Binding(("enter",), "submit", "prompt", "Send the prompt to the model.", "send"),
     Binding(

@@ -25,6 +25,16 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "reasoning_head": ("underline", "dark gray", "default", "#999", "default"),
     "accent": ("bold", "yellow", "default", "#fb5", "default"),
     "dim": ("default", "dark gray", "default", "#777", "default"),
+    # tool rows and previews
+    "tool": ("bold", "yellow", "default", "#fb5", "default"),
+    "tool_name": ("bold", "default,bold", "default", "#ddd,bold", "default"),
+    "tool_text": ("default", "dark gray", "default", "#999", "default"),
+    "tool_ok": ("default", "dark green", "default", "#8b8", "default"),
+    "diff_add": ("bold", "dark green", "default", "#9d8", "default"),
+    "diff_del": ("default", "dark red", "default", "#d88", "default"),
+    "diff_hunk": ("default", "dark cyan", "default", "#8ab", "default"),
+    "diff_header": ("bold", "default,bold", "default", "#ccc,bold", "default"),
+    "confirm": ("standout", "yellow,bold", "default", "#fb5,bold", "default"),
     # status bar
     "status": ("standout", "black", "light gray", "#ddd", "#333"),
     "status_phase": ("standout", "black", "light gray", "#fb5,bold", "#333"),

@@ -178,16 +178,101 @@ def _indented(line: Line) -> Line:
     return [("", lead)] + rest if rest else [("", lead)]
 
 
+_DIFF_ATTRS = {"add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",
+               "ctx": "tool_text", "marker": "marker", "command": "diff_add", "cwd": "tool_text"}
+_STATUS_ATTRS = {"ok": "tool_ok", "rejected": "system_warn", "cancelled": "system_warn", "error": "system_error"}
+LIVE_LINES = 8  # lines of a running command's output shown live in its row
+
+
+@dataclass
+class ToolEntry(Entry):
+    """A tool call's row, its preview while it waits for a decision, and its outcome."""
+
+    kind: str = "tool"
+    id: str = ""
+    name: str = ""
+    summary: str = ""
+    preview: list = field(default_factory=list)  # [(kind, text)]
+    confirm: str = ""  # "" | "pending" | "approved" | "rejected"
+    live: list = field(default_factory=list)  # last lines of live output
+    _live_partial: str = ""
+    status: str = ""  # "" while unresolved, else ok | rejected | cancelled | error
+    text: str = ""
+    excerpt: list = field(default_factory=list)
+
+    def add_output(self, text: str) -> None:
+        data = self._live_partial + text
+        parts = data.split("\n")
+        self._live_partial = parts.pop()
+        self.live.extend(parts)
+        del self.live[:-LIVE_LINES]
+        self.version += 1
+
+    def set_preview(self, lines: list) -> None:
+        self.preview = [tuple(x) for x in lines]
+        self.confirm = "pending"
+        self.version += 1
+
+    def decided(self, decision: str) -> None:
+        self.confirm = decision
+        self.version += 1
+
+    def set_result(self, status: str, text: str, excerpt: list) -> None:
+        self.status, self.text, self.excerpt = status, text, list(excerpt)
+        self.live, self._live_partial = [], ""
+        self.version += 1
+
+    def lines(self, glyphs, show_reasoning):
+        out: list[Line] = [[("tool", glyphs.tool + " "), ("tool_name", self.name + " "),
+                            ("tool_text", visible(self.summary[len(self.name):].strip()))]]
+        for kind, text in self.preview:
+            out.append([("", INDENT), (_DIFF_ATTRS.get(kind, "tool_text"), visible(text))])
+        if self.confirm == "pending":
+            out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} Apply? y approve {glyphs.system} "
+                                                  f"n reject {glyphs.system} Esc reject and stop the turn")])
+        elif self.confirm in ("approved", "rejected") and self.preview:
+            out.append([("", INDENT), ("tool_text", f"{glyphs.expanded} {self.confirm} by you")])
+        if not self.status:
+            tail = self.live + ([self._live_partial] if self._live_partial else [])
+            out.extend([("", INDENT + "  "), ("tool_text", visible(line))] for line in tail[-LIVE_LINES:])
+            return out
+        out.append([("", INDENT), (_STATUS_ATTRS.get(self.status, "tool_text"), f"→ {visible(self.text)}")])
+        out.extend([("", INDENT + "  "), ("tool_text", visible(line))] for line in self.excerpt)
+        return out
+
+
 class TranscriptModel:
-    """The ordered entries of a session; the UI applies agent messages here first."""
+    """The ordered entries of a session; the UI applies agent messages here first.
+
+    `touched` collects the entries changed since the view last synced, so the view
+    redraws exactly those (a result for the first of five calls included)."""
 
     def __init__(self, ascii: bool = False):
         self.entries: list[Entry] = []
         self.ascii = ascii
         self.current: AssistantEntry | None = None
+        self.tools: dict[str, ToolEntry] = {}
+        self.touched: set[int] = set()  # id() of changed entries
 
     def add(self, entry: Entry) -> Entry:
         self.entries.append(entry)
+        return entry
+
+    def touch(self, entry: Entry) -> None:
+        self.touched.add(id(entry))
+
+    def tool_call(self, info: dict) -> ToolEntry:
+        entry = ToolEntry(id=str(info.get("id")), name=str(info.get("name") or "?"),
+                          summary=str(info.get("summary") or info.get("name") or "?"))
+        self.tools[entry.id] = entry
+        self.add(entry)
+        return entry
+
+    def tool(self, call_id: str) -> ToolEntry:
+        entry = self.tools.get(call_id)
+        if entry is None:  # a message for a call we never saw: show it anyway
+            entry = self.tool_call({"id": call_id, "name": "?", "summary": "?"})
+        self.touch(entry)
         return entry
 
     def user(self, text: str) -> None:
@@ -205,13 +290,16 @@ class TranscriptModel:
         if self.current is None:
             self.start_assistant()
         self.current.add_content(text)
+        self.touch(self.current)
 
     def reasoning(self, text: str) -> None:
         if self.current is None:
             self.start_assistant()
         self.current.add_reasoning(text)
+        self.touch(self.current)
 
     def end_assistant(self, status: str) -> None:
         if self.current is not None:
             self.current.end(status)
+            self.touch(self.current)
             self.current = None

@@ -58,18 +58,27 @@ class TranscriptView:
         self._starts: list[int] = []
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
+        self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
 
     # ---- model -> rows ----------------------------------------------------------------
-    def sync(self, entries: list[Entry]) -> bool:
-        """Bring rows up to date with `entries`; True if anything changed."""
+    def sync(self, entries: list[Entry], touched: set[int] | None = None) -> bool:
+        """Bring rows up to date with `entries`; True if anything changed.
+
+        `touched` holds id() of entries changed since the last sync (the model collects
+        them); without it the last few entries are checked by version.
+        """
         changed = False
         n_known = len(self._entries)
-        # re-draw changed known entries (normally only the last one or two)
-        for i in range(max(0, n_known - 3), n_known):
-            entry = self._entries[i]
-            if entry.version != self._versions[i]:
+        if touched:
+            candidates = [self._index[t] for t in touched if t in self._index]
+        else:
+            candidates = range(max(0, n_known - 3), n_known)
+        for i in sorted(candidates):
+            if self._entries[i].version != self._versions[i]:
                 self._redraw(i)
                 changed = True
+        if touched is not None:
+            touched.clear()
         for entry in entries[n_known:]:
             self._append(entry)
             changed = True
@@ -85,6 +94,7 @@ class TranscriptView:
 
     def _append(self, entry: Entry) -> None:
         lines = self._entry_rows(entry, first=len(self.walker) == 0)
+        self._index[id(entry)] = len(self._entries)
         self._entries.append(entry)
         self._starts.append(len(self.walker))
         self._lines.append(lines)
@@ -116,6 +126,7 @@ class TranscriptView:
         """Re-draw every entry (after a display option such as reasoning visibility changed)."""
         entries = self._entries
         self._entries, self._starts, self._lines, self._versions = [], [], [], []
+        self._index = {}
         del self.walker[:]
         for entry in entries:
             self._append(entry)
@@ -256,7 +267,9 @@ def status_markup(
         left.append(("status", f"{sep} line {row}/{total} "))
     if notice:
         left.append(("status_error", f"{sep} {notice} "))
-    if phase in ("waiting", "streaming"):
+    if phase == "confirming":
+        hints = [keymap.hint_for("approve"), keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
+    elif phase in ("waiting", "streaming", "running"):
         hints = [keymap.hint_for("cancel")]
     elif position is not None:
         hints = [keymap.hint_for("scroll_bottom"), keymap.hint_for("help")]

@@ -109,7 +109,7 @@ class Term:
     def status(self) -> str:
         """The status bar: the row just above the prompt (found by the phase word)."""
         for line in reversed(self.lines):
-            if any(p in line for p in (" idle ", " waiting ", " streaming ", " agent down ")):
+            if any(p in line for p in (" idle ", " waiting ", " streaming ", " running ", " confirming ", " agent down ")):
                 return line
         return ""
 

@@ -1,0 +1,84 @@
+"""The conversation sent to the model, and the tool-pairing invariant that guards it.
+
+Every assistant message with `tool_calls` must be followed by exactly one `role: "tool"`
+message per call, in call order, before anything else. Providers reject a conversation
+that breaks this (a 400 that then repeats on every request), so `repair()` runs before
+every request: it synthesises results for unanswered calls, drops orphaned and duplicate
+tool messages, and puts results in call order. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dashfloat.tools import results
+
+
+def assistant_message(content: str, calls: list[dict]) -> dict:
+    """The canonical assistant message: arguments re-encoded as a JSON string."""
+    msg: dict = {"role": "assistant", "content": content or None}
+    if calls:
+        msg["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {
+                    "name": c.get("name") or "",
+                    "arguments": json.dumps(c["args"], ensure_ascii=False) if c.get("args") is not None else "{}",
+                },
+            }
+            for c in calls
+        ]
+    elif not content:
+        msg["content"] = ""
+    return msg
+
+
+def tool_message(call_id: str, result: dict) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": results.encode(result)}
+
+
+def repair(messages: list[dict]) -> tuple[list[dict], list[str]]:
+    """Return (a conversation that keeps the pairing invariant, what was repaired)."""
+    out: list[dict] = []
+    notes: list[str] = []
+    i = 0
+    n = len(messages)
+    while i < n:
+        msg = messages[i]
+        role = msg.get("role")
+        if role == "tool":
+            notes.append(f"dropped a tool result for unknown call {msg.get('tool_call_id')!r}")
+            i += 1
+            continue
+        out.append(msg)
+        i += 1
+        calls = (msg.get("tool_calls") or []) if role == "assistant" else []
+        if not calls:
+            continue
+        ids = [c.get("id") for c in calls]
+        answers: dict[str, dict] = {}
+        while i < n and messages[i].get("role") == "tool":
+            tm = messages[i]
+            tid = tm.get("tool_call_id")
+            if tid in ids and tid not in answers:
+                answers[tid] = tm
+            elif tid in answers:
+                notes.append(f"dropped a second result for call {tid!r}")
+            else:
+                notes.append(f"dropped a tool result for unknown call {tid!r}")
+            i += 1
+        for cid in ids:
+            if cid in answers:
+                out.append(answers[cid])
+            else:
+                notes.append(f"added a missing result for call {cid!r}")
+                out.append(
+                    tool_message(cid, results.error("interrupted", "no result was recorded for this call; it did not run"))
+                )
+    return out, notes
+
+
+def check(messages: list[dict]) -> list[str]:
+    """The problems `repair` would fix (empty when the invariant holds)."""
+    return repair(messages)[1]

@@ -1,0 +1,300 @@
+"""edit_file's search-block protocol, and previewable plans for edits and writes.
+
+ADR 0007 §3: ``locate`` counts exact byte matches of the search block; zero matches → "search
+block not found"; two or more → an error naming the count; an empty search block and a search
+block equal to the replace block are errors. Only a unique match mutates.
+
+A mutation is planned first (``plan_edit`` / ``plan_write``): the plan holds the exact bytes that
+will land (``new``) and the bytes they replace (``old``). The preview is built from the plan, and
+``apply_edit`` / ``apply_write`` write exactly ``plan.new`` after checking that the file still
+holds ``plan.old`` (and still resolves to the same place); otherwise nothing is written and the
+result is ``changed_since_preview``. What the user approved is byte-identical to what lands.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from dashfloat.tools import files, pathpolicy
+from dashfloat.tools.files import EDIT_MAX_BYTES
+from dashfloat.tools.pathpolicy import shown
+from dashfloat.tools.results import error, ok
+
+
+def locate(data: bytes, search: bytes) -> int:
+    """The number of exact, non-overlapping occurrences of ``search`` in ``data``.
+
+    (An empty ``search`` matches everywhere: ``len(data) + 1``; plan_edit refuses it first.)
+    """
+    return data.count(search)
+
+
+@dataclass(frozen=True)
+class EditPlan:
+    """An approved-to-be edit: ``new`` is exactly what apply_edit writes.
+
+    path: the real file path written; rel: display path (escaped, for results and previews);
+    old/new: the whole file's bytes before/after; mtime_ns, size, mode: of the file at planning;
+    line: 1-based line where the match starts; root/abs: to re-resolve at apply time.
+    """
+
+    path: str
+    rel: str
+    old: bytes
+    new: bytes
+    mtime_ns: int
+    size: int
+    mode: int
+    line: int = 1
+    root: str = ""
+    abs: str = ""
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """A planned write_file: ``new`` is exactly what apply_write writes.
+
+    old: the current bytes, or None when the file does not exist yet (``created`` True);
+    old_binary: the current content looks binary (a preview should not dump it);
+    mode/mtime_ns/size: of the existing file, None for a new one.
+    """
+
+    path: str
+    rel: str
+    old: bytes | None
+    new: bytes
+    created: bool
+    mode: int | None = None
+    mtime_ns: int | None = None
+    size: int | None = None
+    old_binary: bool = False
+    root: str = ""
+    abs: str = ""
+
+
+def _read_existing(res: pathpolicy.Resolved, what: str) -> tuple[bytes, os.stat_result] | dict:
+    """Stat (refusing above EDIT_MAX_BYTES before any open), then read a regular file's bytes."""
+    rel = shown(res.rel)
+    bad = pathpolicy.check_regular(res)
+    if bad is not None:
+        return bad
+    try:
+        st = os.stat(res.real)
+    except OSError as exc:
+        return files._os_error(exc, "stat", rel)
+    if st.st_size > EDIT_MAX_BYTES:
+        return error(
+            "too_large",
+            f"{what} refuses files above {EDIT_MAX_BYTES} bytes: {rel} is {st.st_size} bytes",
+            size=st.st_size,
+        )
+    fd = files.open_regular(res.real)
+    if isinstance(fd, dict):
+        return fd
+    try:
+        data = files.read_bytes_bounded(fd, EDIT_MAX_BYTES + 1)
+        st = os.fstat(fd)
+    except OSError as exc:
+        return files._os_error(exc, "read", rel)
+    finally:
+        os.close(fd)
+    if len(data) > EDIT_MAX_BYTES:
+        return error(
+            "too_large",
+            f"{what} refuses files above {EDIT_MAX_BYTES} bytes: {rel} grew past it",
+            size=len(data),
+        )
+    return data, st
+
+
+def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str) -> EditPlan | dict:
+    """Plan replacing the unique occurrence of ``search_block`` by ``replace_block``.
+
+    Errors: bad_arguments, empty_search, no_change, path_escape, not_found, not_a_file,
+    special_file, too_large (by stat, before reading; with ``size``), binary, search_not_found,
+    search_ambiguous (with ``matches``), permission_denied, io_error.
+    """
+    for name, value in (("search_block", search_block), ("replace_block", replace_block)):
+        if not isinstance(value, str):
+            return error("bad_arguments", f"{name} must be a string")
+    if search_block == "":
+        return error("empty_search", "search_block is empty: give the exact text to replace")
+    if search_block == replace_block:
+        return error(
+            "no_change", "search_block and replace_block are the same: the edit would change nothing"
+        )
+    search = files.encode_content(search_block, "search_block")
+    if isinstance(search, dict):
+        return search
+    replace = files.encode_content(replace_block, "replace_block")
+    if isinstance(replace, dict):
+        return replace
+    res = pathpolicy.resolve(root, path, must_exist=True)
+    if isinstance(res, dict):
+        return res
+    got = _read_existing(res, "edit_file")
+    if isinstance(got, dict):
+        return got
+    old, st = got
+    rel = shown(res.rel)
+    if files.is_binary(old[: files.BINARY_SAMPLE]):
+        return error("binary", f"binary file, not edited: {rel} ({len(old)} bytes)", size=len(old))
+    count = locate(old, search)
+    if count == 0:
+        return error(
+            "search_not_found",
+            f"search block not found in {rel} (it must match the file's text exactly, "
+            "including whitespace and line endings)",
+        )
+    if count > 1:
+        return error(
+            "search_ambiguous",
+            f"search block found {count} times in {rel}; it must match exactly once "
+            "(include more surrounding lines)",
+            matches=count,
+        )
+    at = old.find(search)
+    new = old[:at] + replace + old[at + len(search) :]
+    return EditPlan(
+        path=res.real,
+        rel=rel,
+        old=old,
+        new=new,
+        mtime_ns=st.st_mtime_ns,
+        size=len(old),
+        mode=stat.S_IMODE(st.st_mode),
+        line=old.count(b"\n", 0, at) + 1,
+        root=pathpolicy.root_abs(root),
+        abs=res.abs,
+    )
+
+
+def _changed(rel: str, why: str) -> dict:
+    return error(
+        "changed_since_preview",
+        f"{rel} changed since the preview ({why}); nothing was written",
+    )
+
+
+def _recheck(plan: EditPlan | WritePlan) -> pathpolicy.Resolved | dict:
+    """Re-resolve the plan's path; it must still resolve to the planned real path."""
+    res = pathpolicy.resolve(plan.root, plan.abs)
+    if isinstance(res, dict):
+        return res
+    if res.real != plan.path:
+        return _changed(plan.rel, "the path now leads somewhere else")
+    return res
+
+
+def _still_holds(res: pathpolicy.Resolved, rel: str, expected: bytes) -> dict | None:
+    """None when the file still holds exactly ``expected``; else changed_since_preview."""
+    if not res.exists:
+        return _changed(rel, "it was removed")
+    bad = pathpolicy.check_regular(res)
+    if bad is not None:
+        return _changed(rel, "it is no longer a regular file")
+    try:
+        size = os.stat(res.real).st_size
+    except OSError as exc:
+        return files._os_error(exc, "stat", rel)
+    if size != len(expected):
+        return _changed(rel, f"its size is now {size} bytes, was {len(expected)}")
+    fd = files.open_regular(res.real)
+    if isinstance(fd, dict):
+        return fd
+    try:
+        now = files.read_bytes_bounded(fd, len(expected) + 1)
+    except OSError as exc:
+        return files._os_error(exc, "read", rel)
+    finally:
+        os.close(fd)
+    if now != expected:
+        return _changed(rel, "its content differs")
+    return None
+
+
+def apply_edit(plan: EditPlan) -> dict:
+    """Write ``plan.new`` if the file still holds ``plan.old``.
+
+    Result: ``{"ok": true, "path": rel, "bytes": len(new), "line": n}``; errors:
+    changed_since_preview (nothing written), path_escape, permission_denied, io_error.
+    """
+    res = _recheck(plan)
+    if isinstance(res, dict):
+        return res
+    bad = _still_holds(res, plan.rel, plan.old)
+    if bad is not None:
+        return bad
+    try:
+        files.atomic_write(plan.path, plan.new)
+    except files.NotRegularFile:
+        return _changed(plan.rel, "it is no longer a regular file")
+    except OSError as exc:
+        return files._os_error(exc, "write", plan.rel)
+    return ok(path=plan.rel, bytes=len(plan.new), line=plan.line)
+
+
+def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
+    """Plan write_file: the path checked, the current bytes (or None), the bytes to land.
+
+    Errors: bad_arguments, path_escape, not_found (a parent is a file), not_a_file (a
+    directory), special_file, too_large (replacing a file above 8 MiB, by stat), permission_denied,
+    io_error.
+    """
+    new = files.encode_content(content)
+    if isinstance(new, dict):
+        return new
+    res = pathpolicy.resolve(root, path)
+    if isinstance(res, dict):
+        return res
+    rel = shown(res.rel)
+    if not res.exists:
+        return WritePlan(
+            path=res.real,
+            rel=rel,
+            old=None,
+            new=new,
+            created=True,
+            root=pathpolicy.root_abs(root),
+            abs=res.abs,
+        )
+    got = _read_existing(res, "write_file")
+    if isinstance(got, dict):
+        return got
+    old, st = got
+    return WritePlan(
+        path=res.real,
+        rel=rel,
+        old=old,
+        new=new,
+        created=False,
+        mode=stat.S_IMODE(st.st_mode),
+        mtime_ns=st.st_mtime_ns,
+        size=len(old),
+        old_binary=files.is_binary(old[: files.BINARY_SAMPLE]),
+        root=pathpolicy.root_abs(root),
+        abs=res.abs,
+    )
+
+
+def apply_write(plan: WritePlan) -> dict:
+    """Write ``plan.new`` if the target is still as planned (absent, or holding ``plan.old``).
+
+    Result: ``{"ok": true, "path": rel, "bytes": n, "created": bool}``; errors:
+    changed_since_preview (nothing written), path_escape, not_a_directory, permission_denied,
+    io_error.
+    """
+    res = _recheck(plan)
+    if isinstance(res, dict):
+        return res
+    if plan.old is None:
+        if res.exists:
+            return _changed(plan.rel, "it exists now")
+    else:
+        bad = _still_holds(res, plan.rel, plan.old)
+        if bad is not None:
+            return bad
+    return files.write_resolved(res, plan.new)

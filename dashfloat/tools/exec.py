@@ -1,0 +1,428 @@
+"""execute_command: run a shell command line in its own process group, bounded and killable.
+
+ADR 0007 section 2 and issue 3 section 3. The command runs as ``["/bin/sh", "-c", command]`` in
+a new session (so its own process group), stdin from /dev/null, stdout and stderr merged into
+one pipe, with an environment that keeps tools from waiting on a pager or a prompt.
+
+Every completion path (exit, timeout, cancel, :func:`kill_all`, an exception here) SIGKILLs the
+whole process group before the child is reaped, so backgrounded grandchildren never outlive the
+call. The group leader is waited for with ``waitid(WNOWAIT)``: it stays a zombie until after the
+group is killed, so its pid (the group id) cannot be reused by an unrelated process in between.
+
+Output is read on a reader thread, head-capped at ``max_output`` bytes (the rest is read and
+discarded so the child never blocks on a full pipe) and optionally forwarded live, coalesced and
+bounded, to ``on_output``. All ``on_output`` calls happen before :func:`run_command` returns.
+
+A process that leaves the session (``setsid``) is out of scope (ADR 0007): if it holds the pipe
+open, reading stops shortly after the group is killed rather than waiting for EOF.
+"""
+
+from __future__ import annotations
+
+import atexit
+import codecs
+import logging
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+
+from dashfloat.tools.results import cancelled, error, ok
+
+log = logging.getLogger(__name__)
+
+SHELL = "/bin/sh"
+DEFAULT_TIMEOUT = 30.0
+MAX_OUTPUT = 32 * 1024
+
+# Environment overrides: no pager, no colour, no credential prompt, a dumb terminal.
+ENV_OVERRIDES: dict[str, str] = {
+    "TERM": "dumb",
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "NO_COLOR": "1",
+}
+
+_READ_SIZE = 64 * 1024
+_FLUSH_INTERVAL = 0.05  # live output: forward at most every 50 ms ...
+_FLUSH_BYTES = 4 * 1024  # ... or as soon as 4 KiB are pending
+_IDLE_POLL = 0.1  # the reader re-checks its stop flag this often when idle
+_DRAIN_GRACE = 0.5  # after the group is killed, wait at most this long for EOF
+_REAP_TIMEOUT = 5.0  # a SIGKILLed leader that does not die within this is left alone (logged)
+
+
+class Cancel:
+    """A cancellation flag shared between the UI and a running command; thread-safe.
+
+    ``cancel()`` may be called from any thread, before or during the run; a running
+    :func:`run_command` notices it at once (it blocks on an event this sets).
+    """
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+        self._lock = threading.RLock()
+        self._wakers: list[threading.Event] = []
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._flag.set()
+            wakers = list(self._wakers)
+        for waker in wakers:
+            waker.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._flag.is_set()
+
+    def _subscribe(self, waker: threading.Event) -> None:
+        with self._lock:
+            self._wakers.append(waker)
+            if self._flag.is_set():
+                waker.set()
+
+    def _unsubscribe(self, waker: threading.Event) -> None:
+        with self._lock:
+            try:
+                self._wakers.remove(waker)
+            except ValueError:
+                pass
+
+
+class _Run:
+    """One running command: its process group and the event its runner blocks on."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.pgid = proc.pid  # start_new_session: the shell leads its own session and group
+        self.wake = threading.Event()
+        self.exited = False  # set by the waiter thread (leader exited, not yet reaped)
+        self.killed_by_app = False  # set by kill_all()
+
+
+# pgid -> run. An entry stays registered until after its group is killed and just before its
+# leader is reaped, so kill_all() never signals a pgid that could have been reused.
+_registry: dict[int, _Run] = {}
+_registry_lock = threading.RLock()  # reentrant: kill_all() may run in a signal handler
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except PermissionError:  # pragma: no cover - only if the pgid was somehow reused
+        log.warning("exec: no permission to kill process group %d", pgid)
+
+
+def kill_all() -> None:
+    """SIGKILL every process group still registered (the app calls this on quit and SIGHUP).
+
+    Runners of the killed commands return ``cancelled`` results.
+    """
+    with _registry_lock:
+        for run in list(_registry.values()):
+            run.killed_by_app = True
+            _killpg(run.pgid)
+            run.wake.set()
+
+
+# A safety net for an interpreter that exits normally while a command runs (a worker thread
+# dies with the interpreter, its cleanup never runs). The app still calls kill_all() itself.
+atexit.register(kill_all)
+
+
+class _Output:
+    """The reader side: head-capped capture plus coalesced, bounded live forwarding."""
+
+    def __init__(self, fd: int, max_output: int, on_output: Callable[[str], None] | None) -> None:
+        self.fd = fd
+        self.max_output = max(0, max_output)
+        self.on_output = on_output
+        self.lock = threading.Lock()
+        self.head = bytearray()
+        self.total = 0
+        self.stop = threading.Event()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending: list[str] = []
+        self._pending_bytes = 0
+        self._forwarded = 0
+        self._last_flush = 0.0
+
+    # -- capture ------------------------------------------------------------------------------
+
+    def _take(self, data: bytes) -> None:
+        with self.lock:
+            room = self.max_output - len(self.head)
+            if room > 0:
+                self.head += data[:room]
+            self.total += len(data)
+        if self.on_output is not None:
+            room = self.max_output - self._forwarded
+            if room > 0:
+                piece = data[:room]
+                self._forwarded += len(piece)
+                text = self._decoder.decode(piece)
+                if text:
+                    self._pending.append(text)
+                    self._pending_bytes += len(piece)
+
+    def _flush(self, final: bool = False) -> None:
+        if self.on_output is None:
+            return
+        if final and self._forwarded:
+            tail = self._decoder.decode(b"", final=True)
+            if tail:
+                self._pending.append(tail)
+        self._last_flush = time.monotonic()
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._pending_bytes = 0
+        try:
+            self.on_output(text)
+        except Exception:
+            log.exception("exec: on_output failed; live output disabled for this command")
+            self.on_output = None
+
+    def _flush_due(self) -> float | None:
+        """Seconds until pending live output must be forwarded (None: nothing pending)."""
+        if not self._pending:
+            return None
+        if self._pending_bytes >= _FLUSH_BYTES:
+            return 0.0
+        return max(0.0, self._last_flush + _FLUSH_INTERVAL - time.monotonic())
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def run(self) -> None:
+        try:
+            self._loop()
+        except Exception:  # pragma: no cover - a bug here must not hang the runner
+            log.exception("exec: output reader failed")
+        finally:
+            try:
+                self._flush(final=True)
+            except Exception:  # pragma: no cover
+                log.exception("exec: final output flush failed")
+
+    def _loop(self) -> None:
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        while True:
+            if self.stop.is_set():
+                self._drain_available(poller)
+                return
+            due = self._flush_due()
+            if due == 0.0:
+                self._flush()
+                continue
+            wait = _IDLE_POLL if due is None else min(due, _IDLE_POLL)
+            if not poller.poll(int(wait * 1000) + 1):
+                continue
+            data = os.read(self.fd, _READ_SIZE)
+            if not data:
+                return  # EOF: every writer is gone
+            self._take(data)
+            if time.monotonic() - self._last_flush >= _FLUSH_INTERVAL:
+                self._flush()
+
+    def _drain_available(self, poller: select.poll) -> None:
+        """Told to stop: take what is already in the pipe without blocking, bounded."""
+        for _ in range(64):
+            if not poller.poll(0):
+                return
+            data = os.read(self.fd, _READ_SIZE)
+            if not data:
+                return
+            self._take(data)
+
+    # -- the result ---------------------------------------------------------------------------
+
+    def snapshot(self) -> tuple[str, bool, int]:
+        """(text, truncated, total bytes): the head decoded, with the marker when truncated."""
+        with self.lock:
+            head = bytes(self.head)
+            total = self.total
+        truncated = total > len(head)
+        if truncated:
+            head = _cut_utf8(head)
+        text = head.decode("utf-8", errors="replace")
+        if truncated:
+            if text and not text.endswith("\n"):
+                text += "\n"
+            text += f"[output truncated: {len(head)} of {total} bytes shown]"
+        return text, truncated, total
+
+
+def _cut_utf8(data: bytes) -> bytes:
+    """Drop an incomplete UTF-8 sequence that a byte cap cut off at the end."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 == 0x80:  # continuation byte: keep looking for the lead byte
+            continue
+        if byte >= 0xC0:  # a lead byte: is its sequence complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            if back < need:
+                return data[:-back]
+        return data
+    return data
+
+
+def _waiter(run: _Run) -> None:
+    """Block until the group leader exits, WITHOUT reaping it, then wake the runner."""
+    try:
+        if hasattr(os, "waitid"):
+            os.waitid(os.P_PID, run.pgid, os.WEXITED | os.WNOWAIT)
+        else:  # pragma: no cover - macOS has no waitid; reaping here is the best available
+            run.proc.wait()
+    except ChildProcessError:
+        pass
+    except Exception:  # pragma: no cover
+        log.exception("exec: waiting for the child failed")
+    run.exited = True
+    run.wake.set()
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(ENV_OVERRIDES)
+    return env
+
+
+def _format_seconds(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+def run_command(
+    command: str,
+    cwd: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    cancel: Cancel | None = None,
+    on_output: Callable[[str], None] | None = None,
+    max_output: int = MAX_OUTPUT,
+) -> dict:
+    """Run ``command`` with ``/bin/sh -c`` in ``cwd``; return a tool result dict (never raises).
+
+    Results (``output`` is the head-capped text, ``truncated`` whether bytes were dropped,
+    ``bytes`` the total the command wrote):
+
+    - exit 0: ``{"ok": true, "exit_code": 0, "output", "truncated", "bytes"}``
+    - non-zero exit: ``{"ok": false, "error": "exited with status N", "code": "exit_status",
+      "exit_code": N, "output", "truncated", "bytes"}``
+    - killed by a signal: as above with ``"exit_code": null``, ``"signal": "SIGSEGV"`` and
+      ``"error": "killed by signal SIGSEGV"``
+    - timeout: ``{"ok": false, "error": "timed out after 30s", "code": "timeout", "output", ...}``
+    - cancelled (``cancel`` or :func:`kill_all`): ``{"ok": false, "cancelled": true, "output", ...}``
+    - cannot start: ``{"ok": false, "error": ..., "code": "exec_failed"}``
+    """
+    if cancel is not None and cancel.cancelled:
+        return cancelled(output="", truncated=False, bytes=0)
+    try:
+        with _registry_lock:  # kill_all() cannot slip between the fork and the registration
+            proc = subprocess.Popen(
+                [SHELL, "-c", command],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+                env=_child_env(),
+                bufsize=0,
+            )
+            run = _Run(proc)
+            _registry[run.pgid] = run
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return error("exec_failed", f"could not start the command: {reason}", cwd=cwd)
+    deadline = time.monotonic() + timeout  # the clock starts when the process has started
+
+    assert proc.stdout is not None
+    output = _Output(proc.stdout.fileno(), max_output, on_output)
+    reader = threading.Thread(target=output.run, name=f"exec-read-{run.pgid}", daemon=True)
+    waiter = threading.Thread(target=_waiter, args=(run,), name=f"exec-wait-{run.pgid}", daemon=True)
+    outcome = "internal"
+    try:
+        reader.start()
+        waiter.start()
+        if cancel is not None:
+            cancel._subscribe(run.wake)
+        outcome = _wait(run, cancel, deadline)
+    except Exception:
+        log.exception("exec: runner failed for %r", command)
+        outcome = "internal"
+    finally:
+        if cancel is not None:
+            cancel._unsubscribe(run.wake)
+        _finish(run, waiter, reader, output, deadline)
+
+    text, truncated, total = output.snapshot()
+    fields = {"output": text, "truncated": truncated, "bytes": total}
+    if outcome == "cancelled":
+        return cancelled(**fields)
+    if outcome == "timeout":
+        return error("timeout", f"timed out after {_format_seconds(timeout)}", **fields)
+    if outcome == "exited":
+        code = proc.returncode
+        if code == 0:
+            return ok(exit_code=0, **fields)
+        if code is not None and code < 0:
+            name = _signal_name(-code)
+            return error("exit_status", f"killed by signal {name}", exit_code=None, signal=name, **fields)
+        return error("exit_status", f"exited with status {code}", exit_code=code, **fields)
+    return error("internal", "the command runner failed; the command was killed", **fields)
+
+
+def _wait(run: _Run, cancel: Cancel | None, deadline: float) -> str:
+    """Block until the command exits, is cancelled or killed by kill_all(), or times out."""
+    while True:
+        run.wake.clear()  # clear first: a wake-up after this point makes the wait return at once
+        if run.killed_by_app:
+            return "cancelled"
+        if run.exited:
+            return "exited"
+        if cancel is not None and cancel.cancelled:
+            return "cancelled"
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return "timeout"
+        run.wake.wait(remaining)
+
+
+def _finish(run: _Run, waiter: threading.Thread, reader: threading.Thread, output: _Output, deadline: float) -> None:
+    """Kill the whole group, stop reading, unregister, reap. Runs on every path."""
+    proc = run.proc
+    try:
+        _killpg(run.pgid)  # the leader is unreaped (at worst a zombie): the pgid is still ours
+        if waiter.is_alive():
+            waiter.join(_REAP_TIMEOUT)
+        if reader.is_alive():
+            # Everything in the group is dead, so EOF follows as soon as the pipe is drained;
+            # a writer that escaped the session could hold it open: stop waiting after a grace.
+            grace = min(_DRAIN_GRACE, max(0.05, deadline - time.monotonic()))
+            reader.join(grace)
+        output.stop.set()
+        if reader.is_alive():
+            reader.join(_REAP_TIMEOUT)  # one poll interval plus a bounded drain, normally
+    finally:
+        with _registry_lock:
+            _registry.pop(run.pgid, None)
+        try:
+            proc.wait(timeout=_REAP_TIMEOUT)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a leader stuck in the kernel
+            log.error("exec: process %d did not die after SIGKILL", run.pgid)
+        if proc.stdout is not None and not reader.is_alive():
+            proc.stdout.close()

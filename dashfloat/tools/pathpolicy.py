@@ -1,0 +1,325 @@
+"""The path policy: every path argument of every tool is resolved here, and only here.
+
+ADR 0007 §3, three steps, in this order:
+
+1. Lexical expand against the root: ``normpath(join(root, path))``. Absolute paths are
+   allowed, ``..`` is collapsed. ``~`` and ``$VARS`` are NEVER expanded: ``"~/x"`` is the file
+   ``~/x`` inside the root.
+2. Byte-prefix scope check with a ``/`` boundary against the (lexical) root: ``/x/root`` does
+   not admit ``/x/root-evil``. Done on ``os.fsencode`` bytes, so non-UTF-8 names work; no case
+   folding, no Unicode normalisation (strict on case-insensitive filesystems, sound otherwise).
+3. Symlink check: resolve the path component by component (``lstat`` + ``readlink``, never
+   ``open``), i.e. realpath of the deepest existing ancestor plus the not-yet-existing lexical
+   remainder, and require the result to stay inside realpath(root). A symlink inside the tree
+   pointing outside, a symlinked intermediate directory leading outside, or a dangling link whose
+   target would be outside are rejected; a dangling link whose target is inside counts as "does
+   not exist yet". Link loops are reported after 40 links (the kernel's MAXSYMLINKS), never hang.
+
+Rejections are result dicts (``results.error``), never exceptions. Residual TOCTOU between this
+check and the open is accepted (ADR 0007 §3); the file tools narrow it further with
+``O_NOFOLLOW``/``O_NONBLOCK`` opens and an ``fstat`` re-check.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from dashfloat.textsafe import visible
+from dashfloat.tools.results import error
+
+MAX_SYMLINKS = 40
+
+ALLOWED = "only paths inside the working directory are allowed"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A path the policy admitted.
+
+    abs:  the lexical absolute path (``str``; non-UTF-8 bytes kept as surrogate escapes, so
+          ``os.fsencode(abs)`` gives the exact bytes back)
+    rel:  ``abs`` relative to the root, for display (``"."`` for the root itself); raw, may hold
+          surrogate escapes: pass it through ``shown()`` before it goes into a result
+    real: where the path really is: symlinks resolved, inside ``real_root``; for a path that does
+          not exist yet, the real deepest existing ancestor plus the lexical remainder
+    exists: whether ``real`` exists (a dangling link counts as not existing)
+    real_root: realpath of the root
+    """
+
+    abs: str
+    rel: str
+    real: str
+    exists: bool = True
+    real_root: str = ""
+
+
+class _Loop(Exception):
+    pass
+
+
+class _NotDir(Exception):
+    def __init__(self, where: bytes):
+        super().__init__(where)
+        self.where = where
+
+
+def shown(name: str | bytes) -> str:
+    """A name as it may be shown to the model and the user: JSON- and terminal-safe.
+
+    Undecodable bytes become ``\\xNN``, control/bidi/zero-width characters are escaped by
+    ``textsafe.visible``; newlines and tabs in names are escaped too.
+    """
+    if isinstance(name, str):
+        try:
+            raw = os.fsencode(name)
+        except UnicodeEncodeError:
+            raw = name.encode("utf-8", "backslashreplace")
+    else:
+        raw = bytes(name)
+    text = raw.decode("utf-8", "backslashreplace")
+    text = text.replace("\n", "\\n").replace("\t", "\\t")
+    return visible(text)
+
+
+def is_clean_name(name: str | bytes) -> bool:
+    """True when ``shown(name)`` is exactly the name (valid UTF-8, nothing escaped)."""
+    raw = name if isinstance(name, bytes) else os.fsencode(name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return shown(text) == text
+
+
+def _inside(path: bytes, root: bytes) -> bool:
+    """Byte-prefix check with a ``/`` boundary."""
+    if path == root:
+        return True
+    prefix = root if root.endswith(b"/") else root + b"/"
+    return path.startswith(prefix)
+
+
+def _real(path: bytes) -> tuple[bytes, bool]:
+    """Resolve an absolute path like realpath, on lstat/readlink only.
+
+    Returns (real, exists). When a component does not exist, the rest is appended lexically
+    (it cannot be a symlink). Raises _Loop after MAX_SYMLINKS links, _NotDir when a non-directory
+    is used as a directory, OSError for other lstat/readlink failures.
+    """
+    parts = path.split(b"/")
+    parts.reverse()  # a stack: pop() takes the next component
+    cur = b"/"
+    exists = True
+    links = 0
+    while parts:
+        name = parts.pop()
+        if name in (b"", b"."):
+            continue
+        if name == b"..":
+            cur = os.path.dirname(cur) or b"/"
+            continue
+        nxt = os.path.join(cur, name)
+        if not exists:
+            cur = nxt
+            continue
+        try:
+            st = os.lstat(nxt)
+        except FileNotFoundError:
+            exists = False
+            cur = nxt
+            continue
+        except NotADirectoryError:
+            raise _NotDir(cur) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _Loop() from None
+            raise
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if links > MAX_SYMLINKS:
+                raise _Loop()
+            target = os.readlink(nxt)
+            if target.startswith(b"/"):
+                cur = b"/"
+            more = target.split(b"/")
+            more.reverse()
+            parts.extend(more)
+            continue
+        if parts and not stat.S_ISDIR(st.st_mode) and any(p not in (b"", b".") for p in parts):
+            # "file/x" (or "file/.."): the kernel says ENOTDIR; so do we.
+            raise _NotDir(nxt)
+        cur = nxt
+    return cur, exists
+
+
+def _root_bytes(root: str | Path | bytes) -> bytes:
+    raw = root if isinstance(root, bytes) else os.fsencode(os.fspath(root))
+    return os.path.normpath(os.path.abspath(raw))
+
+
+def root_abs(root: str | Path | bytes) -> str:
+    """The lexical absolute root the policy checks against (no symlinks resolved)."""
+    return os.fsdecode(_root_bytes(root))
+
+
+def real_root(root: str | Path | bytes) -> str:
+    """realpath(root) as a str (surrogate-escaped); raises OSError when it cannot be resolved."""
+    real, exists = _real(_root_bytes(root))
+    if not exists:
+        raise FileNotFoundError(errno.ENOENT, "working directory does not exist", root)
+    return os.fsdecode(real)
+
+
+def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) -> Resolved | dict:
+    """Resolve a tool's path argument against the root, or return an error result.
+
+    Codes: ``bad_arguments`` (not a string, empty, NUL byte), ``path_escape`` (lexically outside,
+    or a symlink leads outside), ``not_found`` (``must_exist`` and it does not exist, or a
+    non-directory is used as a directory), ``permission_denied``, ``io_error`` (link loop, other
+    OS errors).
+    """
+    if isinstance(path, bytes):
+        given = shown(path)
+        raw = path
+    elif isinstance(path, str):
+        given = shown(path)
+        raw = None
+    else:
+        return error("bad_arguments", f"path must be a string, not {type(path).__name__}")
+    if not path:
+        return error("bad_arguments", "path is empty; use \".\" for the working directory")
+    if (b"\0" in raw) if raw is not None else ("\0" in path):
+        return error("bad_arguments", f"path contains a NUL byte: {given}")
+    if raw is None:
+        try:
+            raw = os.fsencode(path)
+        except UnicodeEncodeError:
+            return error("bad_arguments", f"path is not valid text (lone surrogates): {given}")
+
+    root_b = _root_bytes(root)
+    # 1. lexical expand (no ~, no $VARS)
+    abs_b = os.path.normpath(os.path.join(root_b, raw))
+    # 2. byte-prefix check with a "/" boundary
+    if not _inside(abs_b, root_b):
+        return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+    # 3. realpath of the deepest existing ancestor inside realpath(root)
+    try:
+        root_real, root_exists = _real(root_b)
+    except (OSError, _Loop, _NotDir):
+        root_real, root_exists = b"", False
+    if not root_exists:
+        return error("not_found", f"the working directory does not exist: {shown(root_b)}")
+    try:
+        real_b, exists = _real(abs_b)
+    except _Loop:
+        return error(
+            "io_error",
+            f"too many levels of symbolic links (a symlink loop?) resolving: {given}",
+        )
+    except _NotDir as exc:
+        where = shown(os.path.relpath(exc.where, root_real)) if _inside(exc.where, root_real) else given
+        return error("not_found", f"not a directory: {where} (in path {given})")
+    except PermissionError:
+        return error("permission_denied", f"permission denied resolving: {given}")
+    except OSError as exc:
+        return error("io_error", f"cannot resolve {given}: {exc.strerror or exc}")
+    if not _inside(real_b, root_real):
+        return error(
+            "path_escape",
+            f"path escapes the working directory: {given} "
+            f"(a symbolic link leads outside; {ALLOWED})",
+        )
+    if must_exist and not exists:
+        return error("not_found", f"no such file or directory: {given}")
+    rel_b = b"." if abs_b == root_b else os.path.relpath(abs_b, root_b)
+    return Resolved(
+        abs=os.fsdecode(abs_b),
+        rel=os.fsdecode(rel_b),
+        real=os.fsdecode(real_b),
+        exists=exists,
+        real_root=os.fsdecode(root_real),
+    )
+
+
+def kind(mode: int) -> str:
+    """file, dir, link, fifo, socket, char_device, block_device or other."""
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode):
+        return "char_device"
+    if stat.S_ISBLK(mode):
+        return "block_device"
+    return "other"
+
+
+_SPECIAL = {
+    "fifo": "a FIFO (named pipe)",
+    "socket": "a socket",
+    "char_device": "a character device",
+    "block_device": "a block device",
+}
+
+
+def special_error(name: str, mode: int) -> dict | None:
+    """The ``special_file`` error for FIFOs, sockets and devices; None for anything else."""
+    what = _SPECIAL.get(kind(mode))
+    if what is None:
+        return None
+    return error(
+        "special_file",
+        f"refusing {what}: {name} (only regular files and directories are allowed)",
+    )
+
+
+def _stat(resolved: Resolved) -> os.stat_result | dict:
+    given = shown(resolved.rel)
+    try:
+        return os.stat(resolved.real)  # stat, never open: a FIFO cannot block here
+    except FileNotFoundError:
+        return error("not_found", f"no such file or directory: {given}")
+    except PermissionError:
+        return error("permission_denied", f"permission denied: {given}")
+    except OSError as exc:
+        return error("io_error", f"cannot stat {given}: {exc.strerror or exc}")
+
+
+def check_regular(resolved: Resolved) -> dict | None:
+    """None when ``resolved`` is an existing regular file, else an error result."""
+    st = _stat(resolved)
+    if isinstance(st, dict):
+        return st
+    given = shown(resolved.rel)
+    special = special_error(given, st.st_mode)
+    if special is not None:
+        return special
+    if stat.S_ISDIR(st.st_mode):
+        return error("not_a_file", f"is a directory, not a file: {given} (use list_directory)")
+    if not stat.S_ISREG(st.st_mode):
+        return error("not_a_file", f"not a regular file: {given}")
+    return None
+
+
+def check_directory(resolved: Resolved) -> dict | None:
+    """None when ``resolved`` is an existing directory, else an error result."""
+    st = _stat(resolved)
+    if isinstance(st, dict):
+        return st
+    given = shown(resolved.rel)
+    special = special_error(given, st.st_mode)
+    if special is not None:
+        return special
+    if not stat.S_ISDIR(st.st_mode):
+        return error("not_a_directory", f"not a directory: {given}")
+    return None

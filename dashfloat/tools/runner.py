@@ -1,0 +1,133 @@
+"""One entry point for the agent: validate, prepare (preview), execute, and describe a call.
+
+The agent calls these on its own thread and on one worker thread per call; nothing here
+touches the UI. A mutation is prepared first: its preview is built from the very plan that
+execute() applies (the exact bytes for a write or edit, the exact command and cwd), so what
+the user approved is what lands. Every failure is a result dict, never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashfloat.tools import edit, files, pathpolicy, preview, results
+from dashfloat.tools.catalogue import (
+    MUTATING,
+    READ_ONLY,
+    TOOLS,
+    human_size,
+    summary,
+    validate_call,
+)
+from dashfloat.tools.exec import Cancel, kill_all, run_command
+
+__all__ = [
+    "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call",
+    "needs_confirmation", "prepare", "execute", "result_row", "Prepared",
+]
+
+EXCERPT_LINES = 30  # the UI shows at most this many lines of a result
+
+
+def needs_confirmation(name: str) -> bool:
+    return name in MUTATING
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A mutation ready to be shown and, once approved, applied exactly as shown."""
+
+    name: str
+    summary: str
+    preview: list  # [(kind, text)]
+    plan: object  # edit.WritePlan | edit.EditPlan | pathpolicy.Resolved (the command's cwd)
+
+
+def prepare(name: str, args: dict, root: str) -> Prepared | dict:
+    """Build the preview of a mutating call, or the error result that refuses it now."""
+    if name == "write_file":
+        plan = edit.plan_write(root, args["path"], args["content"])
+        if isinstance(plan, dict):
+            return plan
+        lines = preview.diff_lines(plan.rel, plan.old, plan.new)
+    elif name == "edit_file":
+        plan = edit.plan_edit(root, args["path"], args["search_block"], args["replace_block"])
+        if isinstance(plan, dict):
+            return plan
+        lines = preview.diff_lines(plan.rel, plan.old, plan.new)
+    elif name == "execute_command":
+        plan = pathpolicy.resolve(root, args.get("cwd", "."), must_exist=True)
+        if isinstance(plan, dict):
+            return plan
+        refused = pathpolicy.check_directory(plan)
+        if refused is not None:
+            return refused
+        lines = preview.command_lines(args["command"], pathpolicy.shown(plan.rel))
+    else:
+        return results.error("internal", f"{name} is not a mutating tool")
+    return Prepared(name=name, summary=summary(name, args), preview=lines, plan=plan)
+
+
+def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, cancel: Cancel | None = None,
+            on_output=None, exec_timeout: float = 30.0) -> dict:
+    """Run a validated call (a mutation only with its approved plan)."""
+    if name == "read_file":
+        return files.read_file(root, args["path"], args.get("offset", 1), args.get("limit", 2000))
+    if name == "list_directory":
+        return files.list_directory(root, args.get("path", "."))
+    if prepared is None:
+        return results.error("internal", f"{name} ran without an approved preview")
+    if name == "write_file":
+        return edit.apply_write(prepared.plan)
+    if name == "edit_file":
+        return edit.apply_edit(prepared.plan)
+    if name == "execute_command":
+        return run_command(args["command"], prepared.plan.abs, timeout=exec_timeout, cancel=cancel,
+                           on_output=on_output)
+    return results.error("unknown_tool", f"unknown tool {name!r}")
+
+
+def _ok_text(name: str, result: dict) -> str:
+    if name == "read_file":
+        lines = result.get("lines")
+        text = f"ok: {lines} lines" if isinstance(lines, int) else "ok"
+        return text + (", truncated" if result.get("truncated") else "")
+    if name == "list_directory":
+        n = result.get("total", len(result.get("entries") or []))
+        return f"ok: {n} entries" + (", truncated" if result.get("truncated") else "")
+    if name == "write_file":
+        size = result.get("bytes")
+        verb = "created" if result.get("created") else "wrote"
+        return f"ok: {verb} {human_size(size)}" if isinstance(size, int) else "ok"
+    if name == "edit_file":
+        return "ok: edited"
+    if name == "execute_command":
+        return "ok: exit 0" + (", output truncated" if result.get("truncated") else "")
+    return "ok"
+
+
+def _excerpt_source(name: str, result: dict) -> str:
+    if name == "execute_command":
+        return result.get("output") or ""
+    if name == "read_file" and result.get("ok"):
+        return result.get("content") or ""
+    if name == "list_directory" and result.get("ok"):
+        return "\n".join(
+            (e.get("name", "?") + ("/" if e.get("type") == "dir" else "")) for e in result.get("entries") or []
+        )
+    return ""
+
+
+def result_row(call_id: str, name: str, result: dict) -> dict:
+    """What the UI's outcome row shows: status, one line of text, a bounded verbatim excerpt."""
+    status = results.status(result)
+    if status == "ok":
+        text = _ok_text(name, result)
+    elif status in ("rejected", "cancelled"):
+        text = status
+        if result.get("error"):
+            text += f": {result['error']}"
+    else:
+        text = "error: " + str(result.get("error") or "failed")
+    excerpt = preview.excerpt(_excerpt_source(name, result), max_lines=EXCERPT_LINES)
+    return {"id": call_id, "name": name, "status": status, "text": text, "excerpt": excerpt}

@@ -1,0 +1,550 @@
+"""DashFloat performance figures, in one run (`make bench`, options via BENCH_ARGS).
+
+Spawns the installed `dashfloat` in a pty (120x40 and 80x24) against the scripted
+OpenAI-compatible server (tests/fakeserver.py, in a thread of this process), reads the
+screen through pyte, and prints medians over repeated runs as a table against the targets
+of the performance issue. It never fails on a missed target (exit 0); it exits 1 when a
+figure could not be measured (a crash, a timeout).
+
+    .venv/bin/python tests/bench/run_bench.py [--quick] [--sizes 120x40,80x24]
+        [--runs 5] [--stream-runs 3] [--fill-runs 2] [--diag-runs 1] [--idle 3]
+        [--json FILE] [--profile DIR]
+
+What is measured (medians over the runs; CPU, context switches and peak RSS from /proc):
+  start-up      exec -> the status bar's " idle " on screen (first full frame); exec ->
+                an "x" typed right after that frame echoed on the prompt row.
+  burst         the 2,000-token answer as fast as the server sends it: Enter -> the last
+                token (a unique word) on the pyte screen, timed at the pty read that
+                brought it; then the same again in the same process (nothing left to load).
+  stream        the answer at 200 tokens/s, one SSE event per token, paced on an absolute
+                schedule: CPU (utime+stime, all threads) and pty bytes from Enter to the
+                idle status + 0.3 s of silence; bytes / content byte = those bytes over
+                the UTF-8 size of the answer's text. Per-thread CPU: the main (UI) thread,
+                the agent thread, threads born during the turn (the HTTP streamer).
+  diagnostic    the same tokens 16 to an event (12.5 events/s): what per-event wake-ups cost.
+  50,000 lines  an answer of 50,000 short lines (a fenced block sent in 1,000-line pieces)
+                first, then the stream: CPU per token against a fresh process.
+  idle          3 s after start-up, after an answer, with 50,000 lines: pty bytes/s and
+                context switches/s of every thread (voluntary + involuntary).
+  peak RSS      VmHWM after the stream (and after 50,000 lines + the stream).
+
+--profile DIR runs the burst, the 200 tok/s stream and the 50,000-line case once each at
+the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
+the pty) and prints the top functions of each profile instead of the table. cProfile sees
+the main (UI) thread only; the table's "main thread" row says how much that is.
+
+Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchlib import (  # noqa: E402
+    FILL_MARKER,
+    MARKER,
+    ROOT,
+    BenchTerm,
+    MeasureError,
+    Pacer,
+    ProcSample,
+    ThreadTracker,
+    answer_pieces,
+    clean_env,
+    dashfloat_bin,
+    fill_pieces,
+    vm_kib,
+)
+
+from tests.fakeserver import ScriptedServer, sse_reply  # noqa: E402, I001
+
+TOKENS = 2000
+RATE = 200.0  # tokens per second for the paced stream
+GROUP = 16  # tokens per SSE event in the diagnostic stream (12.5 events/s, one per UI tick)
+FILL_LINES = 50_000
+PROMPT = "Explain the configuration loader."
+FILL_PROMPT = "Show me the whole log."
+CUP = re.compile(rb"\x1b\[(\d+);(\d+)H")
+SCROLL_SEQ = re.compile(rb"\x1b\[1;\d+r")  # DECSTBM set by DashScreen's scroll optimisation
+NO_SCROLL_ENV = "DASHFLOAT_NO_SCROLL_REGIONS"
+
+PIECES = answer_pieces(TOKENS)
+MARKER2 = "Zq9SecondAnswer"
+PIECES2 = answer_pieces(TOKENS, MARKER2)  # for a second answer in the same process
+CONTENT_BYTES = len("".join(PIECES).encode())
+USAGE = {"prompt_tokens": 20, "completion_tokens": TOKENS, "total_tokens": TOKENS + 20}
+
+
+# ---- one dashfloat process -------------------------------------------------------------
+
+
+class Session:
+    """A dashfloat process in a pty with private XDG dirs, pointed at `server`."""
+
+    def __init__(self, server: ScriptedServer, size: tuple[int, int], *, profile: Path | None = None,
+                 env_extra: dict | None = None):
+        cols, rows = size
+        self.tmp = tempfile.TemporaryDirectory(prefix="dashfloat-bench-")
+        env = clean_env(Path(self.tmp.name), **(env_extra or {}))
+        args = ["--base-url", server.url, "--model", "bench-model"]
+        if profile is not None:
+            argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "dashfloat", *args]
+        else:
+            argv = [dashfloat_bin(), *args]
+        self.server = server
+        self.t = BenchTerm(argv, env, cols=cols, rows=rows)
+        self.pid = self.t.pid
+
+    # startup --------------------------------------------------------------------------
+    def startup(self) -> dict:
+        t = self.t
+        t_frame = t.wait_screen(lambda s: s.status_has("idle"), 20, "the first full frame")
+        cpu_at_frame = ProcSample.take(self.pid).cpu
+        t.send("x")
+        t_echo = t.wait_screen(lambda s: s.prompt_row().endswith("x"), 20, "the typed x on the prompt")
+        t.send("\x7f")
+        t.wait_screen(lambda s: not s.prompt_row().endswith("x"), 20, "the x to be erased")
+        t.quiet(0.5)  # whatever start-up left for later is done by now
+        t_key = time.monotonic()
+        t.send("y")
+        t_idle_echo = t.wait_screen(lambda s: s.prompt_row().endswith("y"), 20, "the typed y on the prompt")
+        t.send("\x7f")
+        t.wait_screen(lambda s: not s.prompt_row().endswith("y"), 20, "the y to be erased")
+        t.quiet(0.3)
+        return {"first_frame": t_frame - t.t_exec, "prompt_echo": t_echo - t.t_exec,
+                "echo_idle": t_idle_echo - t_key, "startup_cpu": cpu_at_frame}
+
+    # one turn ---------------------------------------------------------------------------
+    def status_row_bytes(self, out: bytes) -> int:
+        """Bytes written to the status row (the row above the prompt): from each cursor
+        move to that row up to the next cursor move."""
+        row = self.t.rows - 1
+        moves = list(CUP.finditer(out))
+        n = 0
+        for i, m in enumerate(moves):
+            if int(m.group(1)) == row:
+                end = moves[i + 1].start() if i + 1 < len(moves) else len(out)
+                n += end - m.start()
+        return n
+
+    def turn(self, prompt: str, reply, marker: str, timeout: float = 120.0) -> dict:
+        """Type the prompt, press Enter, wait for `marker` on screen, then for the idle
+        status and 0.3 s of silence. CPU and bytes are counted from Enter to that point."""
+        t = self.t
+        t.send(prompt)
+        t.wait_screen(lambda s: prompt[-12:] in s.prompt_row(), 20, "the prompt text")
+        t.quiet(0.2)
+        self.server.push(reply)
+        s0 = ProcSample.take(self.pid)
+        threads = ThreadTracker(self.pid)
+        b0 = len(t.raw)
+        t_enter = time.monotonic()
+        t.send("\r")
+        t_mark = t.wait_screen(lambda s: marker in s.text, timeout, f"{marker} on screen",
+                               raw_hint=marker.encode(), tick=threads.poll,
+                               fail=lambda s: s.status_has("agent down"))
+        t.wait_screen(lambda s: s.status_has("idle"), 30, "the idle status after the answer")
+        t.quiet(0.3)
+        s1 = ProcSample.take(self.pid)
+        th = threads.report()
+        out = bytes(t.raw[b0:])
+        return {
+            "cpu_agent": th["agent"],
+            "cpu_new_threads": th["new"],
+            "main_wakeups": th["main_ctxt"],
+            "all_wakeups": th["all_ctxt"],
+            "enter_to_marker": t_mark - t_enter,
+            "cpu": s1.cpu - s0.cpu,
+            "cpu_main": s1.cpu_main - s0.cpu_main,
+            "bytes": len(out),
+            "status_bytes": self.status_row_bytes(out),
+            "scrolls": len(SCROLL_SEQ.findall(out)),
+        }
+
+    def idle(self, seconds: float) -> dict:
+        t = self.t
+        t.quiet(0.5)
+        s0 = ProcSample.take(self.pid)
+        b0 = t.nbytes
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            t.read(min(0.1, max(0.0, end - time.monotonic())))
+            if t.eof:
+                raise MeasureError("dashfloat ended while idle")
+        s1 = ProcSample.take(self.pid)
+        t.sync()
+        dt = s1.t - s0.t
+        return {
+            "wakeups_per_s": s1.wakeups_since(s0) / dt,
+            "bytes_per_s": (t.nbytes - b0) / dt,
+            "cpu": s1.cpu - s0.cpu,
+        }
+
+    def peak_rss_mib(self) -> float:
+        return vm_kib(self.pid, "VmHWM") / 1024
+
+    def close(self) -> None:
+        rc = self.t.quit()
+        self.tmp.cleanup()
+        if rc not in (0, None):
+            raise MeasureError(f"dashfloat exited with status {rc}; screen:\n{self.t.dump()}")
+        if rc is None:
+            raise MeasureError("dashfloat did not quit on Ctrl-D")
+
+
+def paced_reply(server, group: int = 1) -> Pacer:
+    """The answer at RATE tokens/s: one SSE event per token, or (group > 1, a diagnostic)
+    the same tokens `group` to an event at RATE/group events per second."""
+    pieces = PIECES if group == 1 else ["".join(PIECES[i : i + group]) for i in range(0, len(PIECES), group)]
+    return Pacer(server, pieces, RATE / group, usage=USAGE, model="bench-model")
+
+
+def burst_reply():
+    return sse_reply(PIECES, usage=USAGE, model="bench-model")
+
+
+# ---- the cases -------------------------------------------------------------------------
+
+
+def case_startup_burst(server, size, profile=None) -> dict:
+    s = Session(server, size, profile=profile)
+    try:
+        r = s.startup()
+        turn = s.turn(PROMPT, burst_reply(), MARKER)
+        r.update(burst=turn["enter_to_marker"], burst_cpu=turn["cpu"],
+                 burst_bytes_per_content=turn["bytes"] / CONTENT_BYTES)
+        again = s.turn(PROMPT, sse_reply(PIECES2, usage=USAGE, model="bench-model"), MARKER2)  # the same answer again: nothing left to load
+        r.update(burst2=again["enter_to_marker"], burst2_cpu=again["cpu"], rss_burst=s.peak_rss_mib())
+    except BaseException:
+        s.t.close()
+        raise
+    s.close()
+    return r
+
+
+def case_stream(server, size, idle_s, profile=None, env_extra=None, fill=False, group=1) -> dict:
+    s = Session(server, size, profile=profile, env_extra=env_extra)
+    r: dict = {}
+    try:
+        r.update(s.startup())
+        if fill:
+            f = s.turn(FILL_PROMPT, sse_reply(fill_pieces(FILL_LINES), model="bench-model"),
+                       FILL_MARKER, timeout=300)
+            r.update(fill_time=f["enter_to_marker"], fill_cpu=f["cpu"], rss_fill=s.peak_rss_mib())
+            rows = s.t.status()
+            r["fill_status"] = rows.strip()
+        if idle_s:
+            i = s.idle(idle_s)
+            key = "idle_fill" if fill else "idle_start"
+            r.update({f"{key}_wakeups": i["wakeups_per_s"], f"{key}_bytes": i["bytes_per_s"]})
+        pacer = paced_reply(server, group)
+        pacer.start()
+        try:
+            st = s.turn(PROMPT, pacer.reply, MARKER)
+        finally:
+            pacer.stop()
+        r["pacer_lag"] = pacer.lag
+        r.update(stream_time=st["enter_to_marker"], stream_cpu=st["cpu"], stream_cpu_main=st["cpu_main"],
+                 stream_cpu_agent=st["cpu_agent"], stream_cpu_streamer=st["cpu_new_threads"],
+                 stream_main_wakeups=st["main_wakeups"], stream_all_wakeups=st["all_wakeups"],
+                 stream_bytes_per_content=st["bytes"] / CONTENT_BYTES, stream_scrolls=st["scrolls"],
+                 stream_status_bytes_per_content=st["status_bytes"] / CONTENT_BYTES,
+                 cpu_per_token_ms=st["cpu"] / TOKENS * 1000)
+        if idle_s:
+            i = s.idle(idle_s)
+            r.update(idle_answer_wakeups=i["wakeups_per_s"], idle_answer_bytes=i["bytes_per_s"])
+        r["rss_stream"] = s.peak_rss_mib()
+    except BaseException:
+        s.t.close()
+        raise
+    s.close()
+    return r
+
+
+# ---- the table -------------------------------------------------------------------------
+
+# (key, label, format, target text, predicate on the median or None)
+ROWS = [
+    ("first_frame", "exec -> first full frame (s)", "{:.3f}", "-", None),
+    ("prompt_echo", "exec -> prompt accepts input (s)", "{:.3f}", "<= 0.20", lambda v: v <= 0.20),
+    ("startup_cpu", "  CPU used by the first full frame (s)", "{:.2f}", "-", None),
+    ("echo_idle", "  key -> echo on an idle, started app (s)", "{:.3f}", "-", None),
+    ("burst", "burst: Enter -> last token on screen (s)", "{:.3f}", "<= 0.30", lambda v: v <= 0.30),
+    ("burst_cpu", "burst: CPU Enter -> idle (s)", "{:.2f}", "-", None),
+    ("burst_bytes_per_content", "burst: terminal bytes / content byte", "{:.2f}", "-", None),
+    ("burst2", "  2nd burst, same process: Enter -> last token (s)", "{:.3f}", "-", None),
+    ("burst2_cpu", "  2nd burst, same process: CPU (s)", "{:.2f}", "-", None),
+    ("stream_time", "200 tok/s: Enter -> last token (s)", "{:.2f}", "10.0 (paced)", None),
+    ("stream_cpu", "200 tok/s: CPU of the stream (s)", "{:.2f}", "<= 0.50", lambda v: v <= 0.50),
+    ("stream_cpu_main", "  of which the main (UI) thread (s)", "{:.2f}", "-", None),
+    ("stream_cpu_agent", "  the agent thread (s)", "{:.2f}", "-", None),
+    ("stream_cpu_streamer", "  threads started by the turn: HTTP streamer... (s)", "{:.2f}", "-", None),
+    ("stream_main_wakeups", "200 tok/s: main-thread context switches", "{:.0f}", "-", None),
+    ("stream_all_wakeups", "200 tok/s: context switches, all threads", "{:.0f}", "-", None),
+    ("group_cpu", "  diagnostic: same stream, 16 tokens per event (s)", "{:.2f}", "-", None),
+    ("group_main_wakeups", "  diagnostic: its main-thread context switches", "{:.0f}", "-", None),
+    ("stream_bytes_per_content", "200 tok/s: terminal bytes / content byte", "{:.2f}", "<= 2", lambda v: v <= 2.0),
+    ("stream_status_bytes_per_content", "  of which the status-bar row", "{:.2f}", "-", None),
+    ("stream_scrolls", "200 tok/s: scroll-region scrolls (count)", "{:.0f}", "-", None),
+    ("cpu_per_token_ms", "CPU per token, empty transcript (ms)", "{:.3f}", "-", None),
+    ("fill_cpu_per_token_ms", "CPU per token, 50,000 lines before (ms)", "{:.3f}", "-", None),
+    ("fill_ratio", "  ratio 50,000 lines / empty", "{:.2f}", "<= 1.25 (*)", lambda v: v <= 1.25),
+    ("fill_stream_cpu", "  CPU of the stream after 50,000 lines (s)", "{:.2f}", "<= 0.50", lambda v: v <= 0.50),
+    ("fill_time", "  filling 50,000 lines: Enter -> shown (s)", "{:.2f}", "-", None),
+    ("fill_cpu", "  filling 50,000 lines: CPU (s)", "{:.2f}", "-", None),
+    ("idle_start_wakeups", "idle after start-up: wake-ups/s", "{:.2f}", "0", lambda v: v == 0),
+    ("idle_start_bytes", "idle after start-up: bytes/s", "{:.1f}", "0", lambda v: v == 0),
+    ("idle_answer_wakeups", "idle after an answer: wake-ups/s", "{:.2f}", "0", lambda v: v == 0),
+    ("idle_answer_bytes", "idle after an answer: bytes/s", "{:.1f}", "0", lambda v: v == 0),
+    ("idle_fill_wakeups", "idle with 50,000 lines: wake-ups/s", "{:.2f}", "0", lambda v: v == 0),
+    ("rss_stream", "peak RSS after the stream (MiB)", "{:.1f}", "<= 50", lambda v: v <= 50),
+    ("rss_fill_stream", "peak RSS, 50,000 lines + stream (MiB)", "{:.1f}", "<= 50 (**)", lambda v: v <= 50),
+]
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def collect(results: dict, size: str) -> dict:
+    """Medians per figure for one size, from the per-case run lists."""
+    sb = results[size].get("startup_burst", [])
+    st = results[size].get("stream", [])
+    fl = results[size].get("fill", [])
+    m = {}
+    for key in ("first_frame", "prompt_echo", "startup_cpu", "echo_idle", "burst", "burst_cpu", "burst_bytes_per_content", "burst2", "burst2_cpu"):
+        m[key] = median(r.get(key) for r in sb)
+    for key in ("stream_time", "stream_cpu", "stream_cpu_main", "stream_cpu_agent", "stream_cpu_streamer",
+                "stream_main_wakeups", "stream_all_wakeups", "stream_bytes_per_content", "stream_status_bytes_per_content", "stream_scrolls",
+                "cpu_per_token_ms", "idle_start_wakeups", "idle_start_bytes", "idle_answer_wakeups",
+                "idle_answer_bytes", "rss_stream"):
+        m[key] = median(r.get(key) for r in st)
+    gr = results[size].get("group", [])
+    m["group_cpu"] = median(r.get("stream_cpu") for r in gr)
+    m["group_main_wakeups"] = median(r.get("stream_main_wakeups") for r in gr)
+    m["fill_cpu_per_token_ms"] = median(r.get("cpu_per_token_ms") for r in fl)
+    m["fill_stream_cpu"] = median(r.get("stream_cpu") for r in fl)
+    m["fill_time"] = median(r.get("fill_time") for r in fl)
+    m["fill_cpu"] = median(r.get("fill_cpu") for r in fl)
+    m["idle_fill_wakeups"] = median(r.get("idle_fill_wakeups") for r in fl)
+    m["rss_fill_stream"] = median(r.get("rss_stream") for r in fl)
+    if m["fill_cpu_per_token_ms"] is not None and m["cpu_per_token_ms"]:
+        m["fill_ratio"] = m["fill_cpu_per_token_ms"] / m["cpu_per_token_ms"]
+    else:
+        m["fill_ratio"] = None
+    return m
+
+
+def print_table(results: dict, sizes: list[str]) -> int:
+    med = {size: collect(results, size) for size in sizes}
+    head = ["figure", *sizes, "target", "verdict"]
+    body = []
+    missed = 0
+    for key, label, fmt, target, ok in ROWS:
+        cells = [label]
+        verdict = "-" if ok is None else "ok"
+        for size in sizes:
+            v = med[size].get(key)
+            if v is None:
+                cells.append("n/a")
+                if ok is not None:
+                    verdict = "n/a"
+            else:
+                cells.append(fmt.format(v))
+                if ok is not None and not ok(v):
+                    verdict = "OVER"
+        if verdict == "OVER":
+            missed += 1
+        body.append([*cells, target, verdict])
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+
+    def line(cells):
+        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) if i <= len(sizes) else c.ljust(w)
+                                 for i, (c, w) in enumerate(zip(cells, widths, strict=True))) + " |"
+
+    print(line(head))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in body:
+        print(line(r))
+    return missed
+
+
+# ---- main ------------------------------------------------------------------------------
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    cols, rows = text.lower().split("x")
+    return int(cols), int(rows)
+
+
+def app_supports_no_scroll() -> bool:
+    for path in (ROOT / "dashfloat").rglob("*.py"):
+        if NO_SCROLL_ENV in path.read_text(encoding="utf-8", errors="replace"):
+            return True
+    return False
+
+
+def run_profiles(server, size, outdir: Path, idle_s: float) -> None:
+    import pstats
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    cases = [
+        ("burst", lambda p: case_startup_burst(server, size, profile=p)),
+        ("stream", lambda p: case_stream(server, size, 0, profile=p)),
+        ("stream_16_per_event", lambda p: case_stream(server, size, 0, profile=p, group=GROUP)),
+        ("fill_stream", lambda p: case_stream(server, size, 0, profile=p, fill=True)),
+    ]
+    for name, fn in cases:
+        path = outdir / f"{name}.prof"
+        r = fn(path)
+        print(f"\n=== {name} at {size[0]}x{size[1]} (cProfile of the main thread; figures of this run: "
+              + ", ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()) + ")")
+        for _ in range(50):
+            if path.exists() and path.stat().st_size:
+                break
+            time.sleep(0.1)
+        st = pstats.Stats(str(path))
+        st.sort_stats("tottime").print_stats(25)
+        st.sort_stats("cumulative").print_stats(30)
+        print(f"profile written to {path}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="one run of everything (explicit counts win)")
+    ap.add_argument("--sizes", default="120x40,80x24")
+    ap.add_argument("--runs", type=int, help="runs of start-up + burst per size (5)")
+    ap.add_argument("--stream-runs", type=int, help="runs of the 10-s stream per size (3)")
+    ap.add_argument("--fill-runs", type=int, help="runs of the 50,000-line case per size (2)")
+    ap.add_argument("--diag-runs", type=int,
+                    help="runs of the diagnostic stream, the same tokens 16 to an SSE event (1)")
+    ap.add_argument("--idle", type=float, default=3.0, help="seconds per idle window")
+    ap.add_argument("--json", metavar="FILE", help="also write every run's figures to FILE")
+    ap.add_argument("--profile", metavar="DIR", help="profile the cases under cProfile instead")
+    args = ap.parse_args(argv)
+    for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
+        if getattr(args, name) is None:
+            setattr(args, name, 1 if args.quick else default)
+    sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+
+    t_start = time.monotonic()
+    errors: list[str] = []
+    results: dict = {size: {"startup_burst": [], "stream": [], "group": [], "fill": []} for size in sizes}
+    no_scroll: dict = {}
+    print(f"DashFloat benchmark: {TOKENS}-token Markdown answer ({CONTENT_BYTES} content bytes, "
+          f"last token {MARKER!r}), paced stream {RATE:.0f} tok/s, transcript fill {FILL_LINES:,} lines.")
+    print(f"runs per size: start-up/burst {args.runs}, stream {args.stream_runs}, "
+          f"50,000 lines {args.fill_runs}; idle windows {args.idle:g} s. Python {sys.version.split()[0]}.")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start.")
+    sys.stdout.flush()
+
+    with ScriptedServer(models=["bench-model"]) as server:
+        if args.profile:
+            try:
+                run_profiles(server, parse_size(sizes[0]), Path(args.profile), args.idle)
+            except Exception:
+                traceback.print_exc()
+                return 1
+            return 0
+
+        def attempt(label, fn):
+            try:
+                return fn()
+            except Exception as exc:
+                errors.append(f"{label}: {exc}")
+                print(f"  ! {label} could not be measured: {exc}", file=sys.stderr)
+                if not isinstance(exc, MeasureError):
+                    traceback.print_exc()
+                return None
+
+        # warm the page cache and the bytecode caches; not counted
+        attempt("warm-up", lambda: case_startup_burst(server, parse_size(sizes[0])))
+
+        for size in sizes:
+            wh = parse_size(size)
+            for i in range(args.runs):
+                r = attempt(f"{size} start-up+burst #{i + 1}", lambda wh=wh: case_startup_burst(server, wh))
+                if r:
+                    results[size]["startup_burst"].append(r)
+            print(f"  {size}: start-up and burst done ({time.monotonic() - t_start:.0f} s)", flush=True)
+            for i in range(args.stream_runs):  # idle windows in the first run only
+                r = attempt(f"{size} stream #{i + 1}",
+                            lambda wh=wh, i=i: case_stream(server, wh, args.idle if i == 0 else 0))
+                if r:
+                    results[size]["stream"].append(r)
+            for i in range(args.diag_runs):
+                r = attempt(f"{size} grouped stream #{i + 1}",
+                            lambda wh=wh: case_stream(server, wh, 0, group=GROUP))
+                if r:
+                    results[size]["group"].append(r)
+            print(f"  {size}: 200 tok/s stream done ({time.monotonic() - t_start:.0f} s)", flush=True)
+            for i in range(args.fill_runs):
+                r = attempt(f"{size} 50,000 lines #{i + 1}",
+                            lambda wh=wh, i=i: case_stream(server, wh, args.idle if i == 0 else 0, fill=True))
+                if r:
+                    results[size]["fill"].append(r)
+            print(f"  {size}: 50,000-line case done ({time.monotonic() - t_start:.0f} s)", flush=True)
+
+        supports = app_supports_no_scroll()
+        if supports and args.stream_runs:
+            wh = parse_size(sizes[0])
+            r = attempt("stream without scroll regions",
+                        lambda: case_stream(server, wh, 0, env_extra={NO_SCROLL_ENV: "1"}))
+            if r:
+                no_scroll = r
+
+    print()
+    missed = print_table(results, sizes)
+    print()
+    print("(*) the issue gives no number for the 50,000-line ratio; the README promises the same cost "
+          "per frame for a long session, so anything within 25% of the empty transcript passes.")
+    print("(**) the issue's 50 MiB is for the session measured above; applied here to a 50,000-line one too.")
+    if supports and no_scroll:
+        m = collect(results, sizes[0])
+        print(f"scroll optimisation, 200 tok/s stream at {sizes[0]} (one run without it vs the medians):\n"
+              f"  with it:    {m['stream_bytes_per_content']:.2f} terminal B per content B, "
+              f"{m['stream_cpu']:.2f} s CPU, {m['stream_scrolls']:.0f} region scrolls\n"
+              f"  without it: {no_scroll['stream_bytes_per_content']:.2f} terminal B per content B, "
+              f"{no_scroll['stream_cpu']:.2f} s CPU, {no_scroll['stream_scrolls']} region scrolls "
+              f"({NO_SCROLL_ENV}=1)")
+    else:
+        print(f"scroll optimisation on/off: not measured, the app has no {NO_SCROLL_ENV} switch "
+              f"(the 'scroll-region scrolls' row counts the DECSTBM scrolls it did).")
+    print("for scale: llm 0.49 s start, 0.86 s CPU for the stream, 1.0 B/B, 70 MiB; "
+          "aider 3.8 s burst, 4.9 s CPU, 25 B/B, 326 MiB.")
+    load = os.getloadavg()[0]
+    print(f"figures missing their target: {missed}. Whole run: {time.monotonic() - t_start:.0f} s; "
+          f"load average {load:.2f} at the end on {os.cpu_count()} CPUs.")
+    if load > (os.cpu_count() or 1) * 0.5:
+        print("note: the machine was busy; times (not CPU seconds or bytes) are inflated by the load.")
+    print()
+    print("every run (for the medians above):")
+    for size in sizes:
+        for case, runs in results[size].items():
+            for r in runs:
+                print(f"  {size} {case}: " + ", ".join(
+                    f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
+                    if k != "fill_status"))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
+                                               "errors": errors}, indent=1))
+    if errors:
+        print("\ncould not measure:", *errors, sep="\n  ", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,343 @@
+"""Tests for dashfloat.tools.edit: locate, edit plans, write plans, changed-since-preview."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import stat
+import threading
+
+import pytest
+
+from dashfloat.tools import edit, files
+from dashfloat.tools.edit import (
+    EditPlan,
+    WritePlan,
+    apply_edit,
+    apply_write,
+    locate,
+    plan_edit,
+    plan_write,
+)
+from dashfloat.tools.files import EDIT_MAX_BYTES
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "root"
+    r.mkdir()
+    (tmp_path / "outside").mkdir()
+    return r
+
+
+def test_locate_counts_exact_non_overlapping_matches():
+    assert locate(b"abc", b"x") == 0
+    assert locate(b"abc", b"b") == 1
+    assert locate(b"aaa", b"a") == 3
+    assert locate(b"aaaa", b"aa") == 2  # non-overlapping
+    assert locate(b"aaa", b"aa") == 1
+    assert locate(b"def f():\n    pass\n", b"    pass\n") == 1
+    assert locate(b"x\r\ny\r\n", b"x\ny") == 0  # exact bytes: line endings matter
+    assert locate(b"caf\xe9 caf\xe9", b"caf\xe9") == 2
+    assert locate(b"Abc", b"abc") == 0  # no case folding
+
+
+def test_unique_match_applies(root):
+    p = root / "m.py"
+    p.write_text("def f():\n    return 1\n\ndef g():\n    return 2\n")
+    plan = plan_edit(root, "m.py", "    return 2\n", "    return 3\n")
+    assert isinstance(plan, EditPlan)
+    assert plan.rel == "m.py" and plan.line == 5
+    assert plan.old == p.read_bytes()
+    assert plan.new == b"def f():\n    return 1\n\ndef g():\n    return 3\n"
+    assert plan.size == len(plan.old) and plan.mode == stat.S_IMODE(os.stat(p).st_mode)
+    got = apply_edit(plan)
+    assert got == {"ok": True, "path": "m.py", "bytes": len(plan.new), "line": 5}
+    assert p.read_bytes() == plan.new  # byte-identical to what was previewed
+    assert [n for n in os.listdir(root) if n.endswith(".dftmp")] == []
+
+
+def test_crlf_and_non_utf8_bytes_preserved(root):
+    p = root / "w.txt"
+    before = b"caf\xe9\r\nline two\r\n\xff\xfeend\r\n"
+    p.write_bytes(before)
+    plan = plan_edit(root, "w.txt", "line two", "line 2")
+    assert isinstance(plan, EditPlan)
+    assert apply_edit(plan)["ok"]
+    assert p.read_bytes() == b"caf\xe9\r\nline 2\r\n\xff\xfeend\r\n"
+
+
+def test_crlf_search_must_match_exactly(root):
+    (root / "w.txt").write_bytes(b"a\r\nb\r\n")
+    assert plan_edit(root, "w.txt", "a\nb", "x")["code"] == "search_not_found"
+    assert isinstance(plan_edit(root, "w.txt", "a\r\nb", "x"), EditPlan)
+
+
+def test_empty_search(root):
+    (root / "a").write_text("x")
+    got = plan_edit(root, "a", "", "y")
+    assert got["ok"] is False and got["code"] == "empty_search"
+
+
+def test_no_change(root):
+    (root / "a").write_text("x")
+    assert plan_edit(root, "a", "x", "x")["code"] == "no_change"
+
+
+def test_search_not_found(root):
+    (root / "a").write_text("hello")
+    got = plan_edit(root, "a", "bye", "x")
+    assert got["code"] == "search_not_found"
+    assert got["error"].startswith("search block not found")
+
+
+def test_search_ambiguous_names_the_count(root):
+    (root / "a").write_text("x = 1\nx = 1\nx = 1\n")
+    got = plan_edit(root, "a", "x = 1\n", "x = 2\n")
+    assert got["code"] == "search_ambiguous" and got["matches"] == 3
+    assert "3 times" in got["error"]
+    assert (root / "a").read_text() == "x = 1\nx = 1\nx = 1\n"
+
+
+def test_path_errors(root, tmp_path):
+    (root / "d").mkdir()
+    (tmp_path / "outside" / "s").write_text("secret")
+    os.symlink("../outside/s", root / "out")
+    assert plan_edit(root, "nope", "a", "b")["code"] == "not_found"
+    assert plan_edit(root, "d", "a", "b")["code"] == "not_a_file"
+    assert plan_edit(root, "../outside/s", "secret", "x")["code"] == "path_escape"
+    assert plan_edit(root, "out", "secret", "x")["code"] == "path_escape"
+    assert plan_edit(root, "a\0", "a", "b")["code"] == "bad_arguments"
+    assert plan_edit(root, "x", 1, "b")["code"] == "bad_arguments"
+    assert plan_edit(root, "x", "a", None)["code"] == "bad_arguments"
+
+
+def test_binary_refused(root):
+    (root / "b").write_bytes(b"abc\0def")
+    got = plan_edit(root, "b", "abc", "x")
+    assert got["code"] == "binary"
+
+
+def test_fifo_refused_without_blocking(root):
+    os.mkfifo(root / "p")
+    out = {}
+    t = threading.Thread(target=lambda: out.update(r=plan_edit(root, "p", "a", "b")), daemon=True)
+    t.start()
+    t.join(5)
+    assert not t.is_alive(), "plan_edit blocked on a FIFO"
+    assert out["r"]["code"] == "special_file"
+
+
+def test_too_large_refused_by_stat_without_reading(root, monkeypatch):
+    p = root / "big.log"
+    with open(p, "wb") as f:
+        f.truncate(EDIT_MAX_BYTES + 1)  # sparse: cheap
+    opened = []
+    real_open = os.open
+
+    def spy_os_open(path, flags, *a, **kw):
+        opened.append(path)
+        return real_open(path, flags, *a, **kw)
+
+    monkeypatch.setattr(os, "open", spy_os_open)
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: pytest.fail("open() called"))
+    got = plan_edit(root, "big.log", "a", "b")
+    assert got["code"] == "too_large" and got["size"] == EDIT_MAX_BYTES + 1
+    assert opened == []
+    got = plan_write(root, "big.log", "x")
+    assert got["code"] == "too_large"
+    assert opened == []
+
+
+def test_exactly_8_mib_is_allowed(root):
+    p = root / "edge"
+    p.write_bytes(b"needle" + b"." * (EDIT_MAX_BYTES - 6))
+    plan = plan_edit(root, "edge", "needle", "pin")
+    assert isinstance(plan, EditPlan) and plan.size == EDIT_MAX_BYTES
+
+
+def test_changed_since_preview_refuses(root):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+    p.write_text("x = 1\ny = 9\n")  # someone else edited it
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview"
+    assert "nothing was written" in got["error"]
+    assert p.read_text() == "x = 1\ny = 9\n"
+
+
+def test_changed_since_preview_same_size(root):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+    p.write_text("z = 1\n")
+    assert apply_edit(plan)["code"] == "changed_since_preview"
+    assert p.read_text() == "z = 1\n"
+
+
+def test_changed_since_preview_removed(root):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+    p.unlink()
+    assert apply_edit(plan)["code"] == "changed_since_preview"
+    assert not p.exists()
+
+
+def test_changed_since_preview_now_a_link_elsewhere(root):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    (root / "other.py").write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+    p.unlink()
+    os.symlink("other.py", p)
+    assert apply_edit(plan)["code"] == "changed_since_preview"
+    assert (root / "other.py").read_text() == "x = 1\n"
+
+
+def test_changed_since_preview_now_outside(root, tmp_path):
+    (root / "d").mkdir()
+    (root / "d" / "a.py").write_text("x = 1\n")
+    plan = plan_edit(root, "d/a.py", "x = 1", "x = 2")
+    os.rename(root / "d", tmp_path / "outside" / "d")
+    os.symlink(tmp_path / "outside" / "d", root / "d")
+    assert apply_edit(plan)["code"] == "path_escape"
+    assert (tmp_path / "outside" / "d" / "a.py").read_text() == "x = 1\n"
+
+
+def test_touch_without_change_still_applies(root):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+    os.utime(p, ns=(1, 1))
+    assert apply_edit(plan)["ok"]
+    assert p.read_text() == "x = 2\n"
+
+
+def test_edit_keeps_mode(root):
+    p = root / "run.sh"
+    p.write_text("echo hi\n")
+    os.chmod(p, 0o755)
+    assert apply_edit(plan_edit(root, "run.sh", "hi", "there"))["ok"]
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o755
+
+
+def test_failed_edit_leaves_original(root, monkeypatch):
+    p = root / "a.py"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a.py", "x = 1", "x = 2")
+
+    def boom(src, dst):
+        raise OSError(5, "simulated")
+
+    monkeypatch.setattr(files.os, "replace", boom)
+    got = apply_edit(plan)
+    assert got["ok"] is False and got["code"] == "io_error"
+    assert p.read_text() == "x = 1\n"
+    assert [n for n in os.listdir(root) if n.endswith(".dftmp")] == []
+
+
+def test_edit_through_inside_link(root):
+    (root / "t.txt").write_text("old\n")
+    os.symlink("t.txt", root / "l")
+    plan = plan_edit(root, "l", "old", "new")
+    assert plan.rel == "l"
+    assert apply_edit(plan)["ok"]
+    assert os.path.islink(root / "l") and (root / "t.txt").read_text() == "new\n"
+
+
+def test_unicode_edit(root):
+    p = root / "u.txt"
+    p.write_text("naïve café ✓\n", encoding="utf-8")
+    assert apply_edit(plan_edit(root, "u.txt", "café", "tea"))["ok"]
+    assert p.read_text(encoding="utf-8") == "naïve tea ✓\n"
+
+
+def test_edit_non_utf8_name(root):
+    name = os.fsdecode(b"caf\xe9.txt")
+    (root / name).write_text("a\n")
+    plan = plan_edit(root, name, "a", "b")
+    assert plan.rel == "caf\\xe9.txt"
+    assert apply_edit(plan) == {"ok": True, "path": "caf\\xe9.txt", "bytes": 2, "line": 1}
+
+
+# -- write plans --------------------------------------------------------------------------
+
+
+def test_plan_write_new_file(root):
+    plan = plan_write(root, "src/new.py", "print(1)\n")
+    assert isinstance(plan, WritePlan)
+    assert plan.old is None and plan.created is True and plan.new == b"print(1)\n"
+    assert plan.rel == "src/new.py"
+    assert not (root / "src").exists()  # planning writes nothing
+    got = apply_write(plan)
+    assert got == {"ok": True, "path": "src/new.py", "bytes": 9, "created": True}
+    assert (root / "src" / "new.py").read_bytes() == plan.new
+
+
+def test_plan_write_existing(root):
+    p = root / "a.txt"
+    p.write_bytes(b"old\r\n")
+    os.chmod(p, 0o600)
+    plan = plan_write(root, "a.txt", "new\n")
+    assert plan.old == b"old\r\n" and plan.created is False and plan.mode == 0o600
+    assert plan.old_binary is False
+    got = apply_write(plan)
+    assert got == {"ok": True, "path": "a.txt", "bytes": 4, "created": False}
+    assert p.read_bytes() == b"new\n" and stat.S_IMODE(os.stat(p).st_mode) == 0o600
+
+
+def test_plan_write_binary_old(root):
+    (root / "b").write_bytes(b"\0\1\2")
+    plan = plan_write(root, "b", "text")
+    assert plan.old_binary is True
+
+
+def test_apply_write_changed_since_preview(root):
+    p = root / "a.txt"
+    p.write_text("old")
+    plan = plan_write(root, "a.txt", "new")
+    p.write_text("someone else")
+    assert apply_write(plan)["code"] == "changed_since_preview"
+    assert p.read_text() == "someone else"
+
+
+def test_apply_write_file_appeared_since_preview(root):
+    plan = plan_write(root, "n.txt", "mine")
+    (root / "n.txt").write_text("theirs")
+    got = apply_write(plan)
+    assert got["code"] == "changed_since_preview"
+    assert (root / "n.txt").read_text() == "theirs"
+
+
+def test_plan_write_errors(root):
+    (root / "d").mkdir()
+    assert plan_write(root, "d", "x")["code"] == "not_a_file"
+    assert plan_write(root, "../x", "x")["code"] == "path_escape"
+    assert plan_write(root, "", "x")["code"] == "bad_arguments"
+    assert plan_write(root, "a", 5)["code"] == "bad_arguments"
+    os.mkfifo(root / "p")
+    assert plan_write(root, "p", "x")["code"] == "special_file"
+
+
+def test_edit_module_exports():
+    for name in ("locate", "plan_edit", "apply_edit", "plan_write", "apply_write"):
+        assert callable(getattr(edit, name))
+
+
+def test_plan_survives_a_cwd_change_with_a_relative_root(root, tmp_path, monkeypatch):
+    (root / "a.txt").write_text("x\n")
+    monkeypatch.chdir(root.parent)
+    plan = plan_edit("root", "a.txt", "x", "y")
+    assert plan.root == str(root)
+    monkeypatch.chdir(tmp_path / "outside")
+    assert apply_edit(plan)["ok"]
+    assert (root / "a.txt").read_text() == "y\n"
+
+
+def test_plans_are_frozen(root):
+    (root / "a.txt").write_text("x\n")
+    plan = plan_edit(root, "a.txt", "x", "y")
+    with pytest.raises(AttributeError):
+        plan.new = b"something else"

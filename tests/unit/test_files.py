@@ -1,0 +1,556 @@
+"""Tests for dashfloat.tools.files: read_file, write_file, list_directory, atomic_write."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import pytest
+
+from dashfloat.tools import files, results
+from dashfloat.tools.files import (
+    LIST_MAX,
+    READ_MAX_BYTES,
+    READ_MAX_LINES,
+    STREAM_ABOVE,
+    atomic_write,
+    is_binary,
+    list_directory,
+    read_file,
+    write_file,
+)
+
+
+@pytest.fixture
+def root(tmp_path):
+    r = tmp_path / "root"
+    r.mkdir()
+    (tmp_path / "outside").mkdir()
+    return r
+
+
+def numbered(n: int, width: int = 0) -> bytes:
+    return b"".join(b"line %d%s\n" % (i, b"x" * width) for i in range(1, n + 1))
+
+
+def encodable(result: dict) -> None:
+    results.encode(result).encode("utf-8")
+
+
+def no_temps(directory) -> None:
+    assert [p for p in os.listdir(directory) if p.endswith(".dftmp")] == []
+
+
+# -- read_file ----------------------------------------------------------------------------
+
+
+def test_read_whole_small_file(root):
+    (root / "a.txt").write_bytes(b"one\ntwo\nthree\n")
+    got = read_file(root, "a.txt")
+    assert got == {
+        "ok": True,
+        "path": "a.txt",
+        "content": "one\ntwo\nthree\n",
+        "lines": 3,
+        "size": 14,
+        "offset": 1,
+        "truncated": False,
+    }
+
+
+def test_read_window(root):
+    (root / "a.txt").write_bytes(numbered(10))
+    got = read_file(root, "a.txt", offset=3, limit=2)
+    assert got["content"] == "line 3\nline 4\n"
+    assert got["truncated"] is True and got["next_offset"] == 5
+    assert got["lines"] == 10 and got["offset"] == 3
+    assert "lines 3-4 of 10" in got["note"]
+    tail = read_file(root, "a.txt", offset=9, limit=5)
+    assert tail["content"] == "line 9\nline 10\n" and tail["truncated"] is False
+    assert "note" not in tail
+
+
+def test_last_line_without_newline(root):
+    (root / "a.txt").write_bytes(b"a\nb")
+    got = read_file(root, "a.txt")
+    assert got["content"] == "a\nb" and got["lines"] == 2 and got["truncated"] is False
+    assert read_file(root, "a.txt", offset=2)["content"] == "b"
+
+
+def test_crlf_kept(root):
+    (root / "w.txt").write_bytes(b"a\r\nb\r\n")
+    got = read_file(root, "w.txt")
+    assert got["content"] == "a\r\nb\r\n" and got["lines"] == 2
+    assert read_file(root, "w.txt", offset=2)["content"] == "b\r\n"
+
+
+def test_only_newline_splits_lines(root):
+    (root / "ff.txt").write_bytes(b"a\x0cb\x1cc\xe2\x80\xa8d\ne\n")
+    got = read_file(root, "ff.txt", limit=1)
+    assert got["content"] == "a\x0cb\x1cc\u2028d\n" and got["lines"] == 2
+
+
+def test_2000_line_cap_reports_both_totals(root):
+    data = numbered(2500)
+    (root / "big.txt").write_bytes(data)
+    for limit in (2000, 5000, 10_000):
+        got = read_file(root, "big.txt", limit=limit)
+        assert got["content"].count("\n") == READ_MAX_LINES
+        assert got["truncated"] is True and got["next_offset"] == 2001
+        assert got["lines"] == 2500 and got["size"] == len(data)
+        assert "of 2500 lines" in got["note"] and f"of {len(data)} bytes" in got["note"]
+        assert "offset=2001" in got["note"]
+    assert "at most 2000 lines" in read_file(root, "big.txt", limit=5000)["note"]
+    rest = read_file(root, "big.txt", offset=2001)
+    assert rest["content"].startswith("line 2001\n") and rest["truncated"] is False
+
+
+def test_exactly_2000_lines_is_not_truncated(root):
+    (root / "f.txt").write_bytes(numbered(2000))
+    got = read_file(root, "f.txt")
+    assert got["truncated"] is False and got["lines"] == 2000 and "note" not in got
+
+
+def test_64k_cap_whole_lines_with_both_totals(root):
+    data = numbered(1000, width=100)  # about 108 KiB, below the streaming threshold
+    (root / "wide.txt").write_bytes(data)
+    got = read_file(root, "wide.txt")
+    raw = got["content"].encode()
+    assert len(raw) <= READ_MAX_BYTES
+    assert raw.endswith(b"\n")  # whole lines only
+    n = raw.count(b"\n")
+    assert n < 1000 and got["next_offset"] == n + 1
+    assert got["truncated"] is True
+    assert "of 1000 lines" in got["note"] and f"of {len(data)} bytes" in got["note"]
+    assert f"at most {READ_MAX_BYTES} bytes" in got["note"]
+    # continuing from next_offset picks up exactly where the reply stopped
+    nxt = read_file(root, "wide.txt", offset=got["next_offset"])
+    assert nxt["content"].startswith(f"line {n + 1}x")
+
+
+def test_single_line_longer_than_64k_is_cut(root):
+    line = ("é" * 40_000 + "\n").encode()  # 80,001 bytes, two-byte characters
+    (root / "min.js").write_bytes(line + b"next\n")
+    got = read_file(root, "min.js")
+    assert got["truncated"] is True and got["next_offset"] == 2
+    assert set(got["content"]) == {"é"}  # cut at a character boundary, no U+FFFD
+    assert len(got["content"].encode()) <= READ_MAX_BYTES
+    assert "encoding_errors" not in got
+    assert "longer than" in got["note"]
+    assert read_file(root, "min.js", offset=2)["content"] == "next\n"
+
+
+def test_large_file_streams_only_the_window(root, monkeypatch):
+    data = numbered(40_000)  # about 400 KiB
+    assert len(data) > STREAM_ABOVE
+    (root / "log.txt").write_bytes(data)
+    monkeypatch.setattr(
+        files, "read_bytes_bounded", lambda *a: pytest.fail("a large file was read whole")
+    )
+    got = read_file(root, "log.txt", offset=30_000, limit=3)
+    assert got["content"] == "line 30000\nline 30001\nline 30002\n"
+    assert got["lines"] is None and got["size"] == len(data)
+    assert got["truncated"] is True and got["next_offset"] == 30_003
+    assert "not counted" in got["note"]
+    # the probe past the window: the window ends exactly at the end of the file
+    end = read_file(root, "log.txt", offset=39_998, limit=3)
+    assert end["content"] == "line 39998\nline 39999\nline 40000\n"
+    assert end["truncated"] is False and "note" not in end
+    past = read_file(root, "log.txt", offset=40_001)
+    assert past["content"] == "" and past["truncated"] is False and "past the end" in past["note"]
+
+
+def test_large_file_memory_is_bounded(root, monkeypatch):
+    (root / "huge.txt").write_bytes(numbered(60_000, width=10))
+    seen = []
+    real_reader = files.io.BufferedReader
+
+    class Spy(real_reader):
+        def readline(self, size=-1):
+            assert 0 < size <= READ_MAX_BYTES + 1 or size == files._CHUNK
+            line = super().readline(size)
+            seen.append(len(line))
+            return line
+
+    monkeypatch.setattr(files.io, "BufferedReader", Spy)
+    got = read_file(root, "huge.txt", offset=50_000, limit=2)
+    assert got["content"].startswith("line 50000x")
+    assert seen and max(seen) <= READ_MAX_BYTES + 1
+
+
+def test_binary_is_reported_not_dumped(root):
+    blob = b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 10
+    (root / "a.out").write_bytes(blob)
+    got = read_file(root, "a.out")
+    assert got["ok"] is False and got["code"] == "binary" and got["size"] == len(blob)
+    assert "content" not in got
+    assert "a.out" in got["error"]
+
+
+def test_binary_without_nul(root):
+    blob = bytes((i * 7919 + 13) % 255 + 1 for i in range(8192))  # no zero byte
+    (root / "blob.bin").write_bytes(blob)
+    assert read_file(root, "blob.bin")["code"] == "binary"
+
+
+def test_non_utf8_text_is_replaced_and_flagged(root):
+    (root / "latin1.txt").write_bytes("café, naïve, résumé\n".encode("latin-1"))
+    got = read_file(root, "latin1.txt")
+    assert got["ok"] is True and got["encoding_errors"] is True
+    assert got["content"] == "caf\ufffd, na\ufffdve, r\ufffdsum\ufffd\n"
+    encodable(got)
+
+
+def test_empty_file(root):
+    (root / "empty").write_bytes(b"")
+    got = read_file(root, "empty")
+    assert got["ok"] is True and got["content"] == "" and got["lines"] == 0
+    assert got["truncated"] is False and "empty" in got["note"]
+
+
+def test_offset_past_the_end(root):
+    (root / "a.txt").write_bytes(b"1\n2\n")
+    got = read_file(root, "a.txt", offset=50)
+    assert got["ok"] is True and got["content"] == "" and got["truncated"] is False
+    assert "past the end" in got["note"] and "2 lines" in got["note"]
+    assert read_file(root, "a.txt", offset=3)["content"] == ""
+
+
+@pytest.mark.parametrize(
+    ("offset", "limit"), [(0, 10), (-1, 10), (1, 0), (1, 10_001), ("1", 5), (1, True), (1.5, 2)]
+)
+def test_read_bad_window(root, offset, limit):
+    (root / "a.txt").write_text("x\n")
+    assert read_file(root, "a.txt", offset=offset, limit=limit)["code"] == "bad_arguments"
+
+
+def test_read_errors(root, tmp_path):
+    (root / "d").mkdir()
+    (tmp_path / "outside" / "s.txt").write_text("secret")
+    assert read_file(root, "d")["code"] == "not_a_file"
+    assert read_file(root, "nope.txt")["code"] == "not_found"
+    assert read_file(root, "../outside/s.txt")["code"] == "path_escape"
+    os.symlink("../outside/s.txt", root / "l")
+    assert read_file(root, "l")["code"] == "path_escape"
+
+
+def test_read_through_inside_link(root):
+    (root / "t.txt").write_text("t\n")
+    os.symlink("t.txt", root / "l")
+    got = read_file(root, "l")
+    assert got["content"] == "t\n" and got["path"] == "l"
+
+
+def test_read_non_utf8_name(root):
+    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"x\n")
+    got = read_file(root, os.fsdecode(b"caf\xe9.txt"))
+    assert got["ok"] and got["path"] == "caf\\xe9.txt"
+    encodable(got)
+
+
+def test_is_binary():
+    assert not is_binary(b"")
+    assert not is_binary(b"plain text\n\ttabbed\r\n")
+    assert not is_binary("ünïcödé ✓\n".encode())
+    assert not is_binary("café\n".encode("latin-1"))
+    assert not is_binary(b"\x1b[31mred\x1b[0m\n")
+    assert not is_binary("é".encode() * 4000 + b"\xc3")  # cut inside a character
+    assert is_binary(b"text\0more")
+    assert is_binary(bytes(range(1, 32)) * 20)
+    assert is_binary(bytes(range(128, 256)) * 20)
+
+
+# -- write_file / atomic_write ------------------------------------------------------------
+
+
+def test_write_creates_parents(root):
+    got = write_file(root, "a/b/c.txt", "hi\n")
+    assert got == {"ok": True, "path": "a/b/c.txt", "bytes": 3, "created": True}
+    assert (root / "a" / "b" / "c.txt").read_bytes() == b"hi\n"
+    no_temps(root / "a" / "b")
+
+
+def test_write_overwrites(root):
+    (root / "x.txt").write_text("old")
+    got = write_file(root, "x.txt", "new ✓")
+    assert got == {"ok": True, "path": "x.txt", "bytes": len("new ✓".encode()), "created": False}
+    assert (root / "x.txt").read_text() == "new ✓"
+    no_temps(root)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o755, 0o640, 0o444])
+def test_mode_kept(root, mode):
+    p = root / "m.sh"
+    p.write_text("old")
+    os.chmod(p, mode)
+    assert write_file(root, "m.sh", "new")["ok"]
+    assert stat.S_IMODE(os.stat(p).st_mode) == mode
+    assert p.read_text() == "new"
+
+
+def test_setuid_bit_not_kept(root):
+    p = root / "s"
+    p.write_text("old")
+    os.chmod(p, 0o4755)
+    atomic_write(str(p), b"new")
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o755
+
+
+def test_new_file_mode_follows_umask(root):
+    old = os.umask(0o027)
+    try:
+        write_file(root, "n.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(root / "n.txt").st_mode) == 0o640
+
+
+def test_failed_replace_leaves_original(root, monkeypatch):
+    p = root / "keep.txt"
+    p.write_text("original")
+    os.chmod(p, 0o600)
+
+    def boom(src, dst):
+        raise OSError(errno.EIO, "simulated I/O error")
+
+    monkeypatch.setattr(files.os, "replace", boom)
+    got = write_file(root, "keep.txt", "replacement")
+    assert got["ok"] is False and got["code"] == "io_error"
+    assert "simulated I/O error" in got["error"]
+    assert p.read_text() == "original"
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
+    no_temps(root)
+
+
+def test_failed_write_leaves_original(root, monkeypatch):
+    p = root / "keep.txt"
+    p.write_text("original")
+    real_write = os.write
+    calls = []
+
+    def full_disk(fd, data):
+        calls.append(fd)
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[:3]))  # a short write first
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "write", full_disk)
+    got = write_file(root, "keep.txt", "replacement")
+    assert got["code"] == "io_error" and "No space left" in got["error"]
+    assert p.read_text() == "original"
+    no_temps(root)
+
+
+def test_failed_fsync_leaves_original(root, monkeypatch):
+    p = root / "keep.txt"
+    p.write_text("original")
+
+    def bad_fsync(fd):
+        raise OSError(errno.EIO, "fsync failed")
+
+    monkeypatch.setattr(files.os, "fsync", bad_fsync)
+    assert write_file(root, "keep.txt", "x")["ok"] is False
+    assert p.read_text() == "original"
+    no_temps(root)
+
+
+def test_read_only_directory_simulated(root, monkeypatch):
+    """Tests run as root, so chmod cannot deny; refuse the O_EXCL create like EACCES would."""
+    p = root / "keep.txt"
+    p.write_text("original")
+    real_open = os.open
+
+    def deny_create(path, flags, *args, **kw):
+        if flags & os.O_CREAT:
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, flags, *args, **kw)
+
+    monkeypatch.setattr(files.os, "open", deny_create)
+    got = write_file(root, "keep.txt", "new")
+    assert got["code"] == "permission_denied"
+    assert p.read_text() == "original"
+    no_temps(root)
+
+
+def test_temp_in_target_dir_random_and_exclusive(root, tmp_path, monkeypatch):
+    (root / "d").mkdir()
+    target = root / "d" / "t.txt"
+    target.write_text("old")
+    secret = tmp_path / "outside" / "victim"
+    secret.write_text("untouched")
+    tokens = iter(["a" * 16, "b" * 16])
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(tokens))
+    # an attacker pre-places a symlink at the first temp name
+    trap = root / "d" / (".t.txt." + "a" * 16 + ".dftmp")
+    os.symlink(secret, trap)
+    seen = []
+    real_replace = os.replace
+
+    def spy(src, dst):
+        seen.append((src, dst))
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(files.os, "replace", spy)
+    atomic_write(str(target), b"new")
+    assert target.read_bytes() == b"new"
+    assert secret.read_text() == "untouched" and os.path.islink(trap)
+    (src, dst), = seen
+    assert os.path.dirname(src) == os.fsencode(str(root / "d"))
+    assert b"b" * 16 in src
+
+
+def test_temp_names_differ():
+    names = {files._temp_name(b"/x/y.txt")[1] for _ in range(50)}
+    assert len(names) == 50
+    assert all(n.startswith(b"/x/.y.txt.") for n in names)
+    long = files._temp_name(b"/x/" + b"n" * 255)[1]
+    assert len(os.path.basename(long)) <= 255
+
+
+def test_write_refuses_directory_and_escape(root, tmp_path):
+    (root / "d").mkdir()
+    assert write_file(root, "d", "x")["code"] == "not_a_file"
+    assert write_file(root, ".", "x")["code"] == "not_a_file"
+    assert write_file(root, "../outside/new.txt", "x")["code"] == "path_escape"
+    os.symlink("../outside", root / "out")
+    assert write_file(root, "out/new/x.txt", "x")["code"] == "path_escape"
+    assert not (tmp_path / "outside" / "new").exists()
+    assert os.listdir(tmp_path / "outside") == []
+
+
+def test_write_under_a_file_parent(root):
+    (root / "f").write_text("x")
+    got = write_file(root, "f/g.txt", "x")
+    assert got["ok"] is False and got["code"] in ("not_found", "not_a_directory")
+    assert (root / "f").read_text() == "x"
+
+
+def test_write_through_inside_link_updates_target(root):
+    (root / "t.txt").write_text("old")
+    os.symlink("t.txt", root / "l")
+    got = write_file(root, "l", "new")
+    assert got["ok"] and got["created"] is False
+    assert os.path.islink(root / "l") and (root / "t.txt").read_text() == "new"
+
+
+def test_write_to_dangling_inside_link_creates_target(root):
+    os.symlink("sub/new.txt", root / "dl")
+    got = write_file(root, "dl", "x")
+    assert got["ok"] and got["created"] is True
+    assert (root / "sub" / "new.txt").read_text() == "x"
+
+
+def test_write_bad_content(root):
+    assert write_file(root, "a", 3)["code"] == "bad_arguments"
+    assert write_file(root, "a", "x\ud800")["code"] == "bad_arguments"
+    assert not (root / "a").exists()
+
+
+def test_parent_created_dirs_rechecked(root, tmp_path, monkeypatch):
+    """A directory swapped for an outside link right after mkdir is caught by the re-check."""
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(path, *a, **kw):
+        real_mkdir(path, *a, **kw)
+        if os.path.basename(path) == "a":
+            os.rmdir(path)
+            os.symlink(tmp_path / "outside", path)
+
+    monkeypatch.setattr(files.os, "mkdir", racing_mkdir)
+    got = write_file(root, "a/b/c.txt", "x")
+    assert got["code"] == "path_escape"
+    assert os.listdir(tmp_path / "outside") == []
+
+
+# -- list_directory -----------------------------------------------------------------------
+
+
+def test_list_directory(root):
+    (root / "b.txt").write_bytes(b"12345")
+    (root / "a_dir").mkdir()
+    os.symlink("a_dir", root / "c_link")
+    os.symlink("/etc", root / "d_out")
+    os.mkfifo(root / "e_fifo")
+    got = list_directory(root)
+    assert got["ok"] and got["path"] == "." and got["total"] == 5 and got["truncated"] is False
+    assert got["entries"] == [
+        {"name": "a_dir", "type": "dir"},
+        {"name": "b.txt", "type": "file", "size": 5},
+        {"name": "c_link", "type": "link", "target": "a_dir"},
+        {"name": "d_out", "type": "link", "target": "/etc"},
+        {"name": "e_fifo", "type": "other"},
+    ]
+
+
+def test_list_subdirectory_and_errors(root):
+    (root / "s").mkdir()
+    (root / "s" / "x").write_text("x")
+    (root / "f").write_text("x")
+    assert list_directory(root, "s")["entries"] == [{"name": "x", "type": "file", "size": 1}]
+    assert list_directory(root, "s")["path"] == "s"
+    assert list_directory(root, "f")["code"] == "not_a_directory"
+    assert list_directory(root, "nope")["code"] == "not_found"
+    assert list_directory(root, "..")["code"] == "path_escape"
+    os.symlink("/etc", root / "out")
+    assert list_directory(root, "out")["code"] == "path_escape"
+
+
+def test_list_cap_501_sorted_head(root, monkeypatch):
+    d = root / "many"
+    d.mkdir()
+    names = [f"f{i:04d}" for i in range(600)]
+    for name in reversed(names):
+        (d / name).write_bytes(b"")
+    base = os.fsencode(str(d))
+    statted = []
+    real_lstat = os.lstat
+
+    def spy(path, *a, **kw):
+        if os.path.dirname(os.fsencode(path)) == base:
+            statted.append(path)
+        return real_lstat(path, *a, **kw)
+
+    monkeypatch.setattr(files.os, "lstat", spy)
+    got = list_directory(root, "many")
+    assert got["truncated"] is True and got["total"] == 600
+    assert len(got["entries"]) == LIST_MAX == 501
+    assert [e["name"] for e in got["entries"]] == names[:501]
+    assert len(statted) <= LIST_MAX
+
+
+def test_list_exactly_501_not_truncated(root):
+    for i in range(501):
+        (root / f"{i:03d}").write_bytes(b"")
+    got = list_directory(root)
+    assert got["truncated"] is False and got["total"] == 501 and len(got["entries"]) == 501
+
+
+def test_list_sorts_by_bytes_and_escapes_names(root):
+    for raw in (b"caf\xe9.txt", b"Zeta", b"alpha", b"\xc3\xa9t\xc3\xa9", b"a\x1b[31mred", b"nl\nx"):
+        with open(os.path.join(os.fsencode(str(root)), raw), "wb"):
+            pass
+    got = list_directory(root)
+    encodable(got)
+    by_name = {e["name"]: e for e in got["entries"]}
+    assert [e["name"] for e in got["entries"]] == [
+        "Zeta",
+        "a\\e[31mred",
+        "alpha",
+        "caf\\xe9.txt",
+        "nl\\nx",
+        "été",
+    ]
+    assert by_name["caf\\xe9.txt"]["escaped"] is True
+    assert by_name["a\\e[31mred"]["escaped"] is True
+    assert by_name["nl\\nx"]["escaped"] is True
+    assert "escaped" not in by_name["été"] and "escaped" not in by_name["alpha"]
+
+
+def test_list_non_utf8_directory(root):
+    d = os.path.join(os.fsencode(str(root)), b"d\xff")
+    os.mkdir(d)
+    open(os.path.join(d, b"x"), "wb").close()
+    got = list_directory(root, os.fsdecode(b"d\xff"))
+    assert got["ok"] and got["path"] == "d\\xff" and got["entries"][0]["name"] == "x"
+    encodable(got)

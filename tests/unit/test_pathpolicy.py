@@ -1,0 +1,317 @@
+"""Tests for dashfloat.tools.pathpolicy: the ADR 0007 §3 three-step path policy."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import threading
+
+import pytest
+
+from dashfloat.tools import files, pathpolicy
+from dashfloat.tools.pathpolicy import Resolved, resolve
+
+
+def no_block(fn, timeout=5.0):
+    """Run fn on a thread; fail (instead of hanging the suite) if it does not return in time."""
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # surfaced below
+            out["exc"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "the call blocked"
+    if "exc" in out:
+        raise out["exc"]
+    return out["value"]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """tmp/root (the working directory), tmp/outside, tmp/root-evil, and links of every kind."""
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    evil = tmp_path / "root-evil"
+    for d in (root, outside, evil, root / "sub" / "deeper", outside / "dir"):
+        d.mkdir(parents=True, exist_ok=True)
+    (root / "file.txt").write_text("hello\n")
+    (root / "sub" / "inner.txt").write_text("inner\n")
+    (outside / "secret.txt").write_text("secret\n")
+    (evil / "x.txt").write_text("evil\n")
+    links = {
+        "link_in": "sub/inner.txt",
+        "link_dir_in": "sub",
+        "link_out": "../outside/secret.txt",
+        "link_out_abs": str(outside / "secret.txt"),
+        "linkdir_out": "../outside",
+        "dangling_in": "sub/missing.txt",
+        "dangling_out": "../outside/missing.txt",
+        "dangling_out_dir": "../outside/nodir/x",
+        "loop_a": "loop_b",
+        "loop_b": "loop_a",
+        "self_loop": "self_loop",
+        "chain": "link_dir_in/deeper",
+        "back_in": "../root/file.txt",
+        "evil_link": "../root-evil/x.txt",
+        "dev_null": "/dev/null",
+    }
+    for name, target in links.items():
+        os.symlink(target, root / name)
+    os.symlink("../../outside", root / "sub" / "up_out")
+    os.mkfifo(root / "fifo")
+    (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"latin-1 name\n")
+    return root
+
+
+# (path, expected code or "ok", expected rel or None, expected exists or None)
+CASES = [
+    ("file.txt", "ok", "file.txt", True),
+    ("sub/inner.txt", "ok", "sub/inner.txt", True),
+    ("sub/../file.txt", "ok", "file.txt", True),
+    ("./sub/./inner.txt", "ok", "sub/inner.txt", True),
+    ("sub//inner.txt", "ok", "sub/inner.txt", True),
+    ("../outside/secret.txt", "path_escape", None, None),
+    ("../../etc/passwd", "path_escape", None, None),
+    ("sub/../../outside", "path_escape", None, None),
+    ("a/b/../../../x", "path_escape", None, None),
+    ("..", "path_escape", None, None),
+    ("../root-evil/x.txt", "path_escape", None, None),
+    ("/etc/passwd", "path_escape", None, None),
+    ("/dev/null", "path_escape", None, None),
+    ("//etc/passwd", "path_escape", None, None),
+    ("/", "path_escape", None, None),
+    ("link_in", "ok", "link_in", True),
+    ("link_dir_in/inner.txt", "ok", "link_dir_in/inner.txt", True),
+    ("chain", "ok", "chain", True),
+    ("back_in", "ok", "back_in", True),
+    ("link_out", "path_escape", None, None),
+    ("link_out_abs", "path_escape", None, None),
+    ("evil_link", "path_escape", None, None),
+    ("dev_null", "path_escape", None, None),
+    ("linkdir_out", "path_escape", None, None),
+    ("linkdir_out/secret.txt", "path_escape", None, None),
+    ("linkdir_out/new_file.txt", "path_escape", None, None),
+    ("linkdir_out/dir/new/deeper.txt", "path_escape", None, None),
+    ("sub/up_out/secret.txt", "path_escape", None, None),
+    ("dangling_in", "ok", "dangling_in", False),
+    ("dangling_out", "path_escape", None, None),
+    ("dangling_out_dir", "path_escape", None, None),
+    ("loop_a", "io_error", None, None),
+    ("self_loop", "io_error", None, None),
+    ("self_loop/x", "io_error", None, None),
+    ("", "bad_arguments", None, None),
+    ("a\0b", "bad_arguments", None, None),
+    ("file.txt\0../../etc/passwd", "bad_arguments", None, None),
+    ("~", "ok", "~", False),
+    ("~/x", "ok", "~/x", False),
+    ("~root/.ssh", "ok", "~root/.ssh", False),
+    ("$HOME/x", "ok", "$HOME/x", False),
+    ("${HOME}", "ok", "${HOME}", False),
+    ("sub/", "ok", "sub", True),
+    (".", "ok", ".", True),
+    ("./", "ok", ".", True),
+    ("sub/..", "ok", ".", True),
+    ("file.txt/x", "not_found", None, None),
+    ("new/dir/file.txt", "ok", "new/dir/file.txt", False),
+    ("fifo", "ok", "fifo", True),
+    (os.fsdecode(b"caf\xe9.txt"), "ok", os.fsdecode(b"caf\xe9.txt"), True),
+    (os.fsdecode(b"new-\xff\xfe"), "ok", os.fsdecode(b"new-\xff\xfe"), False),
+]
+
+
+@pytest.mark.parametrize(("path", "expected", "rel", "exists"), CASES)
+def test_resolve_table(tree, path, expected, rel, exists):
+    got = no_block(lambda: resolve(tree, path))
+    if expected == "ok":
+        assert isinstance(got, Resolved), got
+        assert got.rel == rel
+        assert got.exists is exists
+        assert pathpolicy._inside(os.fsencode(got.real), os.fsencode(os.path.realpath(tree)))
+        assert got.abs == os.path.normpath(os.path.join(str(tree), path))
+    else:
+        assert isinstance(got, dict), got
+        assert got["ok"] is False and got["code"] == expected, got
+        json.dumps(got).encode("utf-8")  # always encodable
+
+
+def test_at_least_thirty_cases():
+    assert len(CASES) >= 30
+
+
+def test_absolute_paths_inside_are_fine(tree):
+    got = resolve(tree, str(tree / "sub" / "inner.txt"))
+    assert isinstance(got, Resolved) and got.rel == "sub/inner.txt"
+    assert resolve(tree, str(tree)).rel == "."
+
+
+def test_sibling_with_the_root_as_prefix_is_outside(tree):
+    evil = str(tree) + "-evil/x.txt"
+    got = resolve(tree, evil)
+    assert got["code"] == "path_escape"
+    assert evil in got["error"]
+
+
+def test_escape_message_names_the_given_path_and_what_is_allowed(tree):
+    got = resolve(tree, "../../etc/passwd")
+    assert got["error"].startswith("path escapes the working directory: ../../etc/passwd")
+    assert "inside the working directory" in got["error"]
+
+
+def test_message_escapes_terminal_controls(tree):
+    got = resolve(tree, "../\x1b]0;pwned\x07\u202e")
+    assert got["code"] == "path_escape"
+    assert "\x1b" not in got["error"] and "\x07" not in got["error"]
+    assert "\u202e" not in got["error"]
+    assert "\\e]0;pwned" in got["error"]
+
+
+def test_symlinked_file_resolves_to_its_target(tree):
+    got = resolve(tree, "link_in")
+    assert got.real == os.path.realpath(tree / "sub" / "inner.txt")
+    assert got.abs == str(tree / "link_in")
+
+
+def test_dangling_link_inside_is_a_new_file_at_its_target(tree):
+    got = resolve(tree, "dangling_in")
+    assert got.exists is False
+    assert got.real == os.path.join(os.path.realpath(tree), "sub", "missing.txt")
+    assert resolve(tree, "dangling_in", must_exist=True)["code"] == "not_found"
+
+
+def test_must_exist(tree):
+    assert resolve(tree, "missing.txt", must_exist=True)["code"] == "not_found"
+    assert "missing.txt" in resolve(tree, "missing.txt", must_exist=True)["error"]
+    assert isinstance(resolve(tree, "missing.txt"), Resolved)
+
+
+def test_link_loop_is_a_clear_error_not_a_hang(tree):
+    got = no_block(lambda: resolve(tree, "loop_a/x/y", must_exist=True))
+    assert got["code"] == "io_error"
+    assert "symbolic links" in got["error"]
+
+
+def test_non_string_paths_are_bad_arguments(tree):
+    for bad in (None, 3, ["a"]):
+        assert resolve(tree, bad)["code"] == "bad_arguments"
+
+
+def test_lone_surrogate_is_bad_arguments(tree):
+    assert resolve(tree, "x\ud800")["code"] == "bad_arguments"
+
+
+def test_bytes_paths_with_non_utf8_names(tree):
+    got = resolve(tree, b"caf\xe9.txt", must_exist=True)
+    assert isinstance(got, Resolved)
+    assert os.fsencode(got.real).endswith(b"caf\xe9.txt")
+    assert pathpolicy.shown(got.rel) == "caf\\xe9.txt"
+    assert resolve(tree, b"../outside")["code"] == "path_escape"
+
+
+def test_root_given_as_a_symlink(tree, tmp_path):
+    os.symlink(tree, tmp_path / "root_link")
+    via = tmp_path / "root_link"
+    got = resolve(via, "file.txt")
+    assert isinstance(got, Resolved)
+    assert got.abs == str(via / "file.txt")
+    assert got.real == os.path.realpath(tree / "file.txt")
+    # the real root's spelling is lexically outside the given root: strict, rejected
+    assert resolve(via, str(tree / "file.txt"))["code"] == "path_escape"
+
+
+def test_relative_root(tree, monkeypatch):
+    monkeypatch.chdir(tree.parent)
+    got = resolve("root", "sub/inner.txt")
+    assert isinstance(got, Resolved) and got.rel == "sub/inner.txt"
+    assert resolve("root", "../outside")["code"] == "path_escape"
+
+
+def test_missing_root(tmp_path):
+    assert resolve(tmp_path / "nope", "x")["code"] == "not_found"
+
+
+def test_filesystem_root_as_root_admits_everything(tree):
+    got = resolve("/", str(tree / "file.txt"))
+    assert isinstance(got, Resolved)
+
+
+def test_swapping_a_directory_for_a_link_is_caught(tree, tmp_path):
+    # resolved once inside; then the directory is replaced by a link outside: resolving again
+    assert isinstance(resolve(tree, "sub/inner.txt"), Resolved)
+    os.rename(tree / "sub", tmp_path / "sub_moved")
+    os.symlink(tmp_path / "outside", tree / "sub")
+    assert resolve(tree, "sub/secret.txt")["code"] == "path_escape"
+
+
+# -- special files -------------------------------------------------------------------------
+
+
+def test_fifo_refused_without_blocking(tree):
+    res = resolve(tree, "fifo")
+    got = no_block(lambda: pathpolicy.check_regular(res))
+    assert got["code"] == "special_file"
+    assert "FIFO" in got["error"] and "fifo" in got["error"]
+    assert no_block(lambda: pathpolicy.check_directory(res))["code"] == "special_file"
+    assert no_block(lambda: files.read_file(tree, "fifo"))["code"] == "special_file"
+    assert no_block(lambda: files.list_directory(tree, "fifo"))["code"] == "special_file"
+    assert no_block(lambda: files.write_file(tree, "fifo", "x"))["code"] == "special_file"
+    assert stat.S_ISFIFO(os.lstat(tree / "fifo").st_mode)  # untouched
+
+
+def test_open_regular_refuses_a_fifo_without_blocking(tree):
+    got = no_block(lambda: files.open_regular(str(tree / "fifo")))
+    assert isinstance(got, dict) and got["code"] == "special_file"
+
+
+def test_socket_refused(tree, tmp_path):
+    path = tree / "s"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            sock.bind(str(path))
+        except OSError as exc:  # path too long for AF_UNIX on some systems
+            pytest.skip(f"cannot bind a unix socket here: {exc}")
+        res = resolve(tree, "s")
+        assert isinstance(res, Resolved)
+        got = no_block(lambda: pathpolicy.check_regular(res))
+        assert got["code"] == "special_file" and "socket" in got["error"]
+        assert no_block(lambda: files.read_file(tree, "s"))["code"] == "special_file"
+    finally:
+        sock.close()
+
+
+def test_char_device_inside_refused(tree):
+    try:
+        os.mknod(tree / "null", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot mknod here: {exc}")
+    res = resolve(tree, "null")
+    got = pathpolicy.check_regular(res)
+    assert got["code"] == "special_file" and "character device" in got["error"]
+    assert no_block(lambda: files.read_file(tree, "null"))["code"] == "special_file"
+
+
+def test_check_regular_and_directory(tree):
+    assert pathpolicy.check_regular(resolve(tree, "file.txt")) is None
+    assert pathpolicy.check_regular(resolve(tree, "link_in")) is None
+    assert pathpolicy.check_regular(resolve(tree, "sub"))["code"] == "not_a_file"
+    assert pathpolicy.check_directory(resolve(tree, "sub")) is None
+    assert pathpolicy.check_directory(resolve(tree, "link_dir_in")) is None
+    assert pathpolicy.check_directory(resolve(tree, "file.txt"))["code"] == "not_a_directory"
+    assert pathpolicy.check_regular(resolve(tree, "nothing"))["code"] == "not_found"
+
+
+def test_shown_is_json_and_terminal_safe():
+    assert pathpolicy.shown("lib/foo.ex") == "lib/foo.ex"
+    assert pathpolicy.shown(b"caf\xe9") == "caf\\xe9"
+    assert pathpolicy.shown(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
+    assert pathpolicy.shown("a\nb\tc\x1bd") == "a\\nb\\tc\\ed"
+    assert pathpolicy.is_clean_name("ok.txt")
+    assert not pathpolicy.is_clean_name(b"caf\xe9")
+    assert not pathpolicy.is_clean_name("a\x1b")

@@ -1,0 +1,318 @@
+"""Tests for dashfloat.tools.preview: diff previews, command previews, output excerpts."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashfloat.tools.preview import command_lines, diff_lines, excerpt, safe
+
+KINDS = {"header", "hunk", "add", "del", "ctx", "marker"}
+
+
+def kinds(lines):
+    return [k for k, _ in lines]
+
+
+def texts(lines, kind=None):
+    return [t for k, t in lines if kind is None or k == kind]
+
+
+def assert_terminal_safe(lines):
+    for item in lines:
+        text = item[1] if isinstance(item, tuple) else item
+        assert isinstance(text, str)
+        for bad in ("\x1b", "\x07", "\r", "\n", "\x00", "\u202e", "\u2066", "\u200b", "\ufeff", "\x9b"):
+            assert bad not in text, (bad, text)
+
+
+# -- diffs ------------------------------------------------------------------------------
+
+
+def test_new_file_is_all_added():
+    lines = diff_lines("notes.md", None, b"one\ntwo\nthree\n")
+    assert lines == [
+        ("header", "--- /dev/null"),
+        ("header", "+++ b/notes.md"),
+        ("hunk", "@@ -0,0 +1,3 @@"),
+        ("add", "+one"),
+        ("add", "+two"),
+        ("add", "+three"),
+    ]
+
+
+def test_new_empty_file():
+    lines = diff_lines("empty.txt", None, b"")
+    assert kinds(lines) == ["header", "marker"]
+    assert "0 bytes" in lines[-1][1]
+
+
+def test_edit_diff_has_three_lines_of_context():
+    old = b"".join(f"line {i}\n".encode() for i in range(1, 21))
+    new = old.replace(b"line 10\n", b"line ten\n")
+    lines = diff_lines("app.py", old, new)
+    assert lines[:3] == [("header", "--- a/app.py"), ("header", "+++ b/app.py"), ("hunk", "@@ -7,7 +7,7 @@")]
+    assert lines[3:] == [
+        ("ctx", " line 7"),
+        ("ctx", " line 8"),
+        ("ctx", " line 9"),
+        ("del", "-line 10"),
+        ("add", "+line ten"),
+        ("ctx", " line 11"),
+        ("ctx", " line 12"),
+        ("ctx", " line 13"),
+    ]
+
+
+def test_two_hunks():
+    old = b"".join(f"{i}\n".encode() for i in range(40))
+    new = old.replace(b"\n3\n", b"\nthree\n").replace(b"\n30\n", b"\nthirty\n")
+    lines = diff_lines("n.txt", old, new)
+    assert kinds(lines).count("hunk") == 2
+    assert texts(lines, "add") == ["+three", "+thirty"]
+    assert texts(lines, "del") == ["-3", "-30"]
+
+
+def test_deleted_content():
+    lines = diff_lines("a", b"x\ny\n", b"")
+    assert texts(lines, "del") == ["-x", "-y"]
+    assert texts(lines, "add") == []
+
+
+def test_lines_starting_with_dashes_are_not_headers():
+    lines = diff_lines("a", b"keep\n-- a\n", b"keep\n++ b")
+    assert kinds(lines).count("header") == 2
+    assert ("del", "--- a") in lines
+    assert ("add", "+++ b") in lines
+
+
+def test_cap_at_max_lines_with_totals():
+    new = b"".join(f"l{i}\n".encode() for i in range(200))
+    lines = diff_lines("big.txt", None, new)
+    assert len(lines) == 51
+    assert lines[-1] == ("marker", "… 153 more diff lines (200 added, 0 removed in all)")
+    assert lines[:50][-1] == ("add", "+l46")
+
+
+def test_cap_counts_added_and_removed_in_all():
+    old = b"".join(f"old{i}\n".encode() for i in range(100))
+    new = b"".join(f"new{i}\n".encode() for i in range(60))
+    lines = diff_lines("f", old, new, max_lines=10)
+    assert len(lines) == 11
+    assert lines[-1][0] == "marker"
+    assert lines[-1][1].endswith("(60 added, 100 removed in all)")
+    assert lines[-1][1].startswith(f"… {2 + 1 + 160 - 10} more diff lines")
+
+
+def test_small_diff_has_no_cap_marker():
+    lines = diff_lines("f", b"a\n", b"b\n")
+    assert all("more diff lines" not in t for t in texts(lines))
+
+
+def test_binary_new_content():
+    assert diff_lines("img.png", None, b"\x89PNG\x00\x01") == [("marker", "binary file: 6 bytes")]
+
+
+def test_binary_old_content():
+    lines = diff_lines("blob", b"a\x00b", b"text\n")
+    assert len(lines) == 1 and lines[0][0] == "marker"
+    assert lines[0][1].startswith("binary file: 5 bytes")
+
+
+def test_non_utf8_is_replaced_and_noted():
+    lines = diff_lines("latin1.txt", None, b"caf\xe9\nok\n")
+    assert lines[0][0] == "marker" and "not valid UTF-8" in lines[0][1]
+    assert ("add", "+caf\ufffd") in lines
+    assert ("add", "+ok") in lines
+
+
+def test_change_between_invalid_bytes_still_shows():
+    lines = diff_lines("x", b"a\xff\n", b"a\xfe\n")
+    assert ("del", "-a\ufffd") in lines and ("add", "+a\ufffd") in lines
+    assert sum("not valid UTF-8" in t for k, t in lines if k == "marker") == 2
+
+
+def test_identical_content():
+    lines = diff_lines("x", b"same\n", b"same\n")
+    assert lines == [("marker", "no changes: the content is identical")]
+
+
+def test_crlf_is_visible():
+    lines = diff_lines("win.txt", b"a\r\nb\r\n", b"a\r\nc\r\n")
+    assert ("ctx", " a\\r") in lines
+    assert ("del", "-b\\r") in lines
+    assert ("add", "+c\\r") in lines
+    assert_terminal_safe(lines)
+
+
+def test_line_ending_change_only_is_visible():
+    lines = diff_lines("f", b"a\n", b"a\r\n")
+    assert ("del", "-a") in lines and ("add", "+a\\r") in lines
+
+
+def test_no_newline_at_end_of_new_file():
+    lines = diff_lines("f", None, b"a\nb")
+    assert lines[-2:] == [("add", "+b"), ("marker", "\\ No newline at end of file")]
+
+
+def test_no_newline_added_and_removed():
+    lines = diff_lines("f", b"a\nb", b"a\nb\n")
+    i = lines.index(("del", "-b"))
+    assert lines[i + 1] == ("marker", "\\ No newline at end of file")
+    assert lines[i + 2] == ("add", "+b")
+    assert lines[-1] == ("add", "+b")
+
+
+def test_no_newline_unchanged_context():
+    lines = diff_lines("f", b"a\nb\nc", b"A\nb\nc")
+    assert lines[-2:] == [("ctx", " c"), ("marker", "\\ No newline at end of file")]
+
+
+@pytest.mark.parametrize(
+    "payload,shown",
+    [
+        (b"\x1b[2J\x1b[H", "\\e[2J\\e[H"),
+        (b"\x1b]0;pwned\x07", "\\e]0;pwned\\a"),
+        (b"\x1b]8;;http://evil\x1b\\link", "\\e]8;;http://evil\\e\\link"),
+        ("\u202eexe.txt".encode(), "\\u202eexe.txt"),
+        ("a\u2066b\u2069".encode(), "a\\u2066b\\u2069"),
+        ("zero\u200bwidth\ufeff".encode(), "zero\\u200bwidth\\ufeff"),
+        ("c1\u009bcsi".encode(), "c1\\x9bcsi"),
+        ("tag\U000e0041".encode(), "tag\\U000e0041"),
+        ("sep\u2028x".encode(), "sep\\u2028x"),
+        (b"back\x08space\x7f", "back\\bspace\\x7f"),
+        (b"lone\rcr", "lone\\rcr"),
+    ],
+)
+def test_dangerous_content_is_escaped(payload, shown):
+    lines = diff_lines("f", b"x\n", b"x\n" + payload + b"\n")
+    assert ("add", "+" + shown) in lines
+    assert_terminal_safe(lines)
+
+
+def test_path_is_escaped_in_headers():
+    lines = diff_lines("evil\x1b[2J\nname", None, b"x\n")
+    assert lines[1] == ("header", "+++ b/evil\\e[2J\\nname")
+    assert_terminal_safe(lines)
+
+
+def test_tabs_become_spaces():
+    lines = diff_lines("f", None, b"\tx\n")
+    assert lines[-1] == ("add", "+    x")
+
+
+def test_very_long_line_is_clipped():
+    lines = diff_lines("min.js", None, b"x" * 100_000 + b"\n")
+    add = texts(lines, "add")[0]
+    assert len(add) < 2100 and "more chars]" in add
+
+
+def test_every_kind_is_known():
+    old = b"".join(f"{i}\n".encode() for i in range(100))
+    new = old.replace(b"5\n", b"five\n") + b"tail"
+    for kind, text in diff_lines("f", old, new, max_lines=1000):
+        assert kind in KINDS and isinstance(text, str)
+
+
+# -- commands ---------------------------------------------------------------------------
+
+
+def test_command_single_line():
+    assert command_lines("pytest -q", ".") == [("command", "pytest -q"), ("cwd", "cwd: .")]
+
+
+def test_command_multi_line_shows_every_line():
+    cmd = "set -e\ncd build\nmake && make install\n"
+    assert command_lines(cmd, "sub/dir") == [
+        ("command", "set -e"),
+        ("command", "cd build"),
+        ("command", "make && make install"),
+        ("cwd", "cwd: sub/dir"),
+    ]
+
+
+def test_command_blank_lines_are_kept():
+    assert texts(command_lines("a\n\nb", "."), "command") == ["a", "", "b"]
+
+
+def test_command_escapes_everything():
+    cmd = "echo hi\x1b[1A\x1b[2K\rrm -rf ~ #\u202e\u200b\necho done\x07"
+    lines = command_lines(cmd, "d\x1b]0;x\x07")
+    assert texts(lines, "command") == ["echo hi\\e[1A\\e[2K\\rrm -rf ~ #\\u202e\\u200b", "echo done\\a"]
+    assert lines[-1] == ("cwd", "cwd: d\\e]0;x\\a")
+    assert_terminal_safe(lines)
+
+
+def test_command_capped_at_50_lines():
+    cmd = "\n".join(f"echo {i}" for i in range(120))
+    lines = command_lines(cmd, ".")
+    assert texts(lines, "command") == [f"echo {i}" for i in range(50)]
+    assert lines[50] == ("marker", "… 70 more command lines (120 in all)")
+    assert lines[-1] == ("cwd", "cwd: .")
+    assert len(lines) == 52
+
+
+def test_command_exactly_50_lines_has_no_marker():
+    lines = command_lines("\n".join("x" * 50), ".")
+    assert kinds(lines) == ["command"] * 50 + ["cwd"]
+
+
+def test_empty_command():
+    lines = command_lines("", ".")
+    assert lines[0][0] == "marker" and lines[-1] == ("cwd", "cwd: .")
+
+
+def test_long_command_line_is_not_clipped():
+    cmd = "echo " + "a" * 5000
+    assert texts(command_lines(cmd, "."), "command") == [cmd]
+
+
+# -- excerpts ---------------------------------------------------------------------------
+
+
+def test_excerpt_short_output_verbatim():
+    assert excerpt("a\nb\n") == ["a", "b"]
+    assert excerpt("no newline") == ["no newline"]
+    assert excerpt("") == []
+    assert excerpt("\n") == [""]
+
+
+def test_excerpt_caps_at_30_lines_head_first():
+    text = "".join(f"line {i}\n" for i in range(100))
+    lines = excerpt(text)
+    assert len(lines) == 30
+    assert lines[:29] == [f"line {i}" for i in range(29)]
+    assert lines[-1] == "… 71 more lines"
+
+
+def test_excerpt_exactly_at_cap():
+    text = "".join(f"{i}\n" for i in range(30))
+    assert excerpt(text) == [str(i) for i in range(30)]
+
+
+def test_excerpt_custom_cap():
+    assert excerpt("1\n2\n3\n4\n", max_lines=3) == ["1", "2", "… 2 more lines"]
+
+
+def test_excerpt_clips_long_lines():
+    lines = excerpt("y" * 10_000 + "\nshort\n")
+    assert lines[0] == "y" * 500 + " … [9500 more chars]"
+    assert lines[1] == "short"
+    assert excerpt("abcdef", max_line_chars=3) == ["abc … [3 more chars]"]
+
+
+def test_excerpt_escapes():
+    text = "\x1b[32mPASS\x1b[0m\r\nprogress 10%\rprogress 100%\n\u202eevil\x00\n"
+    lines = excerpt(text)
+    assert lines == ["\\e[32mPASS\\e[0m\\r", "progress 10%\\rprogress 100%", "\\u202eevil\\0"]
+    assert_terminal_safe(lines)
+
+
+def test_excerpt_lone_surrogates_from_undecodable_output():
+    lines = excerpt(b"bad \xff byte".decode("utf-8", "surrogateescape"))
+    assert lines == ["bad \\xff byte"]
+    lines[0].encode("utf-8")  # encodable: cannot crash the terminal writer
+
+
+def test_safe_is_single_line():
+    assert safe("a\nb\u2029c") == "a\\nb\\u2029c"
+    assert safe("plain text é 日本") == "plain text é 日本"
