@@ -123,6 +123,75 @@ Print the version and exit.
 .TP
 .BR \-h ", " \-\-help
 Print a short usage summary and exit.
+.SH TOOLS
+Every request offers the model five tools.
+Paths are relative to the working directory (see
+.BR \-C );
+a path that resolves outside it, also through a symbolic link, is refused, and so are
+FIFOs, sockets and devices.
+.B ~
+and
+.B $VARIABLES
+in paths are never expanded.
+.TP
+.B read_file \fIpath\fP [\fIoffset\fP] [\fIlimit\fP]
+A window of lines (default the first 2000; at most 2000 lines and 64 KiB are returned, with
+both totals reported).
+Files above 256 KiB are read only as far as the window; binary files are reported, not
+dumped.
+Runs without asking.
+.TP
+.B list_directory \fR[\fIpath\fP]
+The sorted entries of a directory, at most 501 of them.
+Runs without asking.
+.TP
+.B write_file \fIpath content\fP
+Creates or replaces a file (and missing parent directories).
+Asks first, showing a diff.
+.TP
+.B edit_file \fIpath search_block replace_block\fP
+Replaces the one exact occurrence of
+.I search_block
+(none, or more than one, is an error the model sees; files above 8 MiB are refused).
+Asks first, showing a diff.
+.TP
+.B execute_command \fIcommand\fP [\fIcwd\fP]
+Runs
+.I command
+with
+.BR "/bin/sh \-c" ,
+in its own process group, with standard input from
+.IR /dev/null .
+Asks first, showing the exact command and directory.
+Output (standard output and error together) is shown live and kept up to 32 KiB.
+After
+.B exec_timeout
+seconds (default 30), on Esc, and when dashfloat quits or its terminal hangs up, the whole
+process group is killed, background jobs included.
+.PP
+Files are written through a temporary file in the same directory that is renamed into
+place, so a failed write leaves the original untouched; an existing file keeps its mode.
+If a file changes between the preview and the approval, nothing is written and the model
+is told.
+The transcript shows a row per call and its outcome with at most 30 lines of output.
+Control characters, escape sequences, bidi controls and zero\-width characters in
+previews, tool output, file names and model text are shown escaped, never sent to the
+terminal.
+A turn ends after
+.B max_episodes
+model requests (default 50).
+.SH CONFIRMATIONS
+A call that changes something waits for a key while its preview is in the transcript
+(scroll it with PgUp and PgDn first if it is long).
+.B y
+approves that one call; the next call asks again.
+.B n
+rejects it; the model is told and may try another way.
+.B Esc
+rejects it and every other call of the same answer, and ends the turn, so you can say
+what to do instead.
+Keys typed before the preview was drawn are thrown away: typeahead never decides.
+While a call waits, the prompt keeps its text and ignores other keys.
 .SH KEYBINDINGS
 .\" Generated from dashfloat/ui/keymap.py by `make man`; do not edit by hand.
 """
