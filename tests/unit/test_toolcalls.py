@@ -859,3 +859,19 @@ def test_new_accumulators_are_independent():
     a, b = toolcalls.new(), toolcalls.new()
     toolcalls.feed(a, [frag(0, "c", "list_directory", "{}")])
     assert toolcalls.count(b) == 0 and toolcalls.finish(b) == []
+
+
+ARGS_TEXT = '{"path": "src/é/🙂.py", "content": "a\\nb \\"quoted\\" \\\\ end"}'
+
+
+@pytest.mark.parametrize("cut", range(len(ARGS_TEXT) + 1))
+def test_arguments_split_at_every_offset_assemble_the_same_call(cut):
+    """Two fragments, cut at every character offset, give exactly the one-chunk result."""
+    first = {"index": 0, "id": "call_x", "type": "function",
+             "function": {"name": "write_file", "arguments": ARGS_TEXT[:cut]}}
+    rest = {"index": 0, "function": {"arguments": ARGS_TEXT[cut:]}}
+    acc = toolcalls.feed(toolcalls.new(), [first])
+    acc = toolcalls.feed(acc, [rest])
+    whole = toolcalls.feed(toolcalls.new(), [{**first, "function": {"name": "write_file", "arguments": ARGS_TEXT}}])
+    assert toolcalls.finish(acc) == toolcalls.finish(whole)
+    assert toolcalls.finish(acc)[0]["args"]["path"] == "src/é/🙂.py"
