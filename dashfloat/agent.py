@@ -277,7 +277,7 @@ class Agent:
         if notes:
             log.warning("conversation repaired before a request: %s", "; ".join(notes))
             self.post(M.system("warn", "Repaired the conversation before sending it: " + "; ".join(notes) + "."))
-            self.messages = fixed
+        self.messages = fixed
         request = [dict(m) for m in fixed]
         model = self.model
         inbox = self.inbox
@@ -330,8 +330,7 @@ class Agent:
     def _on_done(self, result: dict) -> None:
         content = result.get("content") or "".join(self._content)
         raw_calls = result.get("tool_calls") or []
-        if result.get("usage"):
-            self._final_usage = result["usage"]
+        self._final_usage = result.get("usage") or None  # only the latest episode's counts
         if raw_calls and not self.tools_enabled:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
@@ -353,6 +352,7 @@ class Agent:
         self._next_call()
 
     def _on_failed(self, err: dict) -> None:
+        self._final_usage = None  # the failed episode reported none
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})

@@ -68,6 +68,9 @@ def repair(messages: list[dict]) -> tuple[list[dict], list[str]]:
             else:
                 notes.append(f"dropped a tool result for unknown call {tid!r}")
             i += 1
+        answered_order = [cid for cid in answers]
+        if answered_order != [cid for cid in ids if cid in answers]:
+            notes.append("put tool results back in call order")
         for cid in ids:
             if cid in answers:
                 out.append(answers[cid])

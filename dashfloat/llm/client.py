@@ -636,7 +636,18 @@ def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int)
         events = parser.finish()
     except SSEError as exc:
         raise _event_bound(exc, max_event_bytes, ep) from None
-    _handle(events, ep, cancel)  # a stream that ends without [DONE] is fine
+    _handle(events, ep, cancel)
+    # A stream may end without [DONE] (several servers do) once finish_reason came. With
+    # neither, the connection was cut: prose is kept as it is, but tool calls from a cut
+    # stream are never run (their arguments may be complete and still not the whole plan).
+    if ep.finish_reason is None and toolcalls.count(ep.acc):
+        raise ChatError(
+            "connection",
+            "the stream ended in the middle of the answer (no finish_reason, no [DONE]) "
+            f"after {toolcalls.count(ep.acc)} tool call(s) had started; none of them was run",
+            "try again; if it keeps happening, the server or a proxy is cutting long responses",
+            partial=ep.delivered,
+        )
 
 
 def _event_bound(exc: SSEError, limit: int, ep: _Episode) -> ChatError:

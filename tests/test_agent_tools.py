@@ -1,0 +1,872 @@
+"""The real Agent with tools, against the scripted HTTP server (issue 3, sections 2 and 9).
+
+Real llm.client.stream_chat over loopback HTTP, real tools in a tmp_path root. Each test
+scripts the server's episodes, drives the agent through its inbox like a front end would,
+and checks (a) what the agent posted, (b) the files on disk, (c) the recorded request
+bodies: every request after an episode with calls carries the canonical assistant message
+(arguments a JSON string) and then exactly one tool message per call, in call order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dashfloat import messages as M
+from dashfloat.agent import Agent
+from dashfloat.llm.endpoint import Endpoint
+from dashfloat.tools import runner
+from tests.fakeserver import Reply, ScriptedServer, sse_reply
+
+MODEL = "test-model"
+WAIT = 5.0  # the deadline of every wait (nothing here should take more than a fraction)
+
+
+# ---- collecting what the agent posts -------------------------------------------------------
+
+
+class Outbox:
+    """Every message the agent posts, in order; waits with deadlines, never fixed sleeps."""
+
+    def __init__(self):
+        self.seen: list[tuple] = []
+        self.cond = threading.Condition()
+
+    def post(self, msg: tuple) -> None:
+        with self.cond:
+            self.seen.append(msg)
+            self.cond.notify_all()
+
+    def mark(self) -> int:
+        with self.cond:
+            return len(self.seen)
+
+    def wait(self, pred, since: int = 0, timeout: float = WAIT) -> tuple:
+        """The first message at or after `since` that matches `pred`."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for m in self.seen[since:]:
+                    if pred(m):
+                        return m
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"no matching message; seen since {since}: {self.seen[since:]}")
+                self.cond.wait(left)
+
+    def wait_kind(self, kind, *args, since: int = 0, timeout: float = WAIT) -> tuple:
+        return self.wait(lambda m: m[0] == kind and m[1 : 1 + len(args)] == args, since, timeout)
+
+    def since(self, start: int) -> list[tuple]:
+        with self.cond:
+            return list(self.seen[start:])
+
+    def of(self, kind, start: int = 0) -> list[tuple]:
+        return [m for m in self.since(start) if m[0] == kind]
+
+
+def wait_until(cond, what: str, timeout: float = WAIT, step: float = 0.01):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(step)
+
+
+# ---- the rig: server + agent + root ---------------------------------------------------------
+
+
+class Rig:
+    def __init__(self, server: ScriptedServer, root: Path):
+        self.server = server
+        self.root = root
+        self.out = Outbox()
+        self.agent: Agent | None = None
+
+    def start(self, read_timeout: float | None = None, **kw) -> Agent:
+        ep = Endpoint(base_url=self.server.url)
+        if read_timeout is not None:
+            ep = Endpoint(base_url=self.server.url, read_timeout=read_timeout)
+        self.agent = Agent(ep, MODEL, self.out.post, root=str(self.root), **kw)
+        self.agent.start()
+        self.out.wait_kind(M.MODEL, MODEL)  # after the start-up ("phase", "idle")
+        return self.agent
+
+    # -- driving
+    def prompt(self, text: str) -> int:
+        """Send a prompt; returns the outbox mark the turn's messages start at."""
+        mark = self.out.mark()
+        self.agent.send((M.PROMPT, text))
+        return mark
+
+    def wait_idle(self, since: int, timeout: float = WAIT) -> None:
+        """Until the turn started at `since` has ended (the only idle a turn posts)."""
+        self.out.wait_kind(M.PHASE, "idle", since=since, timeout=timeout)
+
+    def confirm(self, since: int, nth: int = 1) -> tuple:
+        """The nth ("confirm", ref, {...}) posted since `since`."""
+        self.out.wait(lambda m: m[0] == M.CONFIRM and len(self.out.of(M.CONFIRM, since)) >= nth, since)
+        return self.out.of(M.CONFIRM, since)[nth - 1]
+
+    def decide(self, ref: int, decision: str) -> None:
+        self.agent.send((M.CONFIRM_DECISION, ref, decision))
+
+    def results(self, since: int = 0) -> list[dict]:
+        return [m[1] for m in self.out.of(M.TOOL_RESULT, since)]
+
+    def wait_results(self, n: int, since: int = 0) -> list[dict]:
+        self.out.wait(lambda m: m[0] == M.TOOL_RESULT and len(self.out.of(M.TOOL_RESULT, since)) >= n, since)
+        return self.results(since)
+
+    # -- the recorded requests
+    def bodies(self) -> list[dict]:
+        return [r["json"] for r in self.server.requests if r["method"] == "POST"]
+
+    def messages_of(self, n: int) -> list[dict]:
+        """The `messages` of the nth request (1-based)."""
+        return self.bodies()[n - 1]["messages"]
+
+    def system(self, since: int = 0, level: str | None = None) -> list[str]:
+        return [m[2] for m in self.out.of(M.SYSTEM, since) if level is None or m[1] == level]
+
+
+@pytest.fixture
+def rig(tmp_path):
+    server = ScriptedServer().start()
+    root = tmp_path / "root"
+    root.mkdir()
+    r = Rig(server, root)
+    try:
+        yield r
+    finally:
+        if r.agent is not None:
+            r.agent.send((M.QUIT,))
+            r.agent.join(3)
+        server.stop()
+    # every request any test made keeps the pairing invariant
+    for body in r.bodies():
+        assert_pairing(body["messages"])
+
+
+# ---- scripting episodes ---------------------------------------------------------------------
+
+
+def frag(index, id=None, name=None, args=None):
+    """One tool_calls delta."""
+    d: dict = {"index": index}
+    if id is not None:
+        d["id"] = id
+        d["type"] = "function"
+    fn = {}
+    if name is not None:
+        fn["name"] = name
+    if args is not None:
+        fn["arguments"] = args
+    if fn:
+        d["function"] = fn
+    return d
+
+
+def calls_reply(*calls, content=(), usage=None, split=True, **kw) -> Reply:
+    """An episode that announces `calls` ((id, name, args-dict-or-raw-string) each), every
+    call as two fragments (name + the first half of its arguments, then the rest)."""
+    chunks = []
+    for i, (cid, name, args) in enumerate(calls):
+        text = args if isinstance(args, str) else json.dumps(args)
+        if split and len(text) > 1:
+            half = len(text) // 2
+            chunks.append([frag(i, cid, name, text[:half])])
+            chunks.append([frag(i, args=text[half:])])
+        else:
+            chunks.append([frag(i, cid, name, text)])
+    return sse_reply(list(content), tool_calls=chunks, finish_reason="tool_calls", usage=usage, **kw)
+
+
+def answer(text="Done.", usage=None, **kw) -> Reply:
+    return sse_reply([text] if text else [], usage=usage, **kw)
+
+
+def tool_messages(messages: list[dict]) -> list[dict]:
+    return [m for m in messages if m["role"] == "tool"]
+
+
+def result_of(messages: list[dict], call_id: str) -> dict:
+    (m,) = [m for m in messages if m["role"] == "tool" and m["tool_call_id"] == call_id]
+    return json.loads(m["content"])
+
+
+def assert_pairing(messages: list[dict]) -> None:
+    """Every assistant message with tool_calls is followed by exactly one tool message per
+    call, in call order, echoing the ids; arguments are JSON object strings; tool contents
+    are JSON result objects; no tool message anywhere else."""
+    i = 0
+    while i < len(messages):
+        m = messages[i]
+        assert m["role"] != "tool", f"orphaned tool message at {i}: {m}"
+        i += 1
+        if m["role"] != "assistant" or not m.get("tool_calls"):
+            continue
+        ids = []
+        for c in m["tool_calls"]:
+            assert c["type"] == "function"
+            assert isinstance(c["function"]["arguments"], str), c
+            assert isinstance(json.loads(c["function"]["arguments"]), dict), c
+            ids.append(c["id"])
+        got = messages[i : i + len(ids)]
+        assert [t["role"] for t in got] == ["tool"] * len(ids), f"calls {ids} not answered: {got}"
+        assert [t["tool_call_id"] for t in got] == ids
+        for t in got:
+            body = json.loads(t["content"])
+            assert isinstance(body, dict) and isinstance(body.get("ok"), bool), body
+            if not body["ok"] and not body.get("rejected") and not body.get("cancelled"):
+                assert isinstance(body.get("error"), str) and isinstance(body.get("code"), str), body
+        i += len(ids)
+
+
+def canonical(call_id, name, args) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def proc_cmdlines_with(marker: str) -> list[str]:
+    """Live (non-zombie) processes whose command line contains `marker`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd:
+            found.append(f"{pid}: {cmd}")
+    return found
+
+
+def unique_sleep() -> str:
+    """A sleep duration no other process on the machine has on its command line."""
+    return f"{30 + random.random():.7f}"
+
+
+# ---- the round trip -------------------------------------------------------------------------
+
+
+def test_read_file_round_trip_then_a_final_answer(rig):
+    (rig.root / "notes.txt").write_text("hello\nworld\n")
+    rig.server.push(
+        calls_reply(("call_R1", "read_file", {"path": "notes.txt"}), content=["Let me read it."]),
+        answer("It says hello world."),
+    )
+    rig.start()
+    t = rig.prompt("what is in notes.txt?")
+    rig.wait_idle(t)
+
+    posted = rig.out.since(t)
+    assert not rig.out.of(M.CONFIRM, t)  # read_file never asks
+    assert (M.TOOL_CALL, {"id": "call_R1", "name": "read_file", "summary": "read_file notes.txt"}) in posted
+    (row,) = rig.results(t)
+    assert row["id"] == "call_R1" and row["status"] == "ok" and "hello" in row["excerpt"]
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["done", "done"]
+    assert "".join(m[1] for m in rig.out.of(M.TOKEN, t)) == "Let me read it.It says hello world."
+    assert M.SYSTEM not in [m[0] for m in posted]
+
+    first, second = rig.bodies()
+    assert first["model"] == MODEL and first["stream"] is True
+    assert [t["function"]["name"] for t in first["tools"]] == [t["function"]["name"] for t in runner.TOOLS]
+    assert "tool_choice" not in first and "parallel_tool_calls" not in first
+    assert first["messages"] == [{"role": "user", "content": "what is in notes.txt?"}]
+    msgs = second["messages"]
+    assert msgs[:2] == [
+        {"role": "user", "content": "what is in notes.txt?"},
+        {"role": "assistant", "content": "Let me read it.",
+         "tool_calls": [canonical("call_R1", "read_file", {"path": "notes.txt"})]},
+    ]
+    assert len(msgs) == 3 and msgs[2]["role"] == "tool" and msgs[2]["tool_call_id"] == "call_R1"
+    res = json.loads(msgs[2]["content"])
+    assert res["ok"] is True and res["content"] == "hello\nworld\n" and res["path"] == "notes.txt"
+    assert res["lines"] == 2 and res["truncated"] is False
+    assert "tools" in second
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "It says hello world."}
+
+
+def test_write_file_confirm_with_diff_then_approve(rig):
+    rig.server.push(
+        calls_reply(("call_W1", "write_file", {"path": "sub/new.txt", "content": "alpha\nbeta\n"})),
+        answer("Written."),
+    )
+    rig.start()
+    t = rig.prompt("write it")
+    _, ref, info = rig.confirm(t)
+    assert info["id"] == "call_W1" and info["name"] == "write_file"
+    assert info["summary"].startswith("write_file sub/new.txt")
+    lines = info["lines"]
+    assert ("add", "+alpha") in lines and ("add", "+beta") in lines
+    assert not any(kind == "del" for kind, _ in lines)  # a new file is all "+"
+    assert rig.out.wait_kind(M.PHASE, "confirming", since=t)
+    assert not (rig.root / "sub").exists()  # nothing before the decision
+    assert len(rig.bodies()) == 1
+
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert (rig.root / "sub" / "new.txt").read_text() == "alpha\nbeta\n"
+    (row,) = rig.results(t)
+    assert row["status"] == "ok" and row["id"] == "call_W1"
+    msgs = rig.messages_of(2)
+    assert msgs[1]["tool_calls"] == [canonical("call_W1", "write_file", {"path": "sub/new.txt", "content": "alpha\nbeta\n"})]
+    assert msgs[1]["content"] is None
+    assert result_of(msgs, "call_W1") == {"ok": True, "path": "sub/new.txt", "bytes": 11, "created": True}
+    assert len(rig.out.of(M.CONFIRM, t)) == 1
+
+
+def test_write_file_rejected_is_not_written_and_the_turn_goes_on(rig):
+    (rig.root / "keep.txt").write_text("original\n")
+    rig.server.push(
+        calls_reply(("call_W2", "write_file", {"path": "keep.txt", "content": "clobbered\n"})),
+        answer("OK, I left it alone."),
+    )
+    rig.start()
+    t = rig.prompt("overwrite keep.txt")
+    _, ref, info = rig.confirm(t)
+    assert ("del", "-original") in info["lines"] and ("add", "+clobbered") in info["lines"]
+    rig.decide(ref, "rejected")
+    rig.wait_idle(t)
+    assert (rig.root / "keep.txt").read_text() == "original\n"
+    (row,) = rig.results(t)
+    assert row["status"] == "rejected"
+    assert len(rig.bodies()) == 2  # the turn went on: the model saw the rejection
+    msgs = rig.messages_of(2)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
+    assert json.loads(msgs[2]["content"]) == {"ok": False, "rejected": True}
+    assert msgs[2]["tool_call_id"] == "call_W2"
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["done", "done"]
+    assert not any("Turn stopped" in s for s in rig.system(t))
+
+
+def test_esc_during_a_confirmation_rejects_every_pending_call_and_ends_the_turn(rig):
+    rig.server.push(
+        calls_reply(
+            ("call_E1", "write_file", {"path": "one.txt", "content": "1\n"}),
+            ("call_E2", "write_file", {"path": "two.txt", "content": "2\n"}),
+        ),
+        answer("Understood."),
+    )
+    rig.start()
+    t = rig.prompt("make two files")
+    _, ref, info = rig.confirm(t)
+    assert info["id"] == "call_E1"
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    rows = rig.results(t)
+    assert [(r["id"], r["status"]) for r in rows] == [("call_E1", "rejected"), ("call_E2", "rejected")]
+    assert len(rig.out.of(M.CONFIRM, t)) == 1  # the second call never asked
+    assert not (rig.root / "one.txt").exists() and not (rig.root / "two.txt").exists()
+    assert len(rig.bodies()) == 1  # the turn ended: no request with the rejections yet
+    assert rig.agent._phase == "idle"
+    # a late decision for the dead confirmation does nothing
+    rig.decide(ref, "approved")
+
+    t2 = rig.prompt("no, just one file called both.txt")
+    rig.wait_idle(t2)
+    assert not (rig.root / "one.txt").exists()
+    msgs = rig.messages_of(2)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "tool", "user"]
+    assert [m["tool_call_id"] for m in msgs[2:4]] == ["call_E1", "call_E2"]
+    assert [json.loads(m["content"]) for m in msgs[2:4]] == [{"ok": False, "rejected": True}] * 2
+    assert msgs[4] == {"role": "user", "content": "no, just one file called both.txt"}
+
+
+def test_two_interleaved_calls_run_in_call_order(rig):
+    """Fragments of index 1 start first and the two calls' arguments interleave; the call
+    order is the index order: the write (index 0) lands before the read (index 1) runs."""
+    write_args = json.dumps({"path": "order.txt", "content": "written first\n"})
+    read_args = json.dumps({"path": "order.txt"})
+    chunks = [
+        [frag(1, "call_I_read", "read_file", "")],
+        [frag(0, "call_I_write", "write_file", write_args[:10])],
+        [frag(1, args=read_args[:7])],
+        [frag(0, args=write_args[10:25])],
+        [frag(1, args=read_args[7:]), frag(0, args=write_args[25:])],
+    ]
+    rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="tool_calls"), answer("Both done."))
+    rig.start()
+    t = rig.prompt("write then read")
+    rig.out.wait(lambda m: len(rig.out.of(M.TOOL_CALL, t)) >= 2, t)
+    calls = rig.out.of(M.TOOL_CALL, t)
+    assert [c[1]["id"] for c in calls] == ["call_I_write", "call_I_read"]
+    _, ref, info = rig.confirm(t)
+    assert info["id"] == "call_I_write"
+    assert not rig.results(t)  # the read waits for the write's decision
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    rows = rig.results(t)
+    assert [(r["id"], r["status"]) for r in rows] == [("call_I_write", "ok"), ("call_I_read", "ok")]
+    msgs = rig.messages_of(2)
+    assert msgs[1]["tool_calls"] == [
+        canonical("call_I_write", "write_file", json.loads(write_args)),
+        canonical("call_I_read", "read_file", json.loads(read_args)),
+    ]
+    assert [m["tool_call_id"] for m in tool_messages(msgs)] == ["call_I_write", "call_I_read"]
+    assert result_of(msgs, "call_I_read")["content"] == "written first\n"
+
+
+# ---- execute_command ------------------------------------------------------------------------
+
+
+def test_execute_command_timeout_keeps_the_partial_output(rig):
+    nap = unique_sleep()
+    command = f"echo start; sleep {nap}; echo never"
+    rig.server.push(calls_reply(("call_X1", "execute_command", {"command": command})), answer("It hung."))
+    rig.start(exec_timeout=0.5)
+    t = rig.prompt("run it")
+    _, ref, info = rig.confirm(t)
+    assert any(command in text for _, text in info["lines"])  # the exact command is shown
+    started = time.monotonic()
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert time.monotonic() - started < 4
+    (row,) = rig.results(t)
+    assert row["status"] == "error" and "timed out" in row["text"]
+    res = result_of(rig.messages_of(2), "call_X1")
+    assert res["ok"] is False and res["code"] == "timeout"
+    assert res["output"].startswith("start") and "never" not in res["output"]
+    assert "timed out after 0.5s" in res["error"]
+    wait_until(lambda: not proc_cmdlines_with(nap), f"no process left with {nap}")
+
+
+def test_cancel_during_a_running_command_cancels_the_rest_and_ends_the_turn(rig):
+    nap = unique_sleep()
+    command = f"echo started; sleep {nap} & sleep {nap}"
+    rig.server.push(
+        calls_reply(
+            ("call_C1", "execute_command", {"command": command}),
+            ("call_C2", "write_file", {"path": "after.txt", "content": "x"}),
+        ),
+        answer("Stopped, as asked."),
+    )
+    rig.start()
+    t = rig.prompt("run the long thing")
+    _, ref, _ = rig.confirm(t)
+    rig.decide(ref, "approved")
+    rig.out.wait_kind(M.PHASE, "running", since=t)
+    rig.out.wait(lambda m: m[0] == M.TOOL_OUTPUT and m[1] == "call_C1" and "started" in m[2], t)
+    wait_until(lambda: len(proc_cmdlines_with(nap)) >= 2, "both sleeps running")
+    started = time.monotonic()
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    assert time.monotonic() - started < 3
+    rows = rig.results(t)
+    assert [(r["id"], r["status"]) for r in rows] == [("call_C1", "cancelled"), ("call_C2", "cancelled")]
+    assert len(rig.out.of(M.CONFIRM, t)) == 1  # the write never asked
+    assert not (rig.root / "after.txt").exists()
+    assert len(rig.bodies()) == 1
+    wait_until(lambda: not proc_cmdlines_with(nap), f"no sleep {nap} left running")
+
+    t2 = rig.prompt("thanks")
+    rig.wait_idle(t2)
+    msgs = rig.messages_of(2)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "tool", "user"]
+    first = result_of(msgs, "call_C1")
+    assert first["ok"] is False and first["cancelled"] is True and first["output"].startswith("started")
+    second = result_of(msgs, "call_C2")
+    assert second["ok"] is False and second["cancelled"] is True
+
+
+# ---- streams that fail ----------------------------------------------------------------------
+
+
+def assert_no_dangling_calls(agent: Agent) -> None:
+    assert not any(m.get("tool_calls") for m in agent.messages), agent.messages
+    assert not any(m["role"] == "tool" for m in agent.messages), agent.messages
+
+
+def test_a_stream_that_stalls_mid_call_is_an_error_and_runs_nothing(rig):
+    args = json.dumps({"path": "half.txt", "content": "complete arguments"})
+    reply = sse_reply(
+        ["Writing now."],
+        tool_calls=[
+            [frag(0, "call_S1", "write_file", args)],  # a whole, valid call...
+            [frag(1, "call_S2", "read_file", '{"pa')],  # ...and half of another
+        ],
+        finish_reason="tool_calls",
+        stall_after=4,  # role, content, call 1, call 2 fragment; then silence
+    )
+    rig.server.push(reply, answer("Second try."))
+    rig.start(read_timeout=0.4)
+    t = rig.prompt("write half.txt")
+    rig.wait_idle(t)
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error"]
+    assert rig.system(t, "error"), rig.out.since(t)
+    assert not rig.out.of(M.TOOL_CALL, t) and not rig.out.of(M.CONFIRM, t) and not rig.results(t)
+    assert not (rig.root / "half.txt").exists()
+    assert_no_dangling_calls(rig.agent)
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "Writing now."}
+
+    t2 = rig.prompt("again")
+    rig.wait_idle(t2)
+    assert rig.messages_of(2) == [
+        {"role": "user", "content": "write half.txt"},
+        {"role": "assistant", "content": "Writing now."},
+        {"role": "user", "content": "again"},
+    ]
+
+
+def test_a_connection_closed_after_partial_tool_call_fragments(rig):
+    """Connection: close framing, the body ends after the fragments of one complete call and
+    half of a second one: no finish_reason, no [DONE]. That is a cut-off answer, not a
+    finished one: an error entry, nothing executed, nothing dangling."""
+    (rig.root / "a.txt").write_text("secret\n")
+    chunks = sse_reply(
+        [],
+        tool_calls=[
+            [frag(0, "call_K1", "read_file", json.dumps({"path": "a.txt"}))],
+            [frag(1, "call_K2", "write_file", '{"path": "b.txt", "con')],
+        ],
+        finish_reason=None,
+        done=False,
+        chunked=False,
+    )
+    rig.server.push(chunks)
+    rig.start()
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert len(rig.bodies()) == 1, "a cut-off stream must not lead to a further request"
+    assert not rig.results(t), f"no tool may run from a cut-off stream: {rig.results(t)}"
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error"]
+    assert rig.system(t, "error")
+    assert_no_dangling_calls(rig.agent)
+
+
+def test_more_than_64_calls_is_an_error_and_nothing_runs(rig):
+    chunks = [
+        [frag(i, f"call_B{i}", "write_file", json.dumps({"path": f"f{i}.txt", "content": "x"}))] for i in range(65)
+    ]
+    rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="tool_calls"))
+    rig.start()
+    t = rig.prompt("make 65 files")
+    rig.wait_idle(t)
+    errors = rig.system(t, "error")
+    assert any("more than 64 tool calls" in e for e in errors), errors
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error"]
+    assert not rig.out.of(M.TOOL_CALL, t) and not rig.out.of(M.CONFIRM, t) and not rig.results(t)
+    assert list(rig.root.iterdir()) == []
+    assert len(rig.bodies()) == 1
+    assert_no_dangling_calls(rig.agent)
+
+
+def test_exactly_64_calls_are_accepted_and_all_answered_in_order(rig):
+    (rig.root / "d").mkdir()
+    chunks = [[frag(i, f"call_L{i}", "list_directory", json.dumps({"path": "d"}))] for i in range(64)]
+    rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="tool_calls"), answer("Listed."))
+    rig.start()
+    t = rig.prompt("list 64 times")
+    rig.wait_idle(t)
+    assert len(rig.results(t)) == 64
+    msgs = rig.messages_of(2)
+    assert [m["tool_call_id"] for m in tool_messages(msgs)] == [f"call_L{i}" for i in range(64)]
+
+
+# ---- calls refused before anything happens --------------------------------------------------
+
+
+def test_invalid_arguments_json_is_bad_arguments_without_a_confirmation(rig):
+    rig.server.push(
+        calls_reply(("call_J1", "write_file", '{"path": "j.txt", "content": "unterminated}')),
+        answer("Sorry."),
+    )
+    rig.start()
+    t = rig.prompt("write j")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    assert not (rig.root / "j.txt").exists()
+    (row,) = rig.results(t)
+    assert row["status"] == "error"
+    msgs = rig.messages_of(2)
+    # the canonical message re-encodes unparseable arguments as "{}"
+    assert msgs[1]["tool_calls"] == [{"id": "call_J1", "type": "function",
+                                      "function": {"name": "write_file", "arguments": "{}"}}]
+    res = result_of(msgs, "call_J1")
+    assert res["ok"] is False and res["code"] == "bad_arguments" and "not valid JSON" in res["error"]
+
+
+def test_schema_violation_is_bad_arguments_naming_the_problem(rig):
+    rig.server.push(
+        calls_reply(("call_J2", "read_file", {"path": "x", "limit": 0, "colour": "red"})),
+        answer("Fixed."),
+    )
+    rig.start()
+    t = rig.prompt("read")
+    rig.wait_idle(t)
+    res = result_of(rig.messages_of(2), "call_J2")
+    assert res["code"] == "bad_arguments"
+    assert "limit" in res["error"] and "colour" in res["error"]
+
+
+def test_unknown_tool_is_an_error_result(rig):
+    rig.server.push(calls_reply(("call_U1", "delete_everything", {"path": "."})), answer("Never mind."))
+    rig.start()
+    t = rig.prompt("clean up")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    res = result_of(rig.messages_of(2), "call_U1")
+    assert res["ok"] is False and res["code"] == "unknown_tool" and "delete_everything" in res["error"]
+    assert list(rig.root.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", ["../escape.txt", "/tmp/dashfloat-escape-{}.txt", "sub/../../escape.txt"])
+def test_a_path_escape_in_write_file_is_refused_without_a_confirmation(rig, path):
+    path = path.format(os.getpid())
+    rig.server.push(calls_reply(("call_P1", "write_file", {"path": path, "content": "out"})), answer("OK."))
+    rig.start()
+    t = rig.prompt("write outside")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    (row,) = rig.results(t)
+    assert row["status"] == "error"
+    res = result_of(rig.messages_of(2), "call_P1")
+    assert res["ok"] is False and res["code"] == "path_escape"
+    assert not (rig.root.parent / "escape.txt").exists()
+    assert not os.path.exists(path)
+
+
+# ---- edit_file ------------------------------------------------------------------------------
+
+
+def test_edit_file_preview_then_apply(rig):
+    (rig.root / "app.py").write_text("x = 1\ny = 2\n")
+    args = {"path": "app.py", "search_block": "y = 2", "replace_block": "y = 20"}
+    rig.server.push(calls_reply(("call_D1", "edit_file", args)), answer("Edited."))
+    rig.start()
+    t = rig.prompt("edit")
+    _, ref, info = rig.confirm(t)
+    assert ("del", "-y = 2") in info["lines"] and ("add", "+y = 20") in info["lines"]
+    assert (rig.root / "app.py").read_text() == "x = 1\ny = 2\n"
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert (rig.root / "app.py").read_text() == "x = 1\ny = 20\n"
+    res = result_of(rig.messages_of(2), "call_D1")
+    assert res == {"ok": True, "path": "app.py", "bytes": 13, "line": 2}
+
+
+def test_edit_file_changed_between_preview_and_approval_writes_nothing(rig):
+    target = rig.root / "app.py"
+    target.write_text("x = 1\ny = 2\n")
+    args = {"path": "app.py", "search_block": "x = 1", "replace_block": "x = 10"}
+    rig.server.push(calls_reply(("call_D2", "edit_file", args)), answer("It changed under me."))
+    rig.start()
+    t = rig.prompt("edit")
+    _, ref, info = rig.confirm(t)
+    assert ("del", "-x = 1") in info["lines"] and ("add", "+x = 10") in info["lines"]
+    target.write_text("x = 1\ny = 3\n")  # someone else edits the file meanwhile
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert target.read_text() == "x = 1\ny = 3\n"  # the other change kept, ours not applied
+    (row,) = rig.results(t)
+    assert row["status"] == "error"
+    res = result_of(rig.messages_of(2), "call_D2")
+    assert res["ok"] is False and res["code"] == "changed_since_preview"
+
+
+# ---- agent robustness -----------------------------------------------------------------------
+
+
+def test_a_tool_that_raises_is_an_internal_error_and_the_turn_goes_on(rig, monkeypatch):
+    (rig.root / "a.txt").write_text("A\n")
+    real = runner.execute
+
+    def flaky(name, args, root, prepared, **kw):
+        if name == "read_file" and args.get("path") == "boom.txt":
+            raise RuntimeError("disk on fire")
+        return real(name, args, root, prepared, **kw)
+
+    monkeypatch.setattr(runner, "execute", flaky)
+    rig.server.push(
+        calls_reply(("call_T1", "read_file", {"path": "boom.txt"}), ("call_T2", "read_file", {"path": "a.txt"})),
+        answer("One worked."),
+    )
+    rig.start()
+    t = rig.prompt("read both")
+    rig.wait_idle(t)
+    rows = rig.results(t)
+    assert [(r["id"], r["status"]) for r in rows] == [("call_T1", "error"), ("call_T2", "ok")]
+    msgs = rig.messages_of(2)
+    bad = result_of(msgs, "call_T1")
+    assert bad["ok"] is False and bad["code"] == "internal" and "disk on fire" in bad["error"]
+    assert result_of(msgs, "call_T2")["content"] == "A\n"
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "One worked."}
+    assert not rig.out.of(M.AGENT_DOWN)
+
+
+def test_only_the_final_episodes_usage_reaches_the_ui(rig):
+    u1 = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    u2 = {"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36}
+    u3 = {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57}
+    u4 = {"prompt_tokens": 70, "completion_tokens": 1, "total_tokens": 71}
+    rig.server.push(
+        calls_reply(("call_G1", "list_directory", {}), usage=u1),
+        calls_reply(("call_G2", "list_directory", {}), usage=u2),
+        answer("Three episodes.", usage=u3),
+        answer("Second turn.", usage=u4),
+    )
+    rig.start()
+    t = rig.prompt("look around")
+    rig.wait_idle(t)
+    assert len(rig.bodies()) == 3
+    assert rig.out.of(M.USAGE, t) == [(M.USAGE, u3)]
+    # the usage arrives before the turn's idle
+    posted = rig.out.since(t)
+    assert posted.index((M.USAGE, u3)) < posted.index((M.PHASE, "idle"))
+    t2 = rig.prompt("again")
+    rig.wait_idle(t2)
+    assert rig.out.of(M.USAGE, t2) == [(M.USAGE, u4)]
+
+
+def test_an_empty_final_episode_says_model_returned_nothing(rig):
+    rig.server.push(calls_reply(("call_N1", "list_directory", {})), answer(""), answer("Now something."))
+    rig.start()
+    t = rig.prompt("list")
+    rig.wait_idle(t)
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["done", "empty"]
+    assert "[model returned nothing]" in rig.system(t)
+    assert len(rig.bodies()) == 2
+    # the conversation stays valid: the next prompt follows the tool result
+    t2 = rig.prompt("hello?")
+    rig.wait_idle(t2)
+    assert [m["role"] for m in rig.messages_of(3)] == ["user", "assistant", "tool", "user"]
+
+
+def test_a_stale_confirm_decision_is_ignored(rig):
+    rig.server.push(
+        calls_reply(
+            ("call_Q1", "write_file", {"path": "q1.txt", "content": "1"}),
+            ("call_Q2", "write_file", {"path": "q2.txt", "content": "2"}),
+        ),
+        answer("Done."),
+    )
+    rig.start()
+    t = rig.prompt("two writes")
+    _, ref1, info1 = rig.confirm(t)
+    assert info1["id"] == "call_Q1"
+    # wrong refs first (FIFO inbox): if either counted, q1 would be written
+    rig.decide(ref1 + 7, "approved")
+    rig.decide(ref1 - 1, "approved")
+    rig.decide(ref1, "rejected")
+    _, ref2, info2 = rig.confirm(t, nth=2)
+    assert info2["id"] == "call_Q2" and ref2 != ref1
+    # a repeat of the first decision's ref must not approve the second call
+    rig.decide(ref1, "approved")
+    rig.decide(ref2, "rejected")
+    rig.wait_idle(t)
+    assert not (rig.root / "q1.txt").exists() and not (rig.root / "q2.txt").exists()
+    assert [r["status"] for r in rig.results(t)] == ["rejected", "rejected"]
+    msgs = rig.messages_of(2)
+    assert [json.loads(m["content"]) for m in tool_messages(msgs)] == [{"ok": False, "rejected": True}] * 2
+    # a decision with no confirmation pending at all is ignored too
+    rig.decide(ref2, "approved")
+    rig.server.push(answer("fine"))
+    t2 = rig.prompt("ok")
+    rig.wait_idle(t2)
+    assert not (rig.root / "q2.txt").exists()
+
+
+def test_esc_on_a_later_confirmation_keeps_earlier_results_and_rejects_the_rest(rig):
+    (rig.root / "a.txt").write_text("A\n")
+    rig.server.push(
+        calls_reply(
+            ("call_F1", "read_file", {"path": "a.txt"}),
+            ("call_F2", "edit_file", {"path": "a.txt", "search_block": "A", "replace_block": "B"}),
+            ("call_F3", "execute_command", {"command": "touch ran.txt"}),
+        ),
+        answer("OK."),
+    )
+    rig.start()
+    t = rig.prompt("read, edit, run")
+    _, ref, info = rig.confirm(t)
+    assert info["id"] == "call_F2"
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    assert [(r["id"], r["status"]) for r in rig.results(t)] == [
+        ("call_F1", "ok"), ("call_F2", "rejected"), ("call_F3", "rejected")]
+    assert (rig.root / "a.txt").read_text() == "A\n" and not (rig.root / "ran.txt").exists()
+    assert any("Turn stopped" in s for s in rig.system(t))
+    t2 = rig.prompt("stop there")
+    rig.wait_idle(t2)
+    msgs = rig.messages_of(2)
+    assert [m["tool_call_id"] for m in tool_messages(msgs)] == ["call_F1", "call_F2", "call_F3"]
+    assert result_of(msgs, "call_F1")["content"] == "A\n"
+    assert result_of(msgs, "call_F3") == {"ok": False, "rejected": True}
+
+
+def test_provider_variants_ids_are_echoed_and_missing_ones_synthesised(rig):
+    """A whole call in one chunk without id or type, a second call without index (a
+    Mistral-style id only) and `arguments: ""`, and finish_reason "stop" after tool calls."""
+    (rig.root / "a.txt").write_text("A\n")
+    chunks = [
+        [{"index": 0, "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}],
+        [{"id": "mistral_2", "function": {"name": "list_directory", "arguments": ""}}],
+    ]
+    rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="stop"), answer("Seen."))
+    rig.start()
+    t = rig.prompt("look")
+    rig.wait_idle(t)
+    msgs = rig.messages_of(2)
+    ids = [c["id"] for c in msgs[1]["tool_calls"]]
+    assert ids[1] == "mistral_2" and ids[0] and ids[0] != "mistral_2"
+    assert msgs[1]["tool_calls"][1]["function"] == {"name": "list_directory", "arguments": "{}"}
+    assert [m["tool_call_id"] for m in tool_messages(msgs)] == ids
+    assert result_of(msgs, ids[0])["content"] == "A\n"
+    assert [e["name"] for e in result_of(msgs, "mistral_2")["entries"]] == ["a.txt"]
+
+
+def test_an_execute_command_cwd_outside_the_root_is_refused_without_a_confirmation(rig):
+    rig.server.push(calls_reply(("call_P2", "execute_command", {"command": "touch x", "cwd": ".."})), answer("OK."))
+    rig.start()
+    t = rig.prompt("run outside")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    assert result_of(rig.messages_of(2), "call_P2")["code"] == "path_escape"
+    assert not (rig.root.parent / "x").exists()
+
+
+def test_a_final_episode_without_usage_does_not_show_an_earlier_episodes_usage(rig):
+    """Only the final episode's usage reaches the UI: when the final episode reports none,
+    the first episode's (smaller) numbers must not be shown as the turn's."""
+    u1 = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    rig.server.push(calls_reply(("call_V1", "list_directory", {}), usage=u1), answer("No usage here."))
+    rig.start()
+    t = rig.prompt("look")
+    rig.wait_idle(t)
+    assert len(rig.bodies()) == 2
+    assert (M.USAGE, u1) not in rig.out.since(t)
+
+
+def test_cancel_while_a_call_is_still_streaming_runs_nothing(rig):
+    never = threading.Event()
+    reply = sse_reply(
+        ["Planning."],
+        tool_calls=[[frag(0, "call_Z1", "write_file", json.dumps({"path": "z.txt", "content": "z"}))]],
+        finish_reason="tool_calls",
+        waits={3: never},  # role, content, the call; then the finish chunk never comes
+    )
+    rig.server.push(reply, answer("OK."))
+    rig.start()
+    t = rig.prompt("write z")
+    rig.out.wait_kind(M.TOKEN, "Planning.", since=t)
+    rig.server.wait_requests(1)
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["cancelled"]
+    assert not rig.out.of(M.TOOL_CALL, t) and not rig.out.of(M.CONFIRM, t) and not rig.results(t)
+    assert_no_dangling_calls(rig.agent)
+    t2 = rig.prompt("never mind")
+    rig.wait_idle(t2)
+    assert [m["role"] for m in rig.messages_of(2)] == ["user", "assistant", "user"]
+    assert not (rig.root / "z.txt").exists()
