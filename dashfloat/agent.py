@@ -26,7 +26,6 @@ from collections.abc import Callable
 from dashfloat import conversation
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
-from dashfloat.llm.errors import ChatError
 from dashfloat.tools import results
 
 log = logging.getLogger("dashfloat.agent")
@@ -116,8 +115,10 @@ class Agent:
         """Import the HTTP stack and the tools here, on the agent thread, so the UI's
         first frame never waits for requests and urllib3 to load."""
         from dashfloat.llm import client
+        from dashfloat.llm.errors import ChatError
         from dashfloat.tools import runner
 
+        self._ChatError = ChatError
         self._client = client
         self._runner = runner
         if self._stream_fn is None:
@@ -195,7 +196,7 @@ class Agent:
         def work():
             try:
                 self.inbox.put((M.MODELS, True, self._list_models_fn(self.endpoint)))
-            except ChatError as exc:
+            except self._ChatError as exc:
                 self.inbox.put((M.MODELS, False, exc.as_dict()))
             except Exception as exc:  # a bug: still answer, so the agent never waits forever
                 log.exception("model discovery failed")
@@ -299,7 +300,7 @@ class Agent:
                     kwargs["tools"] = tools
                 result = self._stream_fn(self.endpoint, model, request, **kwargs)
                 inbox.put((M.S_DONE, episode, result.as_dict()))
-            except ChatError as exc:
+            except self._ChatError as exc:
                 inbox.put((M.S_FAILED, episode, exc.as_dict()))
             except Exception as exc:  # a bug in the streamer: a result, not a hang
                 log.exception("streamer crashed")

@@ -136,11 +136,41 @@ def main(argv: list[str] | None = None) -> int:
         _err(f"cannot enter {config.root}: {exc.strerror}")
         return EXIT_USAGE
 
-    log_path = setup_logging(state_dir(os.environ))
-    return run_ui(config, log_path)
+    early = show_early_frame(config)
+    try:
+        log_path = setup_logging(state_dir(os.environ))
+        return run_ui(config, log_path, early)
+    except BaseException:
+        if early is not None:
+            early.abort()
+        raise
 
 
-def run_ui(config, log_path: str | None) -> int:
+def show_early_frame(config):
+    """Paint the initial screen before urwid loads (see ui/early.py); None if it cannot."""
+    from dashfloat.ui import theme
+    from dashfloat.ui.early import EarlyFrame
+    from dashfloat.ui.statusline import status_markup
+
+    glyphs = theme.ASCII if theme.choose_ascii(config.ascii, os.environ) else theme.UNICODE
+    try:
+        cols = os.get_terminal_size(sys.stdout.fileno()).columns
+        status = "".join(
+            text for _attr, text in status_markup(
+                phase="idle", spinner=" ", model=config.model, tokens=None, position=None,
+                notice="", width=cols, sep=glyphs.sep, dot=glyphs.system,
+            )
+        )
+        if theme.choose_ascii(config.ascii, os.environ):
+            status = status.encode("ascii", "replace").decode("ascii")
+        early = EarlyFrame(sys.stdin.fileno(), sys.stdout.fileno())
+        early.show(status, glyphs.user)
+        return early
+    except (OSError, ValueError):
+        return None
+
+
+def run_ui(config, log_path: str | None, early=None) -> int:
     log = logging.getLogger("dashfloat")
     from dashfloat.agent import Agent
     from dashfloat.config import state_dir
@@ -166,7 +196,9 @@ def run_ui(config, log_path: str | None) -> int:
         read_timeout=config.read_timeout,
         is_default=config.base_url_is_default,
     )
-    outbox = Outbox()
+    from dashfloat.ui.app import QUIET_KINDS
+
+    outbox = Outbox(QUIET_KINDS)
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout)
     history = History(state_dir(os.environ) / "history")
@@ -188,6 +220,8 @@ def run_ui(config, log_path: str | None) -> int:
     crash: BaseException | None = None
     try:
         app.build_loop(screen)
+        if early is not None:  # urwid takes over: what was typed meanwhile is replayed
+            screen.early_input = early.finish()
         app.run()
     except KeyboardInterrupt:
         pass

@@ -18,12 +18,10 @@ only `load_config_from_os()` looks at the real process environment.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -481,6 +479,8 @@ def _read_toml(path: Path) -> dict | None:
             f"{where}: the file is not valid UTF-8 text (bad byte 0x{data[exc.start]:02x} "
             f"on line {line}); TOML files must be saved as UTF-8"
         ) from None
+    import tomllib  # only once a file exists to parse: start-up stays light
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -517,6 +517,8 @@ def _check_file(data: dict, path: Path, api_key_env: str) -> dict[str, object]:
             )
         spec = _BY_NAME.get(key)
         if spec is None:
+            import difflib
+
             close = difflib.get_close_matches(key, list(_BY_NAME), n=1)
             hint = f' (did you mean "{close[0]}"?)' if close else ""
             allowed = ", ".join(_BY_NAME)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -119,6 +118,8 @@ class History:
         assert self.path is not None
         entries, _ = _parse(self._read_lines())
         keep = entries[-self.limit :]
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix=".history-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "w", encoding="ascii") as handle:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import threading
 
 import urwid
@@ -35,7 +33,8 @@ from dashfloat.ui.widgets import (
 
 log = logging.getLogger("dashfloat.ui")
 
-TICK = 0.08  # seconds between widget flushes and spinner steps while active
+TICK = 0.1  # seconds between widget flushes and spinner steps while active
+QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
 
 
 class DashLoop(urwid.MainLoop):
@@ -59,7 +58,8 @@ def warm_imports() -> None:
     try:
         from dashfloat.ui import markdown
 
-        markdown.render("# w\n\n- *x* `y`\n\n```python\nx = 1\n```\n")
+        markdown.render("# w\n\n- *x* `y`\n\n```python\nx = 1\n```\n\n```bash\nls -l\n```\n\n"
+                        "```json\n{}\n```\n\n```diff\n+a\n```\n")
     except Exception:
         log.exception("warming imports failed")
 
@@ -217,6 +217,10 @@ class App:
 
     # ---- messages from the agent ------------------------------------------------------
     def _on_doorbell(self, _data: bytes):
+        self._drain()
+        return True
+
+    def _drain(self) -> None:
         msgs, more = self.outbox.drain()
         structural = False
         for msg in msgs:
@@ -232,7 +236,6 @@ class App:
             self._ensure_tick()
         if more:
             self.outbox.ring()
-        return True
 
     def apply(self, msg: tuple) -> bool:
         """Apply one agent message to the model. True if rows must be redrawn now."""
@@ -336,15 +339,20 @@ class App:
     def _ensure_tick(self) -> None:
         if self._tick_handle is None and self.loop is not None:
             self._tick_handle = self.loop.set_alarm_in(TICK, self._tick)
+            self.outbox.quiet = True  # streamed text now waits for the tick
 
     def _tick(self, loop, _data) -> None:
         self._tick_handle = None
+        self.outbox.quiet = False
         try:
+            self._drain()  # the text that arrived quietly since the last tick
+            streamed = self._dirty
             if self._dirty:
                 self.refresh()
             if self.phase in M.ACTIVE_PHASES:
-                self.spin += 1
-                self.update_status()
+                if not streamed:  # moving text shows activity; the spinner is for silences
+                    self.spin += 1
+                    self.update_status()
                 self._ensure_tick()
         except Exception as exc:
             log.exception("tick failed")
@@ -554,6 +562,9 @@ class App:
 
     def external_editor(self) -> None:
         """Edit the prompt in $VISUAL/$EDITOR, with the screen stopped meanwhile."""
+        import subprocess
+        import tempfile
+
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         fd, path = tempfile.mkstemp(prefix="dashfloat-prompt-", suffix=".md")
         try:

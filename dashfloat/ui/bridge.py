@@ -14,11 +14,17 @@ import time
 
 
 class Outbox:
-    def __init__(self) -> None:
+    """`quiet_kinds` are messages the UI collects on its own timer while `quiet` is set
+    (streamed text while the tick runs): they are queued without ringing, so a 200 token/s
+    stream costs the UI ten wake-ups a second, not two hundred."""
+
+    def __init__(self, quiet_kinds: frozenset = frozenset()) -> None:
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = False
         self._fd: int | None = None
         self.closed = False
+        self.quiet = False
+        self.quiet_kinds = quiet_kinds
 
     def attach(self, fd: int) -> None:
         """Attach the write end of the watch_pipe; messages posted before are delivered then."""
@@ -28,7 +34,7 @@ class Outbox:
     def post(self, msg: tuple) -> None:
         """Thread-safe: queue a message and ring the doorbell if nobody has yet."""
         self.queue.put(msg)
-        if not self._pending:
+        if not self._pending and not (self.quiet and msg[0] in self.quiet_kinds):
             self._ring()
 
     def ring(self) -> None:

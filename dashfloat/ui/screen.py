@@ -54,12 +54,17 @@ class DashScreen(urwid.display.raw.Screen):
         self.scroll_region_rows = None  # callable -> rows at the top that scroll together
         self.scroll_optimisation = True
         self.scrolled_rows = 0  # statistics for benchmarks and tests
+        self.early_input = b""  # bytes typed before the screen started (ui/early.py)
 
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)
         fd = self._input_fileno()
         if fd is not None and os.isatty(fd):
             self.tty_signal_keys("undefined", "undefined", "undefined", "undefined", "undefined", fd)
+        if self.early_input:  # keys typed on the early frame, replayed as if typed now
+            self._partial_codes = list(self.early_input) + self._partial_codes
+            self.early_input = b""
+            self._wake_input_loop()
 
     def draw_screen(self, size, canvas):
         try:

@@ -9,15 +9,35 @@ from __future__ import annotations
 import urwid
 
 from dashfloat.ui import keymap
+from dashfloat.ui.statusline import status_markup  # noqa: F401  (re-exported)
 from dashfloat.ui.theme import Glyphs
 from dashfloat.ui.transcript import Entry, Line
 
 
+class IndentText(urwid.Text):
+    """A Text that wraps under its own indent (one widget, not a Padding around a Text:
+    a transcript holds one of these per line, so the extra layer would cost per row)."""
+
+    def __init__(self, markup, indent: int):
+        super().__init__(markup)
+        self.indent = indent
+
+    def rows(self, size, focus=False):
+        return super().rows((max(1, size[0] - self.indent),), focus)
+
+    def render(self, size, focus=False):
+        (maxcol,) = size
+        inner = max(1, maxcol - self.indent)
+        canvas = urwid.CompositeCanvas(super().render((inner,), focus))
+        canvas.pad_trim_left_right(maxcol - inner, 0)
+        return canvas
+
+
 def make_row(line: Line) -> urwid.Widget:
-    """One transcript row. A leading all-blank segment becomes a left padding, so a long
-    line wraps under its own indent instead of at column 0."""
+    """One transcript row. A leading all-blank segment becomes the row's indent, so a long
+    line wraps under it instead of at column 0."""
     if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
-        return urwid.Padding(urwid.Text(_markup(line[1:])), left=len(line[0][1]))
+        return IndentText(_markup(line[1:]), len(line[0][1]))
     return urwid.Text(_markup(line))
 
 
@@ -240,50 +260,6 @@ class StatusBar(urwid.Text):
 
     def __init__(self):
         super().__init__("", wrap="ellipsis")
-
-
-def status_markup(
-    *,
-    phase: str,
-    spinner: str,
-    model: str | None,
-    tokens: int | None,
-    position: tuple[int, int] | None,
-    notice: str,
-    width: int,
-    sep: str,
-    dot: str = "·",
-) -> list:
-    """Pure: the status bar's markup for the current state (tested without a screen)."""
-    left: list = []
-    active = phase != "idle"
-    left.append(("status_phase", f" {spinner if active else ' '} {phase} "))
-    left.append(("status", sep))
-    left.append(("status_model", f" {model or 'no model'} "))
-    if tokens is not None:
-        left.append(("status", f"{sep} ctx {tokens:,} tok "))
-    if position is not None:
-        row, total = position
-        left.append(("status", f"{sep} line {row}/{total} "))
-    if notice:
-        left.append(("status_error", f"{sep} {notice} "))
-    if phase == "confirming":
-        hints = [keymap.hint_for("approve"), keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
-    elif phase in ("waiting", "streaming", "running"):
-        hints = [keymap.hint_for("cancel")]
-    elif position is not None:
-        hints = [keymap.hint_for("scroll_bottom"), keymap.hint_for("help")]
-    else:
-        hints = [keymap.hint_for("submit"), keymap.hint_for("newline"), keymap.hint_for("help")]
-    used = sum(len(t) for _a, t in left)
-    hint_text = f" {dot} ".join(hints) + " "
-    pad = width - used - len(hint_text)
-    if pad >= 1:
-        left.append(("status", " " * pad))
-        left.append(("status_hint", hint_text))
-    else:
-        left.append(("status", " " * max(0, width - used)))
-    return left
 
 
 def help_widget(ascii: bool) -> urwid.Widget:

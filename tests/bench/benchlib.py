@@ -243,6 +243,9 @@ class BenchTerm(Term):
     def __init__(self, argv, env, *, cols, rows):
         self.t_exec = time.monotonic()
         super().__init__(argv, env, cols=cols, rows=rows)
+        # pexpect sleeps delaybeforesend (50 ms) before every send: it would land inside
+        # every time measured from a keystroke
+        self.child.delaybeforesend = None
         self.pid = self.child.pid
         self.nbytes = 0
         self.t_last_read = self.t_exec
@@ -339,6 +342,7 @@ class BenchTerm(Term):
     def quit(self, timeout: float = 10.0) -> int | None:
         """Ctrl-D on an empty prompt (a clean exit, so a cProfile run writes its file)."""
         try:
+            self.send("\x15")  # Ctrl-U: empty the prompt (the cursor is at its end)
             self.send("\x04")
             return self.wait_exit(timeout)
         except AssertionError:

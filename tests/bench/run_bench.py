@@ -28,8 +28,8 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 context switches/s of every thread (voluntary + involuntary).
   peak RSS      VmHWM after the stream (and after 50,000 lines + the stream).
 
---profile DIR runs the burst, the 200 tok/s stream and the 50,000-line case once each at
-the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
+--profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
+50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
 the pty) and prints the top functions of each profile instead of the table. cProfile sees
 the main (UI) thread only; the table's "main thread" row says how much that is.
 
@@ -519,6 +519,8 @@ def main(argv=None) -> int:
               f"  without it: {no_scroll['stream_bytes_per_content']:.2f} terminal B per content B, "
               f"{no_scroll['stream_cpu']:.2f} s CPU, {no_scroll['stream_scrolls']} region scrolls "
               f"({NO_SCROLL_ENV}=1)")
+    elif supports:
+        print(f"scroll optimisation on/off: not measured ({NO_SCROLL_ENV}=1 run skipped or failed).")
     else:
         print(f"scroll optimisation on/off: not measured, the app has no {NO_SCROLL_ENV} switch "
               f"(the 'scroll-region scrolls' row counts the DECSTBM scrolls it did).")

@@ -38,11 +38,18 @@ def spawn(server, tmp_path):
 
 
 def wait_ready(term: Term, model: str | None = "test-model", timeout: float = 15.0) -> None:
-    """Until the first frame is up: the status bar shows idle (and the model). Keys sent
-    before this would be discarded by the tty's TCSAFLUSH."""
+    """Until the full-screen UI runs: the status bar shows idle (and the model) and urwid
+    has started (it turns bracketed paste on). The early frame painted before urwid loads
+    shows the same status bar; keys typed on it are replayed, but tests that signal or
+    inspect the running UI must wait for the real one."""
     def ready(t: Term) -> bool:
         status = t.status()
-        return " idle " in status and (model is None or f" {model} " in status) and bool(t.prompt_lines())
+        return (
+            " idle " in status
+            and (model is None or f" {model} " in status)
+            and bool(t.prompt_lines())
+            and b"\x1b[?2004h" in t.raw
+        )
 
     term.wait_for(ready, timeout, f"the first frame (idle, model {model!r})")
 

@@ -1,0 +1,1801 @@
+"""Permission rules: syntax, matching, shell-command analysis and the layered evaluation.
+
+Pure: no file system, no processes, no configuration loading (the config loader and the CLI turn
+their lists into `Rule`s with `parse_rule`, and the pipeline calls `evaluate`).
+
+Rule syntax
+-----------
+``Tool(pattern)`` or a bare ``Tool`` (any argument). ``Tool`` is one of the five tool names,
+exactly (``Bash(...)`` is an error that suggests ``execute_command``). There is no tool wildcard
+(``*`` alone is an error: use a permission mode for "everything"). The pattern is everything
+between the first ``(`` and the last ``)``; text after the last ``)`` is an error, as are
+unbalanced parentheses, an empty pattern, NUL / control / invisible characters.
+
+A rule applies to its tool's *main argument*: ``path`` for read_file, write_file, edit_file and
+list_directory, ``command`` for execute_command.
+
+Path patterns (gitignore-like, always anchored at the working directory)
+-----------------------------------------------------------------------
+- ``*`` matches within one path segment, ``?`` one character, ``[abc]`` a class (never ``/``);
+  ``**`` as a whole segment matches any number of segments: ``**/.env`` is ``.env`` at any
+  depth, ``a/**/b`` is ``a/b``, ``a/x/b``...; a trailing ``/**`` matches the directory itself
+  and everything under it (``docs/**`` matches ``docs``, ``docs/a.md``, ``docs/a/b.md``, not
+  ``docsx/a``). A trailing ``/`` means the same as ``/**``. ``*`` also matches dot-files.
+- A pattern is always relative to the root: ``.env`` is the file ``.env`` at the root only (write
+  ``**/.env`` for any depth). A leading ``./`` is ignored. A leading ``/``, a leading ``~`` and
+  ``..`` segments are errors (they could never match, and a deny rule that never matches is a
+  hole). ``\\`` escapes the next character.
+- The call's path is normalised lexically against the root first: ``./``, duplicate slashes and
+  ``..`` are collapsed, an absolute path inside the root is made relative; a path that leaves the
+  root matches no path pattern (the path policy refuses it anyway). ``~`` is never expanded.
+- allow rules match case-sensitively and every name of the file must match (see ``aliases`` in
+  `evaluate`); deny and ask rules (and the built-in protection) match if any name matches, after
+  folding both sides: Unicode NFC, invisible format characters removed, case folded, trailing
+  dots and spaces of each segment removed. So ``read_file(.env)`` also denies ``.ENV`` (one file
+  on a case-insensitive file system) and ``.e<ZWJ>nv``.
+
+Command patterns
+----------------
+The pattern is split into words with the same POSIX-sh tokenizer as commands (quotes work as in
+the shell, like shlex). An unquoted ``*`` as a whole word is a wildcard: as the last word it
+matches any number of remaining words, including none (``git log *`` matches ``git log`` and
+``git log -p``: by design); elsewhere it matches exactly one word. ``*`` inside a word is an
+error (quote it, ``'*'``, for a literal star). Every other word must equal the command's word
+after unquoting: ``git  status``, ``'git' status``, ``g''it status`` and ``git st"atus"`` all match
+``git status``; ``git status --porcelain`` does not; ``git\\ status`` (one word) does not. The
+command word is compared literally: ``/usr/bin/git status`` and ``./git status`` do NOT match an
+allow rule ``git status`` (a path may be a different program); for deny and ask rules the
+command word's basename is tried too and compared case-insensitively, so ``/bin/rm``, ``RM`` and
+``\\rm`` are caught by ``rm *``. A pattern must itself be one simple command (no operators,
+redirections, substitutions, expansions, env prefixes).
+
+Shell command analysis (`analyze_command`)
+------------------------------------------
+The command line (run with ``/bin/sh -c``) is tokenized like a POSIX shell: quotes, backslashes,
+``$'...'``, ``$(...)``, backticks, ``${...}``, arithmetic, process substitution, here-documents,
+comments, line continuations, reserved words. It yields the argv of every simple command
+(including those inside substitutions and subshells) and a set of flags; see the constants
+below. A command is *simple* when it is exactly one simple command and no flag is set.
+Leading and trailing blanks and newlines are nothing; a newline between two commands is a list.
+Non-ASCII characters outside quotes, look-alike operator characters (fullwidth ``；｜＆``,
+non-ASCII spaces, smart quotes...) anywhere, and invisible characters (zero-width, bidi) anywhere
+are flags too.
+
+- An allow rule matches only a simple command (so any flag => at least ask).
+- A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
+  command's argv; the same with the command word's basename; for wrappers (`WRAPPERS`: sudo,
+  env, timeout, xargs, nohup, ...) every suffix of the argv; the command strings given to shells
+  and string runners (``sh -c '…'``, ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``,
+  ``ssh host …``); ``find -exec/-execdir/-ok/-okdir … ;``; ``git -c key=!cmd``,
+  ``--upload-pack=…``, ``--receive-pack=…``, ``--exec=…``; and, when look-alike or non-ASCII
+  characters are present, the candidates of the NFKC-normalised text. If the command does not
+  parse, a deny/ask rule whose command word appears anywhere in it as a word matches (fail
+  closed).
+- A command is *opaque* when its words cannot be known statically (expansions, substitutions,
+  globs, braces, ``$'…'``, a shell reading its script from stdin, or it does not parse). No rule
+  can be proven not to match an opaque command.
+
+Evaluation (`evaluate`)
+-----------------------
+1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file and
+   list_directory allow; write_file, edit_file and execute_command ask. Built-in *protection*
+   rules: write_file/edit_file of anything under a ``.git`` or ``.dashfloat`` directory (any
+   depth, folded as above) always at least ask; so does an execute_command that names such a
+   path in any word (or runs in one) or runs ``git config`` to set something. Only an explicit
+   deny makes them stricter; no rule and no mode relaxes them.
+2. Explicit rules of all layers (user config, project config, command line, session; in that
+   order for naming the decider) that match: the strictest decision wins (deny > ask > allow), so a
+   project allow never beats a user deny. Deny holds in every mode.
+3. Mode ``read-only``: every mutating call (write_file, edit_file, execute_command) is denied.
+4. No explicit rule matched: the built-in default applies, then the mode: ``ask`` no change;
+   ``accept-edits`` write_file/edit_file of a path inside the root allow (commands unchanged);
+   ``unrestricted`` everything allow. A mode never relaxes an explicit ask rule.
+5. execute_command: an allow *rule* additionally needs a simple command (else ask, "command
+   shape") and no dangerous argument (`DANGEROUS_ARGS`, else ask). In ``unrestricted`` mode
+   complex commands are allowed, except an opaque command when any explicit deny or ask rule for
+   execute_command exists (it cannot be proven not to match: ask).
+6. The protection of step 1 turns a remaining allow into ask.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from dashfloat.tools.catalogue import MUTATING, NAMES
+from dashfloat.tools.guard import ALLOW, ASK, DENY, STRICTNESS, check_decision
+
+__all__ = [
+    "ALLOW",
+    "ASK",
+    "DENY",
+    "MODES",
+    "BUILTIN_LAYER",
+    "MAIN_ARG",
+    "WRAPPERS",
+    "SHELLS",
+    "DANGEROUS_ARGS",
+    "RuleError",
+    "Rule",
+    "Decision",
+    "Analysis",
+    "parse_rule",
+    "exact_rule",
+    "default_rules",
+    "normalize_path",
+    "analyze_command",
+    "rule_matches",
+    "evaluate",
+    "check_examples",
+    "format_call",
+    "parse_call",
+    "args_hash",
+    "dangerous_argument",
+]
+
+# -- vocabulary ------------------------------------------------------------------------
+
+MODE_ASK = "ask"
+MODE_ACCEPT_EDITS = "accept-edits"
+MODE_READ_ONLY = "read-only"
+MODE_UNRESTRICTED = "unrestricted"
+MODES: tuple[str, ...] = (MODE_ASK, MODE_ACCEPT_EDITS, MODE_READ_ONLY, MODE_UNRESTRICTED)
+
+BUILTIN_LAYER = "built-in"
+
+MAIN_ARG: dict[str, str] = {
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "list_directory": "path",
+    "execute_command": "command",
+}
+_PATH_TOOLS = frozenset(("read_file", "write_file", "edit_file", "list_directory"))
+_EDIT_TOOLS = frozenset(("write_file", "edit_file"))
+_COMMAND = "execute_command"
+
+# Analysis flags (`Analysis.flags`), in the order they are described.
+LIST = "list"  # ; && || & ;; newline between commands
+PIPE = "pipe"  # | |&
+SUBSTITUTION = "substitution"  # $( ) ` ` <( ) >( )
+REDIRECTION = "redirection"  # > >> < <> >| >& <& &> &>> 2> << <<- <<<
+ENV_PREFIX = "env-prefix"  # FOO=bar cmd (or a bare assignment)
+SUBSHELL = "subshell"  # ( ... )
+COMPOUND = "compound"  # { ...; }, if/while/for/case/!, time, functions: reserved words
+EXPANSION = "expansion"  # $VAR ${...} $(( )) $"..."
+GLOB = "glob"  # unquoted * ? [..]
+BRACE = "brace-expansion"  # unquoted {a,b} {1..3}
+TILDE = "tilde"  # unquoted ~ at the start of a word (or after = :)
+ANSI_C = "ansi-c-quoting"  # $'...' (bash decodes it, dash does not)
+LINE_CONTINUATION = "line-continuation"  # backslash-newline
+COMMENT = "comment"  # # ...
+NON_ASCII = "non-ascii"  # a non-ASCII character outside quotes
+LOOKALIKE = "look-alike"  # a character that looks like an operator, quote or space, anywhere
+INVISIBLE = "invisible-character"  # zero-width, bidi controls, other format chars, anywhere
+UNPARSABLE = "unparsable"  # unbalanced quotes/parentheses, control characters, too long...
+EMPTY = "empty"  # nothing to run
+
+FLAG_ORDER: tuple[str, ...] = (
+    LIST, PIPE, SUBSTITUTION, REDIRECTION, ENV_PREFIX, SUBSHELL, COMPOUND, EXPANSION, GLOB,
+    BRACE, TILDE, ANSI_C, LINE_CONTINUATION, COMMENT, NON_ASCII, LOOKALIKE, INVISIBLE,
+    UNPARSABLE, EMPTY,
+)
+
+# Commands that run another command given as their arguments: for deny/ask rules every suffix
+# of their argv is judged too (`sudo -u x rm -rf /` is judged as `rm -rf /` as well).
+WRAPPERS = frozenset((
+    "sudo", "doas", "env", "nice", "nohup", "timeout", "time", "command", "builtin", "exec",
+    "xargs", "stdbuf", "ionice", "chrt", "taskset", "setsid", "unbuffer", "flock", "strace",
+    "ltrace", "chroot", "fakeroot", "proxychains", "proxychains4", "torsocks", "firejail",
+    "nsenter", "unshare", "busybox", "parallel", "watch", "caffeinate", "ssh", "su", "runuser",
+    "script", "catchsegv", "valgrind", "systemd-run", "sg", "pkexec", "entr", "rlwrap", "ltrace",
+))
+# Shells: every non-option argument is also analysed as a command string (`sh -c '...'`); a
+# shell with no such argument reads its script from stdin (the command becomes opaque).
+SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "yash",
+                    "posh", "fish", "csh", "tcsh", "rbash"))
+# Commands whose arguments are command strings (besides shells).
+_STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
+                             "script", "env", "busybox"))
+_FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
+_GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
+
+# Arguments that make an otherwise harmless-looking command run other programs or write files.
+# An allow rule that matches a command containing one of them (after the basename of the
+# command word) is downgraded to ask. "--long" entries also match "--long=value" and any
+# abbreviation ("--out" for "--output": getopt and git accept unique prefixes); "-x" short
+# entries also match "-x" inside a cluster or with an attached value ("-ni", "-i.bak");
+# single-dash long entries ("-exec") match exactly.
+DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
+    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+             "-fprintf", "-fls"),
+    "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
+            "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
+            "--ext-diff", "--textconv"),
+    "rg": ("--pre", "--pre-glob", "--search-zip", "-z"),
+    "sed": ("-i", "--in-place"),
+    "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
+            "--rsh-command", "--info-script", "-F", "--new-volume-script"),
+    "rsync": ("-e", "--rsh", "--rsync-path"),
+    "sort": ("-o", "--output", "--compress-program"),
+    "xargs": ("-a", "--arg-file"),
+    "awk": ("-f",),
+}
+
+_MAX_COMMAND = 65536  # characters analysed; a longer command is unparsable
+_MAX_NEST = 32  # nesting of $( ( ${ ` and nested command strings
+_MAX_CANDIDATES = 2048
+_MAX_WORDS = 64  # words of a wrapper command expanded into suffixes (more: unparsable)
+
+
+class RuleError(ValueError):
+    """A rule (or a `policy check` call) that cannot be parsed; str() is a complete message."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One permission rule.
+
+    tool:     one of the five tool names
+    pattern:  the text between the parentheses, or None for a bare tool name (any argument)
+    text:     the rule as written (surrounding blanks removed), for messages
+    decision: "allow", "ask" or "deny"
+    layer:    where it came from, for messages (the config loader's layer name)
+    examples_match / examples_not_match: main arguments the rule must / must not match
+              (`check_examples`)
+    sticky:   built-in protection: never relaxed by a mode or an allow rule
+    exact:    the pattern is one exact main argument (a session "always allow this"); for
+              commands no shape check and no dangerous-argument check applies (the user
+              approved this exact string); for paths the normalised path must be equal
+    """
+
+    tool: str
+    pattern: str | None
+    text: str
+    decision: str = ASK
+    layer: str = ""
+    examples_match: tuple[str, ...] = ()
+    examples_not_match: tuple[str, ...] = ()
+    sticky: bool = False
+    exact: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of `evaluate`: the decision, who decided (rule and layer, mode, shape...),
+    a one-line reason, and the deciding rule if a rule decided."""
+
+    decision: str
+    who: str
+    reason: str
+    rule: Rule | None = field(default=None, compare=False)
+
+
+# -- text helpers ------------------------------------------------------------------------
+
+_INVISIBLE_EXTRA = frozenset("\u034f\u115f\u1160\u180e\u3164\uffa0\u2800")
+_LOOKALIKE_EXTRA = frozenset("‘’‚‛“”„‟′″‵‶«»‹›∣ǀ│￨‖⁏꞉∶")
+_SHELL_SIGNIFICANT = frozenset(" \t\n;&|<>()$`\"'\\{}*?[]#~=!")
+
+
+def _is_invisible(ch: str) -> bool:
+    if ch in _INVISIBLE_EXTRA:
+        return True
+    return unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Co", "Cn", "Cs")
+
+
+def _is_control(ch: str) -> bool:
+    code = ord(ch)
+    return (code < 0x20 and ch not in "\t\n") or 0x7F <= code <= 0x9F
+
+
+def _is_lookalike(ch: str) -> bool:
+    """A non-ASCII character that looks like a shell operator, quote or blank."""
+    if ord(ch) < 0x80:
+        return False
+    if ch in _LOOKALIKE_EXTRA or unicodedata.category(ch) == "Zs":
+        return True
+    norm = unicodedata.normalize("NFKC", ch)
+    return norm != ch and any(c in _SHELL_SIGNIFICANT for c in norm)
+
+
+_SMART = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"',
+                        "„": '"', "‟": '"', "∣": "|", "ǀ": "|", "│": "|", "￨": "|"})
+
+
+def _fold_text(text: str) -> str:
+    """NFKC, invisible characters dropped, non-ASCII blanks and smart quotes made ASCII."""
+    out = []
+    for ch in unicodedata.normalize("NFKC", text.translate(_SMART)):
+        if _is_invisible(ch):
+            continue
+        if ord(ch) >= 0x80 and unicodedata.category(ch) == "Zs":
+            ch = " "
+        out.append(ch)
+    return "".join(out).translate(_SMART)
+
+
+def _fold_name(text: str) -> str:
+    """The folded form of a path (or pattern) for deny/ask matching (module docstring)."""
+    text = "".join(ch for ch in unicodedata.normalize("NFC", text) if not _is_invisible(ch))
+    segs = []
+    for seg in text.casefold().split("/"):
+        if seg not in (".", ".."):
+            seg = seg.rstrip(". ") or seg
+        segs.append(seg)
+    return "/".join(segs)
+
+
+def _basename(word: str) -> str:
+    base = word.rstrip("/").rsplit("/", 1)[-1]
+    return base or word
+
+
+def _check_rule_chars(text: str, where: str) -> None:
+    for ch in text:
+        if ch == "\x00":
+            raise RuleError(f"{where}: contains a NUL character")
+        if _is_control(ch) or ch in "\t\n":
+            raise RuleError(f"{where}: contains a control character U+{ord(ch):04X}")
+        if _is_invisible(ch):
+            raise RuleError(f"{where}: contains an invisible character U+{ord(ch):04X}")
+
+
+# -- rule parsing ----------------------------------------------------------------------
+
+_TOOL_HINTS = {
+    "bash": "execute_command", "shell": "execute_command", "sh": "execute_command",
+    "run": "execute_command", "exec": "execute_command", "command": "execute_command",
+    "execute": "execute_command", "read": "read_file", "view": "read_file", "cat": "read_file",
+    "write": "write_file", "create": "write_file", "edit": "edit_file", "patch": "edit_file",
+    "multiedit": "edit_file", "ls": "list_directory", "list": "list_directory",
+    "glob": "list_directory",
+}
+
+
+def _unknown_tool(name: str, text: str) -> RuleError:
+    hint = _TOOL_HINTS.get(name.casefold().replace("_", ""))
+    if hint is None and name.casefold() in NAMES:
+        hint = name.casefold()
+    msg = f"rule {text!r}: unknown tool {name!r}; the tools are: {', '.join(NAMES)}"
+    if name == "*":
+        msg = (f"rule {text!r}: there is no tool wildcard; name one of: {', '.join(NAMES)} "
+               "(use a permission mode for all tools)")
+    elif hint:
+        msg += f" (did you mean {hint}?)"
+    return RuleError(msg)
+
+
+def _split_rule(text: str) -> tuple[str, str | None]:
+    """(tool name, pattern or None); RuleError for bad parentheses."""
+    open_at = text.find("(")
+    if open_at < 0:
+        if ")" in text:
+            raise RuleError(f"rule {text!r}: unbalanced parentheses: ')' without '('")
+        return text.strip(), None
+    close_at = text.rfind(")")
+    if close_at < open_at:
+        raise RuleError(f"rule {text!r}: unbalanced parentheses: '(' is never closed")
+    junk = text[close_at + 1:]
+    if junk.strip():
+        raise RuleError(f"rule {text!r}: unexpected text after the closing ')': {junk.strip()!r}")
+    pattern = text[open_at + 1:close_at]
+    depth = 0
+    for ch in pattern:
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0:
+            break
+    if depth != 0:
+        raise RuleError(f"rule {text!r}: unbalanced parentheses in the pattern")
+    return text[:open_at].strip(), pattern
+
+
+def parse_rule(
+    text: str,
+    decision: str = ASK,
+    layer: str = "",
+    *,
+    match: Iterable[str] = (),
+    not_match: Iterable[str] = (),
+) -> Rule:
+    """Parse ``Tool(pattern)`` or ``Tool``; RuleError with a clear message if it is not valid.
+
+    The pattern is compiled (and so validated) here. `match` / `not_match` are stored, not
+    checked: call `check_examples`.
+    """
+    check_decision(decision)
+    if not isinstance(text, str):
+        raise RuleError(f"a rule must be a string, got {type(text).__name__}")
+    shown = text.strip()
+    if not shown.strip():
+        raise RuleError("empty rule")
+    _check_rule_chars(shown, f"rule {shown!r}")
+    name, pattern = _split_rule(shown)
+    if not name:
+        raise RuleError(f"rule {shown!r}: no tool name before '('")
+    if name not in MAIN_ARG:
+        raise _unknown_tool(name, shown)
+    if pattern is not None:
+        if not pattern.strip():
+            raise RuleError(
+                f"rule {shown!r}: empty pattern; write {name} alone to mean any argument"
+            )
+        if name == _COMMAND:
+            _command_pattern(pattern, shown)
+        else:
+            pattern = pattern.strip()
+            _path_pattern(pattern, shown)
+    examples: list[tuple[str, ...]] = []
+    for what, items in (("match", match), ("not_match", not_match)):
+        if isinstance(items, str):
+            items = (items,)
+        items = tuple(items)
+        for item in items:
+            if not isinstance(item, str):
+                raise RuleError(f"rule {shown!r}: {what} examples must be strings")
+        examples.append(items)
+    return Rule(name, pattern, shown, decision, layer, examples[0], examples[1])
+
+
+def exact_rule(name: str, args: dict, decision: str = ALLOW, layer: str = "session") -> Rule:
+    """A rule for exactly this call's main argument (the confirmation's "always allow this").
+
+    For a command the exact string is compared (no shape or dangerous-argument check: the user
+    approved this very string); for a path the normalised path. Deny rules and the built-in
+    protection still win over it.
+    """
+    if name not in MAIN_ARG:
+        raise RuleError(f"unknown tool {name!r}; the tools are: {', '.join(NAMES)}")
+    main = _main_value(name, args)
+    if not isinstance(main, str) or "\x00" in main:
+        raise RuleError(f"{name}: no valid {MAIN_ARG[name]} to make a rule from")
+    check_decision(decision)
+    return Rule(name, main, format_call(name, args), decision, layer, exact=True)
+
+
+def default_rules() -> list[Rule]:
+    """The built-in layer: per-tool defaults, then the sticky protection rules."""
+    return list(_DEFAULTS)
+
+
+def _builtin(text: str, decision: str, sticky: bool = False) -> Rule:
+    rule = parse_rule(text, decision, BUILTIN_LAYER)
+    return Rule(rule.tool, rule.pattern, rule.text, decision, BUILTIN_LAYER, sticky=sticky)
+
+
+
+# -- paths -------------------------------------------------------------------------------
+
+
+def normalize_path(path: object, root: str | None = None) -> str | None:
+    """The call's path relative to the root, lexically normalised ("." for the root itself);
+    None if it is not a usable string or lies outside the root.
+
+    `root` is an absolute directory (the working directory); None: relative paths are taken
+    as relative to the root and absolute paths are outside. Purely lexical: no symlinks.
+    """
+    if not isinstance(path, str) or "\x00" in path:
+        return None
+    if root is None:
+        base = "/\x00root"  # no real path contains NUL: nothing absolute is inside
+    else:
+        base = posixpath.normpath("/" + os.fspath(root).lstrip("/"))
+    full = path if path.startswith("/") else base + "/" + path
+    full = posixpath.normpath("/" + full.lstrip("/"))
+    if full == base:
+        return "."
+    prefix = base if base.endswith("/") else base + "/"
+    if not full.startswith(prefix):
+        return None
+    return full[len(prefix):]
+
+
+def _segment_regex(seg: str) -> str:
+    out = []
+    i, n = 0, len(seg)
+    while i < n:
+        c = seg[i]
+        if c == "\\" and i + 1 < n:
+            out.append(re.escape(seg[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            while i < n and seg[i] == "*":
+                i += 1
+            out.append("[^/]*")
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and seg[j] in "!^":
+                j += 1
+            if j < n and seg[j] == "]":
+                j += 1
+            while j < n and seg[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                if neg:
+                    body = body[1:]
+                body = re.sub(r"([\\^\[\]&~|])", r"\\\1", body)
+                out.append(f"[^/{body}]" if neg else f"(?!/)[{body}]")
+                i = j + 1
+                continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _glob_regex(pattern: str) -> str:
+    segs = pattern.split("/")
+    rx = ""
+    for idx, seg in enumerate(segs):
+        last = idx == len(segs) - 1
+        if seg == "**":
+            if last:
+                rx = ".*" if idx == 0 else rx[:-1] + "(?:/.*)?"
+            else:
+                rx += "(?:[^/]+/)*"
+        else:
+            rx += _segment_regex(seg) + ("" if last else "/")
+    return rx
+
+
+@lru_cache(maxsize=1024)
+def _path_pattern(pattern: str, text: str = "") -> tuple[re.Pattern, re.Pattern]:
+    """(exact regex, folded regex) for a path pattern; RuleError if it can never match."""
+    where = f"rule {text or pattern!r}"
+    if pattern.startswith("/"):
+        raise RuleError(
+            f"{where}: path patterns are relative to the working directory and always "
+            f"anchored there; write {pattern.lstrip('/') or '**'!r} without the leading '/'"
+        )
+    if pattern.startswith("~"):
+        raise RuleError(f"{where}: '~' is not expanded; paths are relative to the working "
+                        "directory")
+    pat = pattern
+    while pat.startswith("./"):
+        pat = pat[2:]
+    if pat.endswith("/"):
+        pat = pat.rstrip("/") + "/**"
+    pat = re.sub("/+", "/", pat)
+    segs = pat.split("/")
+    if any(seg == ".." for seg in segs):
+        raise RuleError(f"{where}: '..' cannot appear in a path pattern")
+    segs = [seg for seg in segs if seg != "."] or ["."]
+    segs = [seg for k, seg in enumerate(segs) if not (seg == "**" and k and segs[k - 1] == "**")]
+    pat = "/".join(segs)
+    exact = re.compile(_glob_regex(pat), re.DOTALL)
+    folded = re.compile(_glob_regex(_fold_name(pat)), re.DOTALL)
+    return exact, folded
+
+
+# -- shell command analysis --------------------------------------------------------------
+
+
+@dataclass
+class Analysis:
+    """What `analyze_command` found (module docstring)."""
+
+    command: str
+    simple: list[list[str]]  # argv of each simple command, assignments removed, in order
+    flags: frozenset[str]
+    words: list[str]  # every word, incl. assignments and redirection targets
+    candidates: list[list[str]]  # argvs judged against deny/ask rules
+    loose_words: list[str]  # for an unparsable command: every word-ish piece (fail closed)
+    opaque: bool  # some word cannot be known statically
+    problems: list[str]  # why it is unparsable
+
+    @property
+    def is_simple(self) -> bool:
+        return len(self.simple) == 1 and not self.flags
+
+    @property
+    def shape(self) -> str:
+        """The flags in a fixed order, e.g. "list, pipe" ("" for a simple command)."""
+        if not self.flags and len(self.simple) > 1:
+            return LIST
+        return ", ".join(f for f in FLAG_ORDER if f in self.flags)
+
+    has_list = property(lambda self: LIST in self.flags)
+    has_pipe = property(lambda self: PIPE in self.flags)
+    has_substitution = property(lambda self: SUBSTITUTION in self.flags)
+    has_redirection = property(lambda self: REDIRECTION in self.flags)
+    has_env_prefix = property(lambda self: ENV_PREFIX in self.flags)
+    has_subshell = property(lambda self: SUBSHELL in self.flags or COMPOUND in self.flags)
+    has_variable_expansion = property(lambda self: EXPANSION in self.flags)
+    has_glob = property(lambda self: GLOB in self.flags or BRACE in self.flags)
+    unparsable = property(lambda self: UNPARSABLE in self.flags)
+
+
+class _Abort(Exception):
+    pass
+
+
+@dataclass
+class _Word:
+    value: str
+    raw: str
+    quoted: bool
+    dynamic: bool
+    globbed: bool
+
+
+@dataclass
+class _Collector:
+    flags: set = field(default_factory=set)
+    simple: list = field(default_factory=list)
+    commands: list = field(default_factory=list)  # the _Word lists of `simple`
+    words: list = field(default_factory=list)
+    dynamic: bool = False
+    problems: list = field(default_factory=list)
+    stdin_texts: list = field(default_factory=list)  # here-doc bodies, here-strings
+    extra: list = field(default_factory=list)  # more deny/ask candidates (inside $(( )))
+
+
+_BLANKS = " \t"
+_META = frozenset(" \t\n|&;<>()")
+_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+_SPECIAL_PARAMS = frozenset("@*#?-$!0123456789")
+_LIST_OPS = (";;&", "&>>", ";;", ";&", "&&", "||", "|&", "&>", "|", "&", ";")
+_REDIR_OPS = ("<<<", "<<-", "&>>", "<<", "<&", "<>", ">>", ">&", ">|", "<", ">")
+_RESERVED = frozenset(("!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while",
+                       "until", "for", "case", "esac", "select", "function", "time", "coproc",
+                       "[[", "in"))
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_FD_VAR = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+                "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+class _Lexer:
+    """A POSIX-sh tokenizer (plus the bash extensions that matter) feeding a _Collector."""
+
+    def __init__(self, text: str, col: _Collector, depth: int) -> None:
+        self.s = text
+        self.n = len(text)
+        self.i = 0
+        self.col = col
+        self.depth = depth
+        self.nest = 0
+        self.heredocs: list[tuple[str, bool, bool]] = []
+
+    # helpers
+    def flag(self, name: str) -> None:
+        self.col.flags.add(name)
+
+    def problem(self, msg: str) -> None:
+        self.col.flags.add(UNPARSABLE)
+        self.col.problems.append(msg)
+
+    def _op(self, ops: tuple[str, ...]) -> str:
+        for op in ops:
+            if self.s.startswith(op, self.i):
+                return op
+        return self.s[self.i]
+
+    def _enter(self) -> None:
+        self.nest += 1
+        if self.nest + self.depth > _MAX_NEST:
+            self.problem("nested too deeply")
+            raise _Abort
+
+    def run(self) -> None:
+        self.parse_list(None)
+        if self.heredocs:
+            self.problem("a here-document has no body")
+
+    # lists and commands
+    def parse_list(self, closer: str | None) -> None:
+        self._enter()
+        s, n = self.s, self.n
+        cur: list[_Word] = []
+        started = False
+        newline_sep = False
+
+        def begin() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                if newline_sep:
+                    self.flag(LIST)
+
+        def end() -> None:
+            nonlocal cur, started
+            if started:
+                self._finish(cur)
+            cur = []
+            started = False
+
+        while True:
+            while self.i < n and s[self.i] in _BLANKS:
+                self.i += 1
+            if self.i >= n:
+                if closer:
+                    self.problem("'(' is never closed")
+                end()
+                break
+            c = s[self.i]
+            if c == "\\" and s.startswith("\n", self.i + 1):
+                self.flag(LINE_CONTINUATION)
+                self.i += 2
+                continue
+            if c == "\n":
+                had = started
+                end()
+                self.i += 1
+                if had:
+                    newline_sep = True
+                if self.heredocs:
+                    self._read_heredocs()
+                continue
+            if c == "#":
+                self.flag(COMMENT)
+                j = s.find("\n", self.i)
+                self.i = n if j < 0 else j
+                continue
+            if c == ")":
+                self.i += 1
+                if closer == ")":
+                    end()
+                    break
+                self.problem("')' without '('")
+                end()
+                continue
+            if c == "(":
+                self.flag(SUBSHELL)
+                if cur:
+                    self.flag(COMPOUND)  # `name()`: a function definition
+                    end()
+                begin()
+                self.i += 1
+                self.parse_list(")")
+                continue
+            if c in ";&|":
+                op = self._op(_LIST_OPS)
+                if op in ("&>", "&>>"):  # bash: redirect both; dash: background, then redirect
+                    begin()
+                    self.flag(LIST)
+                    self._redirect(op)
+                    continue
+                self.i += len(op)
+                end()
+                newline_sep = False
+                self.flag(PIPE if op in ("|", "|&") else LIST)
+                continue
+            if c in "<>":
+                begin()
+                if s.startswith("(", self.i + 1):
+                    cur.append(self._process_substitution())
+                    continue
+                self._redirect(self._op(_REDIR_OPS))
+                continue
+            begin()
+            word = self.read_word()
+            if not word.raw:  # cannot happen; never loop
+                self.i += 1
+                continue
+            if (word.raw.isdigit() or _FD_VAR.fullmatch(word.raw)) and s[self.i:self.i + 1] in (
+                "<",
+                ">",
+            ):
+                continue  # an IO number: part of the redirection that follows
+            cur.append(word)
+        self.nest -= 1
+
+    def _finish(self, words: list[_Word]) -> None:
+        k = 0
+        while k < len(words):
+            w = words[k]
+            if _ASSIGN.match(w.raw):
+                self.flag(ENV_PREFIX)
+            elif w.raw == w.value and w.raw in _RESERVED and not w.quoted:
+                self.flag(COMPOUND)
+            else:
+                break
+            k += 1
+        self.col.words.extend(w.value for w in words)
+        argv_words = words[k:]
+        if argv_words:
+            self.col.simple.append([w.value for w in argv_words])
+            self.col.commands.append(argv_words)
+
+    def _process_substitution(self) -> _Word:
+        self.flag(SUBSTITUTION)
+        start = self.i
+        self.i += 2
+        self.parse_list(")")
+        raw = self.s[start:self.i]
+        self.col.dynamic = True
+        return _Word(raw, raw, False, True, False)
+
+    def _redirect(self, op: str) -> None:
+        self.flag(REDIRECTION)
+        self.i += len(op)
+        while self.i < self.n and self.s[self.i] in _BLANKS:
+            self.i += 1
+        if self.s.startswith(("<(", ">("), self.i):
+            target = self._process_substitution()
+        elif self.i >= self.n or self.s[self.i] in _META:
+            self.problem(f"redirection {op!r} without a target")
+            return
+        else:
+            target = self.read_word()
+        self.col.words.append(target.value)
+        if op in ("<<", "<<-"):
+            self.heredocs.append((target.value, op == "<<-", not target.quoted))
+        elif op == "<<<":
+            self.col.stdin_texts.append(target.value)
+
+    def _read_heredocs(self) -> None:
+        pending, self.heredocs = self.heredocs, []
+        for delim, strip_tabs, expands in pending:
+            lines: list[str] = []
+            while True:
+                if self.i >= self.n:
+                    self.problem(f"here-document {delim!r} never ends")
+                    return
+                j = self.s.find("\n", self.i)
+                line = self.s[self.i:] if j < 0 else self.s[self.i:j]
+                self.i = self.n if j < 0 else j + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delim:
+                    break
+                lines.append(line)
+            body = "\n".join(lines)
+            self.col.stdin_texts.append(body)
+            if expands:
+                sub = _Lexer(body, self.col, self.depth + 1)
+                sub._enter()
+                sub._scan_text(None)
+
+    # words
+    def read_word(self) -> _Word:
+        s, n = self.s, self.n
+        start = self.i
+        val: list[str] = []
+        quoted = dynamic = globbed = False
+        brace_at = bracket_at = -1  # first unquoted { and [ (offsets in the raw word)
+        while self.i < n:
+            c = s[self.i]
+            if c in _META:
+                break
+            if c == "\\":
+                if self.i + 1 >= n:
+                    self.problem("a backslash at the very end")
+                    self.i += 1
+                    break
+                nxt = s[self.i + 1]
+                self.i += 2
+                if nxt == "\n":
+                    self.flag(LINE_CONTINUATION)
+                else:
+                    val.append(nxt)
+                    quoted = True
+                continue
+            if c == "'":
+                j = s.find("'", self.i + 1)
+                quoted = True
+                if j < 0:
+                    self.problem("unterminated single quote")
+                    val.append(s[self.i + 1:])
+                    self.i = n
+                    break
+                val.append(s[self.i + 1:j])
+                self.i = j + 1
+                continue
+            if c == '"':
+                self.i += 1
+                text, dyn = self._scan_text('"')
+                val.append(text)
+                quoted = True
+                dynamic |= dyn
+                continue
+            if c == "`":
+                val.append(self._backtick())
+                dynamic = True
+                continue
+            if c == "$":
+                text, dyn, q = self._dollar(in_dq=False)
+                val.append(text)
+                dynamic |= dyn
+                quoted |= q
+                continue
+            if c in "*?":
+                self.flag(GLOB)
+                globbed = dynamic = True
+            elif c == "[" and bracket_at < 0:
+                bracket_at = self.i - start
+            elif c == "{" and brace_at < 0:
+                brace_at = self.i - start
+            elif c == "~" and (self.i == start or s[self.i - 1] in "=:"):
+                self.flag(TILDE)
+                dynamic = True
+            if ord(c) >= 0x80:
+                self.flag(NON_ASCII)
+            val.append(c)
+            self.i += 1
+        raw = s[start:self.i]
+        if bracket_at >= 0 and "]" in raw[bracket_at + 1:]:
+            self.flag(GLOB)
+            globbed = dynamic = True
+        if brace_at >= 0 and raw != "{}":
+            # bash brace expansion, also across quoted parts: {rm,-rf,"/x y"}; over-approximated
+            tail = raw[brace_at:]
+            if "}" in tail and ("," in tail or ".." in tail):
+                self.flag(BRACE)
+                dynamic = True
+        if dynamic:
+            self.col.dynamic = True
+        return _Word("".join(val), raw, quoted, dynamic, globbed)
+
+    def _scan_text(self, terminator: str | None) -> tuple[str, bool]:
+        """Double-quoted text (terminator '"') or an expanding here-doc body (None)."""
+        s, n = self.s, self.n
+        val: list[str] = []
+        dyn = False
+        while self.i < n:
+            c = s[self.i]
+            if terminator and c == terminator:
+                self.i += 1
+                return "".join(val), dyn
+            if c == "\\" and self.i + 1 < n:
+                nxt = s[self.i + 1]
+                if nxt == "\n":
+                    self.flag(LINE_CONTINUATION)
+                    self.i += 2
+                    continue
+                if nxt in '$`"\\':
+                    val.append(nxt)
+                    self.i += 2
+                    continue
+            if c == "`":
+                val.append(self._backtick())
+                dyn = True
+                continue
+            if c == "$":
+                text, d, _ = self._dollar(in_dq=True)
+                val.append(text)
+                dyn |= d
+                continue
+            val.append(c)
+            self.i += 1
+        if terminator:
+            self.problem("unterminated double quote")
+        return "".join(val), dyn
+
+    def _dollar(self, in_dq: bool) -> tuple[str, bool, bool]:
+        """At a '$': (text, dynamic, quoted)."""
+        s, i = self.s, self.i
+        nxt = s[i + 1] if i + 1 < self.n else ""
+        if s.startswith("$((", i):
+            self.flag(EXPANSION)
+            self.i += 3
+            self._arithmetic()
+            self.col.dynamic = True
+            return s[i:self.i], True, False
+        if nxt == "(":
+            self.flag(SUBSTITUTION)
+            self.i += 2
+            self.parse_list(")")
+            self.col.dynamic = True
+            return s[i:self.i], True, False
+        if nxt == "{":
+            self.flag(EXPANSION)
+            self.i += 2
+            self._param_expansion()
+            self.col.dynamic = True
+            return s[i:self.i], True, False
+        if nxt == "'" and not in_dq:
+            self.flag(ANSI_C)
+            self.i += 2
+            self.col.dynamic = True
+            return self._ansi_c(), True, True
+        if nxt == '"' and not in_dq:
+            self.flag(EXPANSION)
+            self.i += 2
+            text, _ = self._scan_text('"')
+            self.col.dynamic = True
+            return text, True, True
+        if nxt in _NAME_START:
+            j = i + 1
+            while j < self.n and s[j] in _NAME_CHARS:
+                j += 1
+            self.i = j
+            self.flag(EXPANSION)
+            self.col.dynamic = True
+            return s[i:j], True, False
+        if nxt and nxt in _SPECIAL_PARAMS:
+            self.i += 2
+            self.flag(EXPANSION)
+            self.col.dynamic = True
+            return s[i:self.i], True, False
+        self.i += 1
+        return "$", False, False
+
+    def _arithmetic(self) -> None:
+        """After "$((": up to the matching "))". bash re-reads `$((cmd) )` as a command
+        substitution, so the inside is also analysed as a command for deny/ask candidates."""
+        self._enter()
+        s, n = self.s, self.n
+        start = self.i
+        depth = 2
+        while self.i < n:
+            c = s[self.i]
+            if c == "(":
+                depth += 1
+                self.i += 1
+            elif c == ")":
+                depth -= 1
+                self.i += 1
+                if depth == 0:
+                    break
+            elif c == "\\":
+                self.i += 2
+            elif c == "'":
+                j = s.find("'", self.i + 1)
+                self.i = n if j < 0 else j + 1
+            elif c == '"':
+                self.i += 1
+                self._scan_text('"')
+            elif c == "`":
+                self._backtick()
+            elif c == "$":
+                self._dollar(in_dq=True)
+            else:
+                self.i += 1
+        else:
+            self.problem("'$((' is never closed")
+        inner = s[start - 1:self.i - 1] if depth == 0 else s[start - 1:]
+        sub = _analyze(inner, self.depth + self.nest + 1)
+        self.col.extra.extend(sub.candidates)
+        self.nest -= 1
+
+    def _param_expansion(self) -> None:
+        self._enter()
+        s, n = self.s, self.n
+        while self.i < n:
+            c = s[self.i]
+            if c == "}":
+                self.i += 1
+                self.nest -= 1
+                return
+            if c == "\\":
+                self.i += 2
+            elif c == "'":
+                j = s.find("'", self.i + 1)
+                if j < 0:
+                    break
+                self.i = j + 1
+            elif c == '"':
+                self.i += 1
+                self._scan_text('"')
+            elif c == "`":
+                self._backtick()
+            elif c == "$":
+                self._dollar(in_dq=True)
+            else:
+                self.i += 1
+        self.problem("'${' is never closed")
+        self.i = n
+        self.nest -= 1
+
+    def _backtick(self) -> str:
+        self.flag(SUBSTITUTION)
+        self.col.dynamic = True
+        s, n = self.s, self.n
+        start = self.i
+        self.i += 1
+        inner: list[str] = []
+        closed = False
+        while self.i < n:
+            c = s[self.i]
+            if c == "\\" and self.i + 1 < n and s[self.i + 1] in "$`\\":
+                inner.append(s[self.i + 1])
+                self.i += 2
+                continue
+            if c == "`":
+                self.i += 1
+                closed = True
+                break
+            inner.append(c)
+            self.i += 1
+        if not closed:
+            self.problem("unterminated backquote")
+        if self.depth + self.nest + 1 > _MAX_NEST:
+            self.problem("nested too deeply")
+            raise _Abort
+        _Lexer("".join(inner), self.col, self.depth + self.nest + 1).run()
+        return s[start:self.i]
+
+    def _ansi_c(self) -> str:
+        """The body of $'...' (after the opening quote), decoded as bash does."""
+        s, n = self.s, self.n
+        out: list[str] = []
+        while self.i < n:
+            c = s[self.i]
+            if c == "'":
+                self.i += 1
+                return "".join(out)
+            if c == "\\" and self.i + 1 < n:
+                e = s[self.i + 1]
+                self.i += 2
+                if e in _ANSI_SIMPLE:
+                    out.append(_ANSI_SIMPLE[e])
+                elif e in "xuU":
+                    width = {"x": 2, "u": 4, "U": 8}[e]
+                    m = re.match(f"[0-9A-Fa-f]{{1,{width}}}", s[self.i:])
+                    if m:
+                        self.i += m.end()
+                        try:
+                            out.append(chr(int(m.group(0), 16)))
+                        except (ValueError, OverflowError):
+                            self.problem("bad \\u escape")
+                    else:
+                        out.append("\\" + e)
+                elif e in "01234567":
+                    m = re.match("[0-7]{0,2}", s[self.i:])
+                    self.i += m.end()
+                    out.append(chr(int(e + m.group(0), 8) & 0xFF))
+                elif e == "c" and self.i < n:
+                    out.append(chr(ord(s[self.i]) & 0x1F))
+                    self.i += 1
+                else:
+                    out.append("\\" + e)
+                continue
+            out.append(c)
+            self.i += 1
+        self.problem("unterminated $'")
+        return "".join(out)
+
+
+def _loose_words(text: str) -> list[str]:
+    """Every word-ish piece of a text that did not parse (quotes dropped, split at operators)."""
+    t = re.sub(r"[\\'\"]", "", _fold_text(text))
+    words = [w for w in re.split(r"[\s;&|<>()`${},=]+", t) if w]
+    return words + [_basename(w) for w in words if "/" in w]
+
+
+_BRACE_WORD = re.compile(r"(.*?)\{([^{}]*)\}(.*)", re.DOTALL)
+_RANGE = re.compile(r"(-?\d{1,6}|[A-Za-z])\.\.(-?\d{1,6}|[A-Za-z])")
+
+
+def _brace_expand(word: str) -> list[str] | None:
+    """bash brace expansion of the first {a,b} / {1..3} in a word (64 items at most)."""
+    m = _BRACE_WORD.fullmatch(word)
+    if not m:
+        return None
+    pre, body, post = m.groups()
+    if "," in body:
+        alts = body.split(",")
+    else:
+        r = _RANGE.fullmatch(body)
+        if not r:
+            return None
+        a, b = r.groups()
+        if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+            lo, hi = int(a), int(b)
+            step = 1 if hi >= lo else -1
+            if abs(hi - lo) >= 64:
+                return None
+            alts = [str(x) for x in range(lo, hi + step, step)]
+        elif a.isalpha() and b.isalpha():
+            step = 1 if ord(b) >= ord(a) else -1
+            alts = [chr(x) for x in range(ord(a), ord(b) + step, step)]
+        else:
+            return None
+    if len(alts) > 64:
+        return None
+    return [pre + alt + post for alt in alts]
+
+
+class _Expander:
+    """Builds the deny/ask candidates of an analysis."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth
+        self.out: list[list[str]] = []
+        self.seen: set[tuple[str, ...]] = set()
+        self.opaque = False
+        self.unparsable = False
+        self.loose: list[str] = []
+        self.stdin_shell = False
+
+    def add(self, argv: list[str], level: int = 0) -> None:
+        key = tuple(argv)
+        if not argv or key in self.seen:
+            return
+        if len(self.seen) >= _MAX_CANDIDATES or level > _MAX_NEST:
+            self.unparsable = True
+            return
+        self.seen.add(key)
+        self.out.append(list(argv))
+        cmd = argv[0]
+        base = _basename(cmd)
+        if base != cmd:
+            self.add([base] + argv[1:], level + 1)
+        key_base = base.casefold()
+        args = argv[1:]
+        for k, w in enumerate(argv):
+            alts = _brace_expand(w) if "{" in w else None
+            if alts:
+                self.add(argv[:k] + alts + argv[k + 1:], level + 1)
+                break
+        if key_base in WRAPPERS:
+            if len(argv) > _MAX_WORDS:
+                self.unparsable = True
+            else:
+                for k in range(1, len(argv)):
+                    self.add(argv[k:], level + 1)
+        if key_base in SHELLS:
+            scripts = [w for w in args if not w.startswith(("-", "+"))]
+            if not scripts:
+                self.stdin_shell = True
+            for w in scripts:
+                self.nested(w)
+        elif key_base in _STRING_RUNNERS:
+            plain = [w for w in args if not w.startswith("-")]
+            for w in plain:
+                self.nested(w)
+                if "=" in w:
+                    self.nested(w.split("=", 1)[1])
+            if key_base in ("eval", "ssh") and len(plain) > 1:
+                self.nested(" ".join(plain))
+        if key_base == "find":
+            for j, w in enumerate(args):
+                if w in _FIND_EXEC:
+                    end = j + 1
+                    while end < len(args) and args[end] not in (";", "+"):
+                        end += 1
+                    self.add(args[j + 1:end], level + 1)
+        if key_base == "git":
+            for j, w in enumerate(args):
+                nxt = args[j + 1] if j + 1 < len(args) else None
+                if w == "-c" and nxt and "=" in nxt:
+                    self.nested(nxt.split("=", 1)[1].lstrip("!"))
+                for opt in _GIT_CMD_OPTIONS:
+                    if w == opt and nxt:
+                        self.nested(nxt)
+                    elif w.startswith(opt + "=") and opt.startswith("--"):
+                        self.nested(w[len(opt) + 1:])
+
+    def nested(self, text: str) -> None:
+        if not text.strip():
+            return
+        sub = _analyze(text, self.depth + 1)
+        if sub.opaque:
+            self.opaque = True
+        self.loose.extend(sub.loose_words)
+        for argv in sub.candidates:
+            key = tuple(argv)
+            if key not in self.seen and len(self.seen) < _MAX_CANDIDATES:
+                self.seen.add(key)
+                self.out.append(argv)
+
+
+def analyze_command(command: str) -> Analysis:
+    """Tokenize a shell command line and describe it (module docstring). Never raises."""
+    return _analyze(command, 0)
+
+
+def _analyze(command: str, depth: int) -> Analysis:
+    col = _Collector()
+    if not isinstance(command, str):
+        return Analysis(repr(command), [], frozenset((UNPARSABLE,)), [], [], [], True,
+                        ["not a string"])
+    text = command
+    for ch in text:
+        if ch == "\x00":
+            col.flags.add(UNPARSABLE)
+            col.problems.append("a NUL character")
+        elif _is_control(ch):
+            col.flags.add(UNPARSABLE)
+            col.problems.append(f"a control character U+{ord(ch):04X}")
+        elif ord(ch) >= 0x80:
+            if _is_invisible(ch):
+                col.flags.add(INVISIBLE)
+            elif _is_lookalike(ch):
+                col.flags.add(LOOKALIKE)
+    if len(text) > _MAX_COMMAND:
+        col.flags.add(UNPARSABLE)
+        col.problems.append("too long to analyse")
+    elif depth > _MAX_NEST:
+        col.flags.add(UNPARSABLE)
+        col.problems.append("nested too deeply")
+    else:
+        try:
+            _Lexer(text, col, depth).run()
+        except _Abort:
+            pass
+    if not col.simple and not text.strip(" \t\n") and not col.flags:
+        col.flags.add(EMPTY)
+    exp = _Expander(depth)
+    for argv in col.simple + col.extra:
+        exp.add(argv)
+    if col.flags & {NON_ASCII, LOOKALIKE, INVISIBLE} and depth <= _MAX_NEST:
+        folded = _fold_text(text)
+        if folded != text:
+            sub = _analyze(folded, depth + 1)
+            exp.loose.extend(sub.loose_words)
+            for argv in sub.candidates:
+                if tuple(argv) not in exp.seen:
+                    exp.seen.add(tuple(argv))
+                    exp.out.append(argv)
+    if exp.stdin_shell:  # `echo 'rm -rf /' | sh`, `sh <<EOF`: the script is data somewhere
+        exp.opaque = True
+        for piece in col.words + col.stdin_texts:
+            if _basename(piece).casefold() not in SHELLS:
+                exp.nested(piece)
+    if exp.unparsable:
+        col.flags.add(UNPARSABLE)
+        col.problems.append("too many words or nested commands")
+    loose = exp.loose
+    if UNPARSABLE in col.flags:
+        loose = _loose_words(text) + loose
+    return Analysis(
+        command=text,
+        simple=col.simple,
+        flags=frozenset(col.flags),
+        words=col.words,
+        candidates=exp.out,
+        loose_words=loose,
+        opaque=bool(UNPARSABLE in col.flags or col.dynamic or exp.opaque),
+        problems=col.problems,
+    )
+
+
+# -- command patterns ----------------------------------------------------------------
+
+_PATTERN_FORBIDDEN = {
+    LIST: "a list (; && || & or a newline)",
+    PIPE: "a pipe",
+    SUBSTITUTION: "a command substitution",
+    REDIRECTION: "a redirection",
+    ENV_PREFIX: "an environment-variable prefix",
+    SUBSHELL: "a subshell",
+    COMPOUND: "a reserved word or group",
+    EXPANSION: "a variable expansion",
+    BRACE: "a brace expansion",
+    ANSI_C: "$'...' quoting",
+    LINE_CONTINUATION: "a line continuation",
+    COMMENT: "a comment",
+    LOOKALIKE: "a look-alike character",
+    INVISIBLE: "an invisible character",
+}
+
+
+@lru_cache(maxsize=1024)
+def _command_pattern(pattern: str, text: str = "") -> tuple[str | None, ...]:
+    """The pattern's words (None = the `*` wildcard); RuleError if it is not one command."""
+    where = f"rule {text or pattern!r}"
+    col = _Collector()
+    try:
+        _Lexer(pattern, col, 0).run()
+    except _Abort:
+        pass
+    if UNPARSABLE in col.flags:
+        raise RuleError(f"{where}: the pattern does not parse: {'; '.join(col.problems)}")
+    bad = [desc for flag, desc in _PATTERN_FORBIDDEN.items() if flag in col.flags]
+    if bad:
+        raise RuleError(
+            f"{where}: a command pattern must be one simple command; it contains "
+            + ", ".join(bad)
+        )
+    if len(col.commands) != 1:
+        raise RuleError(f"{where}: empty pattern; write execute_command alone for any command")
+    out: list[str | None] = []
+    for w in col.commands[0]:
+        if w.globbed:
+            if w.raw != "*":
+                raise RuleError(
+                    f"{where}: {w.raw!r}: '*' is a wildcard only as a whole word (quote glob "
+                    "characters for a literal match)"
+                )
+            out.append(None)
+        else:
+            out.append(w.value)
+    return tuple(out)
+
+
+def _argv_match(pattern: tuple[str | None, ...], argv: Sequence[str], fold: bool) -> bool:
+    if pattern and pattern[-1] is None:
+        head = pattern[:-1]
+        if len(argv) < len(head):
+            return False
+    else:
+        head = pattern
+        if len(argv) != len(head):
+            return False
+    for k, (p, w) in enumerate(zip(head, argv, strict=False)):
+        if p is None:
+            continue
+        if p == w:
+            continue
+        if fold and k == 0 and p.casefold() == w.casefold():
+            continue
+        return False
+    return True
+
+
+def _dangerous_word(entry: str, word: str) -> bool:
+    if entry.startswith("--"):
+        if word == entry or word.startswith(entry + "="):
+            return True
+        if word.startswith("--") and len(word) > 2:
+            name = word[2:].split("=", 1)[0]
+            return bool(name) and entry[2:].startswith(name)
+        return False
+    if len(entry) == 2:  # "-x": alone, clustered, or with an attached value
+        return word == entry or (
+            word.startswith("-") and not word.startswith("--") and entry[1] in word[1:]
+        )
+    return word == entry
+
+
+def dangerous_argument(argv: Sequence[str]) -> str | None:
+    """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
+    if not argv:
+        return None
+    entries = DANGEROUS_ARGS.get(_basename(argv[0]))
+    if not entries:
+        return None
+    for word in argv[1:]:
+        for entry in entries:
+            if _dangerous_word(entry, word):
+                return word
+    return None
+
+
+# -- matching a call -----------------------------------------------------------------
+
+_INVALID = object()
+
+
+class _Call:
+    """One call being judged, with its lazily computed views."""
+
+    def __init__(self, name: str, args: object, root: str | None, aliases: Iterable[str]) -> None:
+        self.name = name
+        self.args = args if isinstance(args, dict) else {}
+        self.root = root
+        self.main = _main_value(name, self.args)
+        self._aliases = tuple(aliases)
+        self._rels: list | None = None
+        self._analysis: Analysis | None = None
+
+    @property
+    def valid(self) -> bool:
+        return isinstance(self.main, str) and "\x00" not in self.main
+
+    @property
+    def rels(self) -> list:
+        """Normalised relative paths (main, then aliases): str, None (outside) or _INVALID."""
+        if self._rels is None:
+            rels: list = []
+            for p in (self.main, *self._aliases):
+                if not isinstance(p, str) or "\x00" in p:
+                    rels.append(_INVALID)
+                else:
+                    rels.append(normalize_path(p, self.root))
+            self._rels = rels
+        return self._rels
+
+    @property
+    def analysis(self) -> Analysis:
+        if self._analysis is None:
+            self._analysis = analyze_command(self.main)
+        return self._analysis
+
+
+def _main_value(name: str, args: object) -> object:
+    if not isinstance(args, dict):
+        return None
+    key = MAIN_ARG.get(name)
+    if key is None:
+        return None
+    if key not in args and name == "list_directory":
+        return "."
+    return args.get(key)
+
+
+def _strict(rule: Rule) -> bool:
+    return rule.decision != ALLOW
+
+
+def _matches(rule: Rule, call: _Call) -> bool:
+    if rule.tool != call.name:
+        return False
+    strict = _strict(rule)
+    if call.name == _COMMAND:
+        return _command_matches(rule, call, strict)
+    rels = call.rels
+    if rule.pattern is None:
+        return True
+    if rule.exact:
+        want = normalize_path(rule.pattern, call.root)
+        if strict:
+            return any(r is _INVALID or r == want for r in rels)
+        return want is not None and all(r == want for r in rels)
+    exact_rx, folded_rx = _path_pattern(rule.pattern, rule.text)
+    if strict:
+        for r in rels:
+            if r is _INVALID:
+                return True
+            if r is not None and folded_rx.fullmatch(_fold_name(r)):
+                return True
+        return False
+    return all(isinstance(r, str) and exact_rx.fullmatch(r) for r in rels)
+
+
+def _command_matches(rule: Rule, call: _Call, strict: bool) -> bool:
+    if not call.valid:
+        return strict
+    if rule.exact:
+        return call.main == rule.pattern
+    a = call.analysis
+    words = None if rule.pattern is None else _command_pattern(rule.pattern, rule.text)
+    if not strict:
+        if not a.is_simple:
+            return False
+        return words is None or _argv_match(words, a.simple[0], fold=False)
+    if words is None:
+        return True
+    if any(_argv_match(words, argv, fold=True) for argv in a.candidates):
+        return True
+    if a.loose_words and words[0] is not None:
+        first = words[0].casefold()
+        if any(w.casefold() == first for w in a.loose_words):
+            return True
+    return False
+
+
+def _matches_part(rule: Rule, call: _Call) -> bool:
+    """An allow rule that names one part of a command that is not simple (for messages)."""
+    if call.name != _COMMAND or not call.valid or rule.exact:
+        return False
+    a = call.analysis
+    if rule.pattern is None:
+        return bool(a.simple) or bool(a.flags - {EMPTY})
+    words = _command_pattern(rule.pattern, rule.text)
+    return any(_argv_match(words, argv, fold=False) for argv in a.simple)
+
+
+def rule_matches(
+    rule: Rule, name: str, args: dict, *, root: str | None = None, aliases: Iterable[str] = ()
+) -> bool:
+    """Whether `rule` matches the call, with its decision's semantics.
+
+    allow: the whole call must match (a command: one simple command matching the pattern; a
+    path: every name, case-sensitively). deny/ask: any part matches (any candidate of the
+    command, or the command word anywhere in one that does not parse; any name of the path,
+    folded); a call without a valid main argument matches every deny/ask rule (fail closed).
+    """
+    return _matches(rule, _Call(name, args, root, aliases))
+
+
+_DEFAULTS: tuple[Rule, ...] = (
+    _builtin("read_file", ALLOW),
+    _builtin("list_directory", ALLOW),
+    _builtin("write_file", ASK),
+    _builtin("edit_file", ASK),
+    _builtin("execute_command", ASK),
+    _builtin("write_file(**/.git/**)", ASK, sticky=True),
+    _builtin("edit_file(**/.git/**)", ASK, sticky=True),
+    _builtin("write_file(**/.dashfloat/**)", ASK, sticky=True),
+    _builtin("edit_file(**/.dashfloat/**)", ASK, sticky=True),
+)
+_PROTECTED_NAMES = frozenset((".git", ".dashfloat"))
+
+
+# -- evaluation ------------------------------------------------------------------------
+
+
+def _rule_who(rule: Rule, layer: str) -> str:
+    return f'rule "{rule.text}" in {layer}' if layer else f'rule "{rule.text}"'
+
+
+def _command_protected(call: _Call) -> str | None:
+    """Why this command touches DashFloat's config or .git internals, or None."""
+    a = call.analysis
+    cwd = call.args.get("cwd")
+    pieces = list(a.words) + list(a.loose_words) + [w for argv in a.candidates for w in argv]
+    if isinstance(cwd, str):
+        pieces.append(cwd)
+    for piece in pieces:
+        for part in re.split(r"[/=:]", _fold_name(_fold_text(piece))):
+            if part in _PROTECTED_NAMES:
+                return f"it names {part}"
+    for argv in a.candidates:
+        if _basename(argv[0]).casefold() != "git":
+            continue
+        rest = argv[1:]
+        k = 0
+        while k < len(rest) and rest[k].startswith("-"):
+            k += 2 if rest[k] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
+        if k < len(rest) and rest[k] == "config":
+            reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
+                     "--show-origin", "--show-scope", "--get-color", "--get-colorbool"}
+            if not any(w in reads or w in ("get", "list") for w in rest[k + 1:]):
+                return "it runs git config"
+    return None
+
+
+def evaluate(
+    layers: Sequence[tuple[str, Sequence[Rule]]],
+    name: str,
+    args: dict,
+    *,
+    root: str | None,
+    mode: str = MODE_ASK,
+    aliases: Iterable[str] = (),
+) -> Decision:
+    """The permission decision for one call (module docstring, "Evaluation").
+
+    `layers`: the explicit layers, lowest first, e.g. ``[("user config /h/u/.config/...",
+    rules), ("project config ...", rules), ("command line", rules), ("session", rules)]``; the
+    built-in layer is always added below them. `aliases`: other names of the same file (e.g.
+    the symlink-resolved path relative to the resolved root): deny/ask rules and the protection
+    match if any name matches, allow rules and accept-edits need all of them.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown permission mode {mode!r} (expected one of {', '.join(MODES)})")
+    if name not in MAIN_ARG:
+        return Decision(DENY, "unknown tool", f"{name!r} is not one of the tools")
+    call = _Call(name, args, root, aliases)
+    mutating = name in MUTATING
+
+    best: tuple[str, Rule, str] | None = None
+    partial: tuple[Rule, str] | None = None
+    command_rules = False  # an explicit deny/ask rule for execute_command exists
+    for layer_name, rules in layers:
+        for rule in rules:
+            if rule.tool != name:
+                continue
+            if name == _COMMAND and rule.decision != ALLOW:
+                command_rules = True
+            if _matches(rule, call):
+                if best is None or STRICTNESS[rule.decision] > STRICTNESS[best[0]]:
+                    best = (rule.decision, rule, layer_name)
+            elif rule.decision == ALLOW and partial is None and _matches_part(rule, call):
+                partial = (rule, layer_name)
+
+    if best is not None and best[0] == DENY:
+        return Decision(DENY, _rule_who(best[1], best[2]), "a deny rule matches", best[1])
+    if mode == MODE_READ_ONLY and mutating:
+        return Decision(DENY, f"mode {MODE_READ_ONLY}", f"{name} is denied in read-only mode")
+
+    protection: Decision | None = None
+    for rule in _DEFAULTS:
+        if rule.sticky and rule.tool == name and _matches(rule, call):
+            protection = Decision(
+                ASK, f'built-in protection "{rule.text}"',
+                "writes to .git internals and DashFloat's own config always ask", rule,
+            )
+            break
+    if protection is None and name == _COMMAND and call.valid:
+        why = _command_protected(call)
+        if why:
+            protection = Decision(
+                ASK, "built-in protection (.git / .dashfloat)",
+                f"the command may change .git internals or DashFloat's config: {why}",
+            )
+
+    if best is not None:
+        decision = Decision(best[0], _rule_who(best[1], best[2]),
+                            f"an {best[0]} rule matches", best[1])
+        from_rule = True
+    else:
+        from_rule = False
+        default = next(r for r in _DEFAULTS if r.tool == name and r.pattern is None)
+        decision = Decision(default.decision, "built-in default",
+                            f"{name} {'is allowed' if default.decision == ALLOW else 'asks'} "
+                            "by default", default)
+        if decision.decision != ALLOW:
+            inside = all(isinstance(r, str) for r in call.rels) if name in _EDIT_TOOLS else False
+            if mode == MODE_ACCEPT_EDITS and name in _EDIT_TOOLS and inside:
+                decision = Decision(ALLOW, f"mode {MODE_ACCEPT_EDITS}",
+                                    "edits inside the working directory are allowed")
+            elif mode == MODE_UNRESTRICTED:
+                decision = Decision(ALLOW, f"mode {MODE_UNRESTRICTED}", "everything is allowed "
+                                    "except deny rules")
+
+    if name == _COMMAND and call.valid:
+        a = call.analysis
+        exact = decision.rule is not None and decision.rule.exact
+        if decision.decision == ALLOW and not exact:
+            bad = None
+            if from_rule and mode != MODE_UNRESTRICTED and a.simple:
+                bad = dangerous_argument(a.simple[0])
+            if bad is not None:
+                decision = Decision(
+                    ASK, f'dangerous argument "{bad}" ({_basename(a.simple[0][0])})',
+                    f"{decision.who} would allow it, but {bad} can run programs or write files",
+                    decision.rule,
+                )
+            elif a.opaque and command_rules:
+                decision = Decision(
+                    ASK, f"command shape: {a.shape or 'opaque'}",
+                    "the command cannot be fully analysed, so a deny or ask rule might match it",
+                )
+        elif decision.decision == ASK and not from_rule and partial is not None:
+            decision = Decision(
+                ASK, f"command shape: {a.shape or 'not one simple command'}",
+                f"{_rule_who(*partial)} names only part of the command; a command must be one "
+                "simple command to be allowed",
+                partial[0],
+            )
+
+    if protection is not None and (decision.decision == ALLOW or not from_rule):
+        return protection  # (an explicit ask rule keeps its own name)
+    return decision
+
+
+# -- examples, calls, hashes ---------------------------------------------------------
+
+
+def check_examples(rule: Rule) -> list[str]:
+    """Error messages for the rule's `match` / `not_match` examples that fail (empty: fine).
+
+    Each example is a main argument (a command, or a path relative to the root) and is judged
+    with the rule's own decision semantics (an allow rule needs the whole command).
+    """
+    errors: list[str] = []
+    key = MAIN_ARG[rule.tool]
+    where = f'rule "{rule.text}"' + (f" in {rule.layer}" if rule.layer else "")
+    for example in rule.examples_match:
+        if not rule_matches(rule, rule.tool, {key: example}):
+            errors.append(f"{where}: example {example!r} should match but does not")
+    for example in rule.examples_not_match:
+        if rule_matches(rule, rule.tool, {key: example}):
+            errors.append(f"{where}: example {example!r} should not match but does")
+    return errors
+
+
+def format_call(name: str, args: dict) -> str:
+    """``Tool(main argument)``, as `policy check` takes it and `/permissions` shows it (raw:
+    make it terminal-safe before display)."""
+    main = _main_value(name, args)
+    if main is None:
+        return f"{name}()"
+    if not isinstance(main, str):
+        main = json.dumps(main, ensure_ascii=False, default=repr)
+    return f"{name}({main})"
+
+
+def parse_call(text: str) -> tuple[str, dict]:
+    """``Tool(argument)`` back into ``(name, args)``; the argument is everything between the
+    first ``(`` and the last ``)``, kept exactly. RuleError if it is not of that form."""
+    if not isinstance(text, str):
+        raise RuleError("a call must be a string")
+    if "\x00" in text:
+        raise RuleError("the call contains a NUL character")
+    body = text.strip(" \t\n")
+    open_at = body.find("(")
+    close_at = body.rfind(")")
+    if open_at < 0 or close_at < open_at:
+        raise RuleError(f"expected Tool(argument), e.g. 'execute_command(git status)'; got {body!r}")
+    if body[close_at + 1:].strip():
+        raise RuleError(f"unexpected text after the closing ')': {body[close_at + 1:]!r}")
+    name = body[:open_at].strip()
+    if name not in MAIN_ARG:
+        raise _unknown_tool(name, body)
+    return name, {MAIN_ARG[name]: body[open_at + 1:close_at]}
+
+
+def args_hash(name: str, args: object) -> str:
+    """sha256 hex of the canonical JSON (sorted keys, no blanks) of ``{"name", "args"}``."""
+    blob = json.dumps({"name": name, "args": args}, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"), default=repr)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()

@@ -1,0 +1,28 @@
+"""The early frame: the initial screen is painted before urwid loads, and what is typed
+on it is replayed into the real UI, never echoed raw and never lost."""
+
+from __future__ import annotations
+
+from tests.fakeserver import sse_reply
+
+
+def test_keys_typed_on_the_early_frame_are_replayed(dash, server):
+    server.push(sse_reply(["Replayed ", "fine."]))
+    term = dash(wait=False)
+    term.wait_status("idle")  # the first frame: usually still the early one
+    early = b"\x1b[?2004h" not in term.raw
+    term.type("hello early\r")
+    term.wait_text("Replayed fine.")
+    body = server.wait_requests(1)[0]["json"]
+    assert body["messages"][-1] == {"role": "user", "content": "hello early"}
+    assert "hello early" not in term.raw.split(b"\x1b[?2004h")[0].decode("utf-8", "replace"), "echoed raw"
+    if early:  # the early frame came first and was replaced by the real UI
+        assert term.raw.index(b"\x1b[7m") < term.raw.index(b"\x1b[?2004h")
+
+
+def test_the_early_frame_shows_the_status_bar_before_urwid_starts(dash):
+    term = dash(wait=False)
+    term.wait_status("idle")
+    term.wait_for(lambda t: b"\x1b[?2004h" in t.raw, what="urwid to start")
+    head = term.raw.split(b"\x1b[?2004h")[0]
+    assert b"\x1b[?1049h" in head and b" idle " in head and b"test-model" in head

@@ -1,0 +1,701 @@
+"""End to end: tool calls in a pty. Diff previews and `y` / `n` / Esc on them, typeahead that
+never decides, a command's live output and its cancel, read-only tools without a question,
+escape sequences shown escaped, and a path that escapes the root refused before asking.
+
+dashfloat runs with `-C <project>` so every tool is confined to a fresh directory; the
+scripted server answers each request with the next queued reply and records the requests,
+so the tool messages the model would read are checked too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import uuid
+
+import pytest
+
+from tests.fakeserver import sse_reply
+
+ESC = "\x1b"
+APPLY = "Apply? y approve"
+
+
+# ---- helpers -----------------------------------------------------------------------------
+
+
+def call(name: str, args: dict, call_id: str = "call_1", index: int = 0) -> dict:
+    return {"index": index, "id": call_id, "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def calls_reply(*calls: dict, text: list[str] = (), **kw):
+    """One episode that asks for `calls` (each sent whole in its own chunk)."""
+    return sse_reply(list(text), tool_calls=[[c] for c in calls], finish_reason="tool_calls", **kw)
+
+
+def chat_posts(server) -> list[dict]:
+    return [r for r in server.requests if r["method"] == "POST"]
+
+
+def wait_posts(server, n: int, timeout: float = 10.0) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while len(chat_posts(server)) < n:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(chat_posts(server))} chat request(s), wanted {n}")
+        time.sleep(0.01)
+    return chat_posts(server)
+
+
+def tool_messages(request: dict) -> list[dict]:
+    return [m for m in request["json"]["messages"] if m.get("role") == "tool"]
+
+
+def tool_results(request: dict) -> dict[str, dict]:
+    """{tool_call_id: parsed result} of the tool messages in one recorded request."""
+    return {m["tool_call_id"]: json.loads(m["content"]) for m in tool_messages(request)}
+
+
+def check_pairing(request: dict) -> None:
+    """Every assistant tool call is answered by exactly one tool message right after it, in
+    call order, and no tool message is orphaned."""
+    msgs = request["json"]["messages"]
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        assert m.get("role") != "tool", f"orphaned tool message at {i}: {m}"
+        ids = [c["id"] for c in m.get("tool_calls") or []]
+        i += 1
+        answered = []
+        while i < len(msgs) and msgs[i].get("role") == "tool":
+            answered.append(msgs[i]["tool_call_id"])
+            i += 1
+        assert answered == ids, f"calls {ids} answered by {answered}"
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def agent(dash, project):
+    """agent(**kw) -> Term: dashfloat confined to `project`, past its first frame."""
+
+    def _agent(**kw):
+        return dash("-C", str(project), **kw)
+
+    return _agent
+
+
+def rows_with(t, text: str) -> list[str]:
+    return [line for line in t.lines if text in line]
+
+
+def wait_confirming(t) -> None:
+    t.wait_for(lambda t: APPLY in t.text and " confirming " in t.status(), what="a pending preview, confirming")
+
+
+def prompt_row(t) -> str:
+    return t.lines[-1]
+
+
+# ---- 1. write_file: preview, y, result -----------------------------------------------------
+
+
+def test_write_file_preview_then_y_applies_it(agent, server, project):
+    content = "hello\nhello world\n"
+    server.push(
+        calls_reply(call("write_file", {"path": "notes/greeting.txt", "content": content}),
+                    text=["I will write the file."]),
+        sse_reply(["The file is written."]),
+    )
+    t = agent()
+    t.type("write a greeting\r")
+    wait_confirming(t)
+    assert rows_with(t, "⚙ write_file notes/greeting.txt"), t.dump()
+    assert rows_with(t, "+hello"), t.dump()
+    assert any(line.strip() == "+hello world" for line in t.lines), t.dump()
+    assert any(line.strip() == "+hello" for line in t.lines), t.dump()
+    assert rows_with(t, "+++ b/notes/greeting.txt"), t.dump()
+    assert rows_with(t, "Apply? y approve · n reject · Esc reject and stop the turn"), t.dump()
+    assert not (project / "notes").exists(), "nothing is written before the approval"
+    assert len(chat_posts(server)) == 1
+
+    t.type("y")
+    t.wait_text("The file is written.")
+    t.wait_status("idle")
+    assert (project / "notes" / "greeting.txt").read_bytes() == content.encode()
+    assert any(line.strip() == "→ ok: created 18 B" for line in t.lines), t.dump()
+    assert rows_with(t, "approved by you"), t.dump()
+    assert APPLY not in t.text, "the question is gone once decided"
+
+    posts = wait_posts(server, 2)
+    assert len(posts) == 2
+    results = tool_results(posts[1])
+    assert list(results) == ["call_1"]
+    assert tool_messages(posts[1])[0]["content"].startswith('{"ok":true'), tool_messages(posts[1])
+    assert results["call_1"]["ok"] is True and results["call_1"]["created"] is True, results
+    check_pairing(posts[1])
+    assistant = [m for m in posts[1]["json"]["messages"] if m.get("role") == "assistant"]
+    assert assistant[-1]["tool_calls"][0]["function"]["name"] == "write_file"
+
+
+# ---- 2. edit_file: preview, n, the model hears it ----------------------------------------------
+
+
+def test_edit_file_preview_then_n_rejects_and_the_turn_goes_on(agent, server, project):
+    target = project / "app.py"
+    original = b"x = 1\nold = 'value'\ny = 2\n"
+    target.write_bytes(original)
+    server.push(
+        calls_reply(call("edit_file", {"path": "app.py", "search_block": "old = 'value'",
+                                       "replace_block": "new = 'value'"}, call_id="call_edit")),
+        sse_reply(["Understood, I left app.py alone."]),
+    )
+    t = agent()
+    t.type("rename the variable\r")
+    wait_confirming(t)
+    assert rows_with(t, "⚙ edit_file app.py"), t.dump()
+    assert any(line.strip() == "-old = 'value'" for line in t.lines), t.dump()
+    assert any(line.strip() == "+new = 'value'" for line in t.lines), t.dump()
+
+    t.type("n")
+    t.wait_text("Understood, I left app.py alone.")
+    t.wait_status("idle")
+    assert target.read_bytes() == original, "a rejected edit changes nothing"
+    assert rows_with(t, "→ rejected"), t.dump()
+    assert rows_with(t, "rejected by you"), t.dump()
+    assert "Turn stopped" not in t.text, "n rejects the call, not the turn"
+
+    posts = wait_posts(server, 2)
+    assert tool_results(posts[1]) == {"call_edit": {"ok": False, "rejected": True}}
+    check_pairing(posts[1])
+
+
+# ---- 3. Esc on a preview ends the turn ---------------------------------------------------------
+
+
+def test_esc_on_a_preview_rejects_every_call_and_ends_the_turn(agent, server, project):
+    target = project / "a.txt"
+    target.write_bytes(b"keep me\n")
+    server.push(
+        calls_reply(
+            call("write_file", {"path": "a.txt", "content": "overwritten\n"}, call_id="call_w", index=0),
+            call("execute_command", {"command": "touch ran.txt"}, call_id="call_x", index=1),
+        ),
+        sse_reply(["Fine, what instead?"]),
+    )
+    t = agent()
+    t.type("change a.txt\r")
+    wait_confirming(t)
+    assert rows_with(t, "-keep me") and rows_with(t, "+overwritten"), t.dump()
+
+    t.send(ESC)
+    t.wait_text("Turn stopped")
+    t.wait_status("idle")
+    assert target.read_bytes() == b"keep me\n"
+    assert not (project / "ran.txt").exists()
+    assert len(rows_with(t, "→ rejected")) == 2, t.dump()  # the second call is answered too
+    assert APPLY not in t.text
+    assert len(chat_posts(server)) == 1, "Esc ends the turn: no request follows"
+
+    # the next prompt works, and its request carries both rejections, paired
+    t.type("do something else\r")
+    t.wait_text("Fine, what instead?")
+    t.wait_status("idle")
+    posts = wait_posts(server, 2)
+    assert len(posts) == 2
+    msgs = posts[1]["json"]["messages"]
+    tools = tool_messages(posts[1])
+    assert [m["tool_call_id"] for m in tools] == ["call_w", "call_x"]
+    assert all(json.loads(m["content"]) == {"ok": False, "rejected": True} for m in tools), tools
+    check_pairing(posts[1])
+    assert msgs[-1] == {"role": "user", "content": "do something else"}
+
+
+# ---- 4. typeahead never decides --------------------------------------------------------------
+
+
+def test_keys_typed_before_the_preview_never_decide_it(agent, server, project):
+    hold = threading.Event()
+    server.push(
+        calls_reply(call("write_file", {"path": "t.txt", "content": "typed ahead\n"}), hold=hold),
+        sse_reply(["Done."]),
+    )
+    t = agent()
+    t.type("write t.txt\r")
+    t.wait_for(lambda t: len(chat_posts(server)) == 1 and " waiting " in t.status(), what="the held request")
+    t.type("y")
+    t.type("n")
+    t.type("y")
+    # the keys were read (they went to the prompt editor) before the reply was released
+    t.wait_for(lambda t: "yny" in prompt_row(t), what="typeahead in the prompt")
+    hold.set()
+    wait_confirming(t)
+    # a key that is not a decision is answered with a hint; keys are handled in order, so
+    # once the hint shows every earlier key has been handled too
+    t.type("x")
+    t.wait_for(lambda t: "y approves" in t.status(), what="the confirmation hint")
+    spins = {t.status()}
+    t.wait_for(lambda t: spins.add(t.status()) or len(spins) >= 3, what="the spinner stepping while confirming")
+    assert " confirming " in t.status(), t.dump()
+    assert APPLY in t.text, t.dump()
+    assert not (project / "t.txt").exists(), "a key typed before the preview approved it"
+    assert "→" not in t.text, t.dump()
+    assert len(chat_posts(server)) == 1
+
+    t.type("y")  # typed with the preview on screen: this one decides
+    t.wait_text("Done.")
+    t.wait_status("idle")
+    assert (project / "t.txt").read_bytes() == b"typed ahead\n"
+    assert rows_with(t, "→ ok"), t.dump()
+    assert "yny" in prompt_row(t), "the prompt keeps its text through the confirmation"
+
+
+# ---- 5. execute_command: exact command, live output, result -----------------------------------
+
+
+def test_execute_command_shows_command_live_output_and_exit(agent, server, project):
+    command = "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second"
+    server.push(
+        calls_reply(call("execute_command", {"command": command})),
+        sse_reply(["The command finished."]),
+    )
+    t = agent()
+    t.type("run it\r")
+    wait_confirming(t)
+    assert rows_with(t, "⚙ execute_command echo first;"), t.dump()
+    assert any(line.strip() == command for line in t.lines), t.dump()
+    assert any(line.strip() == "cwd: ." for line in t.lines), t.dump()
+
+    t.type("y")
+    # "first" alone on a row: the live output (the command itself is on other rows)
+    t.wait_for(lambda t: " running " in t.status() and any(line.strip() == "first" for line in t.lines),
+               what="live output while running")
+    assert not any(line.strip() == "second" for line in t.lines)
+    assert "→" not in t.text, "no outcome while the command runs"
+    (project / "go").touch()
+    t.wait_text("→ ok: exit 0")
+    t.wait_text("The command finished.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    ok_row = lines.index("→ ok: exit 0")
+    assert lines[ok_row + 1 : ok_row + 3] == ["first", "second"], t.dump()
+
+    posts = wait_posts(server, 2)
+    result = tool_results(posts[1])["call_1"]
+    assert result["ok"] is True, result
+    assert "first\nsecond" in json.dumps(result).replace("\\n", "\n"), result
+    check_pairing(posts[1])
+
+
+# ---- 6. Esc during a running command -----------------------------------------------------------
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_esc_during_a_running_command_cancels_it_and_kills_the_group(agent, server, project):
+    # the marker is in sleep's own argument too, in case the shell execs it directly
+    n = uuid.uuid4().int % 10**6
+    marker = f"30.{n:06d}"
+    command = f"sleep {marker} & sleep {marker} # dfmark{n}"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["NEVER SENT"]))
+    t = agent()
+    t.type("sleep a while\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_status("running")
+    deadline = time.monotonic() + 5
+    while len(_processes_with(marker)) < 2:  # both sleeps started
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+
+    t.send(ESC)
+    t.wait_text("→ cancelled")
+    t.wait_status("idle")
+    assert "Turn stopped" in t.text, t.dump()
+    deadline = time.monotonic() + 5
+    while (left := _processes_with(marker)):
+        assert time.monotonic() < deadline, f"processes of the cancelled command remain: {left}"
+        time.sleep(0.02)
+    assert len(chat_posts(server)) == 1, "a cancel ends the turn"
+    assert "NEVER SENT" not in t.text
+
+    t.type("why did it stop?\r")
+    t.wait_text("NEVER SENT")
+    t.wait_status("idle")
+    posts = wait_posts(server, 2)
+    result = tool_results(posts[1])["call_1"]
+    assert result["ok"] is False and result["cancelled"] is True, result
+    check_pairing(posts[1])
+
+
+# ---- 7. read-only tools ask nothing --------------------------------------------------------------
+
+
+def test_read_file_and_list_directory_run_without_confirmation(agent, server, project):
+    (project / "a.txt").write_text("alpha line\n**beta** line\n# gamma line\n")
+    (project / "src").mkdir()
+    server.push(
+        calls_reply(call("read_file", {"path": "a.txt"}, call_id="call_r", index=0),
+                    call("list_directory", {}, call_id="call_l", index=1)),
+        sse_reply(["I read it."]),
+    )
+    t = agent()
+    t.type("look around\r")
+    t.wait_text("I read it.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    assert "⚙ read_file a.txt" in lines, t.dump()
+    read_ok = lines.index("→ ok: 3 lines")
+    # verbatim, not Markdown
+    assert lines[read_ok + 1 : read_ok + 4] == ["alpha line", "**beta** line", "# gamma line"], t.dump()
+    # dim: a grey, not bold
+    y = read_ok + 1
+    cell = t.screen.buffer[y][len(t.lines[y]) - len(lines[y])]
+    assert not cell.bold and len(cell.fg) == 6 and cell.fg[0:2] == cell.fg[2:4] == cell.fg[4:6], (cell, t.dump())
+    assert "⚙ list_directory ." in lines, t.dump()
+    list_ok = lines.index("→ ok: 2 entries")
+    assert lines[list_ok + 1 : list_ok + 3] == ["a.txt", "src/"], t.dump()
+    assert b"Apply?" not in t.raw, "a read-only tool asked for a confirmation"
+    assert b"confirming" not in t.raw
+
+    posts = wait_posts(server, 2)
+    results = tool_results(posts[1])
+    assert list(results) == ["call_r", "call_l"]
+    assert results["call_r"]["ok"] is True and "**beta** line" in results["call_r"]["content"]
+    assert results["call_l"]["ok"] is True
+    check_pairing(posts[1])
+
+
+# ---- 8. escape sequences are shown, never interpreted ----------------------------------------------
+
+
+def test_escape_sequences_in_output_names_previews_and_model_text_are_shown_escaped(agent, server, project):
+    command = "printf 'x\\033[31mred\\n'"
+    evil = "evil\x1b[2Jname"
+    try:
+        (project / evil).write_text("boo\n")
+    except OSError:  # a filesystem that refuses the name: the other checks still run
+        evil = None
+    server.push(
+        calls_reply(
+            call("execute_command", {"command": command}, call_id="c_x", index=0),
+            call("list_directory", {}, call_id="c_l", index=1),
+            call("write_file", {"path": "bidi.txt", "content": "a\u202eb\u200bc\n"}, call_id="c_w", index=2),
+            text=["Colour \x1b[1;32mgreen here."],
+        ),
+        sse_reply(["Output was \x1b]0;pwned\x07 shown."]),
+    )
+    t = agent()
+    t.type("print colour\r")
+    wait_confirming(t)
+    assert rows_with(t, "printf 'x\\033[31mred\\n'"), t.dump()  # the exact command, as typed
+    t.type("y")
+    t.wait_for(lambda t: "→ ok: exit 0" in t.text and APPLY in t.text, what="the second preview")
+    assert any(line.strip() == "x\\e[31mred" for line in t.lines), t.dump()
+    if evil is not None:
+        assert any(line.strip() == "evil\\e[2Jname" for line in t.lines), t.dump()
+    assert any(line.strip() == "+a\\u202eb\\u200bc" for line in t.lines), t.dump()
+    t.type("y")
+    t.wait_flat("shown.")
+    t.wait_status("idle")
+    assert "\\e[1;32mgreen" in t.text, t.dump()
+    assert "\\e]0;pwned\\a" in t.text, t.dump()
+    assert (project / "bidi.txt").read_text() == "a\u202eb\u200bc\n", "shown escaped, written verbatim"
+    for raw in (b"\x1b[31mred", b"\x1b[1;32mgreen", b"\x1b]0;pwned", b"\x1b[2Jname",
+                "\u202e".encode(), "\u200b".encode()):
+        assert raw not in t.raw, f"{raw!r} reached the terminal raw"
+    assert "pwned" not in (t.screen.title or "")
+
+
+# ---- 9. a path that escapes the root ---------------------------------------------------------------
+
+
+def test_write_outside_the_root_is_refused_without_asking(agent, server, project, tmp_path):
+    server.push(
+        calls_reply(call("write_file", {"path": "../outside.txt", "content": "escaped\n"})),
+        sse_reply(["Sorry about that."]),
+    )
+    t = agent()
+    t.type("write outside\r")
+    t.wait_text("Sorry about that.")
+    t.wait_status("idle")
+    t.wait_flat("→ error: path escapes the working directory")
+    assert b"Apply?" not in t.raw, "a refused call must not ask"
+    assert not (tmp_path / "outside.txt").exists()
+    assert os.listdir(project) == []
+
+    posts = wait_posts(server, 2)
+    result = tool_results(posts[1])["call_1"]
+    assert result["ok"] is False and result["code"] == "path_escape", result
+    check_pairing(posts[1])
+
+
+# ---- more: each mutation asks, bounded output, non-zero exit, SIGHUP -----------------------------
+
+
+def test_an_approval_is_for_one_call_the_next_asks_again(agent, server, project):
+    server.push(
+        calls_reply(call("write_file", {"path": "one.txt", "content": "1\n"}, call_id="c1", index=0),
+                    call("write_file", {"path": "two.txt", "content": "2\n"}, call_id="c2", index=1)),
+        sse_reply(["One of two."]),
+    )
+    t = agent()
+    t.type("write two files\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_for(lambda t: "→ ok" in t.text and APPLY in t.text, what="the second preview")
+    t.type("x")  # a barrier: once its hint shows, nothing earlier is still in flight
+    t.wait_for(lambda t: "y approves" in t.status(), what="the confirmation hint")
+    assert " confirming " in t.status(), t.dump()
+    assert (project / "one.txt").read_bytes() == b"1\n"
+    assert not (project / "two.txt").exists(), "the first y approved the second call too"
+    t.type("n")
+    t.wait_text("One of two.")
+    t.wait_status("idle")
+    assert not (project / "two.txt").exists()
+    posts = wait_posts(server, 2)
+    results = tool_results(posts[1])
+    assert list(results) == ["c1", "c2"]
+    assert results["c1"]["ok"] is True and results["c2"] == {"ok": False, "rejected": True}, results
+    check_pairing(posts[1])
+
+
+def test_live_output_and_the_result_excerpt_are_bounded(agent, server, project):
+    command = "seq 1 100; while [ ! -e go ]; do sleep 0.05; done"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Counted."]))
+    t = agent()
+    t.type("count\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_for(lambda t: " running " in t.status() and any(line.strip() == "100" for line in t.lines),
+               what="the live tail")
+    live = [line.strip() for line in t.lines if line.strip().isdigit()]
+    assert live == [str(i) for i in range(93, 101)], f"live output is the last 8 lines: {live}\n{t.dump()}"
+    (project / "go").touch()
+    t.wait_text("Counted.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    assert "… 71 more lines" in lines, t.dump()  # 29 lines of 100 shown, then the marker
+    assert lines[lines.index("… 71 more lines") - 1] == "29", t.dump()
+    posts = wait_posts(server, 2)
+    result = tool_results(posts[1])["call_1"]
+    assert result["output"] == "".join(f"{i}\n" for i in range(1, 101)), "the model gets all of it"
+
+
+def test_a_failing_command_shows_its_status_and_output(agent, server, project):
+    server.push(calls_reply(call("execute_command", {"command": "echo oops; exit 3"})), sse_reply(["It failed."]))
+    t = agent()
+    t.type("fail\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_text("It failed.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    row = lines.index("→ error: exited with status 3")
+    assert lines[row + 1] == "oops", t.dump()
+    result = tool_results(wait_posts(server, 2)[1])["call_1"]
+    assert result["ok"] is False and result["exit_code"] == 3 and result["code"] == "exit_status", result
+
+
+def test_sighup_while_a_command_runs_leaves_no_process(agent, server, project):
+    n = uuid.uuid4().int % 10**6
+    marker = f"31.{n:06d}"
+    server.push(calls_reply(call("execute_command", {"command": f"sleep {marker} & sleep {marker}"})))
+    t = agent()
+    t.type("hang\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_status("running")
+    deadline = time.monotonic() + 5
+    while len(_processes_with(marker)) < 2:
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    t.child.kill(signal.SIGHUP)
+    t.wait_exit()
+    deadline = time.monotonic() + 5
+    while (left := _processes_with(marker)):
+        assert time.monotonic() < deadline, f"processes of the command outlived the app: {left}"
+        time.sleep(0.02)
+
+
+# ---- scrolling and the preview -----------------------------------------------------------------
+
+PGUP, HOME = "\x1b[5~", "\x1b[H"
+
+
+def test_a_long_preview_can_be_scrolled_before_deciding(agent, server, project):
+    target = project / "big.txt"
+    target.write_text("".join(f"old {i}\n" for i in range(80)))
+    server.push(
+        calls_reply(call("write_file", {"path": "big.txt", "content": "".join(f"new {i}\n" for i in range(80))})),
+        sse_reply(["Rewritten."]),
+    )
+    t = agent()
+    t.type("rewrite big.txt\r")
+    wait_confirming(t)
+    assert rows_with(t, "more diff lines (80 added, 80 removed in all)"), t.dump()  # capped at 50
+    t.send(HOME)
+    t.wait_text("--- a/big.txt")
+    assert APPLY not in t.text, t.dump()
+    assert " confirming " in t.status(), t.dump()
+    assert target.read_text().startswith("old 0\n"), "scrolling decides nothing"
+    t.type("y")  # the preview was on screen: deciding while scrolled back is allowed
+    t.wait_for(lambda t: " idle " in t.status(), what="idle")
+    assert target.read_text() == "".join(f"new {i}\n" for i in range(80))
+    posts = wait_posts(server, 2)
+    assert tool_results(posts[1])["call_1"]["ok"] is True
+
+
+def test_a_preview_arriving_while_scrolled_back_is_brought_on_screen(agent, server, project):
+    hold = threading.Event()
+    text = [f"Paragraph {i} of the plan.\n\n" for i in range(40)]
+    # chunks: 0 role, 1..40 content, 41 the tool call: hold before the call
+    server.push(
+        calls_reply(call("write_file", {"path": "plan.txt", "content": "planned\n"}), text=text,
+                    waits={41: hold}),
+        sse_reply(["Planned."]),
+    )
+    t = agent()
+    t.type("plan\r")
+    t.wait_text("Paragraph 39 of the plan.")
+    t.send(PGUP)
+    t.wait_for(lambda t: "line " in t.status() and "Paragraph 39" not in t.text, what="scrolled back")
+    hold.set()
+    wait_confirming(t)  # the Apply line is on screen although the user had scrolled back
+    assert rows_with(t, "+planned"), t.dump()
+    t.type("y")
+    t.wait_text("Planned.")
+    t.wait_status("idle")
+    assert (project / "plan.txt").read_text() == "planned\n"
+
+
+def test_a_tool_name_from_the_model_is_shown_escaped_in_its_row(agent, server, project):
+    """The tool name is model text too: its control and bidi characters must be shown
+    escaped in the ⚙ row (not dropped, not sent raw), with the args summary intact."""
+    server.push(
+        calls_reply(call("evil\x1b]0;pwned\x07\x1b[31mRED", {"path": "a"}, call_id="c1", index=0),
+                    call("read_file\u202e", {"path": "a.txt"}, call_id="c2", index=1)),
+        sse_reply(["Those tools do not exist."]),
+    )
+    t = agent()
+    t.type("use odd tools\r")
+    t.wait_text("Those tools do not exist.")
+    t.wait_status("idle")
+    t.wait_flat('→ error: unknown tool "read_file\\u202e"')
+    assert "\u202e".encode() not in t.raw, "a bidi override from the model reached the terminal raw"
+    assert b"\x1b]0;pwned" not in t.raw and b"\x1b[31mRED" not in t.raw
+    rows = [line.strip() for line in t.lines if line.startswith("⚙")]
+    assert rows == ['⚙ evil\\e]0;pwned\\a\\e[31mRED {"path": "a"}',
+                    '⚙ read_file\\u202e {"path": "a.txt"}'], t.dump()
+    results = tool_results(wait_posts(server, 2)[1])
+    assert results["c1"]["code"] == results["c2"]["code"] == "unknown_tool"
+
+
+def test_keys_typed_while_a_command_runs_never_decide_the_next_preview(agent, server, project):
+    server.push(
+        calls_reply(call("execute_command", {"command": "while [ ! -e go ]; do sleep 0.05; done; echo ran"},
+                         call_id="c_x", index=0),
+                    call("write_file", {"path": "next.txt", "content": "next\n"}, call_id="c_w", index=1)),
+        sse_reply(["NEVER SENT"]),
+    )
+    t = agent()
+    t.type("run then write\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_status("running")
+    t.type("y")  # typed while the command runs, before the write's preview exists
+    t.wait_for(lambda t: prompt_row(t).endswith("y"), what="the typed key in the prompt")
+    (project / "go").touch()
+    t.wait_for(lambda t: "→ ok: exit 0" in t.text and APPLY in t.text, what="the write's preview")
+    t.type("x")
+    t.wait_for(lambda t: "y approves" in t.status(), what="the confirmation hint")
+    assert " confirming " in t.status(), t.dump()
+    assert not (project / "next.txt").exists(), "a key typed while the command ran approved the write"
+
+    t.send("\x03")  # Ctrl-C on a preview: like Esc, reject and stop the turn (and never quit)
+    t.wait_text("Turn stopped")
+    t.wait_status("idle")
+    assert not t.eof
+    assert not (project / "next.txt").exists()
+    assert rows_with(t, "→ rejected"), t.dump()
+    assert len(chat_posts(server)) == 1
+
+
+def test_resize_and_help_during_a_preview_then_a_file_changed_since_the_preview(agent, server, project):
+    target = project / "conf.ini"
+    target.write_text("mode = old\n")
+    server.push(
+        calls_reply(call("edit_file", {"path": "conf.ini", "search_block": "mode = old",
+                                       "replace_block": "mode = new"})),
+        sse_reply(["Noted."]),
+    )
+    t = agent()
+    t.type("switch the mode\r")
+    wait_confirming(t)
+    t.resize(30, 100)
+    t.wait_for(lambda t: t.lines[-2].rstrip().endswith("Esc stop") and APPLY in t.text
+               and rows_with(t, "+mode = new"), what="the preview redrawn at 100x30")
+    t.send("\x1bOP")  # F1
+    t.wait_text("DashFloat keys")
+    t.send(ESC)  # closes the help; it must not stop the turn
+    t.wait_gone("DashFloat keys")
+    assert " confirming " in t.status() and APPLY in t.text, t.dump()
+    assert "Turn stopped" not in t.text
+
+    target.write_text("mode = edited by hand\n")  # after the preview, before the decision
+    t.type("y")
+    t.wait_text("Noted.")
+    t.wait_status("idle")
+    t.wait_flat("→ error: conf.ini changed since the preview")
+    assert target.read_text() == "mode = edited by hand\n", "an approval never overwrites a changed file"
+    result = tool_results(wait_posts(server, 2)[1])["call_1"]
+    assert result["ok"] is False and result["code"] == "changed_since_preview", result
+
+
+def test_a_long_line_of_live_output_is_bounded_too(agent, server, project):
+    """Live output is bounded by lines (8); one 20 KB line (or a `\\r` progress bar, which
+    never prints a newline) must be bounded as well, like the result excerpt (a line clipped
+    at 500 chars, about 7 rows at 80 columns), not wrapped over hundreds of rows."""
+    command = "head -c 20000 /dev/zero | tr '\\0' a; echo; echo END; while [ ! -e go ]; do sleep 0.05; done"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Long."]))
+    t = agent()
+    t.type("long line\r")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_for(lambda t: " running " in t.status() and any(line.strip() == "END" for line in t.lines),
+               what="the live output's last line")
+    live_rows = _rows_of(t, "a")
+    tool_row_shown = bool(rows_with(t, "⚙ execute_command"))
+    (project / "go").touch()
+    t.wait_text("Long.")
+    t.wait_status("idle")
+    assert _rows_of(t, "a") <= 8, t.dump()  # the excerpt: clipped at 500 chars
+    assert live_rows <= 8 and tool_row_shown, (
+        f"while running, one output line filled {live_rows}+ screen rows and pushed the call's row "
+        f"off the screen")
+
+
+def _rows_of(t, ch: str) -> int:
+    """How many screen rows hold nothing but `ch` (after the indent)."""
+    return sum(1 for line in t.lines if line.strip() and set(line.strip()) == {ch})
