@@ -72,8 +72,12 @@ are flags too.
   parse, a deny/ask rule whose command word appears anywhere in it as a word matches (fail
   closed).
 - A command is *opaque* when its words cannot be known statically (expansions, substitutions,
-  globs, braces, ``$'…'``, a shell reading its script from stdin, or it does not parse). No rule
-  can be proven not to match an opaque command.
+  globs, braces, ``$'…'``, a shell reading its script from stdin, or it does not parse). A
+  deny/ask rule *might match* an opaque command when: it does not parse or hides a script
+  (stdin shells, opaque ``sh -c`` strings); or a command word is dynamic; or a wrapper, shell,
+  string runner, find or git gets a dynamic argument; or the rule's words can be lined up with
+  the command's words when each dynamic word may stand for any number of words
+  (``rm $X`` vs ``rm *`` yes; ``cat $(ls)`` vs ``rm *`` no).
 
 Evaluation (`evaluate`)
 -----------------------
@@ -92,8 +96,8 @@ Evaluation (`evaluate`)
    ``unrestricted`` everything allow. A mode never relaxes an explicit ask rule.
 5. execute_command: an allow *rule* additionally needs a simple command (else ask, "command
    shape") and no dangerous argument (`DANGEROUS_ARGS`, else ask). In ``unrestricted`` mode
-   complex commands are allowed, except an opaque command when any explicit deny or ask rule for
-   execute_command exists (it cannot be proven not to match: ask).
+   complex commands are allowed. Whatever allowed it, an opaque command that an explicit deny or
+   ask rule for execute_command *might match* asks (it cannot be proven not to match).
 6. The protection of step 1 turns a remaining allow into ask.
 """
 
@@ -201,6 +205,7 @@ WRAPPERS = frozenset((
 # shell with no such argument reads its script from stdin (the command becomes opaque).
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "yash",
                     "posh", "fish", "csh", "tcsh", "rbash"))
+_SCRIPT_READERS = SHELLS | {".", "source"}
 # Commands whose arguments are command strings (besides shells).
 _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
                              "script", "env", "busybox"))
@@ -597,6 +602,8 @@ class Analysis:
     loose_words: list[str]  # for an unparsable command: every word-ish piece (fail closed)
     opaque: bool  # some word cannot be known statically
     problems: list[str]  # why it is unparsable
+    dynamic_words: list[list[bool]] = field(default_factory=list)  # parallel to `simple`
+    deeply_opaque: bool = False  # opaque beyond single words: unparsable, script in data...
 
     @property
     def is_simple(self) -> bool:
@@ -1285,17 +1292,8 @@ class _Expander:
                 self.out.append(argv)
 
 
-def analyze_command(command: str) -> Analysis:
-    """Tokenize a shell command line and describe it (module docstring). Never raises."""
-    return _analyze(command, 0)
-
-
-def _analyze(command: str, depth: int) -> Analysis:
-    col = _Collector()
-    if not isinstance(command, str):
-        return Analysis(repr(command), [], frozenset((UNPARSABLE,)), [], [], [], True,
-                        ["not a string"])
-    text = command
+def _prescan(text: str, col: _Collector) -> None:
+    """Flags for characters anywhere (quoted or not): control, invisible, look-alike."""
     for ch in text:
         if ch == "\x00":
             col.flags.add(UNPARSABLE)
@@ -1308,6 +1306,20 @@ def _analyze(command: str, depth: int) -> Analysis:
                 col.flags.add(INVISIBLE)
             elif _is_lookalike(ch):
                 col.flags.add(LOOKALIKE)
+
+
+def analyze_command(command: str) -> Analysis:
+    """Tokenize a shell command line and describe it (module docstring). Never raises."""
+    return _analyze(command, 0)
+
+
+def _analyze(command: str, depth: int) -> Analysis:
+    col = _Collector()
+    if not isinstance(command, str):
+        return Analysis(repr(command), [], frozenset((UNPARSABLE,)), [], [], [], True,
+                        ["not a string"])
+    text = command
+    _prescan(text, col)
     if len(text) > _MAX_COMMAND:
         col.flags.add(UNPARSABLE)
         col.problems.append("too long to analyse")
@@ -1333,7 +1345,10 @@ def _analyze(command: str, depth: int) -> Analysis:
                 if tuple(argv) not in exp.seen:
                     exp.seen.add(tuple(argv))
                     exp.out.append(argv)
-    if exp.stdin_shell:  # `echo 'rm -rf /' | sh`, `sh <<EOF`: the script is data somewhere
+    shellish = any(_basename(argv[0]).casefold() in _SCRIPT_READERS for argv in exp.out)
+    if exp.stdin_shell or (shellish and col.flags & {PIPE, REDIRECTION}):
+        # `echo 'rm -rf /' | sh`, `sh <<EOF`, `. /dev/stdin <<< ...`: the script is data
+        # somewhere in the command line; judge every word and here-text as a command too
         exp.opaque = True
         for piece in col.words + col.stdin_texts:
             if _basename(piece).casefold() not in SHELLS:
@@ -1353,6 +1368,8 @@ def _analyze(command: str, depth: int) -> Analysis:
         loose_words=loose,
         opaque=bool(UNPARSABLE in col.flags or col.dynamic or exp.opaque),
         problems=col.problems,
+        dynamic_words=[[w.dynamic for w in words] for words in col.commands],
+        deeply_opaque=bool(UNPARSABLE in col.flags or exp.opaque),
     )
 
 
@@ -1381,6 +1398,7 @@ def _command_pattern(pattern: str, text: str = "") -> tuple[str | None, ...]:
     """The pattern's words (None = the `*` wildcard); RuleError if it is not one command."""
     where = f"rule {text or pattern!r}"
     col = _Collector()
+    _prescan(pattern, col)
     try:
         _Lexer(pattern, col, 0).run()
     except _Abort:
@@ -1572,6 +1590,55 @@ def _matches_part(rule: Rule, call: _Call) -> bool:
     return any(_argv_match(words, argv, fold=False) for argv in a.simple)
 
 
+_RISKY_DYNAMIC = WRAPPERS | _SCRIPT_READERS | _STRING_RUNNERS | {"find", "git", "xargs"}
+
+
+def _may_match(rule: Rule, a: Analysis) -> bool:
+    """Whether a deny/ask command rule might match an opaque command once its dynamic words
+    ($VAR, globs, braces, substitutions...) are known. A dynamic word may become any number
+    of words. Fail closed: True for anything deeper than single dynamic words, a dynamic
+    command word, or a dynamic word given to a wrapper, shell, string runner, find or git."""
+    if rule.pattern is None or a.deeply_opaque:
+        return True
+    pattern = _command_pattern(rule.pattern, rule.text)
+    for argv, dyn in zip(a.simple, a.dynamic_words, strict=False):
+        if not any(dyn):
+            continue  # judged exactly by rule_matches already
+        if dyn[0] or _basename(argv[0]).casefold() in _RISKY_DYNAMIC:
+            return True
+        if _may_match_words(pattern, argv, dyn):
+            return True
+    return False
+
+
+def _may_match_words(pattern: tuple[str | None, ...], argv: list[str], dyn: list[bool]) -> bool:
+    rest = bool(pattern) and pattern[-1] is None
+    pat = pattern[:-1] if rest else pattern
+    memo: dict[tuple[int, int], bool] = {}
+
+    def go(i: int, j: int) -> bool:
+        key = (i, j)
+        if key in memo:
+            return memo[key]
+        if i == len(pat):
+            out = rest or all(dyn[j:])
+        elif j == len(argv):
+            out = False
+        elif dyn[j]:  # zero words, or one or more of the pattern's words
+            out = go(i, j + 1) or go(i + 1, j)
+        else:
+            p, w = pat[i], argv[j]
+            if p is None or p == w or (i == 0 and p.casefold() in (w.casefold(),
+                                                                   _basename(w).casefold())):
+                out = go(i + 1, j + 1)
+            else:
+                out = False
+        memo[key] = out
+        return out
+
+    return go(0, 0)
+
+
 def rule_matches(
     rule: Rule, name: str, args: dict, *, root: str | None = None, aliases: Iterable[str] = ()
 ) -> bool:
@@ -1658,13 +1725,13 @@ def evaluate(
 
     best: tuple[str, Rule, str] | None = None
     partial: tuple[Rule, str] | None = None
-    command_rules = False  # an explicit deny/ask rule for execute_command exists
+    strict_command_rules: list[Rule] = []  # explicit deny/ask rules for execute_command
     for layer_name, rules in layers:
         for rule in rules:
             if rule.tool != name:
                 continue
             if name == _COMMAND and rule.decision != ALLOW:
-                command_rules = True
+                strict_command_rules.append(rule)
             if _matches(rule, call):
                 if best is None or STRICTNESS[rule.decision] > STRICTNESS[best[0]]:
                     best = (rule.decision, rule, layer_name)
@@ -1724,11 +1791,15 @@ def evaluate(
                     f"{decision.who} would allow it, but {bad} can run programs or write files",
                     decision.rule,
                 )
-            elif a.opaque and command_rules:
-                decision = Decision(
-                    ASK, f"command shape: {a.shape or 'opaque'}",
-                    "the command cannot be fully analysed, so a deny or ask rule might match it",
-                )
+            elif a.opaque:
+                maybe = next((r for r in strict_command_rules if _may_match(r, a)), None)
+                if maybe is not None:
+                    decision = Decision(
+                        ASK, f"command shape: {a.shape or 'opaque'}",
+                        f'the command cannot be fully analysed and rule "{maybe.text}" might '
+                        "match it",
+                        maybe,
+                    )
         elif decision.decision == ASK and not from_rule and partial is not None:
             decision = Decision(
                 ASK, f"command shape: {a.shape or 'not one simple command'}",

@@ -182,6 +182,18 @@ _DIFF_ATTRS = {"add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "heade
                "ctx": "tool_text", "marker": "marker", "command": "diff_add", "cwd": "tool_text"}
 _STATUS_ATTRS = {"ok": "tool_ok", "rejected": "system_warn", "cancelled": "system_warn", "error": "system_error"}
 LIVE_LINES = 8  # lines of a running command's output shown live in its row
+LIVE_LINE_CHARS = 500  # and at most this much of each (the end: where progress is)
+
+
+def _live_line(text: str) -> str:
+    """What a terminal would show of one output line: the text after the last carriage
+    return (progress bars redraw with \\r), clipped to its last LIVE_LINE_CHARS."""
+    text = text.rstrip("\r")
+    if "\r" in text:
+        text = text[text.rindex("\r") + 1 :]
+    if len(text) > LIVE_LINE_CHARS:
+        text = "…" + text[-LIVE_LINE_CHARS:]
+    return text
 
 
 @dataclass
@@ -203,8 +215,8 @@ class ToolEntry(Entry):
     def add_output(self, text: str) -> None:
         data = self._live_partial + text
         parts = data.split("\n")
-        self._live_partial = parts.pop()
-        self.live.extend(parts)
+        self._live_partial = _live_line(parts.pop())
+        self.live.extend(_live_line(p) for p in parts[-LIVE_LINES:])
         del self.live[:-LIVE_LINES]
         self.version += 1
 
@@ -223,8 +235,8 @@ class ToolEntry(Entry):
         self.version += 1
 
     def lines(self, glyphs, show_reasoning):
-        out: list[Line] = [[("tool", glyphs.tool + " "), ("tool_name", self.name + " "),
-                            ("tool_text", visible(self.summary[len(self.name):].strip()))]]
+        name, _, rest = visible(self.summary).partition(" ")  # the summary is escaped already
+        out: list[Line] = [[("tool", glyphs.tool + " "), ("tool_name", name + " "), ("tool_text", rest)]]
         for kind, text in self.preview:
             out.append([("", INDENT), (_DIFF_ATTRS.get(kind, "tool_text"), visible(text))])
         if self.confirm == "pending":

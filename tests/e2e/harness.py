@@ -17,6 +17,7 @@ import pexpect
 import pyte
 
 BIN_DIR = Path(sys.executable).parent
+PHASE_WORDS = (" idle ", " waiting ", " streaming ", " running ", " confirming ", " agent down ")
 
 
 def dashfloat_bin() -> str:
@@ -109,7 +110,7 @@ class Term:
     def status(self) -> str:
         """The status bar: the row just above the prompt (found by the phase word)."""
         for line in reversed(self.lines):
-            if any(p in line for p in (" idle ", " waiting ", " streaming ", " running ", " confirming ", " agent down ")):
+            if any(p in line for p in PHASE_WORDS):
                 return line
         return ""
 
@@ -175,7 +176,7 @@ class Term:
 
     def status_row(self) -> int | None:
         for i in range(len(self.lines) - 1, -1, -1):
-            if any(p in self.lines[i] for p in (" idle ", " waiting ", " streaming ", " agent down ")):
+            if any(p in self.lines[i] for p in PHASE_WORDS):
                 return i
         return None
 
