@@ -63,14 +63,20 @@ are flags too.
 
 - An allow rule matches only a simple command (so any flag => at least ask).
 - A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
-  command's argv; the same with the command word's basename; for wrappers (`WRAPPERS`: sudo,
-  env, timeout, xargs, nohup, ...) every suffix of the argv; the command strings given to shells
-  and string runners (``sh -c '…'``, ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``,
-  ``ssh host …``); ``find -exec/-execdir/-ok/-okdir … ;``; ``git -c key=!cmd``,
-  ``--upload-pack=…``, ``--receive-pack=…``, ``--exec=…``; and, when look-alike or non-ASCII
-  characters are present, the candidates of the NFKC-normalised text. If the command does not
-  parse, a deny/ask rule whose command word appears anywhere in it as a word matches (fail
-  closed).
+  command's argv (also inside substitutions, subshells, loops, functions, expanding
+  here-documents); the same with the command word's basename; for wrappers (`WRAPPERS`: sudo,
+  env, timeout, xargs, nohup, ...; not ``command -v``) every suffix of the argv; the words after
+  a reserved word inside a command (``function f { rm …; }``); bash brace expansions
+  (``{rm,-rf,/}``); the command strings given to shells and string runners (``sh -c '…'``,
+  ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``, ``ssh host …``, ``mapfile -C``);
+  the values of environment prefixes (``X='rm -rf /' cmd``); ``find -exec/-execdir/-ok/-okdir …
+  ;``; ``git -c key=!cmd``, ``git … '!cmd'``, ``--upload-pack=…``, ``--receive-pack=…``,
+  ``--exec=…``; when a shell or ``.``/``source`` may read its script from a pipe or a
+  redirection, every word and here-text of the line; and, when look-alike, invisible or
+  non-ASCII characters are present, the candidates of the NFKC-normalised text. If the command
+  does not parse, a deny/ask rule whose command word appears anywhere in it as a word matches
+  (fail closed). Limits: rules judge the command line, not what programs do with it
+  (``python -c``, ``make``, ``./script.sh``, a PATH change).
 - A command is *opaque* when its words cannot be known statically (expansions, substitutions,
   globs, braces, ``$'…'``, a shell reading its script from stdin, or it does not parse). A
   deny/ask rule *might match* an opaque command when: it does not parse or hides a script
@@ -208,7 +214,7 @@ SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", 
 _SCRIPT_READERS = SHELLS | {".", "source"}
 # Commands whose arguments are command strings (besides shells).
 _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
-                             "script", "env", "busybox"))
+                             "script", "env", "busybox", "mapfile", "readarray"))
 _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
@@ -224,14 +230,12 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
             "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
             "--ext-diff", "--textconv"),
-    "rg": ("--pre", "--pre-glob", "--search-zip", "-z"),
+    "rg": ("--pre", "--hostname-bin"),
     "sed": ("-i", "--in-place"),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
             "--rsh-command", "--info-script", "-F", "--new-volume-script"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "sort": ("-o", "--output", "--compress-program"),
-    "xargs": ("-a", "--arg-file"),
-    "awk": ("-f",),
 }
 
 _MAX_COMMAND = 65536  # characters analysed; a longer command is unparsable
@@ -649,7 +653,8 @@ class _Collector:
     dynamic: bool = False
     problems: list = field(default_factory=list)
     stdin_texts: list = field(default_factory=list)  # here-doc bodies, here-strings
-    extra: list = field(default_factory=list)  # more deny/ask candidates (inside $(( )))
+    extra: list = field(default_factory=list)  # more deny/ask candidates ($(( )), `{ ...`)
+    assign_values: list = field(default_factory=list)  # values of FOO=... prefixes
 
 
 _BLANKS = " \t"
@@ -815,10 +820,18 @@ class _Lexer:
                 break
             k += 1
         self.col.words.extend(w.value for w in words)
+        for w in words[:k]:
+            if _ASSIGN.match(w.raw):  # FOO='rm -rf /' cmd, GIT_CONFIG_VALUE_0='!sh ...'
+                self.col.assign_values.append(w.value.split("=", 1)[1])
         argv_words = words[k:]
         if argv_words:
-            self.col.simple.append([w.value for w in argv_words])
+            values = [w.value for w in argv_words]
+            self.col.simple.append(values)
             self.col.commands.append(argv_words)
+            for j, w in enumerate(argv_words):
+                if j and not w.quoted and w.raw in _RESERVED and values[j + 1:]:
+                    # `function f { rm -rf /; }`: a reserved word mid-command may start one
+                    self.col.extra.append(values[j + 1:])
 
     def _process_substitution(self) -> _Word:
         self.flag(SUBSTITUTION)
@@ -1240,7 +1253,8 @@ class _Expander:
             if alts:
                 self.add(argv[:k] + alts + argv[k + 1:], level + 1)
                 break
-        if key_base in WRAPPERS:
+        query = key_base == "command" and args[:1] in (["-v"], ["-V"])  # `command -v rm`
+        if key_base in WRAPPERS and not query:
             if len(argv) > _MAX_WORDS:
                 self.unparsable = True
             else:
@@ -1272,6 +1286,8 @@ class _Expander:
                 nxt = args[j + 1] if j + 1 < len(args) else None
                 if w == "-c" and nxt and "=" in nxt:
                     self.nested(nxt.split("=", 1)[1].lstrip("!"))
+                if w.startswith("!"):  # `git config alias.x '!rm -rf /'`
+                    self.nested(w[1:])
                 for opt in _GIT_CMD_OPTIONS:
                     if w == opt and nxt:
                         self.nested(nxt)
@@ -1336,6 +1352,8 @@ def _analyze(command: str, depth: int) -> Analysis:
     exp = _Expander(depth)
     for argv in col.simple + col.extra:
         exp.add(argv)
+    for value in col.assign_values:
+        exp.nested(value.lstrip("!"))
     if col.flags & {NON_ASCII, LOOKALIKE, INVISIBLE} and depth <= _MAX_NEST:
         folded = _fold_text(text)
         if folded != text:
