@@ -1237,7 +1237,7 @@ class _Expander:
         key = tuple(argv)
         if not argv or key in self.seen:
             return
-        if len(self.seen) >= _MAX_CANDIDATES or level > _MAX_NEST:
+        if len(self.seen) >= _MAX_CANDIDATES or level + self.depth > _MAX_NEST:
             self.unparsable = True
             return
         self.seen.add(key)
@@ -1326,7 +1326,12 @@ def _prescan(text: str, col: _Collector) -> None:
 
 def analyze_command(command: str) -> Analysis:
     """Tokenize a shell command line and describe it (module docstring). Never raises."""
-    return _analyze(command, 0)
+    try:
+        return _analyze(command, 0)
+    except RecursionError:  # the limits above should prevent it; fail closed regardless
+        text = command if isinstance(command, str) else repr(command)
+        return Analysis(text, [], frozenset((UNPARSABLE,)), [], [], _loose_words(text), True,
+                        ["nested too deeply"], deeply_opaque=True)
 
 
 def _analyze(command: str, depth: int) -> Analysis:

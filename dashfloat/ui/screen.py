@@ -78,16 +78,17 @@ class DashScreen(urwid.display.raw.Screen):
             return
         if self._resized or self._rows_used is not None or canvas is self._screen_buf_canvas:
             return
-        old = self._drawn_rows
-        maxcol, maxrow = size
-        if not old or len(old) != maxrow:
+        old = self.screen_buf  # the rows urwid drew last, as (attr, charset, bytes) runs
+        drawn = self._drawn_rows
+        _maxcol, maxrow = size
+        if not old or len(old) != maxrow or not drawn or len(drawn) != maxrow:
             return
         region = min(int(self.scroll_region_rows()), maxrow - 1)
         if region < 4:
             return
         new = []
         for row in canvas.content():
-            new.append([(self._attr_to_escape(a), cs, run) for a, cs, run in row])
+            new.append(row)
             if len(new) >= region:
                 break
         k = best_shift(old, new, region)
@@ -97,5 +98,6 @@ class DashScreen(urwid.display.raw.Screen):
         seq = "\x1b[?25l\x1b[0m" + f"\x1b[1;{region}r\x1b[{region};1H" + "\n" * k + "\x1b[r"
         self.write(seq)
         stale = [[("stale", None, b"")]]  # never equal to a real row: urwid redraws it
-        self._drawn_rows = old[k:region] + stale * k + old[region:]
+        self._drawn_rows = drawn[k:region] + stale * k + drawn[region:]
+        self.screen_buf = old[k:region] + stale * k + old[region:]
         self.scrolled_rows += k

@@ -1,0 +1,26 @@
+"""Incremental drawing (row diffs plus scroll-region shifts) leaves on screen exactly what
+a full repaint draws: after a long streamed answer, Ctrl-L must change nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fakeserver import markdown_answer, sse_reply
+
+
+@pytest.mark.parametrize("size", [(24, 80), (40, 120)])
+def test_screen_after_streaming_equals_a_full_repaint(dash, server, size):
+    rows, cols = size
+    pieces = markdown_answer(600) + ["\n\nEndMarkerWord"]
+    server.push(sse_reply(pieces, rate=400))
+    term = dash(rows=rows, cols=cols)
+    term.type("go\r")
+    term.wait_text("EndMarkerWord", timeout=20)
+    term.wait_status("idle")
+    term.wait_quiet()
+    incremental = list(term.screen.display)
+    mark = len(term.raw)
+    term.send("\x0c")  # Ctrl-L: urwid clears and repaints every row
+    term.wait_for(lambda t: len(t.raw) - mark > rows * 10, what="the full repaint")
+    term.wait_quiet()
+    assert list(term.screen.display) == incremental
