@@ -84,6 +84,7 @@ class Agent:
         self._episodes_in_turn = 0
         self._cancel = None  # the CancelToken of the running stream
         self._content: list[str] = []
+        self._episode_lock = threading.Lock()
         self._phase = "idle"
         self._calls: list[Call] = []
         self._call_index = 0
@@ -167,7 +168,7 @@ class Agent:
             self._on_decision(msg[1], msg[2])
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
-        elif kind in (M.S_CONTENT, M.S_REASONING, M.S_USAGE, M.S_DONE, M.S_FAILED):
+        elif kind in (M.S_DONE, M.S_FAILED):
             if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
             self._on_stream(kind, msg[2])
@@ -284,14 +285,29 @@ class Agent:
         inbox = self.inbox
         tools = self._runner.TOOLS if self.tools_enabled else None
 
+        # Streamed text goes from the streamer straight to the front end (one thread hop
+        # per token, not two) and into `content`, which the agent reads when the episode
+        # ends. The episode lock orders it against a cancel: once the agent has ended the
+        # episode under the lock, no late token can follow the "cancelled" marker.
+        content = self._content
+        lock = self._episode_lock = threading.Lock()
+        post = self.post
+        started = [False]
+
         def on_event(ev: tuple) -> None:
             kind = ev[0]
-            if kind == "content":
-                inbox.put((M.S_CONTENT, episode, ev[1]))
-            elif kind == "reasoning":
-                inbox.put((M.S_REASONING, episode, ev[1]))
-            elif kind == "usage":
-                inbox.put((M.S_USAGE, episode, ev[1]))
+            if kind in ("content", "reasoning"):
+                with lock:
+                    if cancel.cancelled:
+                        return
+                    if not started[0]:
+                        started[0] = True
+                        post(M.phase("streaming"))
+                    if kind == "content":
+                        content.append(ev[1])
+                        post((M.TOKEN, ev[1]))
+                    else:
+                        post((M.REASONING, ev[1]))
 
         def work():
             try:
@@ -312,16 +328,7 @@ class Agent:
         threading.Thread(target=work, name=f"stream-{episode}", daemon=True).start()
 
     def _on_stream(self, kind: str, payload) -> None:
-        if kind == M.S_CONTENT:
-            self._set_phase("streaming")
-            self._content.append(payload)
-            self.post((M.TOKEN, payload))
-        elif kind == M.S_REASONING:
-            self._set_phase("streaming")
-            self.post((M.REASONING, payload))
-        elif kind == M.S_USAGE:
-            pass  # the final usage comes with S_DONE
-        elif kind == M.S_DONE:
+        if kind == M.S_DONE:
             self._cancel = None
             self._on_done(payload)
         elif kind == M.S_FAILED:
@@ -457,7 +464,8 @@ class Agent:
         if self._phase == "confirming":
             self._stop_turn(results.rejected())
             return
-        self._cancel_stream()
+        with self._episode_lock:  # no token of this episode is posted after this
+            self._cancel_stream()
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})

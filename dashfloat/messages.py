@@ -18,10 +18,9 @@ CANCEL = "cancel"  # ("cancel",)               Esc / Ctrl-C while a turn runs
 QUIT = "quit"  # ("quit",)                 the app is leaving: stop everything
 CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"rejected")
 
-# ---- streamer -> agent (episode = int, so stale events of a cancelled stream are dropped)
-S_CONTENT = "s_content"  # ("s_content", episode, text)
-S_REASONING = "s_reasoning"  # ("s_reasoning", episode, text)
-S_USAGE = "s_usage"  # ("s_usage", episode, usage_dict)
+# ---- streamer -> agent (episode = int, so stale events of a cancelled stream are dropped).
+# Streamed text itself goes from the streamer straight to the front end as TOKEN and
+# REASONING (see Agent._start_episode), ordered against a cancel by the episode lock.
 S_DONE = "s_done"  # ("s_done", episode, result_dict)  see llm.client.StreamResult.as_dict
 S_FAILED = "s_failed"  # ("s_failed", episode, error_dict) see llm.errors.ChatError.as_dict
 MODELS = "models"  # ("models", ok, payload)   answer to the model discovery request
@@ -53,7 +52,7 @@ ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_CONTENT, S_REASONING, S_USAGE, S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,

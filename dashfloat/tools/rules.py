@@ -101,10 +101,14 @@ Evaluation (`evaluate`)
    ``accept-edits`` write_file/edit_file of a path inside the root allow (commands unchanged);
    ``unrestricted`` everything allow. A mode never relaxes an explicit ask rule.
 5. execute_command: an allow *rule* additionally needs a simple command (else ask, "command
-   shape") and no dangerous argument (`DANGEROUS_ARGS`, else ask). In ``unrestricted`` mode
-   complex commands are allowed. Whatever allowed it, an opaque command that an explicit deny or
+   shape") and, outside ``unrestricted`` mode, no dangerous argument (`DANGEROUS_ARGS`, else
+   ask). In ``unrestricted`` mode complex commands are allowed. An `exact_rule` (the session's
+   "always allow this exact command") skips these checks: the user approved that very string. Whatever allowed it, an opaque command that an explicit deny or
    ask rule for execute_command *might match* asks (it cannot be proven not to match).
 6. The protection of step 1 turns a remaining allow into ask.
+
+A call whose main argument is missing, not a string or holds a NUL matches every deny and ask
+rule and no allow rule (argument validation rejects it earlier anyway).
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ class EarlyFrame:
         """Enter the alternate screen, paint the status bar and the prompt, start echoing."""
         self.saved = termios.tcgetattr(self.fd_in)
         mode = termios.tcgetattr(self.fd_in)
-        mode[3] &= ~(termios.ICANON | termios.ECHO)
+        mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)  # Ctrl-C/Ctrl-Z become keys, replayed later
         termios.tcsetattr(self.fd_in, termios.TCSANOW, mode)
         for sig in (signal.SIGTERM, signal.SIGHUP):  # leaving now must leave a clean terminal
             self._old_handlers[sig] = signal.signal(sig, self._on_signal)

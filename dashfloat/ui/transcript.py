@@ -300,13 +300,13 @@ class TranscriptModel:
 
     def token(self, text: str) -> None:
         if self.current is None:
-            self.start_assistant()
+            return  # text outside an answer (it ended): never start a stray entry
         self.current.add_content(text)
         self.touch(self.current)
 
     def reasoning(self, text: str) -> None:
         if self.current is None:
-            self.start_assistant()
+            return
         self.current.add_reasoning(text)
         self.touch(self.current)
 

@@ -832,6 +832,29 @@ def test_analysis_is_fast_on_big_inputs():
     assert time.monotonic() - start < 5.0
 
 
+def test_nested_command_strings_still_deny():
+    import shlex
+
+    cmd = "rm -rf /"
+    for level in range(8):
+        cmd = ("eval " if level % 2 else "sudo timeout 5 bash -c ") + shlex.quote(cmd)
+    start = time.monotonic()
+    assert evaluate(DENY_RM, C, {"command": cmd}, root=ROOT, mode="unrestricted").decision == DENY
+    cmd = "rm -rf /"
+    for _ in range(12):
+        cmd = "$(echo `" + cmd.replace("\\", "\\\\").replace("`", "\\`") + "`)"
+    assert evaluate(DENY_RM, C, {"command": cmd}, root=ROOT, mode="unrestricted").decision == DENY
+    assert time.monotonic() - start < 5.0
+
+
+def test_dynamic_words_parallel_simple():
+    a = analyze_command("ls $X y; cat *")
+    assert a.simple == [["ls", "$X", "y"], ["cat", "*"]]
+    assert a.dynamic_words == [[False, True, False], [False, True]]
+    assert a.opaque and not a.deeply_opaque
+    assert analyze_command("echo 'x").deeply_opaque
+
+
 def test_wrapper_chains_still_deny():
     d = evaluate(DENY_RM, C, {"command": "sudo " * 60 + "rm -rf /"}, root=ROOT)
     assert d.decision == DENY
