@@ -63,6 +63,7 @@ class Agent:
         tools_enabled: bool = True,
         max_episodes: int = 50,
         exec_timeout: float = 30.0,
+        policy=None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -71,6 +72,7 @@ class Agent:
         self.tools_enabled = tools_enabled
         self.max_episodes = max_episodes
         self.exec_timeout = exec_timeout
+        self.policy = policy  # tools.permissions.Policy; built-in defaults when None
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.messages: list[dict] = []
         self._stream_fn = stream_fn
@@ -120,6 +122,10 @@ class Agent:
         from dashfloat.tools import runner
 
         self._ChatError = ChatError
+        if self.policy is None:
+            from dashfloat.tools.permissions import Policy
+
+            self.policy = Policy()
         self._client = client
         self._runner = runner
         if self._stream_fn is None:
@@ -131,6 +137,7 @@ class Agent:
         try:
             self._load_modules()
             self._set_phase("idle")
+            self.post((M.MODE, self.policy.mode))
             if self.model:
                 self.post((M.MODEL, self.model))
             else:
@@ -242,6 +249,12 @@ class Agent:
         if text.strip() == "/model" or text.startswith("/model "):
             self._model_command(text[len("/model") :].strip())
             return
+        if text.strip() == "/mode" or text.startswith("/mode "):
+            self._mode_command(text[len("/mode") :].strip())
+            return
+        if text.strip() == "/permissions" or text.startswith("/permissions "):
+            self._permissions_command(text[len("/permissions") :].strip())
+            return
         self.post((M.USER, text))
         self.messages.append({"role": "user", "content": text})
         self._busy = True
@@ -264,6 +277,36 @@ class Agent:
         self.model = name
         self.post((M.MODEL, name))
         self.post(M.system("info", f"Model set to {name}."))
+
+    def _mode_command(self, name: str) -> None:
+        from dashfloat.tools import rules
+
+        if not name:
+            self.post(M.system("info", f"Permission mode: {self.policy.mode}. /mode NAME switches "
+                                       f"({', '.join(rules.MODES)})."))
+            return
+        try:
+            self.policy.mode = name
+        except ValueError as exc:
+            self.post(M.system("error", str(exc)))
+            return
+        log.info("audit: permission mode set to %s by the user (/mode)", name)
+        self.post((M.MODE, self.policy.mode))
+        self.post(M.system("info", f"Permission mode set to {self.policy.mode}."))
+
+    def _permissions_command(self, rest: str) -> None:
+        if rest.startswith("revoke"):
+            try:
+                rule = self.policy.revoke(int(rest.split()[1]))
+            except (IndexError, ValueError) as exc:
+                self.post(M.system("error", f"/permissions revoke N: {exc}"))
+                return
+            log.info("audit: session rule revoked by the user: %s", rule.text)
+            self.post(M.system("info", f"Revoked: {rule.text}"))
+            return
+        lines = self.policy.describe()
+        lines.append("Session rules come from the a key on a confirmation; /permissions revoke N removes one.")
+        self.post(M.system("info", "\n".join(lines)))
 
     def _start_episode(self) -> None:
         self._episode += 1
@@ -378,12 +421,21 @@ class Agent:
                 self._resolve(call, error)
                 continue
             call.args = args
-            if self._runner.needs_confirmation(call.name):
+            decision = self.policy.decide(call.name, args, self.root)
+            log.info("audit: %s", self.policy.audit_line(call.name, args, decision))
+            if decision.decision == "deny":
+                self._resolve(call, results.error("denied", f"denied by {decision.who}: {decision.reason}"))
+                continue
+            if self._runner.needs_confirmation(call.name) or decision.decision == "ask":
                 prepared = self._runner.prepare(call.name, args, self.root)
                 if isinstance(prepared, dict):  # refused before asking (path policy, bounds...)
                     self._resolve(call, prepared)
                     continue
                 call.prepared = prepared
+                if decision.decision == "allow":  # a rule or the mode allows it: no question
+                    self.post((M.TOOL_NOTE, call.id, f"allowed by {decision.who}"))
+                    self._execute(call)
+                    return
                 self._confirm_ref += 1
                 self._set_phase("confirming")
                 self.post((M.CONFIRM, self._confirm_ref, {"id": call.id, "name": call.name,
@@ -397,9 +449,16 @@ class Agent:
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
-        if decision == "approved":
+        if decision == "always":  # approve, and allow this exact call for the session
+            rule = self.policy.allow_exact(call.name, call.args)
+            log.info("audit: user key a added session rule %s", rule.text)
+            log.info("audit: %s by user key a", self._runner.summary(call.name, call.args))
+            self._execute(call)
+        elif decision == "approved":
+            log.info("audit: %s approved by user key y", self._runner.summary(call.name, call.args))
             self._execute(call)
         else:
+            log.info("audit: %s rejected by user key n", self._runner.summary(call.name, call.args))
             self._resolve(call, results.rejected())
             self._next_call()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 PROMPT = "prompt"  # ("prompt", text)
 CANCEL = "cancel"  # ("cancel",)               Esc / Ctrl-C while a turn runs
 QUIT = "quit"  # ("quit",)                 the app is leaving: stop everything
-CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"rejected")
+CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"always"|"rejected")
 
 # ---- streamer -> agent (episode = int, so stale events of a cancelled stream are dropped).
 # Streamed text itself goes from the streamer straight to the front end as TOKEN and
@@ -32,6 +32,7 @@ T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
 MODEL = "model"  # ("model", name)           the model requests go to
+MODE = "mode"  # ("mode", name)            the permission mode (ask, accept-edits, read-only, unrestricted)
 USER = "user"  # ("user", text)            a prompt the agent accepted
 ASSISTANT_START = "assistant_start"  # ("assistant_start",)
 TOKEN = "token"  # ("token", text)           answer content delta
@@ -41,6 +42,7 @@ USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of t
 SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error"
 TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per announced call
 TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output while a command runs
+TOOL_NOTE = "tool_note"  # ("tool_note", call_id, text)   e.g. which rule allowed it without asking
 TOOL_RESULT = "tool_result"  # ("tool_result", {"id", "name", "status", "text", "excerpt"})
 CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kind, text)]})
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
@@ -57,6 +59,7 @@ AGENT_TO_UI = frozenset(
     (
         PHASE,
         MODEL,
+        MODE,
         USER,
         ASSISTANT_START,
         TOKEN,
@@ -66,6 +69,7 @@ AGENT_TO_UI = frozenset(
         SYSTEM,
         TOOL_CALL,
         TOOL_OUTPUT,
+        TOOL_NOTE,
         TOOL_RESULT,
         CONFIRM,
         CRASH,

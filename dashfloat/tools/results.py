@@ -13,6 +13,7 @@ import json
 # code -> what it means (documentation; the man page and tests read this table)
 CODES: dict[str, str] = {
     "unknown_tool": "the tool name is not in the catalogue",
+    "denied": "a deny rule, the read-only mode or a hook refused the call",
     "bad_arguments": "arguments missing, extra, mistyped, out of range, or not valid JSON",
     "path_escape": "the path resolves outside the working directory",
     "not_found": "no such file or directory",

@@ -63,8 +63,11 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
         if refused is not None:
             return refused
         lines = preview.command_lines(args["command"], pathpolicy.shown(plan.rel))
+    elif name in READ_ONLY:  # asked for by a rule (e.g. ask read_file(.env)): show what it reads
+        lines = [("ctx", f"reads: {summary(name, args)}")]
+        plan = None
     else:
-        return results.error("internal", f"{name} is not a mutating tool")
+        return results.error("unknown_tool", f"unknown tool {name!r}")
     return Prepared(name=name, summary=summary(name, args), preview=lines, plan=plan)
 
 

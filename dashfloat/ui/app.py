@@ -145,6 +145,7 @@ class App:
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
+        self.mode = "ask"  # the permission mode; shown in the status bar unless "ask"
         self.notice = ""
         self.spin = 0
         self.agent_down = False
@@ -273,6 +274,13 @@ class App:
             self.model_name = msg[1]
             self.update_status()
             return False
+        if kind == M.MODE:
+            self.mode = msg[1]
+            self.update_status()
+            return False
+        if kind == M.TOOL_NOTE:
+            self.model.tool(msg[1]).note(msg[2])
+            return True
         if kind == M.USAGE:
             usage = msg[1] or {}
             total = usage.get("total_tokens")
@@ -370,6 +378,7 @@ class App:
                 tokens=self.tokens,
                 position=position,
                 notice=self.notice,
+                mode=self.mode,
                 width=self._width,
                 sep=self.glyphs.sep,
                 dot=self.glyphs.system,
@@ -443,7 +452,7 @@ class App:
         """While a call waits for a decision only y, n, Esc and scrolling mean anything;
         the prompt keeps its text and typed letters never spill into a decision."""
         cmd = keymap.lookup(("confirm", "transcript", "global"), key)
-        if cmd in ("approve", "reject", "stop_turn", "interrupt"):
+        if cmd in ("approve", "approve_always", "reject", "stop_turn", "interrupt"):
             if not self.confirm_armed:
                 self.notice = "the preview is not on screen yet"
                 self.update_status()
@@ -452,13 +461,16 @@ class App:
             self.confirm = None
             self.confirm_armed = False
             if cmd == "approve":
-                self.model.tool(call_id).decided("approved")
+                self.model.tool(call_id).decided("approved by you")
                 self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
+            elif cmd == "approve_always":
+                self.model.tool(call_id).decided("approved by you; allowed for the rest of the session")
+                self.agent.send((M.CONFIRM_DECISION, ref, "always"))
             elif cmd == "reject":
-                self.model.tool(call_id).decided("rejected")
+                self.model.tool(call_id).decided("rejected by you")
                 self.agent.send((M.CONFIRM_DECISION, ref, "rejected"))
             else:
-                self.model.tool(call_id).decided("rejected")
+                self.model.tool(call_id).decided("rejected by you")
                 self.agent.send((M.CANCEL,))
             self.notice = ""
             self.refresh()
@@ -466,7 +478,7 @@ class App:
         if cmd is not None and (cmd.startswith("scroll_") or cmd in ("redraw", "help", "toggle_reasoning", "suspend")):
             self.command(cmd)
             return None
-        self.notice = "y approves · n rejects · Esc stops the turn"
+        self.notice = "y approves · a always · n rejects · Esc stops the turn"
         self.update_status()
         return None
 

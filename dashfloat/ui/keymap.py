@@ -31,6 +31,13 @@ class Binding:
 KEYMAP: tuple[Binding, ...] = (
     # confirmations
     Binding(("y",), "approve", "confirm", "Approve this call, once: the next call asks again.", "approve"),
+    Binding(
+        ("a",),
+        "approve_always",
+        "confirm",
+        "Approve, and allow this exact command (or this file) without asking for the rest of the session.",
+        "always",
+    ),
     Binding(("n",), "reject", "confirm", "Reject this call; the model is told and the turn goes on.", "reject"),
     Binding(
         ("esc",),

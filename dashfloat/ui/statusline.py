@@ -15,6 +15,7 @@ def status_markup(
     position: tuple[int, int] | None,
     notice: str,
     width: int,
+    mode: str = "ask",
     sep: str,
     dot: str = "·",
 ) -> list:
@@ -29,10 +30,15 @@ def status_markup(
     if position is not None:
         row, total = position
         left.append(("status", f"{sep} line {row}/{total} "))
+    if mode == "unrestricted":  # a permanent warning: nothing asks any more
+        left.append(("status_error", f"{sep} UNRESTRICTED: no confirmations "))
+    elif mode != "ask":
+        left.append(("status", f"{sep} mode {mode} "))
     if notice:
         left.append(("status_error", f"{sep} {notice} "))
     if phase == "confirming":
-        hints = [keymap.hint_for("approve"), keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
+        hints = [keymap.hint_for("approve"), keymap.hint_for("approve_always"), keymap.hint_for("reject"),
+                 keymap.hint_for("stop_turn")]
     elif phase in ("waiting", "streaming", "running"):
         hints = [keymap.hint_for("cancel")]
     elif position is not None:

@@ -211,6 +211,7 @@ class ToolEntry(Entry):
     status: str = ""  # "" while unresolved, else ok | rejected | cancelled | error
     text: str = ""
     excerpt: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     def add_output(self, text: str) -> None:
         data = self._live_partial + text
@@ -223,6 +224,10 @@ class ToolEntry(Entry):
     def set_preview(self, lines: list) -> None:
         self.preview = [tuple(x) for x in lines]
         self.confirm = "pending"
+        self.version += 1
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
         self.version += 1
 
     def decided(self, decision: str) -> None:
@@ -242,8 +247,9 @@ class ToolEntry(Entry):
         if self.confirm == "pending":
             out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} Apply? y approve {glyphs.system} "
                                                   f"n reject {glyphs.system} Esc reject and stop the turn")])
-        elif self.confirm in ("approved", "rejected") and self.preview:
-            out.append([("", INDENT), ("tool_text", f"{glyphs.expanded} {self.confirm} by you")])
+        elif self.confirm and self.preview:
+            out.append([("", INDENT), ("tool_text", f"{glyphs.expanded} {self.confirm}")])
+        out.extend([("", INDENT), ("tool_text", f"{glyphs.expanded} {visible(n)}")] for n in self.notes)
         if not self.status:
             tail = self.live + ([self._live_partial] if self._live_partial else [])
             out.extend([("", INDENT + "  "), ("tool_text", visible(line))] for line in tail[-LIVE_LINES:])
