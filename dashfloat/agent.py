@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 import traceback
 from collections.abc import Callable
 
@@ -31,6 +32,9 @@ from dashfloat.tools import results
 log = logging.getLogger("dashfloat.agent")
 
 MODEL_LIST_SHOWN = 30
+READ_POOL = 10  # read-only calls of one episode running at once
+FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
+EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
 
 
 class Call:
@@ -42,6 +46,7 @@ class Call:
         self.raw = raw
         self.args: dict | None = None
         self.prepared = None
+        self.gate: tuple[str, object] | None = None
         self.result: dict | None = None
 
 
@@ -91,7 +96,8 @@ class Agent:
         self._calls: list[Call] = []
         self._call_index = 0
         self._confirm_ref = 0
-        self._tool_cancel = None  # the Cancel of the running tool
+        self._running: dict[str, tuple[Call, object]] = {}  # call id -> (call, its Cancel)
+        self._deadlines: dict[str, tuple[float, float]] = {}  # call id -> (monotonic deadline, limit)
         self._stopping = False  # a cancel arrived while a tool ran: finish it, then stop
         self._final_usage: dict | None = None
         self._discovering = False
@@ -143,7 +149,11 @@ class Agent:
             else:
                 self._discover()
             while True:
-                msg = self.inbox.get()
+                try:
+                    msg = self.inbox.get(timeout=self._wait_timeout())
+                except queue.Empty:
+                    self._check_deadlines()
+                    continue
                 if msg[0] == M.QUIT:
                     self._shutdown()
                     return
@@ -156,8 +166,8 @@ class Agent:
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""
         self._cancel_stream()
-        if self._tool_cancel is not None:
-            self._tool_cancel.cancel()
+        for _call, cancel in list(self._running.values()):
+            cancel.cancel()
         if self._runner is not None:
             try:
                 self._runner.kill_all()
@@ -412,54 +422,104 @@ class Agent:
         self._end_turn()
 
     # ---- tools ------------------------------------------------------------------------
-    def _next_call(self) -> None:
-        """Run the next unresolved call, or finish the episode when all have results."""
-        while self._call_index < len(self._calls):
-            call = self._calls[self._call_index]
+    def _gate(self, call: Call) -> tuple[str, object]:
+        """Validation, permission rules and the preview, once per call (cached):
+        ("done", result) | ("ask", prepared) | ("run", prepared or None). Never raises."""
+        if call.gate is not None:
+            return call.gate
+        try:
             args, error = self._runner.validate_call(call.raw)
             if error is not None:
-                self._resolve(call, error)
-                continue
+                call.gate = ("done", error)
+                return call.gate
             call.args = args
             decision = self.policy.decide(call.name, args, self.root)
             log.info("audit: %s", self.policy.audit_line(call.name, args, decision))
             if decision.decision == "deny":
-                self._resolve(call, results.error("denied", f"denied by {decision.who}: {decision.reason}"))
-                continue
+                call.gate = ("done", results.error("denied", f"denied by {decision.who}: {decision.reason}"))
+                return call.gate
+            prepared = None
             if self._runner.needs_confirmation(call.name) or decision.decision == "ask":
                 prepared = self._runner.prepare(call.name, args, self.root)
                 if isinstance(prepared, dict):  # refused before asking (path policy, bounds...)
-                    self._resolve(call, prepared)
-                    continue
-                call.prepared = prepared
-                if decision.decision == "allow":  # a rule or the mode allows it: no question
+                    call.gate = ("done", prepared)
+                    return call.gate
+            call.prepared = prepared
+            if decision.decision == "allow":
+                if prepared is not None:  # a mutation a rule or the mode allows: say which
                     self.post((M.TOOL_NOTE, call.id, f"allowed by {decision.who}"))
-                    self._execute(call)
-                    return
+                call.gate = ("run", prepared)
+            else:
+                call.gate = ("ask", prepared)
+        except Exception as exc:  # a bug in a gate is an error result, never a dead agent
+            log.exception("gate for %s failed", call.name)
+            call.gate = ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}"))
+        return call.gate
+
+    def _next_call(self) -> None:
+        """Start what can run next, or finish the episode when every call has a result.
+
+        Consecutive read-only calls that need no question run together (at most
+        READ_POOL at once); a call that asks or mutates is a barrier and runs alone.
+        Results are committed (rows, then tool messages) in the model's order."""
+        self._commit_ready()
+        if self._running:
+            return
+        calls = self._calls
+        while self._call_index < len(calls):
+            call = calls[self._call_index]
+            kind, payload = self._gate(call)
+            if kind == "done":
+                call.result = payload
+                self._commit_ready()
+                continue
+            if kind == "ask":
                 self._confirm_ref += 1
                 self._set_phase("confirming")
                 self.post((M.CONFIRM, self._confirm_ref, {"id": call.id, "name": call.name,
-                                                           "summary": prepared.summary, "lines": prepared.preview}))
+                                                           "summary": payload.summary, "lines": payload.preview}))
                 return
-            self._execute(call)
+            batch = [call]
+            if call.name in self._runner.READ_ONLY:
+                j = self._call_index + 1
+                while j < len(calls) and len(batch) < READ_POOL and calls[j].name in self._runner.READ_ONLY:
+                    nxt = calls[j]
+                    k2, p2 = self._gate(nxt)
+                    if k2 == "ask":
+                        break
+                    if k2 == "done":
+                        nxt.result = p2
+                    else:
+                        batch.append(nxt)
+                    j += 1
+            for c in batch:
+                self._execute(c)
             return
         self._finish_episode()
+
+    def _commit_ready(self) -> None:
+        """Post the outcome rows of finished calls, in call order, up to the first unfinished."""
+        while self._call_index < len(self._calls) and self._calls[self._call_index].result is not None:
+            call = self._calls[self._call_index]
+            self._call_index += 1
+            self.post((M.TOOL_RESULT, self._runner.result_row(call.id, call.name, call.result)))
 
     def _on_decision(self, ref: int, decision: str) -> None:
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
+        digest = self._runner.args_hash(call.name, call.args)
         if decision == "always":  # approve, and allow this exact call for the session
             rule = self.policy.allow_exact(call.name, call.args)
-            log.info("audit: user key a added session rule %s", rule.text)
-            log.info("audit: %s by user key a", self._runner.summary(call.name, call.args))
+            log.info("audit: tool=%s args_sha256=%s decision=allow by=user-key-a (session rule %s)",
+                     call.name, digest, rule.text)
             self._execute(call)
         elif decision == "approved":
-            log.info("audit: %s approved by user key y", self._runner.summary(call.name, call.args))
+            log.info("audit: tool=%s args_sha256=%s decision=allow by=user-key-y", call.name, digest)
             self._execute(call)
         else:
-            log.info("audit: %s rejected by user key n", self._runner.summary(call.name, call.args))
-            self._resolve(call, results.rejected())
+            log.info("audit: tool=%s args_sha256=%s decision=deny by=user-key-n", call.name, digest)
+            call.result = results.rejected()
             self._next_call()
 
     def _execute(self, call: Call) -> None:
@@ -467,7 +527,9 @@ class Agent:
         episode = self._episode
         inbox = self.inbox
         cancel = self._runner.Cancel()
-        self._tool_cancel = cancel
+        self._running[call.id] = (call, cancel)
+        limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
+        self._deadlines[call.id] = (time.monotonic() + limit, limit)
 
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, text))
@@ -484,21 +546,41 @@ class Agent:
         threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
 
     def _on_tool_done(self, call_id: str, result: dict) -> None:
-        self._tool_cancel = None
-        call = self._calls[self._call_index]
-        if call.id != call_id:
-            log.warning("tool result for %s while %s runs", call_id, call.id)
-            return
-        self._resolve(call, result)
+        entry = self._running.pop(call_id, None)
+        self._deadlines.pop(call_id, None)
+        if entry is None:
+            return  # abandoned after its deadline: its result came too late
+        call, _cancel = entry
+        call.result = result
         if self._stopping:
-            self._stop_turn(results.cancelled())
+            if not self._running:
+                self._stop_turn(results.cancelled())
+            return
+        if self._running:
+            self._commit_ready()
             return
         self._next_call()
 
+    def _check_deadlines(self) -> None:
+        """Abandon calls past their deadline: a result now, the work cancelled."""
+        now = time.monotonic()
+        for call_id, (deadline, limit) in list(self._deadlines.items()):
+            if now >= deadline:
+                entry = self._running.get(call_id)
+                if entry is not None:
+                    entry[1].cancel()
+                    log.warning("abandoned %s after %ss", entry[0].name, limit)
+                self._on_tool_done(call_id, results.error(
+                    "timeout", f"did not finish within {limit:g}s; abandoned"))
+
+    def _wait_timeout(self) -> float | None:
+        if not self._deadlines:
+            return None
+        return max(0.0, min(d for d, _ in self._deadlines.values()) - time.monotonic())
+
     def _resolve(self, call: Call, result: dict) -> None:
         call.result = result
-        self._call_index += 1
-        self.post((M.TOOL_RESULT, self._runner.result_row(call.id, call.name, result)))
+        self._commit_ready()
 
     def _finish_episode(self) -> None:
         for call in self._calls:
@@ -515,10 +597,11 @@ class Agent:
     def _on_cancel(self) -> None:
         if not self._busy:
             return
-        if self._phase == "running" and self._tool_cancel is not None:
-            # stop the command; its (honest) result arrives as T_DONE, then the turn ends
+        if self._running:
+            # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
             self._stopping = True
-            self._tool_cancel.cancel()
+            for _call, cancel in list(self._running.values()):
+                cancel.cancel()
             return
         if self._phase == "confirming":
             self._stop_turn(results.rejected())
@@ -535,7 +618,9 @@ class Agent:
     def _stop_turn(self, unresolved: dict) -> None:
         """Answer every unresolved call of the episode, record them, and end the turn."""
         for call in self._calls[self._call_index :]:
-            self._resolve(call, dict(unresolved))
+            if call.result is None:
+                call.result = dict(unresolved)
+        self._commit_ready()
         for call in self._calls:
             self.messages.append(conversation.tool_message(call.id, call.result))
         self._calls = []
@@ -555,7 +640,8 @@ class Agent:
             self.post((M.USAGE, self._final_usage))  # only the final episode's usage
         self._busy = False
         self._cancel = None
-        self._tool_cancel = None
+        self._running.clear()
+        self._deadlines.clear()
         self._stopping = False
         self._set_phase("idle")
 

@@ -51,10 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--unicode", dest="ascii", action="store_const", const="off", help="Unicode glyphs even on a plain console")
     p.add_argument("--connect-timeout", type=float, metavar="SECONDS", help="connect timeout (default 10)")
     p.add_argument("--read-timeout", type=float, metavar="SECONDS", help="idle read timeout while streaming (default 120)")
+    p.add_argument("--permission-mode", metavar="MODE", help="ask (default), accept-edits, read-only or unrestricted: how calls that no rule decides are handled")
+    p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
+    p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")
+    p.add_argument("--deny", action="append", metavar="RULE", help="deny calls matching RULE, e.g. 'read_file(**/.env)'; deny always wins (repeatable)")
     p.add_argument("--show-config", action="store_true", help="print the effective configuration and where each value came from, then exit")
     p.add_argument("--reset-terminal", action="store_true", help="print the sequence that repairs a terminal left broken by a killed program, then exit")
     p.add_argument("--version", action="version", version=f"dashfloat {__version__}")
+    p.add_argument(
+        "command", nargs="*", metavar="policy",
+        help="'policy check CALL...' prints the permission decision for each CALL, e.g. "
+        "'execute_command(git status)'; 'policy list' prints every rule by layer and the mode. "
+        "Both use the same configuration and options as a real run and execute nothing.",
+    )
     return p
+
+
+POLICY_USAGE = "policy check CALL... | policy list"
 
 
 def reset_terminal() -> int:
@@ -95,7 +108,17 @@ def setup_logging(state_dir) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
+    words = list(args.command)
+    if words:
+        example = "e.g. dashfloat policy check 'execute_command(git status)'"
+        if words[0] != "policy" or len(words) < 2 or words[1] not in ("check", "list"):
+            parser.error(f"unexpected arguments {' '.join(map(repr, words))}; the only "
+                         f"command is {POLICY_USAGE} ({example})")
+        if words[1] == "check" and len(words) < 3:
+            parser.error(f"policy check needs at least one CALL ({example})")
+        if words[1] == "list" and len(words) > 2:
+            parser.error(f"policy list takes no arguments, got {' '.join(map(repr, words[2:]))}")
     if args.reset_terminal:
         return reset_terminal()
 
@@ -109,12 +132,19 @@ def main(argv: list[str] | None = None) -> int:
         "ascii": args.ascii,
         "connect_timeout": args.connect_timeout,
         "read_timeout": args.read_timeout,
+        "permission_mode": args.permission_mode,
+        "allow": args.allow,
+        "ask": args.ask,
+        "deny": args.deny,
     }
     try:
         config = load_config(cli, os.environ, os.getcwd())
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
+
+    if words:
+        return policy_command(config, words[1], words[2:])
 
     if args.show_config:
         from dashfloat.config import describe
@@ -144,6 +174,38 @@ def main(argv: list[str] | None = None) -> int:
         if early is not None:
             early.abort()
         raise
+
+
+def policy_command(config, action: str, calls: list[str]) -> int:
+    """`dashfloat policy check CALL...` / `dashfloat policy list`: judge, never execute.
+
+    Uses the same configuration files, environment and options as a real run; needs no
+    terminal. Exit 0 whatever the decisions; 2 for a malformed CALL (nothing is printed to
+    stdout then).
+    """
+    from dashfloat.tools import rules
+    from dashfloat.tools.permissions import Policy, one_line
+
+    policy = Policy.from_config(config)
+    if action == "list":
+        print("\n".join(policy.describe()))
+        return EXIT_OK
+    parsed = []
+    for text in calls:
+        try:
+            parsed.append(rules.parse_call(text))
+        except rules.RuleError as exc:
+            _err(f"policy check: {one_line(str(exc))}")
+            return EXIT_USAGE
+    out = []
+    for name, call_args in parsed:
+        decision = policy.decide(name, call_args, str(config.root))
+        out.append(f"{decision.decision:<6} {one_line(rules.format_call(name, call_args))}")
+        out.append(f"  decided by: {one_line(decision.who)}")
+        out.append(f"  reason: {one_line(decision.reason)}")
+        out.append(f"  mode: {policy.mode}")
+    print("\n".join(out))
+    return EXIT_OK
 
 
 def show_early_frame(config):
@@ -199,8 +261,11 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     from dashfloat.ui.app import QUIET_KINDS
 
     outbox = Outbox(QUIET_KINDS)
+    from dashfloat.tools.permissions import Policy
+
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
-                  max_episodes=config.max_episodes, exec_timeout=config.exec_timeout)
+                  max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
+                  policy=Policy.from_config(config))
     history = History(state_dir(os.environ) / "history")
     history.load()
     from dashfloat.ui.screen import DashScreen

@@ -3,13 +3,21 @@
 Precedence, highest first:
 
   1. command line   (the `cli` dict: --base-url, --model, --colors, --ascii,
-                     --connect-timeout, --read-timeout, -C DIR)
-  2. environment    (OPENAI_BASE_URL, DASHFLOAT_MODEL, DASHFLOAT_API_KEY_ENV, NO_COLOR)
+                     --connect-timeout, --read-timeout, --permission-mode, -C DIR)
+  2. environment    (OPENAI_BASE_URL, DASHFLOAT_MODEL, DASHFLOAT_API_KEY_ENV, NO_COLOR,
+                     DASHFLOAT_PERMISSION_MODE)
   3. project file   (<root>/.dashfloat/config.toml, at the root only: no walking up)
   4. user file      ($XDG_CONFIG_HOME/dashfloat/config.toml, default ~/.config/...)
   5. defaults
 
 The API key is only ever read from the environment variable named by `api_key_env`.
+
+Permission rules are not "first place wins": the `[permissions]` tables of the user and the
+project file and the command line's --allow/--ask/--deny each form one layer of
+`Config.permissions` (lowest first), and `rules.evaluate` takes the strictest decision over all
+of them. A project file comes with a cloned repository, so it may only tighten: `allow` rules
+and a relaxing `permission_mode` (accept-edits, unrestricted) there are errors, and a project
+mode weaker than the user file's does not replace it.
 Everything here is pure: functions take the environment mapping and paths as arguments;
 only `load_config_from_os()` looks at the real process environment.
 
@@ -18,6 +26,7 @@ only `load_config_from_os()` looks at the real process environment.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -25,9 +34,13 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from dashfloat.textsafe import visible
+
+if TYPE_CHECKING:
+    from dashfloat.tools.rules import Rule
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -223,6 +236,122 @@ def _parse_headers(value: object, from_text: bool) -> dict[str, str]:
     return headers
 
 
+# ---- permissions ----------------------------------------------------------------------
+
+# The permission modes: the same tuple as `rules.MODES` (a test keeps them equal); spelled out
+# here so that loading a configuration without rules never imports the rules engine.
+PERMISSION_MODES: tuple[str, ...] = ("ask", "accept-edits", "read-only", "unrestricted")
+# How strict each mode is (higher: stricter). A project file may not relax the mode.
+MODE_STRICTNESS: dict[str, int] = {
+    "unrestricted": 0, "accept-edits": 1, "ask": 2, "read-only": 3,
+}
+# Modes a project file may not set: they let calls run without asking.
+PROJECT_FORBIDDEN_MODES = frozenset({"accept-edits", "unrestricted"})
+# The lists of a [permissions] table, and the keys of an inline-table entry.
+PERMISSION_LISTS: tuple[str, ...] = ("allow", "ask", "deny")
+_ENTRY_KEYS: tuple[str, ...] = ("rule", "match", "not_match")
+_ENTRY_EXAMPLE = (
+    'a rule string such as "execute_command(git status)" or an inline table '
+    '{ rule = "...", match = [...], not_match = [...] }'
+)
+
+
+def _rule_problem(text: object, exc: Exception) -> str:
+    message = str(exc)
+    if not message.startswith("rule "):
+        message = f"rule {_show(text)}: {message}"
+    return visible(message)
+
+
+def _examples(value: object, list_name: str, index: int, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _Invalid(
+            f"{list_name} entry {index}: {key} must be an array of strings (commands or "
+            f"paths the rule must or must not match), got {_show(value)}"
+        )
+    return tuple(value)
+
+
+def parse_rule_list(
+    value: object, decision: str, where: str, layer: str = ""
+) -> list[Rule]:
+    """One `allow`/`ask`/`deny` list (from a file or the command line) as `Rule`s.
+
+    Entries are rule strings or inline tables ``{ rule, match, not_match }``; examples are
+    checked here. `where` names the list in messages ("deny", "--deny"). Raises _Invalid.
+    """
+    from dashfloat.tools import rules
+
+    if not isinstance(value, list):
+        raise _Invalid(f"{where}: expected an array of rules, each {_ENTRY_EXAMPLE}; got "
+                       f"{_show(value)}")
+    out: list[Rule] = []
+    for index, entry in enumerate(value, 1):
+        match: tuple[str, ...] = ()
+        not_match: tuple[str, ...] = ()
+        if isinstance(entry, dict):
+            for key in entry:
+                if key not in _ENTRY_KEYS:
+                    raise _Invalid(
+                        f"{where} entry {index}: unknown key {_show(key)} in the inline "
+                        f"table; allowed keys are: {', '.join(_ENTRY_KEYS)}"
+                    )
+            text = entry.get("rule")
+            if not isinstance(text, str):
+                raise _Invalid(
+                    f"{where} entry {index}: the inline table needs a rule string "
+                    f'(rule = "execute_command(git status)"), got '
+                    f"{'nothing' if text is None else _show(text)}"
+                )
+            if "match" in entry:
+                match = _examples(entry["match"], where, index, "match")
+            if "not_match" in entry:
+                not_match = _examples(entry["not_match"], where, index, "not_match")
+        elif isinstance(entry, str):
+            text = entry
+        else:
+            raise _Invalid(f"{where} entry {index}: expected {_ENTRY_EXAMPLE}, got "
+                           f"{_show(entry)}")
+        try:
+            rule = rules.parse_rule(text, decision, "", match=match, not_match=not_match)
+        except rules.RuleError as exc:
+            raise _Invalid(f"{where}: {_rule_problem(text, exc)}") from None
+        failures = rules.check_examples(rule)
+        if failures:
+            raise _Invalid(f"{where}: " + visible("; ".join(failures)))
+        out.append(dataclasses.replace(rule, layer=layer) if layer else rule)
+    return out
+
+
+def _parse_permissions(value: object, from_text: bool) -> list[Rule]:
+    """A [permissions] table: its rules in the order of the table (layer not yet set)."""
+    if not isinstance(value, dict):
+        raise _expected(
+            "a table with allow, ask and deny arrays of rules "
+            '(e.g. [permissions] deny = ["execute_command(rm *)"])',
+            value,
+        )
+    out: list[Rule] = []
+    for key, items in value.items():
+        if key not in PERMISSION_LISTS:
+            import difflib
+
+            if key in ("permission_mode", "mode"):
+                hint = (
+                    " (permission_mode is a top-level key: put it above the [permissions] "
+                    "header, or TOML reads it as part of the table)"
+                )
+            else:
+                close = difflib.get_close_matches(key, PERMISSION_LISTS, n=1)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+            raise _Invalid(
+                f"unknown key {_show(key)}{hint}; allowed keys are: "
+                + ", ".join(PERMISSION_LISTS)
+            )
+        out.extend(parse_rule_list(items, key, key))
+    return out
+
+
 # ---- the key table ------------------------------------------------------------------
 
 
@@ -346,10 +475,41 @@ KEYS: list[KeySpec] = [
         _parse_seconds,
         30.0,
     ),
+    KeySpec(
+        "permission_mode",
+        'one of "ask", "accept-edits", "read-only", "unrestricted"',
+        "ask",
+        "DASHFLOAT_PERMISSION_MODE",
+        "--permission-mode",
+        "How calls that no rule decides are handled: ask (writes, edits and commands "
+        "ask first), accept-edits (writes and edits inside the working directory are "
+        "allowed, commands ask), read-only (every write, edit and command is denied) or "
+        "unrestricted (everything that no deny or ask rule matches is allowed). Deny "
+        "rules hold in every mode (see PERMISSIONS). A project file may only set ask or "
+        "read-only, and cannot relax the mode set in the user file.",
+        _choice_parser(PERMISSION_MODES, {}),
+        "ask",
+    ),
+    KeySpec(
+        "permissions",
+        "a table with allow, ask and deny arrays of rules",
+        "none (the built-in defaults)",
+        None,
+        None,
+        "Permission rules, e.g. [permissions] deny = [\"execute_command(rm *)\"]; each "
+        "entry is a rule string or an inline table { rule = \"...\", match = [...], "
+        "not_match = [...] } whose examples are checked when the file loads. A project "
+        "file may not have allow rules. On the command line: --allow, --ask and --deny "
+        "RULE (see PERMISSIONS).",
+        _parse_permissions,
+        None,
+    ),
 ]
 
 _BY_NAME = {spec.name: spec for spec in KEYS}
-_CLI_KEYS = ("base_url", "model", "colors", "ascii", "connect_timeout", "read_timeout")
+_CLI_KEYS = (
+    "base_url", "model", "colors", "ascii", "connect_timeout", "read_timeout", "permission_mode",
+)
 # keys that look like an attempt to store the secret in a file
 _SECRET_KEYS = {"api_key", "apikey", "openai_api_key", "key", "token", "api_token"}
 
@@ -386,6 +546,11 @@ class Config:
     root: Path = field(default_factory=Path.cwd)
     base_url_is_default: bool = True
     sources: dict[str, str] = field(default_factory=dict)
+    permission_mode: str = "ask"
+    # The explicit permission layers, lowest first: ("user config <path>", rules),
+    # ("project config <path>", rules), ("command line", rules); each Rule's layer is its label.
+    # The built-in defaults are not included (rules.evaluate adds them).
+    permissions: list[tuple[str, list[Rule]]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         # Hand-written so that neither the key nor secret-looking header values appear.
@@ -404,6 +569,11 @@ class Config:
             f"root={self.root!r}",
             f"base_url_is_default={self.base_url_is_default!r}",
             f"sources={self.sources!r}",
+            f"permission_mode={self.permission_mode!r}",
+            "permissions=" + repr([
+                (label, [f"{r.decision} {r.text}" for r in rules])
+                for label, rules in self.permissions
+            ]),
         ]
         return f"Config({', '.join(parts)})"
 
@@ -528,7 +698,8 @@ def _check_file(data: dict, path: Path, api_key_env: str) -> dict[str, object]:
         try:
             values[key] = spec.parse(raw, False)
         except _Invalid as exc:
-            raise ConfigError(f"{where}: key {shown}: {exc}") from None
+            what = "[permissions]" if key == "permissions" else f"key {shown}:"
+            raise ConfigError(f"{where}: {what} {exc}") from None
     return values
 
 
@@ -565,8 +736,10 @@ def load_config(
     """Merge command line > environment > project file > user file > defaults.
 
     `cli` maps key names to values, None meaning "not given"; keys other than base_url,
-    model, colors, ascii, connect_timeout, read_timeout and root are ignored, so a whole
-    argparse namespace may be passed. Raises ConfigError with a complete message.
+    model, colors, ascii, connect_timeout, read_timeout, permission_mode, root and the rule
+    lists allow, ask and deny (lists of rule strings: the "command line" permission layer)
+    are ignored, so a whole argparse namespace may be passed. Raises ConfigError with a
+    complete message.
     """
     root, root_source = _resolve_root(cli, cwd)
 
@@ -589,20 +762,46 @@ def load_config(
     project = root / PROJECT_CONFIG_RELPATH
     if not layers or layers[0][1] != project:
         layers.append(("project file", project))
+    permissions: list[tuple[str, list[Rule]]] = []
     for label, path in layers:
+        layer = f"{label.split()[0]} config {visible(str(path))}"
+        file_rules: list[Rule] = []
         data = _read_toml(path)
-        if data is None:
-            continue
-        for key, value in _check_file(data, path, provisional_key_env).items():
+        if label == "project file" and data:
+            _check_project_permissions(data, path, environ)
+        for key, value in _check_file(data or {}, path, provisional_key_env).items():
             if label == "project file" and key in PROJECT_FORBIDDEN:
                 raise ConfigError(
                     f"{visible(str(path))}: key {_show(key)} is not allowed in a project file: "
                     "a cloned repository could send your API key to a server of its choosing; "
-                    f"set it in {visible(str(user_config_path(environ)))}, the environment or "
+                    f"set it in {_user_file_hint(environ)}, the environment or "
                     "on the command line instead"
                 )
+            if key == "permissions":
+                file_rules = [
+                    dataclasses.replace(rule, layer=layer)
+                    for rule in value  # type: ignore[attr-defined]
+                ]
+                if file_rules:
+                    sources[key] = "; ".join(filter(None, (
+                        sources[key] if sources[key] != "default" else "", f"{label} {path}"
+                    )))
+                continue
+            if key == "permission_mode" and label == "project file":
+                if value in PROJECT_FORBIDDEN_MODES:
+                    raise ConfigError(
+                        f"{visible(str(path))}: key \"permission_mode\" = {_show(value)} is not "
+                        "allowed in a project file: a cloned repository could let the agent "
+                        "change files or run commands without asking; set it in "
+                        f"{_user_file_hint(environ)}, with DASHFLOAT_PERMISSION_MODE or with "
+                        "--permission-mode instead (a project file may only set ask or "
+                        "read-only)"
+                    )
+                if MODE_STRICTNESS[value] < MODE_STRICTNESS[values[key]]:  # type: ignore[index]
+                    continue  # the user file's stricter mode stands
             values[key] = value
             sources[key] = f"{label} {path}"
+        permissions.append((layer, file_rules))
 
     # layer 2: environment
     for spec in KEYS:
@@ -631,6 +830,23 @@ def load_config(
         except _Invalid as exc:
             raise ConfigError(f"command line {spec.flag}: {exc}") from None
         sources[name] = f"command line {spec.flag}"
+    cli_rules: list[Rule] = []
+    for decision in PERMISSION_LISTS:
+        given = cli.get(decision)
+        if given is None:
+            continue
+        if isinstance(given, (str, tuple)):
+            given = [given] if isinstance(given, str) else list(given)
+        try:
+            cli_rules.extend(parse_rule_list(given, decision, f"--{decision}", "command line"))
+        except _Invalid as exc:
+            raise ConfigError(f"command line {exc}") from None
+    if cli_rules:
+        sources["permissions"] = "; ".join(filter(None, (
+            sources["permissions"] if sources["permissions"] != "default" else "",
+            "command line",
+        )))
+    permissions.append(("command line", cli_rules))
 
     api_key_env = str(values["api_key_env"])
     api_key = (environ.get(api_key_env) or "").strip() or None
@@ -658,6 +874,34 @@ def load_config(
         root=root,
         base_url_is_default=sources["base_url"] == "default",
         sources=sources,
+        permission_mode=str(values["permission_mode"]),
+        permissions=permissions,
+    )
+
+
+def _user_file_hint(environ: Mapping[str, str]) -> str:
+    try:
+        return visible(str(user_config_path(environ)))
+    except ConfigError:
+        return "your user config file"
+
+
+def _check_project_permissions(data: dict, path: Path, environ: Mapping[str, str]) -> None:
+    """A project file's [permissions] may not allow anything (checked before the rules are
+    parsed: whatever the allow list holds, it has no place there)."""
+    table = data.get("permissions")
+    allow = table.get("allow") if isinstance(table, dict) else None
+    if not allow:
+        return
+    first = allow[0] if isinstance(allow, list) else allow
+    if isinstance(first, dict):
+        first = first.get("rule")
+    shown = f" (rule {_show(first)})" if isinstance(first, str) else ""
+    raise ConfigError(
+        f"{visible(str(path))}: [permissions] allow is not allowed in a project file{shown}: "
+        "a cloned repository could let commands run or files change without asking; move "
+        f"allow rules to {_user_file_hint(environ)} or give them on the command line with "
+        "--allow RULE (a project file may add ask and deny rules)"
     )
 
 
@@ -675,6 +919,17 @@ def load_config_from_os(cli: Mapping[str, object]) -> Config:
 
 def _format_seconds(value: float) -> str:
     return f"{value:g}"
+
+
+def _rules_summary(config: Config) -> str:
+    counts = {decision: 0 for decision in PERMISSION_LISTS}
+    for _label, rules in config.permissions:
+        for rule in rules:
+            counts[rule.decision] = counts.get(rule.decision, 0) + 1
+    if not any(counts.values()):
+        return "built-in defaults only (dashfloat policy list shows them)"
+    parts = ", ".join(f"{n} {decision}" for decision, n in counts.items() if n)
+    return f"{parts} (dashfloat policy list shows them)"
 
 
 def describe(config: Config) -> list[str]:
@@ -702,6 +957,8 @@ def describe(config: Config) -> list[str]:
         ("ascii", config.ascii),
         ("max_episodes", str(config.max_episodes)),
         ("exec_timeout", _format_seconds(config.exec_timeout)),
+        ("permission_mode", config.permission_mode),
+        ("permissions", _rules_summary(config)),
         ("root", str(config.root)),
     ]
     width = max(len(name) for name, _ in rows)
@@ -739,7 +996,9 @@ def man_configuration_section() -> str:
             "project file .dashfloat/config.toml in the working directory, then the user "
             "file $XDG_CONFIG_HOME/dashfloat/config.toml (default "
             "~/.config/dashfloat/config.toml), then built-in defaults; the first place "
-            "that sets a key wins. Files are TOML with the keys below at the top level. "
+            "that sets a key wins (permission rules are different: every layer counts, see "
+            "PERMISSIONS). Files are TOML with the keys below at the top level, except "
+            "permissions, which is a [permissions] table after them. "
             "The API key is only read from the environment variable named by "
             "api_key_env; it cannot be put in a file or on the command line."
         ),

@@ -29,6 +29,23 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .IR S ]
 .RB [ \-\-read\-timeout
 .IR S ]
+.RB [ \-\-permission\-mode
+.IR MODE ]
+.RB [ \-\-allow
+.IR RULE ]...
+.RB [ \-\-ask
+.IR RULE ]...
+.RB [ \-\-deny
+.IR RULE ]...
+.br
+.B dashfloat
+.RI [ options ]
+.B policy check
+.IR CALL ...
+.br
+.B dashfloat
+.RI [ options ]
+.B policy list
 .br
 .B dashfloat
 .RB \-\-show\-config " | " \-\-reset\-terminal " | " \-\-version " | " \-\-help
@@ -106,6 +123,52 @@ How long to wait for the connection to the endpoint (default 10).
 .BI \-\-read\-timeout " SECONDS"
 How long a stream may stay silent before it is abandoned (default 120).
 .TP
+.BI \-\-permission\-mode " MODE"
+How calls that no rule decides are handled:
+.B ask
+(the default),
+.BR accept\-edits ,
+.B read\-only
+or
+.BR unrestricted ;
+see
+.BR PERMISSIONS .
+.TP
+.BI \-\-allow " RULE"
+Allow calls that match
+.IR RULE ,
+e.g.\&
+.BR "\%'execute_command(git\ status)'" .
+Repeatable.
+An allow never beats a matching ask or deny rule of any layer.
+.TP
+.BI \-\-ask " RULE"
+Ask before calls that match
+.IR RULE .
+Repeatable.
+.TP
+.BI \-\-deny " RULE"
+Deny calls that match
+.IR RULE ,
+e.g.\&
+.BR "\%'read_file(**/.env)'" .
+Repeatable.
+Deny always wins, in every mode.
+.PP
+A rule that does not parse is an error (exit status 2) that says what is wrong with it.
+.TP
+.BI "policy check " CALL ...
+Print the decision each
+.I CALL
+would get, which rule in which layer (or which default, mode or check) decided it, and
+why, then exit; see
+.BR PERMISSIONS .
+Nothing is executed and no terminal is needed.
+.TP
+.B policy list
+Print the permission mode and every rule by layer, the built\-in defaults included, then
+exit.
+.TP
 .B \-\-show\-config
 Print the effective configuration, with the place each value came from, and exit.
 The API key is never printed, only whether it is set.
@@ -139,21 +202,21 @@ A window of lines (default the first 2000; at most 2000 lines and 64 KiB are ret
 both totals reported).
 Files above 256 KiB are read only as far as the window; binary files are reported, not
 dumped.
-Runs without asking.
+Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
 The sorted entries of a directory, at most 501 of them.
-Runs without asking.
+Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
 Creates or replaces a file (and missing parent directories).
-Asks first, showing a diff.
+Asks first (by default), showing a diff.
 .TP
 .B edit_file \fIpath search_block replace_block\fP
 Replaces the one exact occurrence of
 .I search_block
 (none, or more than one, is an error the model sees; files above 8 MiB are refused).
-Asks first, showing a diff.
+Asks first (by default), showing a diff.
 .TP
 .B execute_command \fIcommand\fP [\fIcwd\fP]
 Runs
@@ -162,12 +225,15 @@ with
 .BR "/bin/sh \-c" ,
 in its own process group, with standard input from
 .IR /dev/null .
-Asks first, showing the exact command and directory.
+Asks first (by default), showing the exact command and directory.
 Output (standard output and error together) is shown live and kept up to 32 KiB.
 After
 .B exec_timeout
 seconds (default 30), on Esc, and when dashfloat quits or its terminal hangs up, the whole
 process group is killed, background jobs included.
+.PP
+Whether a call runs, asks or is refused is decided by the permission rules and mode (see
+.BR PERMISSIONS ).
 .PP
 Files are written through a temporary file in the same directory that is renamed into
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
@@ -209,6 +275,16 @@ and
 .B headers
 decide where the API key is sent, so a project file (which comes with a cloned
 repository) may not set them; an error says so.
+For the same reason a project file may not contain
+.B allow
+rules or set
+.B permission_mode
+to
+.B accept\-edits
+or
+.B unrestricted
+(see
+.BR PERMISSIONS ).
 An unknown key, a value of the wrong type or out of range, or a file that cannot be read
 is an error that names the file, the key and what is allowed; dashfloat then exits with
 status 2.
@@ -216,7 +292,355 @@ status 2.
 .\" Generated from dashfloat/config.py by `make man`; do not edit by hand.
 """
 
-TAIL = r""".SH FILES
+TAIL = r""".SH PERMISSIONS
+Every tool call gets one of three decisions:
+.B allow
+(it runs),
+.B ask
+(it waits for your key, see
+.BR CONFIRMATIONS )
+or
+.B deny
+(it does not run, and the model is told why).
+Rules decide them in layers, and a permission mode decides what no rule does.
+.SS Rules
+A rule names a tool and, in parentheses, a pattern over the tool's main argument: the
+.I path
+of read_file, write_file, edit_file and list_directory, or the
+.I command
+of execute_command.
+A bare tool name matches any argument.
+.PP
+.RS
+.nf
+execute_command(git status)
+execute_command(git log *)
+write_file(docs/**)
+read_file(**/.env)
+edit_file
+.fi
+.RE
+.PP
+The tool is one of the five tool names, exactly
+.RB ( Bash(...)
+is an error that suggests execute_command); there is no wildcard for all tools (use a
+permission mode).
+The pattern is everything between the first
+.B (
+and the last
+.BR ) .
+Text after the last
+.BR ) ,
+unbalanced parentheses, an empty pattern, and control or invisible characters are errors.
+.SS Path patterns
+Path patterns work like
+.I .gitignore
+patterns and are always anchored at the working directory.
+.TP
+.BR * ", " ? ", " [abc]
+.B *
+matches within one path segment (dot files included),
+.B ?
+one character,
+.B [abc]
+one of a class; none of them matches
+.BR / .
+.TP
+.B **
+As a whole segment, any number of segments:
+.B **/.env
+is
+.I .env
+at any depth,
+.B a/**/b
+matches
+.IR a/b ,
+.I a/x/b
+and deeper.
+.TP
+.BR docs/** ", " docs/
+The directory
+.I docs
+itself and everything under it (not
+.IR docsx/a ).
+.TP
+.B .env
+Only the file
+.I .env
+at the root: patterns are relative to the working directory.
+A leading
+.B ./
+is ignored; a leading
+.BR / ,
+a leading
+.B ~
+and
+.B ..
+segments are errors (such a rule could never match, and a deny rule that never matches is
+a hole).
+.B \e
+escapes the next character.
+.PP
+The call's path is normalised first:
+.BR ./ ,
+doubled slashes and
+.B ..
+are collapsed and an absolute path inside the working directory is made relative;
+.B ~
+is never expanded.
+An allow rule matches case\-sensitively and must match every name of the file, also its
+name with symbolic links resolved.
+A deny or ask rule matches if any name matches, compared after folding case, Unicode
+normalisation (NFC), invisible characters and trailing dots and spaces of each segment:
+.B read_file(.env)
+also denies
+.IR .ENV .
+.SS Command patterns
+A command pattern is split into words the way the shell splits a command (quotes work as
+in the shell).
+An unquoted
+.B *
+as a whole word is a wildcard: as the last word it matches any number of remaining words,
+none included
+.RB ( "git log *"
+matches
+.B "git log"
+and
+.BR "git log \-p" );
+elsewhere it matches exactly one word.
+A
+.B *
+inside a word is an error; quote it
+.RB ( '*' )
+for a literal star.
+Every other word must equal the command's word after unquoting:
+.B "'git' status"
+matches
+.BR "git status" ,
+.B "git status \-\-porcelain"
+does not.
+For an allow rule the command word is compared literally, so
+.B "/usr/bin/git status"
+does not match
+.BR "git status" ;
+a deny or ask rule also tries the command word's base name, ignoring case, so
+.B rm\ *
+catches
+.BR /bin/rm ,
+.B RM
+and
+.BR \erm .
+.PP
+An allow rule allows a command only if the whole command is one simple command that the
+rule names.
+Lists and pipes
+.RB ( ";" ", " "&&" ", " "||" ", " "|" ", " "&" ,
+newlines), command substitution
+.RB ( "$(...)" ,
+backticks), redirections, variable prefixes
+.RB ( "X=1 cmd" ),
+subshells, compound commands, expansions
+.RB ( $VAR ,
+globs, braces,
+.BR ~ ),
+comments, non\-ASCII characters outside quotes, look\-alike and invisible characters, and
+anything that does not parse make a command at least ask
+.RB ( "command shape"
+in
+.BR "policy check" ).
+Arguments that let a harmless\-looking command run programs or write files
+.RB ( "find \-exec" ,
+.BR "find \-delete" ,
+.BR "git \-c" ,
+.BR "git \-\-output" ,
+.BR "sed \-i" ,
+.BR "sort \-o" ,
+.BR "tar \-\-to\-command" ,
+.BR "rsync \-e" ,
+.BR "rg \-\-pre"
+and others) turn an allow into ask.
+.PP
+A deny or ask rule judges every part of a command: each simple command of a list or pipe,
+also inside substitutions, subshells, loops and functions; the command run by a wrapper
+.RB ( sudo ,
+.BR env ,
+.BR timeout ,
+.BR xargs ,
+.B nohup
+and others); the command strings given to shells and string runners
+.RB ( "sh \-c" ,
+.BR eval ,
+.BR "ssh host ..." ,
+.BR watch );
+.BR "find \-exec" ;
+.B "git \-c key=!cmd"
+and
+.BR "\-\-upload\-pack=" ;
+the values of variable prefixes.
+One denied part denies the whole command.
+A command whose words cannot be known in advance (such as
+.BR "rm $X" )
+asks when a deny or ask rule might match it.
+Rules judge the command line, not what programs do with it:
+.BR "python \-c" ,
+.B make
+and scripts are not looked into.
+.SS Layers
+The layers, lowest first: the built\-in defaults, the user file, the project file, the
+command line, and the session.
+The strictest decision of all matching rules of all layers wins (deny, then ask, then
+allow), so a project file can never relax a deny in the user file, and a deny anywhere
+beats an allow anywhere.
+.B policy check
+names the rule and the layer that decided.
+.PP
+The built\-in defaults: read_file and list_directory allow; write_file, edit_file and
+execute_command ask.
+Writes and edits under any
+.I .git
+or
+.I .dashfloat
+directory, and commands that name such a directory or run
+.B "git config"
+to set something, always at least ask: no allow rule and no mode relaxes this; only a
+deny rule makes it stricter.
+.PP
+In the user or project file, the rules are the
+.BR allow ,
+.B ask
+and
+.B deny
+arrays of a
+.B [permissions]
+table:
+.PP
+.RS
+.nf
+[permissions]
+allow = ["execute_command(git status)", "execute_command(git diff *)"]
+ask = ["read_file(secrets/**)"]
+deny = [
+  "read_file(**/.env)",
+  { rule = "execute_command(rm *)", match = ["rm \-rf /", "ls; rm x"] },
+  { rule = "read_file(*.pem)", not_match = ["keys/a.pem"] },
+]
+.fi
+.RE
+.PP
+An entry is a rule, or an inline table with the rule and examples: each
+.B match
+example (a command, or a path relative to the working directory) must match the rule and
+each
+.B not_match
+example must not, checked when the file is read.
+A failing example, or a rule that does not parse, is an error that names the file, the
+list and the rule.
+(An inline table must stay on one line: TOML does not allow line breaks inside one.)
+.B permission_mode
+is a top\-level key: put it above the
+.B [permissions]
+header.
+On the command line, the rules are given with
+.BR \-\-allow ,
+.B \-\-ask
+and
+.BR \-\-deny ,
+each repeatable.
+The session layer holds the exact commands and files allowed for the rest of the session
+with the
+.B a
+key on a confirmation; they last until
+.B dashfloat
+exits.
+.B /permissions
+lists every rule by layer (session rules numbered), and
+.B /permissions revoke
+.I N
+removes session rule
+.IR N .
+.B /mode
+.I NAME
+switches the permission mode for the session; every decision (the tool, a hash of the
+exact arguments, the decision and who made it: a rule and its layer, the mode, or your key)
+is written to the log.
+.PP
+A project file comes with a cloned repository, so it may only tighten the policy: it may
+have
+.B ask
+and
+.B deny
+rules, but an
+.B allow
+rule there is an error that says to move it to the user file or to the command line, and
+so is a
+.B permission_mode
+of
+.B accept\-edits
+or
+.BR unrestricted .
+A project file may set
+.B ask
+or
+.BR read\-only ;
+when the user file sets a stricter mode, the project file's is ignored.
+.SS Modes
+The permission mode comes from
+.BR \-\-permission\-mode ,
+.BR \%DASHFLOAT_PERMISSION_MODE ,
+or the
+.B permission_mode
+key.
+.TP
+.B ask
+The default: what no rule decides gets the built\-in default.
+.TP
+.B accept\-edits
+Writes and edits inside the working directory that no rule decides are allowed; commands
+still ask.
+.TP
+.B read\-only
+Every write, edit and command is denied, whatever the rules.
+.TP
+.B unrestricted
+Everything is allowed, commands that are not one simple command included, except what a
+deny or ask rule matches (or might match, for a command that cannot be fully analysed)
+and the built\-in protection.
+.PP
+Deny rules hold in every mode, and no mode relaxes an ask rule or the built\-in
+protection of
+.I .git
+and
+.IR .dashfloat .
+.SS Checking the policy
+.B "dashfloat policy check"
+.I CALL
+prints the decision a call would get, what decided it (a rule and its layer, a built\-in
+default, the mode, the command's shape or a dangerous argument), the reason and the mode.
+It reads the same configuration files, environment and options as a real run, executes
+nothing and needs no terminal.
+A
+.I CALL
+is written like a rule with the exact argument:
+.BR "'execute_command(git status; rm \-rf /)'" ,
+.BR "'write_file(docs/a.md)'" .
+The exit status is 0 whatever the decision, and 2 for a malformed
+.I CALL
+or a configuration error.
+.PP
+.RS
+.nf
+$ dashfloat \-\-deny 'execute_command(rm *)' \e
+    policy check 'execute_command(git status; rm \-rf /)'
+deny   execute_command(git status; rm \-rf /)
+  decided by: rule "execute_command(rm *)" in command line
+  reason: a deny rule matches
+  mode: ask
+.fi
+.RE
+.PP
+.B "dashfloat policy list"
+prints the mode and every rule by layer, lowest first, the built\-in defaults included.
+.SH FILES
 .TP
 .I .dashfloat/config.toml
 Project configuration, in the working directory.
@@ -251,6 +675,10 @@ The model (as
 The name of the variable that holds the key, instead of
 .BR OPENAI_API_KEY .
 .TP
+.B DASHFLOAT_PERMISSION_MODE
+The permission mode (as
+.BR \-\-permission\-mode ).
+.TP
 .B NO_COLOR
 When set and not empty, no colours (as
 .BR "\-\-colors 1" ).
@@ -283,8 +711,16 @@ A runtime error; a one\-line summary is printed after the screen is restored and
 traceback is in the log.
 .TP
 .B 2
-A usage or configuration error, or no usable terminal (stdin or stdout not a tty, or
-TERM=dumb).
+A usage or configuration error (a bad rule included), a malformed
+.I CALL
+for
+.BR "policy check" ,
+or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
+.PP
+.B "policy check"
+and
+.B "policy list"
+exit with 0 whatever the decisions.
 .SH EXAMPLES
 .TP
 .B dashfloat
@@ -298,6 +734,14 @@ A vLLM server, from a plain console.
 .TP
 .B "dashfloat \-\-show\-config"
 See which file or variable each setting comes from.
+.TP
+.B "dashfloat \-\-allow 'execute_command(make test)' \-\-permission\-mode accept\-edits"
+Let the agent edit files in the working directory and run
+.B "make test"
+without asking; everything else still asks.
+.TP
+.B "dashfloat policy check 'read_file(.env)' 'execute_command(git push)'"
+See what the configured rules would decide, without running anything.
 .SH RECOVERING A BROKEN TERMINAL
 A program killed with SIGKILL (or by the out\-of\-memory killer) cannot restore the terminal.
 Run

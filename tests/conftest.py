@@ -15,3 +15,6 @@ def fake_server():
         yield server
     finally:
         server.stop()
+
+# the agent rig (a real Agent against the scripted server), shared by the agent test files
+from tests.test_agent_tools import rig  # noqa: E402, F401

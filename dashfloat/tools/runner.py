@@ -20,9 +20,10 @@ from dashfloat.tools.catalogue import (
     validate_call,
 )
 from dashfloat.tools.exec import Cancel, kill_all, run_command
+from dashfloat.tools.rules import args_hash
 
 __all__ = [
-    "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call",
+    "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call", "args_hash",
     "needs_confirmation", "prepare", "execute", "result_row", "Prepared",
 ]
 

