@@ -39,3 +39,27 @@ def test_a_approves_and_the_same_command_then_runs_without_asking(dash, server, 
     t.wait_text("Third done.")
     assert (project / "log.txt").read_text() == "hi\nhi\n"
     assert len(wait_posts(server, 6)) == 6
+
+
+def test_policy_check_prints_the_decision_and_who_made_it(tmp_path):
+    import subprocess
+
+    from tests.e2e.harness import clean_env, dashfloat_bin
+
+    (tmp_path / "home").mkdir(exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    proc = subprocess.run(
+        [dashfloat_bin(), "-C", str(tmp_path), "--deny", "execute_command(rm *)",
+         "--allow", "execute_command(git status)", "policy", "check",
+         f"execute_command(git status; rm {victim})", "execute_command(git status)"],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, env=clean_env(tmp_path), timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.split("\nallow")
+    assert first.startswith("deny") and 'rule "execute_command(rm *)" in command line' in first
+    assert "execute_command(git status)" in second
+    assert victim.read_text() == "keep"  # nothing was executed
+    bad = subprocess.run([dashfloat_bin(), "policy", "check", "nosuchtool(x)"], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, env=clean_env(tmp_path), timeout=30)
+    assert bad.returncode == 2 and "nosuchtool" in bad.stderr
