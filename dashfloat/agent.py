@@ -69,6 +69,9 @@ class Agent:
         max_episodes: int = 50,
         exec_timeout: float = 30.0,
         policy=None,
+        pre_hooks: tuple[str, ...] = (),
+        post_hooks: tuple[str, ...] = (),
+        hook_timeout: float = 10.0,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -78,6 +81,9 @@ class Agent:
         self.max_episodes = max_episodes
         self.exec_timeout = exec_timeout
         self.policy = policy  # tools.permissions.Policy; built-in defaults when None
+        self.pre_hooks = tuple(pre_hooks)
+        self.post_hooks = tuple(post_hooks)
+        self.hook_timeout = hook_timeout
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.messages: list[dict] = []
         self._stream_fn = stream_fn
@@ -97,6 +103,7 @@ class Agent:
         self._call_index = 0
         self._confirm_ref = 0
         self._running: dict[str, tuple[Call, object]] = {}  # call id -> (call, its Cancel)
+        self._gating: dict[str, object] = {}  # call id -> the Cancel of its gate thread
         self._deadlines: dict[str, tuple[float, float]] = {}  # call id -> (monotonic deadline, limit)
         self._stopping = False  # a cancel arrived while a tool ran: finish it, then stop
         self._final_usage: dict | None = None
@@ -128,6 +135,9 @@ class Agent:
         from dashfloat.tools import runner
 
         self._ChatError = ChatError
+        from dashfloat.tools import guard, hooks, rules
+
+        self._guard_module, self._hooks, self._rules = guard, hooks, rules
         if self.policy is None:
             from dashfloat.tools.permissions import Policy
 
@@ -189,11 +199,13 @@ class Agent:
             if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
             self._on_stream(kind, msg[2])
-        elif kind in (M.T_OUTPUT, M.T_DONE):
+        elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
             if kind == M.T_OUTPUT:
                 self.post((M.TOOL_OUTPUT, msg[2], msg[3]))
+            elif kind == M.T_GATE:
+                self._on_gate(msg[2], msg[3], msg[4])
             else:
                 self._on_tool_done(msg[2], msg[3])
         else:
@@ -422,53 +434,109 @@ class Agent:
         self._end_turn()
 
     # ---- tools ------------------------------------------------------------------------
-    def _gate(self, call: Call) -> tuple[str, object]:
-        """Validation, permission rules and the preview, once per call (cached):
-        ("done", result) | ("ask", prepared) | ("run", prepared or None). Never raises."""
-        if call.gate is not None:
-            return call.gate
+    def _gate(self, call: Call, cancel) -> tuple[tuple[str, object], list[str]]:
+        """The pre-execute chain for one call, run on the call's own thread: argument
+        validation, the permission rules, the user's pre_tool_use hooks (through the
+        monotonic guard: a hook can only tighten), then the preview a question or a
+        mutation needs. Returns (("done", result) | ("ask", prepared) | ("run", prepared
+        or None), notes for the call's row). Never raises."""
+        notes: list[str] = []
         try:
             args, error = self._runner.validate_call(call.raw)
             if error is not None:
-                call.gate = ("done", error)
-                return call.gate
+                return ("done", error), notes
             call.args = args
             decision = self.policy.decide(call.name, args, self.root)
-            log.info("audit: %s", self.policy.audit_line(call.name, args, decision))
-            if decision.decision == "deny":
-                call.gate = ("done", results.error("denied", f"denied by {decision.who}: {decision.reason}"))
-                return call.gate
+            guard = self._guard_module.MonotonicGuard()
+            guard.update(decision.decision, decision.who)
+            why = decision.reason
+            for command in self.pre_hooks:
+                if guard.decision == "deny":
+                    break
+                hook = self._hooks.run_pre_hook(command, {"tool": call.name, "arguments": args, "id": call.id},
+                                                cwd=self.root, timeout=self.hook_timeout, cancel=cancel)
+                if hook.failed:
+                    notes.append(hook.reason)  # it names the hook and what went wrong
+                if hook.decision is not None and not guard.update(hook.decision, hook.who):
+                    notes.append(f"{hook.who} answered {hook.decision}, which would relax "
+                                 f"{guard.decision} by {guard.decided_by}: ignored")
+                    log.warning("audit: %s tried to relax %s to %s", hook.who, guard.decision, hook.decision)
+                elif hook.decision is not None and guard.decided_by == hook.who:
+                    why = hook.reason or why
+            final = decision if guard.decided_by == decision.who else self._rules.Decision(
+                guard.decision, guard.decided_by, why)
+            log.info("audit: %s", self.policy.audit_line(call.name, args, final))
+            if final.decision == "deny":
+                return ("done", results.error("denied", f"denied by {final.who}: {final.reason}")), notes
             prepared = None
-            if self._runner.needs_confirmation(call.name) or decision.decision == "ask":
+            if self._runner.needs_confirmation(call.name) or final.decision == "ask":
                 prepared = self._runner.prepare(call.name, args, self.root)
                 if isinstance(prepared, dict):  # refused before asking (path policy, bounds...)
-                    call.gate = ("done", prepared)
-                    return call.gate
+                    return ("done", prepared), notes
             call.prepared = prepared
-            if decision.decision == "allow":
+            if final.decision == "allow":
                 if prepared is not None:  # a mutation a rule or the mode allows: say which
-                    self.post((M.TOOL_NOTE, call.id, f"allowed by {decision.who}"))
-                call.gate = ("run", prepared)
-            else:
-                call.gate = ("ask", prepared)
+                    notes.append(f"allowed by {final.who}")
+                return ("run", prepared), notes
+            return ("ask", prepared), notes
         except Exception as exc:  # a bug in a gate is an error result, never a dead agent
             log.exception("gate for %s failed", call.name)
-            call.gate = ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}"))
-        return call.gate
+            return ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}")), notes
+
+    def _start_gate(self, call: Call) -> None:
+        episode = self._episode
+        cancel = self._runner.Cancel()
+        self._gating[call.id] = cancel
+
+        def work():
+            gate, notes = self._gate(call, cancel)
+            self.inbox.put((M.T_GATE, episode, call.id, gate, notes))
+
+        threading.Thread(target=work, name=f"gate-{call.name}", daemon=True).start()
+
+    def _on_gate(self, call_id: str, gate: tuple, notes: list) -> None:
+        self._gating.pop(call_id, None)
+        call = next((c for c in self._calls if c.id == call_id), None)
+        if call is None:
+            return
+        call.gate = tuple(gate)
+        for note in notes:
+            self.post((M.TOOL_NOTE, call.id, note))
+        if self._stopping:
+            if not self._gating and not self._running:
+                self._stop_turn(results.cancelled())
+            return
+        if not self._gating:
+            self._next_call()
 
     def _next_call(self) -> None:
         """Start what can run next, or finish the episode when every call has a result.
 
-        Consecutive read-only calls that need no question run together (at most
-        READ_POOL at once); a call that asks or mutates is a barrier and runs alone.
-        Results are committed (rows, then tool messages) in the model's order."""
+        Each call's gate runs on its own thread; the agent only reacts to what comes back,
+        so a slow hook or preview never keeps it from handling Esc or quit. Consecutive
+        read-only calls that need no question run together (at most READ_POOL at once);
+        a call that asks or mutates is a barrier and is gated only once every call before
+        it has finished, so its preview shows the files as they are then. Results are
+        committed (rows, then tool messages) in the model's order."""
         self._commit_ready()
-        if self._running:
+        if self._running or self._gating:
             return
         calls = self._calls
+        read_only = self._runner.READ_ONLY
         while self._call_index < len(calls):
             call = calls[self._call_index]
-            kind, payload = self._gate(call)
+            if call.gate is None:
+                group = [call]
+                if call.name in read_only:  # gate the read-only run after it too: it may batch
+                    j = self._call_index + 1
+                    while j < len(calls) and len(group) < READ_POOL and calls[j].name in read_only:
+                        group.append(calls[j])
+                        j += 1
+                for c in group:
+                    if c.gate is None:
+                        self._start_gate(c)
+                return
+            kind, payload = call.gate
             if kind == "done":
                 call.result = payload
                 self._commit_ready()
@@ -480,15 +548,14 @@ class Agent:
                                                            "summary": payload.summary, "lines": payload.preview}))
                 return
             batch = [call]
-            if call.name in self._runner.READ_ONLY:
+            if call.name in read_only:
                 j = self._call_index + 1
-                while j < len(calls) and len(batch) < READ_POOL and calls[j].name in self._runner.READ_ONLY:
+                while j < len(calls) and len(batch) < READ_POOL and calls[j].name in read_only:
                     nxt = calls[j]
-                    k2, p2 = self._gate(nxt)
-                    if k2 == "ask":
+                    if nxt.gate is None or nxt.gate[0] == "ask":
                         break
-                    if k2 == "done":
-                        nxt.result = p2
+                    if nxt.gate[0] == "done":
+                        nxt.result = nxt.gate[1]
                     else:
                         batch.append(nxt)
                     j += 1
@@ -541,9 +608,27 @@ class Agent:
             except Exception as exc:  # a tool that raises is an error result, never a crash
                 log.exception("tool %s crashed", call.name)
                 result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")
+            result = self._post_hooks(call, result, cancel)
             inbox.put((M.T_DONE, episode, call.id, result))
 
         threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
+
+    def _post_hooks(self, call: Call, result: dict, cancel) -> dict:
+        """post_tool_use hooks may add notes for the model; they never change the result."""
+        for command in self.post_hooks:
+            try:
+                hook = self._hooks.run_post_hook(command, {"tool": call.name, "arguments": call.args, "id": call.id},
+                                                 result, cwd=self.root, timeout=self.hook_timeout, cancel=cancel)
+            except Exception as exc:
+                log.exception("post hook failed")
+                self.post((M.TOOL_NOTE, call.id, f"post_tool_use hook {command!r} failed: {exc!r}"))
+                continue
+            if hook.failed:
+                self.post((M.TOOL_NOTE, call.id, hook.reason))
+            elif hook.note:
+                result = {**result, "hook_notes": [*result.get("hook_notes", []), hook.note]}
+                self.post((M.TOOL_NOTE, call.id, f"{hook.who}: {hook.note}"))
+        return result
 
     def _on_tool_done(self, call_id: str, result: dict) -> None:
         entry = self._running.pop(call_id, None)
@@ -553,10 +638,10 @@ class Agent:
         call, _cancel = entry
         call.result = result
         if self._stopping:
-            if not self._running:
+            if not self._running and not self._gating:
                 self._stop_turn(results.cancelled())
             return
-        if self._running:
+        if self._running or self._gating:
             self._commit_ready()
             return
         self._next_call()
@@ -597,10 +682,12 @@ class Agent:
     def _on_cancel(self) -> None:
         if not self._busy:
             return
-        if self._running:
+        if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
             self._stopping = True
             for _call, cancel in list(self._running.values()):
+                cancel.cancel()
+            for cancel in list(self._gating.values()):
                 cancel.cancel()
             return
         if self._phase == "confirming":
@@ -641,6 +728,7 @@ class Agent:
         self._busy = False
         self._cancel = None
         self._running.clear()
+        self._gating.clear()
         self._deadlines.clear()
         self._stopping = False
         self._set_phase("idle")

@@ -265,7 +265,8 @@ def run_ui(config, log_path: str | None, early=None) -> int:
 
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
-                  policy=Policy.from_config(config))
+                  policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
+                  post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
     history = History(state_dir(os.environ) / "history")
     history.load()
     from dashfloat.ui.screen import DashScreen

@@ -352,6 +352,60 @@ def _parse_permissions(value: object, from_text: bool) -> list[Rule]:
     return out
 
 
+# ---- hooks ----------------------------------------------------------------------------
+
+# The lists of a [hooks] table (the events); hook_timeout is a top-level key.
+HOOK_EVENTS: tuple[str, ...] = ("pre_tool_use", "post_tool_use")
+
+
+def _parse_hooks(value: object, from_text: bool) -> dict[str, tuple[str, ...]]:
+    """A [hooks] table: {event: (command, ...)} for both events (missing ones empty)."""
+    if not isinstance(value, dict):
+        raise _expected(
+            "a table with pre_tool_use and post_tool_use arrays of shell commands "
+            '(e.g. [hooks] pre_tool_use = ["~/bin/check-call"])',
+            value,
+        )
+    out: dict[str, tuple[str, ...]] = {event: () for event in HOOK_EVENTS}
+    for key, items in value.items():
+        if key not in HOOK_EVENTS:
+            import difflib
+
+            if key in ("hook_timeout", "timeout"):
+                hint = (
+                    " (hook_timeout is a top-level key: put it above the [hooks] header, or "
+                    "TOML reads it as part of the table)"
+                )
+            else:
+                close = difflib.get_close_matches(key, HOOK_EVENTS, n=1)
+                hint = f' (did you mean "{close[0]}"?)' if close else ""
+            raise _Invalid(
+                f"unknown key {_show(key)}{hint}; allowed keys are: " + ", ".join(HOOK_EVENTS)
+            )
+        if not isinstance(items, list):
+            raise _Invalid(
+                f"{key}: expected an array of shell commands, e.g. "
+                f'{key} = ["~/bin/hook"], got {_show(items)}'
+            )
+        commands: list[str] = []
+        for index, command in enumerate(items, 1):
+            if not isinstance(command, str):
+                raise _Invalid(
+                    f"{key} entry {index}: expected a shell command string, got "
+                    f"{_show(command)}"
+                )
+            if not command.strip():
+                raise _Invalid(f"{key} entry {index}: the command is empty")
+            if "\x00" in command:
+                raise _Invalid(
+                    f"{key} entry {index}: the command {_show(command)} contains a NUL "
+                    "character"
+                )
+            commands.append(command)
+        out[key] = tuple(commands)
+    return out
+
+
 # ---- the key table ------------------------------------------------------------------
 
 
@@ -504,6 +558,31 @@ KEYS: list[KeySpec] = [
         _parse_permissions,
         None,
     ),
+    KeySpec(
+        "hooks",
+        "a table with pre_tool_use and post_tool_use arrays of shell commands",
+        "none",
+        None,
+        None,
+        "Commands run with /bin/sh -c around every tool call, without asking, e.g. "
+        "[hooks] pre_tool_use = [\"~/bin/check-call\"]; each gets the call as JSON on its "
+        "standard input. A pre_tool_use hook may deny a call or make it ask; a "
+        "post_tool_use hook may add a note for the model (see HOOKS). Only the user file "
+        "may set it: a project file with [hooks] is an error.",
+        _parse_hooks,
+        None,
+    ),
+    KeySpec(
+        "hook_timeout",
+        "a number of seconds > 0",
+        "10",
+        None,
+        None,
+        "How long one hook may run before it is killed with its process group (a pre_tool_use "
+        "hook that times out makes the call ask). Only the user file may set it.",
+        _parse_seconds,
+        10.0,
+    ),
 ]
 
 _BY_NAME = {spec.name: spec for spec in KEYS}
@@ -551,6 +630,10 @@ class Config:
     # ("project config <path>", rules), ("command line", rules); each Rule's layer is its label.
     # The built-in defaults are not included (rules.evaluate adds them).
     permissions: list[tuple[str, list[Rule]]] = field(default_factory=list)
+    # The user file's [hooks] (a project file may not set them) and their timeout.
+    pre_tool_use: tuple[str, ...] = ()
+    post_tool_use: tuple[str, ...] = ()
+    hook_timeout: float = 10.0
 
     def __repr__(self) -> str:
         # Hand-written so that neither the key nor secret-looking header values appear.
@@ -574,6 +657,9 @@ class Config:
                 (label, [f"{r.decision} {r.text}" for r in rules])
                 for label, rules in self.permissions
             ]),
+            f"pre_tool_use={self.pre_tool_use!r}",
+            f"post_tool_use={self.post_tool_use!r}",
+            f"hook_timeout={self.hook_timeout!r}",
         ]
         return f"Config({', '.join(parts)})"
 
@@ -658,9 +744,17 @@ def _read_toml(path: Path) -> dict | None:
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
 
 
-# Keys that decide where the API key is sent: only the user may set them, never a
-# repository's own .dashfloat/config.toml.
-PROJECT_FORBIDDEN = frozenset({"base_url", "api_key_env", "headers"})
+# Keys only the user may set, never a repository's own .dashfloat/config.toml, with why: those
+# that decide where the API key is sent, and the hooks (commands run without a confirmation).
+_PROJECT_FORBIDDEN_WHY: dict[str, str] = {
+    "base_url": "a cloned repository could send your API key to a server of its choosing",
+    "api_key_env": "a cloned repository could send your API key to a server of its choosing",
+    "headers": "a cloned repository could send your API key to a server of its choosing",
+    "hooks": "hooks run commands without asking, so a cloned repository could run any "
+             "command on your machine",
+    "hook_timeout": "it belongs with the hooks, which only your user file may set",
+}
+PROJECT_FORBIDDEN = frozenset(_PROJECT_FORBIDDEN_WHY)
 
 
 def _check_file(data: dict, path: Path, api_key_env: str) -> dict[str, object]:
@@ -698,7 +792,7 @@ def _check_file(data: dict, path: Path, api_key_env: str) -> dict[str, object]:
         try:
             values[key] = spec.parse(raw, False)
         except _Invalid as exc:
-            what = "[permissions]" if key == "permissions" else f"key {shown}:"
+            what = f"[{key}]" if key in ("permissions", "hooks") else f"key {shown}:"
             raise ConfigError(f"{where}: {what} {exc}") from None
     return values
 
@@ -744,6 +838,7 @@ def load_config(
     root, root_source = _resolve_root(cli, cwd)
 
     values: dict[str, object] = {spec.name: spec.default for spec in KEYS}
+    values["pre_tool_use"] = values["post_tool_use"] = ()
     sources: dict[str, str] = {spec.name: "default" for spec in KEYS}
 
     def env_value(var: str) -> str | None:
@@ -768,15 +863,15 @@ def load_config(
         file_rules: list[Rule] = []
         data = _read_toml(path)
         if label == "project file" and data:
+            _check_project_forbidden(data, path, environ)
             _check_project_permissions(data, path, environ)
         for key, value in _check_file(data or {}, path, provisional_key_env).items():
             if label == "project file" and key in PROJECT_FORBIDDEN:
-                raise ConfigError(
-                    f"{visible(str(path))}: key {_show(key)} is not allowed in a project file: "
-                    "a cloned repository could send your API key to a server of its choosing; "
-                    f"set it in {_user_file_hint(environ)}, the environment or "
-                    "on the command line instead"
-                )
+                _forbidden_in_project(key, path, environ)
+            if key == "hooks":
+                hooks = value  # type: ignore[assignment]
+                values["pre_tool_use"] = hooks["pre_tool_use"]  # type: ignore[index]
+                values["post_tool_use"] = hooks["post_tool_use"]  # type: ignore[index]
             if key == "permissions":
                 file_rules = [
                     dataclasses.replace(rule, layer=layer)
@@ -876,6 +971,9 @@ def load_config(
         sources=sources,
         permission_mode=str(values["permission_mode"]),
         permissions=permissions,
+        pre_tool_use=tuple(values["pre_tool_use"]),  # type: ignore[arg-type]
+        post_tool_use=tuple(values["post_tool_use"]),  # type: ignore[arg-type]
+        hook_timeout=float(values["hook_timeout"]),  # type: ignore[arg-type]
     )
 
 
@@ -884,6 +982,30 @@ def _user_file_hint(environ: Mapping[str, str]) -> str:
         return visible(str(user_config_path(environ)))
     except ConfigError:
         return "your user config file"
+
+
+# Checked before a project file's values are parsed, so that the message is about the key,
+# whatever its value; the other forbidden keys are checked after (their values first).
+_PROJECT_FORBIDDEN_EARLY: tuple[str, ...] = ("hooks", "hook_timeout")
+
+
+def _check_project_forbidden(data: dict, path: Path, environ: Mapping[str, str]) -> None:
+    for key in _PROJECT_FORBIDDEN_EARLY:
+        if key in data:
+            _forbidden_in_project(key, path, environ)
+
+
+def _forbidden_in_project(key: str, path: Path, environ: Mapping[str, str]) -> None:
+    """Raise the error for a PROJECT_FORBIDDEN `key` found in the project file `path`."""
+    if key in _PROJECT_FORBIDDEN_EARLY:
+        elsewhere = f"set it in {_user_file_hint(environ)} instead"
+    else:
+        elsewhere = (f"set it in {_user_file_hint(environ)}, the environment or on the "
+                     "command line instead")
+    raise ConfigError(
+        f"{visible(str(path))}: key {_show(key)} is not allowed in a project file: "
+        f"{_PROJECT_FORBIDDEN_WHY[key]}; {elsewhere}"
+    )
 
 
 def _check_project_permissions(data: dict, path: Path, environ: Mapping[str, str]) -> None:
@@ -932,6 +1054,17 @@ def _rules_summary(config: Config) -> str:
     return f"{parts} (dashfloat policy list shows them)"
 
 
+def _hooks_summary(config: Config) -> str:
+    parts = [
+        f"{event} {json.dumps(list(commands), ensure_ascii=False)}"
+        for event, commands in (
+            ("pre_tool_use", config.pre_tool_use), ("post_tool_use", config.post_tool_use),
+        )
+        if commands
+    ]
+    return "; ".join(parts) if parts else "none"
+
+
 def describe(config: Config) -> list[str]:
     """Human lines "key = value   (source)" for `dashfloat --show-config`; no secrets."""
     if config.api_key:
@@ -959,6 +1092,8 @@ def describe(config: Config) -> list[str]:
         ("exec_timeout", _format_seconds(config.exec_timeout)),
         ("permission_mode", config.permission_mode),
         ("permissions", _rules_summary(config)),
+        ("hooks", _hooks_summary(config)),
+        ("hook_timeout", _format_seconds(config.hook_timeout)),
         ("root", str(config.root)),
     ]
     width = max(len(name) for name, _ in rows)
@@ -998,7 +1133,7 @@ def man_configuration_section() -> str:
             "~/.config/dashfloat/config.toml), then built-in defaults; the first place "
             "that sets a key wins (permission rules are different: every layer counts, see "
             "PERMISSIONS). Files are TOML with the keys below at the top level, except "
-            "permissions, which is a [permissions] table after them. "
+            "permissions and hooks, which are [permissions] and [hooks] tables after them. "
             "The API key is only read from the environment variable named by "
             "api_key_env; it cannot be put in a file or on the command line."
         ),

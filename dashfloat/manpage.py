@@ -275,6 +275,12 @@ and
 .B headers
 decide where the API key is sent, so a project file (which comes with a cloned
 repository) may not set them; an error says so.
+Nor may it set
+.B hooks
+or
+.BR hook_timeout :
+hooks run commands without asking (see
+.BR HOOKS ).
 For the same reason a project file may not contain
 .B allow
 rules or set
@@ -640,6 +646,104 @@ deny   execute_command(git status; rm \-rf /)
 .PP
 .B "dashfloat policy list"
 prints the mode and every rule by layer, lowest first, the built\-in defaults included.
+.SH HOOKS
+Hooks are your own commands, run around every tool call.
+They are set in the user file only, in a
+.B [hooks]
+table, with
+.B hook_timeout
+(seconds, default 10) at the top level:
+.PP
+.RS
+.nf
+hook_timeout = 5
+[hooks]
+pre_tool_use = ["~/bin/check\-call"]
+post_tool_use = ["~/bin/lint\-after\-write"]
+.fi
+.RE
+.PP
+Hooks run without a confirmation, so a project file that sets
+.B hooks
+or
+.B hook_timeout
+is an error: a cloned repository cannot run anything through them.
+Each entry is a command line for
+.BR "/bin/sh \-c" ;
+the hooks of an event run in order, in the working directory, for every call.
+.PP
+A hook gets the call as one line of JSON on its standard input (it need not read it):
+.PP
+.RS
+.nf
+{"event": "pre_tool_use", "tool": "execute_command",
+ "arguments": {"command": "git push"}, "id": "call_1",
+ "cwd": "/home/me/proj"}
+.fi
+.RE
+.PP
+A
+.B post_tool_use
+hook also gets
+.BR "\(dqresult\(dq" ,
+the result the model will read.
+Standard output and standard error are read together (at most 64 KiB), so a hook that
+answers in JSON should print nothing else.
+.SS pre_tool_use
+A pre hook runs before the call, after the permission rules, and answers with its exit
+status:
+.TP
+.B 0
+with no output: no opinion.
+.TP
+.B 0
+with a JSON object
+.BR "{\(dqdecision\(dq: \(dqdeny\(dq, \(dqreason\(dq: \(dq...\(dq}" :
+that decision,
+.BR deny ,
+.B ask
+or
+.BR allow ;
+.B reason
+is optional.
+.TP
+.B 2
+deny; what the hook printed is the reason, which the model is told.
+.PP
+Anything else fails closed: another exit status, death by a signal, a timeout, output that
+is not a JSON object, a decision other than the three, or more than 64 KiB of output make
+the call
+.B ask
+(never run it without a question), and the failure is shown in the transcript with the
+hook and what went wrong.
+.PP
+A hook can only tighten a decision: deny beats ask beats allow.
+When a rule, the mode or a default already said deny or ask, an
+.B allow
+from a hook does not relax it: the attempt is recorded (the log's audit lines and a note
+in the transcript) and ignored.
+An
+.B allow
+from a hook only stands where the call was allowed anyway, and a hook's deny holds in every
+permission mode.
+.SS post_tool_use
+A post hook runs after the call, with its result.
+Exit status 0 with output adds that output to the result as a note for the model; a JSON
+object
+.B "{\(dqnote\(dq: \(dq...\(dq}"
+gives the note instead.
+A note is kept to 4 KiB.
+Any other outcome is shown as a failed hook in the transcript.
+A post hook never changes the result itself.
+.SS Timeouts and processes
+Hooks run like
+.BR execute_command :
+in their own process group, with the same environment (TERM=dumb, no pager, no credential
+prompt).
+After
+.B hook_timeout
+seconds, on Esc, and when dashfloat quits, the whole process group is killed, background
+jobs included; a hook that has not read its input does not hold anything up.
 .SH FILES
 .TP
 .I .dashfloat/config.toml

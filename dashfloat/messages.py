@@ -1,8 +1,9 @@
 """The whole message vocabulary: every tuple that crosses a thread boundary.
 
 Threads never share objects that change; they hand each other plain tuples whose first
-element is the kind. Every tuple is JSON-serialisable, so the same stream can later be
-written to a session journal or a headless JSON event stream.
+element is the kind. Every tuple a front end sees (agent -> UI) is JSON-serialisable, so the
+same stream can later be written to a session journal or a headless JSON event stream;
+T_GATE, inside the agent, carries the prepared plan of a call (the exact bytes to write).
 
 Directions:
   UI -> agent       (the agent's inbox)
@@ -28,6 +29,7 @@ MODELS = "models"  # ("models", ok, payload)   answer to the model discovery req
 # ---- tool workers -> agent (tagged with the episode number too)
 T_OUTPUT = "t_output"  # ("t_output", episode, call_id, text)  live output of a running command
 T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
+T_GATE = "t_gate"  # ("t_gate", episode, call_id, (kind, payload), notes)  a call's pre-execute verdict
 
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
@@ -54,7 +56,7 @@ ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE, T_GATE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,

@@ -169,3 +169,80 @@ def test_mode_command(rig, command):
     if command.endswith("read-only"):
         assert agent.policy.mode == "read-only"
         assert (M.MODE, "read-only") in rig.out.since(t)
+
+
+def hook(tmp_path, name: str, body: str) -> str:
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_pre_hook_that_denies(rig, tmp_path):
+    seen = tmp_path / "seen.json"
+    deny = hook(tmp_path, "deny.sh", f"cat > {seen}\necho 'no writes on Fridays' >&2\nexit 2\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "x.txt", "content": "x"})), answer("ok"))
+    rig.start(pre_hooks=(deny,))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t) and not (rig.root / "x.txt").exists()
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["code"] == "denied" and "no writes on Fridays" in res["error"]
+    got = json.loads(seen.read_text())
+    assert got["tool"] == "write_file" and got["arguments"] == {"path": "x.txt", "content": "x"}
+
+
+def test_a_pre_hook_cannot_allow_a_denied_call(rig, tmp_path):
+    allow = hook(tmp_path, "allow.sh", 'echo \'{"decision": "allow", "reason": "trust me"}\'\n')
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "rm -rf build"})), answer("ok"))
+    rig.start(policy=policy(deny=["execute_command(rm *)"]), pre_hooks=(allow,))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["code"] == "denied" and "rm *" in res["error"]
+
+
+def test_a_pre_hook_cannot_skip_a_question_and_a_relax_attempt_is_shown(rig, tmp_path):
+    allow = hook(tmp_path, "allow.sh", 'echo \'{"decision": "allow"}\'\n')
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "x.txt", "content": "x"})), answer("ok"))
+    rig.start(pre_hooks=(allow,))
+    t = rig.prompt("go")
+    ref = rig.confirm(t)[1]  # the built-in ask stands
+    notes = [m[2] for m in rig.out.of(M.TOOL_NOTE, t)]
+    assert any("would relax ask" in n and "ignored" in n for n in notes)
+    rig.decide(ref, "rejected")
+    rig.wait_idle(t)
+
+
+def test_a_broken_pre_hook_fails_closed_to_a_question(rig, tmp_path):
+    broken = hook(tmp_path, "broken.sh", "exit 7\n")
+    rig.server.push(calls_reply(("c1", "list_directory", {})), answer("ok"))
+    rig.start(pre_hooks=(broken,))
+    t = rig.prompt("go")
+    ref = rig.confirm(t)[1]  # a read that normally runs at once now asks
+    assert any("exited with status 7" in m[2] for m in rig.out.of(M.TOOL_NOTE, t))
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert result_of(rig.bodies()[1]["messages"], "c1")["ok"] is True
+
+
+def test_a_post_hook_adds_a_note_for_the_model(rig, tmp_path):
+    note = hook(tmp_path, "note.sh", "cat >/dev/null\necho 'remember to run the tests'\n")
+    rig.server.push(calls_reply(("c1", "list_directory", {})), answer("ok"))
+    rig.start(post_hooks=(note,))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    res = result_of(rig.bodies()[1]["messages"], "c1")
+    assert res["ok"] is True and any("remember to run the tests" in n for n in res["hook_notes"])
+
+
+def test_esc_while_a_slow_pre_hook_runs_ends_the_turn(rig, tmp_path):
+    slow = hook(tmp_path, "slow.sh", "sleep 30\n")
+    rig.server.push(calls_reply(("c1", "list_directory", {}), ("c2", "list_directory", {})), answer("never"))
+    agent = rig.start(pre_hooks=(slow,), hook_timeout=30)
+    t = rig.prompt("go")
+    rig.out.wait_kind(M.TOOL_CALL, since=t)
+    agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    assert [m[1]["status"] for m in rig.out.of(M.TOOL_RESULT, t)] == ["cancelled", "cancelled"]
+    assert len(rig.bodies()) == 1

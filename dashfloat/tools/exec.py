@@ -4,6 +4,10 @@ ADR 0007 section 2 and issue 3 section 3. The command runs as ``["/bin/sh", "-c"
 a new session (so its own process group), stdin from /dev/null, stdout and stderr merged into
 one pipe, with an environment that keeps tools from waiting on a pager or a prompt.
 
+With ``stdin_data`` (hooks use it) stdin is a pipe instead: a writer thread feeds it the bytes
+without blocking (a child that never reads cannot hold up the runner: the writer gives up when
+the group is killed, at the latest) and then closes it, so the child sees EOF.
+
 Every completion path (exit, timeout, cancel, :func:`kill_all`, an exception here) SIGKILLs the
 whole process group before the child is reaped, so backgrounded grandchildren never outlive the
 call. The group leader is waited for with ``waitid(WNOWAIT)``: it stays a zombie until after the
@@ -53,6 +57,7 @@ _FLUSH_BYTES = 4 * 1024  # ... or as soon as 4 KiB are pending
 _IDLE_POLL = 0.1  # the reader re-checks its stop flag this often when idle
 _DRAIN_GRACE = 0.5  # after the group is killed, wait at most this long for EOF
 _REAP_TIMEOUT = 5.0  # a SIGKILLed leader that does not die within this is left alone (logged)
+_WRITE_POLL = 0.1  # the stdin writer re-checks its stop flag this often while the pipe is full
 
 
 class Cancel:
@@ -259,6 +264,47 @@ class _Output:
         return text, truncated, total
 
 
+class _Input:
+    """The stdin writer: feeds ``data`` to the child's stdin pipe, then closes it.
+
+    Non-blocking writes polled against a stop flag, so a child that does not read (or a writer
+    that escaped the session holding the pipe) never blocks this thread past ``stop``. A child
+    that exits without reading makes the write fail with EPIPE: that is not an error.
+    """
+
+    def __init__(self, pipe, data: bytes) -> None:
+        self.pipe = pipe
+        self.data = memoryview(bytes(data))
+        self.written = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self._loop()
+        except Exception:  # pragma: no cover - a bug here must not hang the runner
+            log.exception("exec: stdin writer failed")
+        finally:
+            try:
+                self.pipe.close()
+            except OSError:
+                pass
+
+    def _loop(self) -> None:
+        fd = self.pipe.fileno()
+        os.set_blocking(fd, False)
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT | select.POLLERR)
+        while self.written < len(self.data) and not self.stop.is_set():
+            if not poller.poll(int(_WRITE_POLL * 1000)):
+                continue
+            try:
+                self.written += os.write(fd, self.data[self.written : self.written + _READ_SIZE])
+            except BlockingIOError:
+                continue
+            except OSError:  # EPIPE: the child is gone or closed its stdin; nothing to do
+                return
+
+
 def _cut_utf8(data: bytes) -> bytes:
     """Drop an incomplete UTF-8 sequence that a byte cap cut off at the end."""
     for back in range(1, min(4, len(data)) + 1):
@@ -313,8 +359,12 @@ def run_command(
     cancel: Cancel | None = None,
     on_output: Callable[[str], None] | None = None,
     max_output: int = MAX_OUTPUT,
+    stdin_data: bytes | None = None,
 ) -> dict:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``; return a tool result dict (never raises).
+
+    stdin is /dev/null, or with ``stdin_data`` a pipe fed with those bytes and then closed
+    (the child need not read them: the run ends as it would without).
 
     Results (``output`` is the head-capped text, ``truncated`` whether bytes were dropped,
     ``bytes`` the total the command wrote):
@@ -335,7 +385,7 @@ def run_command(
             proc = subprocess.Popen(
                 [SHELL, "-c", command],
                 cwd=cwd,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
@@ -354,10 +404,17 @@ def run_command(
     output = _Output(proc.stdout.fileno(), max_output, on_output)
     reader = threading.Thread(target=output.run, name=f"exec-read-{run.pgid}", daemon=True)
     waiter = threading.Thread(target=_waiter, args=(run,), name=f"exec-wait-{run.pgid}", daemon=True)
+    feeder: _Input | None = None
+    writer: threading.Thread | None = None
+    if stdin_data is not None and proc.stdin is not None:
+        feeder = _Input(proc.stdin, stdin_data)
+        writer = threading.Thread(target=feeder.run, name=f"exec-write-{run.pgid}", daemon=True)
     outcome = "internal"
     try:
         reader.start()
         waiter.start()
+        if writer is not None:
+            writer.start()
         if cancel is not None:
             cancel._subscribe(run.wake)
         outcome = _wait(run, cancel, deadline)
@@ -367,7 +424,7 @@ def run_command(
     finally:
         if cancel is not None:
             cancel._unsubscribe(run.wake)
-        _finish(run, waiter, reader, output, deadline)
+        _finish(run, waiter, reader, output, deadline, writer, feeder)
 
     text, truncated, total = output.snapshot()
     fields = {"output": text, "truncated": truncated, "bytes": total}
@@ -402,11 +459,23 @@ def _wait(run: _Run, cancel: Cancel | None, deadline: float) -> str:
         run.wake.wait(remaining)
 
 
-def _finish(run: _Run, waiter: threading.Thread, reader: threading.Thread, output: _Output, deadline: float) -> None:
-    """Kill the whole group, stop reading, unregister, reap. Runs on every path."""
+def _finish(
+    run: _Run,
+    waiter: threading.Thread,
+    reader: threading.Thread,
+    output: _Output,
+    deadline: float,
+    writer: threading.Thread | None = None,
+    feeder: _Input | None = None,
+) -> None:
+    """Kill the whole group, stop writing and reading, unregister, reap. Runs on every path."""
     proc = run.proc
     try:
         _killpg(run.pgid)  # the leader is unreaped (at worst a zombie): the pgid is still ours
+        if feeder is not None:
+            feeder.stop.set()  # whatever the child did not take is dropped
+        if writer is not None and writer.is_alive():
+            writer.join(_REAP_TIMEOUT)  # one poll interval, normally
         if waiter.is_alive():
             waiter.join(_REAP_TIMEOUT)
         if reader.is_alive():
@@ -426,3 +495,9 @@ def _finish(run: _Run, waiter: threading.Thread, reader: threading.Thread, outpu
             log.error("exec: process %d did not die after SIGKILL", run.pgid)
         if proc.stdout is not None and not reader.is_alive():
             proc.stdout.close()
+        if proc.stdin is not None and not (writer is not None and writer.is_alive()):
+            # the writer closes it itself; this covers a writer that never started
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass

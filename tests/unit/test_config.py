@@ -818,3 +818,112 @@ def test_config_repr_shows_rules(root: Path, home: Path) -> None:
     config = load(root, home, {"deny": ["edit_file"]})
     assert "permissions=" in repr(config) and "'deny edit_file'" in repr(config)
     assert "permission_mode='ask'" in repr(config)
+
+
+# ---- hooks ------------------------------------------------------------------------------
+
+
+def test_no_hooks_by_default(root: Path, home: Path) -> None:
+    config = load(root, home)
+    assert config.pre_tool_use == () and config.post_tool_use == ()
+    assert config.hook_timeout == 10.0
+    assert config.sources["hooks"] == "default" and config.sources["hook_timeout"] == "default"
+    assert Config().pre_tool_use == () and Config().hook_timeout == 10.0
+
+
+def test_user_hooks_are_parsed(root: Path, home: Path) -> None:
+    path = user_file(home, """
+hook_timeout = 2.5
+[hooks]
+pre_tool_use = ["~/bin/check-call", "jq -e '.tool != \\"write_file\\"' >/dev/null || exit 2"]
+post_tool_use = ["printf 'multi\\nline'"]
+""")
+    config = load(root, home)
+    assert config.pre_tool_use == ("~/bin/check-call", "jq -e '.tool != \"write_file\"' >/dev/null || exit 2")
+    assert config.post_tool_use == ("printf 'multi\nline'",)
+    assert config.hook_timeout == 2.5
+    assert config.sources["hooks"] == f"user file {path}"
+    assert config.sources["hook_timeout"] == f"user file {path}"
+    assert isinstance(config.pre_tool_use, tuple)
+
+
+def test_only_one_event_is_fine(root: Path, home: Path) -> None:
+    user_file(home, '[hooks]\npost_tool_use = ["notify"]\n')
+    config = load(root, home)
+    assert config.pre_tool_use == () and config.post_tool_use == ("notify",)
+    user_file(home, "[hooks]\n")
+    assert load(root, home).pre_tool_use == ()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[hooks]\npre_tool_use = ["rm -rf ~"]\n',
+        '[hooks]\npost_tool_use = ["curl evil.example"]\n',
+        "[hooks]\n",
+        '[hooks]\npre_tool_use = 3\n',  # refused for the key, whatever the value
+        "hook_timeout = 1\n",
+        'hook_timeout = "x"\n',
+    ],
+)
+def test_project_file_may_not_set_hooks(root: Path, home: Path, text: str) -> None:
+    """A cloned repository must not be able to run commands through hooks."""
+    user_file(home, '[hooks]\npre_tool_use = ["mine"]\n')
+    path = project_file(root, text)
+    message = error_of(root, home)
+    key = "hook_timeout" if text.startswith("hook_timeout") else "hooks"
+    assert message.startswith(f'{path}: key "{key}" is not allowed in a project file: ')
+    assert str(user_config_path(env_for(home))) in message
+    if key == "hooks":
+        assert "run any command" in message
+
+
+def test_project_file_hooks_refused_even_with_other_keys(root: Path, home: Path) -> None:
+    path = project_file(root, 'model = "m"\n[permissions]\ndeny = ["edit_file"]\n[hooks]\npre_tool_use = ["x"]\n')
+    assert error_of(root, home).startswith(f'{path}: key "hooks" is not allowed in a project file')
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hooks = 3\n", "[hooks] expected a table with pre_tool_use and post_tool_use arrays"),
+        ('hooks = "cmd"\n', '[hooks] expected a table'),
+        ('[hooks]\npre_tool_use = "cmd"\n', '[hooks] pre_tool_use: expected an array of shell commands'),
+        ("[hooks]\npre_tool_use = [1]\n", "[hooks] pre_tool_use entry 1: expected a shell command string, got 1"),
+        ('[hooks]\npost_tool_use = ["a", ["b"]]\n', "[hooks] post_tool_use entry 2: expected a shell command string, got an array"),
+        ('[hooks]\npre_tool_use = [""]\n', "[hooks] pre_tool_use entry 1: the command is empty"),
+        ('[hooks]\npre_tool_use = ["  "]\n', "[hooks] pre_tool_use entry 1: the command is empty"),
+        ('[hooks]\npre_tool_use = ["a\\u0000b"]\n', "[hooks] pre_tool_use entry 1: the command \"a\\u0000b\" contains a NUL"),
+        ('[hooks]\npre_tool_us = ["x"]\n', '[hooks] unknown key "pre_tool_us" (did you mean "pre_tool_use"?)'),
+        ('[hooks]\nzzz = ["x"]\n', '[hooks] unknown key "zzz"; allowed keys are: pre_tool_use, post_tool_use'),
+        ("[hooks]\nhook_timeout = 3\n", "hook_timeout is a top-level key"),
+        ("hook_timeout = 0\n", 'key "hook_timeout": expected a number of seconds > 0'),
+        ("hook_timeout = -1\n", 'key "hook_timeout": expected a number of seconds > 0'),
+        ('hook_timeout = "5"\n', 'key "hook_timeout": expected a number of seconds > 0, got "5"'),
+        ("hook_timeout = true\n", 'key "hook_timeout": expected a number of seconds > 0, got true'),
+        ("hook_timeout = nan\n", 'key "hook_timeout": expected a number of seconds > 0'),
+    ],
+)
+def test_bad_hooks(root: Path, home: Path, text: str, expected: str) -> None:
+    path = user_file(home, text)
+    message = error_of(root, home)
+    assert message.startswith(f"{path}: "), message
+    assert expected in message, message
+
+
+def test_describe_and_repr_show_hooks(root: Path, home: Path) -> None:
+    user_file(home, 'hook_timeout = 3\n[hooks]\npre_tool_use = ["a", "b c"]\n')
+    config = load(root, home)
+    by_key = {line.split("=", 1)[0].strip(): line for line in describe(config)}
+    assert 'pre_tool_use ["a", "b c"]' in by_key["hooks"]
+    assert "post_tool_use" not in by_key["hooks"]
+    assert "= 3   (user file" in by_key["hook_timeout"]
+    assert "pre_tool_use=('a', 'b c')" in repr(config) and "hook_timeout=3.0" in repr(config)
+    nothing = {line.split("=", 1)[0].strip(): line for line in describe(load(root, home / "x"))}
+    assert "= none   (default)" in nothing["hooks"]
+
+
+def test_man_configuration_documents_hooks() -> None:
+    text = man_configuration_section()
+    assert ".B hooks\n" in text and ".B hook_timeout\n" in text
+    assert "[hooks]" in text

@@ -382,3 +382,81 @@ def test_cancel_is_thread_safe_and_idempotent():
     for t in threads:
         t.join()
     assert cancel.cancelled
+
+
+# -- stdin_data ----------------------------------------------------------------------------------
+
+
+def writer_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("exec-write-")]
+
+
+def test_stdin_data_is_fed_then_closed(cwd):
+    result = ex.run_command("cat; echo; read line; echo rc=$?", cwd, timeout=5, stdin_data=b"hello\nworld")
+    assert result["ok"] is True
+    assert result["output"] == "hello\nworld\nrc=1\n"
+    assert wait_for(lambda: not writer_threads())
+
+
+def test_empty_stdin_data_is_an_immediate_eof(cwd):
+    started = time.monotonic()
+    result = ex.run_command("cat; echo end", cwd, timeout=5, stdin_data=b"")
+    assert time.monotonic() - started < 1.0
+    assert result["output"] == "end\n"
+
+
+def test_large_stdin_data_is_delivered_whole(cwd):
+    data = bytes(range(256)) * 4096  # 1 MiB: far more than a pipe holds
+    result = ex.run_command("wc -c", cwd, timeout=10, stdin_data=data)
+    assert result["ok"] is True
+    assert result["output"].strip() == str(len(data))
+
+
+def test_a_child_that_does_not_read_stdin_does_not_block(cwd):
+    data = b"x" * (8 * 1024 * 1024)
+    started = time.monotonic()
+    result = ex.run_command("echo done", cwd, timeout=10, stdin_data=data)
+    assert time.monotonic() - started < 1.5
+    assert result == {"ok": True, "exit_code": 0, "output": "done\n", "truncated": False, "bytes": 5}
+    assert wait_for(lambda: not writer_threads())
+
+
+def test_a_background_job_holding_unread_stdin_is_killed_and_does_not_block(cwd):
+    mark = marker()
+    data = b"x" * (4 * 1024 * 1024)
+    started = time.monotonic()
+    result = ex.run_command(f"echo $$; sleep {mark} & echo bg", cwd, timeout=10, stdin_data=data)
+    assert time.monotonic() - started < 1.5
+    assert result["ok"] is True
+    sid = int(result["output"].split()[0])
+    assert_no_leak(mark, sid)
+    assert wait_for(lambda: not writer_threads())
+
+
+def test_stdin_data_with_a_timeout_kills_the_group(cwd):
+    mark = marker()
+    started = time.monotonic()
+    result = ex.run_command(f"echo $$; sleep {mark}", cwd, timeout=0.3, stdin_data=b"y" * (1024 * 1024))
+    assert time.monotonic() - started < 1.5
+    assert result["code"] == "timeout"
+    sid = int(result["output"].split()[0])
+    assert_no_leak(mark, sid)
+    assert wait_for(lambda: not writer_threads())
+    assert not ex._registry
+
+
+def test_stdin_data_with_cancel(cwd):
+    mark = marker()
+    cancel = ex.Cancel()
+    run = Background(f"echo $$; sleep {mark}", cwd, timeout=30, cancel=cancel, stdin_data=b"z" * 100000)
+    assert run.wait_output("\n")
+    cancel.cancel()
+    result = run.join()
+    assert result["cancelled"] is True
+    assert_no_leak(mark, int(result["output"].split()[0]))
+    assert wait_for(lambda: not writer_threads())
+
+
+def test_stdin_data_cannot_start_is_exec_failed(tmp_path):
+    result = ex.run_command("cat", str(tmp_path / "missing"), stdin_data=b"data")
+    assert result["ok"] is False and result["code"] == "exec_failed"
