@@ -47,6 +47,7 @@ class Call:
         self.args: dict | None = None
         self.prepared = None
         self.gate: tuple[str, object] | None = None
+        self.ctx = None  # its tools.pipeline.CallContext once gated
         self.result: dict | None = None
 
 
@@ -84,6 +85,7 @@ class Agent:
         self.pre_hooks = tuple(pre_hooks)
         self.post_hooks = tuple(post_hooks)
         self.hook_timeout = hook_timeout
+        self.secrets = tuple(x for x in (endpoint.api_key,) if x)  # redacted from tool results
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.messages: list[dict] = []
         self._stream_fn = stream_fn
@@ -135,9 +137,9 @@ class Agent:
         from dashfloat.tools import runner
 
         self._ChatError = ChatError
-        from dashfloat.tools import guard, hooks, rules
+        from dashfloat.tools import pipeline
 
-        self._guard_module, self._hooks, self._rules = guard, hooks, rules
+        self._pipeline = pipeline
         if self.policy is None:
             from dashfloat.tools.permissions import Policy
 
@@ -435,53 +437,24 @@ class Agent:
 
     # ---- tools ------------------------------------------------------------------------
     def _gate(self, call: Call, cancel) -> tuple[tuple[str, object], list[str]]:
-        """The pre-execute chain for one call, run on the call's own thread: argument
-        validation, the permission rules, the user's pre_tool_use hooks (through the
-        monotonic guard: a hook can only tighten), then the preview a question or a
-        mutation needs. Returns (("done", result) | ("ask", prepared) | ("run", prepared
-        or None), notes for the call's row). Never raises."""
-        notes: list[str] = []
+        """The pre-execute chain of tools/pipeline.py for one call, on the call's own
+        thread. Returns (verdict, notes for the call's row). Never raises."""
+        ctx = self._pipeline.CallContext(
+            call_id=call.id, name=call.name, raw=call.raw, root=self.root, policy=self.policy,
+            pre_hooks=self.pre_hooks, post_hooks=self.post_hooks, hook_timeout=self.hook_timeout,
+            secrets=self.secrets, cancel=cancel,
+        )
+        call.ctx = ctx
         try:
-            args, error = self._runner.validate_call(call.raw)
-            if error is not None:
-                return ("done", error), notes
-            call.args = args
-            decision = self.policy.decide(call.name, args, self.root)
-            guard = self._guard_module.MonotonicGuard()
-            guard.update(decision.decision, decision.who)
-            why = decision.reason
-            for command in self.pre_hooks:
-                if guard.decision == "deny":
-                    break
-                hook = self._hooks.run_pre_hook(command, {"tool": call.name, "arguments": args, "id": call.id},
-                                                cwd=self.root, timeout=self.hook_timeout, cancel=cancel)
-                if hook.failed:
-                    notes.append(hook.reason)  # it names the hook and what went wrong
-                if hook.decision is not None and not guard.update(hook.decision, hook.who):
-                    notes.append(f"{hook.who} answered {hook.decision}, which would relax "
-                                 f"{guard.decision} by {guard.decided_by}: ignored")
-                    log.warning("audit: %s tried to relax %s to %s", hook.who, guard.decision, hook.decision)
-                elif hook.decision is not None and guard.decided_by == hook.who:
-                    why = hook.reason or why
-            final = decision if guard.decided_by == decision.who else self._rules.Decision(
-                guard.decision, guard.decided_by, why)
-            log.info("audit: %s", self.policy.audit_line(call.name, args, final))
-            if final.decision == "deny":
-                return ("done", results.error("denied", f"denied by {final.who}: {final.reason}")), notes
-            prepared = None
-            if self._runner.needs_confirmation(call.name) or final.decision == "ask":
-                prepared = self._runner.prepare(call.name, args, self.root)
-                if isinstance(prepared, dict):  # refused before asking (path policy, bounds...)
-                    return ("done", prepared), notes
-            call.prepared = prepared
-            if final.decision == "allow":
-                if prepared is not None:  # a mutation a rule or the mode allows: say which
-                    notes.append(f"allowed by {final.who}")
-                return ("run", prepared), notes
-            return ("ask", prepared), notes
-        except Exception as exc:  # a bug in a gate is an error result, never a dead agent
+            verdict = self._pipeline.pre_execute(ctx)
+        except Exception as exc:  # a bug in a stage is an error result, never a dead agent
             log.exception("gate for %s failed", call.name)
-            return ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}")), notes
+            verdict = ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}"))
+        call.args = ctx.args
+        if verdict[0] != "done":
+            call.prepared = verdict[1]
+        notes, ctx.notes = list(ctx.notes), []
+        return verdict, notes
 
     def _start_gate(self, call: Call) -> None:
         episode = self._episode
@@ -598,8 +571,10 @@ class Agent:
         limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
         self._deadlines[call.id] = (time.monotonic() + limit, limit)
 
+        secrets = [x for x in self.secrets if x and len(x) >= 8]
+
         def on_output(text: str) -> None:
-            inbox.put((M.T_OUTPUT, episode, call.id, text))
+            inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
 
         def work():
             try:
@@ -608,27 +583,17 @@ class Agent:
             except Exception as exc:  # a tool that raises is an error result, never a crash
                 log.exception("tool %s crashed", call.name)
                 result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")
-            result = self._post_hooks(call, result, cancel)
+            if call.ctx is not None:
+                try:
+                    result = self._pipeline.post_execute(call.ctx, result)
+                except Exception as exc:
+                    log.exception("post-execute of %s failed", call.name)
+                    result = results.error("internal", f"{call.name}: post-processing failed: {exc!r}")
+                for note in call.ctx.notes:
+                    self.post((M.TOOL_NOTE, call.id, note))
             inbox.put((M.T_DONE, episode, call.id, result))
 
         threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
-
-    def _post_hooks(self, call: Call, result: dict, cancel) -> dict:
-        """post_tool_use hooks may add notes for the model; they never change the result."""
-        for command in self.post_hooks:
-            try:
-                hook = self._hooks.run_post_hook(command, {"tool": call.name, "arguments": call.args, "id": call.id},
-                                                 result, cwd=self.root, timeout=self.hook_timeout, cancel=cancel)
-            except Exception as exc:
-                log.exception("post hook failed")
-                self.post((M.TOOL_NOTE, call.id, f"post_tool_use hook {command!r} failed: {exc!r}"))
-                continue
-            if hook.failed:
-                self.post((M.TOOL_NOTE, call.id, hook.reason))
-            elif hook.note:
-                result = {**result, "hook_notes": [*result.get("hook_notes", []), hook.note]}
-                self.post((M.TOOL_NOTE, call.id, f"{hook.who}: {hook.note}"))
-        return result
 
     def _on_tool_done(self, call_id: str, result: dict) -> None:
         entry = self._running.pop(call_id, None)

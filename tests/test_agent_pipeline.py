@@ -246,3 +246,16 @@ def test_esc_while_a_slow_pre_hook_runs_ends_the_turn(rig, tmp_path):
     rig.wait_idle(t)
     assert [m[1]["status"] for m in rig.out.of(M.TOOL_RESULT, t)] == ["cancelled", "cancelled"]
     assert len(rig.bodies()) == 1
+
+
+def test_the_api_key_is_redacted_from_what_a_tool_returns(rig):
+    secret = "sk-live-ABCDEFGH12345678"
+    (rig.root / "leak.txt").write_text(f"token={secret}\n")
+    rig.server.push(calls_reply(("c1", "read_file", {"path": "leak.txt"})), answer("ok"))
+    agent = rig.start()
+    agent.secrets = (secret,)
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    tool_msg = tool_messages(rig.bodies()[1]["messages"])[0]["content"]
+    assert secret not in tool_msg and "[redacted: API key]" in tool_msg
+    assert secret not in json.dumps(rig.out.since(t))  # nor on the screen

@@ -1,0 +1,186 @@
+"""The tool pipeline: every call goes through the same stages, in one fixed order.
+
+    pre-execute (PRE_EXECUTE, in order) -> monotonic guard -> [ask: the user's key]
+      -> execute -> post-execute (POST_EXECUTE, in order) -> result
+
+A pre-execute stage may end the call with a result (bad arguments, a path outside the
+root), or give a decision (allow / ask / deny) that the monotonic guard takes only if it
+tightens: a later stage (a hook) can never relax what an earlier one (a deny rule)
+decided. The order of the stages is set here and nowhere else. Stages are small
+functions of a CallContext, each tested on its own; none raises (the runner turns a bug
+into an error result). No urwid, no agent state: the agent runs `pre_execute` and
+`post_execute` on the call's own thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dashfloat.tools import guard as guard_module
+from dashfloat.tools import hooks, pathpolicy, results, rules, runner
+
+log = logging.getLogger("dashfloat.pipeline")
+
+PATH_ARGS = {"read_file": "path", "write_file": "path", "edit_file": "path", "list_directory": "path",
+             "execute_command": "cwd"}
+
+
+@dataclass
+class CallContext:
+    """Everything the stages of one call read and write."""
+
+    call_id: str
+    name: str
+    raw: dict  # {"id", "name", "args", "error"} from the tool-call accumulator
+    root: str
+    policy: object  # tools.permissions.Policy
+    pre_hooks: tuple[str, ...] = ()
+    post_hooks: tuple[str, ...] = ()
+    hook_timeout: float = 10.0
+    secrets: tuple[str, ...] = ()  # values redacted from whatever a tool returns
+    cancel: object = None
+    args: dict | None = None
+    guard: guard_module.MonotonicGuard = field(default_factory=guard_module.MonotonicGuard)
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+    rule_decision: object = None  # the rules.Decision, for the audit line
+
+
+# ---- pre-execute stages: each returns an error result to end the call, or None --------
+
+
+def stage_validate(ctx: CallContext) -> dict | None:
+    """Arguments against the catalogue: unknown tool, missing, extra, mistyped, NUL."""
+    args, error = runner.validate_call(ctx.raw)
+    if error is not None:
+        return error
+    ctx.args = args
+    return None
+
+
+def stage_path_policy(ctx: CallContext) -> dict | None:
+    """The path argument resolves inside the root (lexically and through symlinks)."""
+    key = PATH_ARGS.get(ctx.name)
+    if key is None:
+        return None
+    resolved = pathpolicy.resolve(ctx.root, ctx.args.get(key, "."))
+    return resolved if isinstance(resolved, dict) else None
+
+
+def stage_rules(ctx: CallContext) -> dict | None:
+    """The permission rules of every layer and the mode: the first decision."""
+    decision = ctx.policy.decide(ctx.name, ctx.args, ctx.root)
+    ctx.rule_decision = decision
+    ctx.guard.update(decision.decision, decision.who)
+    ctx.reason = decision.reason
+    return None
+
+
+def stage_hooks(ctx: CallContext) -> dict | None:
+    """The user's pre_tool_use hooks: they may tighten (deny, ask), never relax."""
+    for command in ctx.pre_hooks:
+        if ctx.guard.decision == guard_module.DENY:
+            break
+        hook = hooks.run_pre_hook(command, {"tool": ctx.name, "arguments": ctx.args, "id": ctx.call_id},
+                                  cwd=ctx.root, timeout=ctx.hook_timeout, cancel=ctx.cancel)
+        if hook.failed:
+            ctx.notes.append(hook.reason)  # it names the hook and what went wrong
+        if hook.decision is None:
+            continue
+        if not ctx.guard.update(hook.decision, hook.who):
+            ctx.notes.append(f"{hook.who} answered {hook.decision}, which would relax "
+                             f"{ctx.guard.decision} by {ctx.guard.decided_by}: ignored")
+            log.warning("audit: %s tried to relax %s to %s", hook.who, ctx.guard.decision, hook.decision)
+        elif ctx.guard.decided_by == hook.who:
+            ctx.reason = hook.reason or ctx.reason
+    return None
+
+
+# THE order of the pre-execute chain. Changing policy means changing this tuple.
+PRE_EXECUTE: tuple[Callable[[CallContext], dict | None], ...] = (
+    stage_validate,
+    stage_path_policy,
+    stage_rules,
+    stage_hooks,
+)
+
+
+def pre_execute(ctx: CallContext) -> tuple[str, object]:
+    """Run the chain, then the guard's verdict: ("done", result) | ("ask", prepared) |
+    ("run", prepared or None). A mutation (or a question) gets its preview here, built
+    from the very plan execute() will apply."""
+    for stage in PRE_EXECUTE:
+        ended = stage(ctx)
+        if ended is not None:
+            return ("done", ended)
+    decision = ctx.guard.final
+    who = ctx.guard.decided_by
+    log.info("audit: %s", ctx.policy.audit_line(ctx.name, ctx.args, rules.Decision(decision, who, ctx.reason)))
+    if decision == guard_module.DENY:
+        return ("done", results.error("denied", f"denied by {who}: {ctx.reason}"))
+    prepared = None
+    if runner.needs_confirmation(ctx.name) or decision == guard_module.ASK:
+        prepared = runner.prepare(ctx.name, ctx.args, ctx.root)
+        if isinstance(prepared, dict):  # refused before asking (bounds, not a file...)
+            return ("done", prepared)
+    if decision == guard_module.ALLOW:
+        if prepared is not None:  # a mutation a rule or the mode allows: say which
+            ctx.notes.append(f"allowed by {who}")
+        return ("run", prepared)
+    return ("ask", prepared)
+
+
+# ---- post-execute stages: each returns the (possibly changed) result --------------------
+
+
+def stage_redact(ctx: CallContext, result: dict) -> dict:
+    """The configured API key never leaves in a tool's result (a command that prints the
+    environment, a file that holds the key)."""
+    secrets = [s for s in ctx.secrets if s and len(s) >= 8]
+    return redact(result, secrets) if secrets else result
+
+
+def stage_post_hooks(ctx: CallContext, result: dict) -> dict:
+    """post_tool_use hooks may add notes for the model; they never change the result."""
+    for command in ctx.post_hooks:
+        hook = hooks.run_post_hook(command, {"tool": ctx.name, "arguments": ctx.args, "id": ctx.call_id},
+                                   result, cwd=ctx.root, timeout=ctx.hook_timeout, cancel=ctx.cancel)
+        if hook.failed:
+            ctx.notes.append(hook.reason)
+        elif hook.note:
+            note = redact(hook.note, [s for s in ctx.secrets if s and len(s) >= 8])
+            result = {**result, "hook_notes": [*result.get("hook_notes", []), note]}
+            ctx.notes.append(f"{hook.who}: {note}")
+    return result
+
+
+# THE order of the post-execute chain (bounds and truncation markers are applied by the
+# tools themselves, where the data is read).
+POST_EXECUTE: tuple[Callable[[CallContext, dict], dict], ...] = (
+    stage_redact,
+    stage_post_hooks,
+)
+
+
+def post_execute(ctx: CallContext, result: dict) -> dict:
+    for stage in POST_EXECUTE:
+        result = stage(ctx, result)
+    return result
+
+
+def redact(value, secrets: list[str]):
+    """`value` with every occurrence of each secret replaced, in every string inside."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, "[redacted: API key]")
+        return value
+    if isinstance(value, dict):
+        return {k: redact(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, secrets) for v in value]
+    return value

@@ -1,0 +1,98 @@
+"""The tool pipeline's stages, each on its own, and the one place that orders them."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashfloat.tools import pipeline, rules
+from dashfloat.tools.permissions import Policy
+
+SECRET = "sk-test-0123456789abcdef"
+
+
+def ctx(tmp_path, name, args, *, policy=None, raw_error=None, **kw) -> pipeline.CallContext:
+    raw = {"id": "c1", "name": name, "args": args, "error": raw_error}
+    return pipeline.CallContext(call_id="c1", name=name, raw=raw, root=str(tmp_path),
+                                policy=policy or Policy(), **kw)
+
+
+def test_the_order_of_the_chains_is_fixed_here():
+    assert [s.__name__ for s in pipeline.PRE_EXECUTE] == [
+        "stage_validate", "stage_path_policy", "stage_rules", "stage_hooks"]
+    assert [s.__name__ for s in pipeline.POST_EXECUTE] == ["stage_redact", "stage_post_hooks"]
+
+
+def test_validation_ends_a_call_with_bad_arguments(tmp_path):
+    c = ctx(tmp_path, "read_file", {"path": "a", "limit": 0})
+    verdict = pipeline.pre_execute(c)
+    assert verdict[0] == "done" and verdict[1]["code"] == "bad_arguments"
+    assert c.guard.decision is None  # no rule was even asked
+
+
+def test_the_path_policy_ends_a_call_before_the_rules(tmp_path):
+    c = ctx(tmp_path, "list_directory", {"path": "../.."})
+    verdict = pipeline.pre_execute(c)
+    assert verdict == ("done", verdict[1]) and verdict[1]["code"] == "path_escape"
+    assert c.rule_decision is None
+
+
+@pytest.mark.parametrize(
+    "name,args,expected",
+    [
+        ("read_file", {"path": "a.txt"}, "run"),
+        ("list_directory", {}, "run"),
+        ("write_file", {"path": "a.txt", "content": "x"}, "ask"),
+        ("execute_command", {"command": "ls"}, "ask"),
+    ],
+)
+def test_built_in_defaults(tmp_path, name, args, expected):
+    (tmp_path / "a.txt").write_text("a")
+    assert pipeline.pre_execute(ctx(tmp_path, name, args))[0] == expected
+
+
+def test_a_deny_rule_is_a_denied_result_naming_the_rule(tmp_path):
+    policy = Policy([("user config", [rules.parse_rule("read_file(.env)", "deny", "user config")])])
+    verdict = pipeline.pre_execute(ctx(tmp_path, "read_file", {"path": ".env"}, policy=policy))
+    assert verdict[0] == "done" and verdict[1]["code"] == "denied" and "read_file(.env)" in verdict[1]["error"]
+
+
+def hook(tmp_path, name, body):
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(0o755)
+    return str(p)
+
+
+def test_a_hook_can_tighten_an_allow_to_deny(tmp_path):
+    h = hook(tmp_path, "h.sh", "cat >/dev/null; echo nope; exit 2\n")
+    verdict = pipeline.pre_execute(ctx(tmp_path, "list_directory", {}, pre_hooks=(h,)))
+    assert verdict[0] == "done" and "nope" in verdict[1]["error"]
+
+
+def test_a_hook_cannot_relax_and_the_attempt_is_noted(tmp_path):
+    h = hook(tmp_path, "h.sh", "cat >/dev/null; echo '{\"decision\": \"allow\"}'\n")
+    c = ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(h,))
+    assert pipeline.pre_execute(c)[0] == "ask"
+    assert any("would relax ask" in n for n in c.notes)
+    assert c.guard.relax_attempts
+
+
+def test_redaction_of_the_api_key_everywhere_in_a_result(tmp_path):
+    c = ctx(tmp_path, "execute_command", {"command": "env"}, secrets=(SECRET,))
+    result = {"ok": True, "output": f"OPENAI_API_KEY={SECRET}\n", "nested": [{"x": SECRET}], "n": 3}
+    out = pipeline.post_execute(c, result)
+    assert SECRET not in repr(out)
+    assert out["output"] == "OPENAI_API_KEY=[redacted: API key]\n" and out["n"] == 3
+
+
+def test_short_secrets_are_not_redacted_everywhere(tmp_path):
+    c = ctx(tmp_path, "execute_command", {"command": "env"}, secrets=("ab",))
+    assert pipeline.post_execute(c, {"ok": True, "output": "abc"})["output"] == "abc"
+
+
+def test_post_hook_notes_are_added_and_redacted(tmp_path):
+    h = hook(tmp_path, "h.sh", f"cat >/dev/null; echo 'key is {SECRET}'\n")
+    c = ctx(tmp_path, "list_directory", {}, post_hooks=(h,), secrets=(SECRET,))
+    c.args = {"path": "."}
+    out = pipeline.post_execute(c, {"ok": True})
+    assert out["hook_notes"] == ["key is [redacted: API key]"]
