@@ -235,6 +235,21 @@ process group is killed, background jobs included.
 Whether a call runs, asks or is refused is decided by the permission rules and mode (see
 .BR PERMISSIONS ).
 .PP
+Every call goes through the same pipeline, in a fixed order: argument validation, the path
+policy, the permission rules (see
+.BR PERMISSIONS ),
+the pre_tool_use hooks (see
+.BR HOOKS ),
+then the question if one is due, the tool itself, and post\-processing: the configured API
+key is replaced by
+.B [redacted: API key]
+in everything a tool returns (and in its live output) before the model or the screen sees
+it, and post_tool_use hooks may add notes.
+A decision can only be made stricter along the way (deny over ask over allow).
+Consecutive read\-only calls that need no question run together (ten at most) and their
+results still reach the model in its own order; a call that asks or changes something runs
+alone.
+.PP
 Files are written through a temporary file in the same directory that is renamed into
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
 If a file changes between the preview and the approval, nothing is written and the model
