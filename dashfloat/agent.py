@@ -21,7 +21,6 @@ import logging
 import queue
 import threading
 import time
-import traceback
 from collections.abc import Callable
 
 from dashfloat import conversation
@@ -707,9 +706,3 @@ def _error_line(err: dict) -> str:
     if err.get("partial"):
         line += " (The text above is incomplete.)"
     return line
-
-
-def format_exception_line(exc: BaseException) -> str:
-    """One line for the screen; the full traceback goes to the log."""
-    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    return last[:300]

@@ -17,7 +17,6 @@ from dashfloat.ui.theme import Glyphs
 Line = list[tuple[str, str]]
 
 INDENT = "  "
-REASONING_COLLAPSED_TAIL = 0
 
 
 @dataclass
@@ -76,10 +75,8 @@ class AssistantEntry(Entry):
     status: str = "streaming"  # streaming | done | cancelled | error | empty
     ascii: bool = False
     # cache of rendered completed blocks
-    _text: str = ""
     _done_upto: int = 0
     _done_lines: list = field(default_factory=list)
-    _joined_len: int = 0
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
