@@ -541,7 +541,11 @@ class Agent:
         while self._call_index < len(self._calls) and self._calls[self._call_index].result is not None:
             call = self._calls[self._call_index]
             self._call_index += 1
-            self.post((M.TOOL_RESULT, self._runner.result_row(call.id, call.name, call.result)))
+            row = self._runner.result_row(call.id, call.name, call.result)
+            if call.gate is not None and call.gate[0] == "run" and call.prepared is not None:
+                # a mutation no one was asked about: the screen still shows what it did
+                row["details"] = list(call.prepared.preview)
+            self.post((M.TOOL_RESULT, row))
 
     def _on_decision(self, ref: int, decision: str) -> None:
         if self._phase != "confirming" or ref != self._confirm_ref:

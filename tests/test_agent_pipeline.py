@@ -259,3 +259,25 @@ def test_the_api_key_is_redacted_from_what_a_tool_returns(rig):
     tool_msg = tool_messages(rig.bodies()[1]["messages"])[0]["content"]
     assert secret not in tool_msg and "[redacted: API key]" in tool_msg
     assert secret not in json.dumps(rig.out.since(t))  # nor on the screen
+
+
+def test_a_mutation_allowed_without_a_question_still_shows_its_diff(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "docs/a.md", "content": "new text\n"})), answer("ok"))
+    rig.start(policy=policy(allow=["write_file(docs/**)"]))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    (row,) = [m[1] for m in rig.out.of(M.TOOL_RESULT, t)]
+    assert row["status"] == "ok" and ("add", "+new text") in [tuple(x) for x in row["details"]]
+    assert "details" not in json.dumps(rig.bodies()[1]["messages"])  # the model reads the result only
+
+
+def test_permissions_lists_and_revokes_session_rules(rig):
+    agent = rig.start()
+    agent.policy.allow_exact("execute_command", {"command": "make test"})
+    t = rig.prompt("/permissions")
+    listing = rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t)[2]
+    assert "execute_command(make test)" in listing
+    t2 = rig.prompt("/permissions revoke 0")
+    assert "Revoked" in rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t2)[2]
+    assert agent.policy.session_rules() == []

@@ -300,7 +300,7 @@ class App:
         if kind == M.TOOL_RESULT:
             info = msg[1]
             self.model.tool(info["id"]).set_result(info.get("status", "error"), info.get("text", ""),
-                                                   info.get("excerpt", []))
+                                                   info.get("excerpt", []), info.get("details"))
             return True
         if kind == M.CONFIRM:
             ref, info = msg[1], msg[2]

@@ -231,8 +231,12 @@ class ToolEntry(Entry):
         self.confirm = decision
         self.version += 1
 
-    def set_result(self, status: str, text: str, excerpt: list) -> None:
+    def set_result(self, status: str, text: str, excerpt: list, details: list | None = None) -> None:
+        """`details` are lines for the screen only (the diff of a write no one was asked
+        about); the model reads the result, not these."""
         self.status, self.text, self.excerpt = status, text, list(excerpt)
+        if details and not self.preview:
+            self.preview = [tuple(x) for x in details]
         self.live, self._live_partial = [], ""
         self.version += 1
 
