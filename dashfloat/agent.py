@@ -320,15 +320,24 @@ class Agent:
     def _permissions_command(self, rest: str) -> None:
         if rest.startswith("revoke"):
             try:
-                rule = self.policy.revoke(int(rest.split()[1]))
-            except (IndexError, ValueError) as exc:
-                self.post(M.system("error", f"/permissions revoke N: {exc}"))
+                n = int(rest.split()[1])
+                if n < 1:
+                    raise IndexError(n)
+                rule = self.policy.revoke(n - 1)
+            except (IndexError, ValueError):
+                count = len(self.policy.session_rules())
+                self.post(M.system("error", f"/permissions revoke N: N is a session rule's number, 1 to {count}."))
                 return
             log.info("audit: session rule revoked by the user: %s", rule.text)
             self.post(M.system("info", f"Revoked: {rule.text}"))
             return
         lines = self.policy.describe()
-        lines.append("Session rules come from the a key on a confirmation; /permissions revoke N removes one.")
+        session = self.policy.session_rules()
+        if session:
+            lines.append("Session rules, by number (/permissions revoke N removes one):")
+            lines.extend(f"  {i}. {rule.text}" for i, rule in enumerate(session, 1))
+        else:
+            lines.append("No session rules yet: the a key on a confirmation adds one.")
         self.post(M.system("info", "\n".join(lines)))
 
     def _start_episode(self) -> None:

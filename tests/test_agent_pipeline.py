@@ -278,6 +278,7 @@ def test_permissions_lists_and_revokes_session_rules(rig):
     t = rig.prompt("/permissions")
     listing = rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t)[2]
     assert "execute_command(make test)" in listing
-    t2 = rig.prompt("/permissions revoke 0")
+    assert "1. execute_command(make test)" in listing
+    t2 = rig.prompt("/permissions revoke 1")
     assert "Revoked" in rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t2)[2]
     assert agent.policy.session_rules() == []
