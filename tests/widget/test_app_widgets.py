@@ -297,3 +297,29 @@ def test_long_lines_wrap_under_their_indent():
     body = [r for r in rows if "word" in r]
     assert len(body) >= 3
     assert all(r.startswith("  word") for r in body), body
+
+
+def test_unrestricted_mode_is_a_permanent_warning_in_the_status_bar():
+    app = make_app()
+    feed(app, (M.MODE, "unrestricted"))
+    assert "UNRESTRICTED: no confirmations" in screen(app)[-2]
+    feed(app, (M.PHASE, "streaming"), (M.MODE, "accept-edits"))
+    status = screen(app)[-2]
+    assert "mode accept-edits" in status and "UNRESTRICTED" not in status
+
+
+def test_a_confirmation_takes_only_its_keys_and_keeps_the_prompt():
+    app = make_app()
+    app.prompt.insert_text("my draft")
+    feed(app, (M.TOOL_CALL, {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)"}),
+         (M.CONFIRM, 7, {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)",
+                         "lines": [("header", "+++ b/a.txt"), ("add", "+x")]}),
+         (M.PHASE, "confirming"))
+    press(app.root, (80, 24), "y")  # not armed: the preview has not been drawn yet
+    assert app.agent.sent == [] and app.confirm is not None
+    screen(app)
+    app._after_draw()  # the loop calls this after a frame: now the preview is on screen
+    press(app.root, (80, 24), "x", "a")
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
+    assert app.prompt.edit_text == "my draft"
+    assert "allowed for the rest of the session" in "\n".join(screen(app))
