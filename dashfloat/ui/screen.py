@@ -16,14 +16,9 @@
 
 from __future__ import annotations
 
-import logging
 import os
 
 import urwid
-from urwid.display._raw_display_base import _ATTRSPEC_INDEX_BY_COLORS
-from urwid.display.common import UNPRINTABLE_TRANS_TABLE
-
-log = logging.getLogger("dashfloat.screen")
 
 MIN_SAVED_ROWS = 3  # scrolling costs ~10 bytes; only worth it when it spares rows
 
@@ -53,31 +48,6 @@ def best_shift(old: list, new: list, region: int) -> int:
     return best_k if best_gain >= MIN_SAVED_ROWS else 0
 
 
-def _cells(row) -> list[tuple] | None:
-    """A canvas row as cells (attr, text, width): a character with its zero-width marks,
-    or None for what this drawing path does not handle (other charsets)."""
-    import wcwidth
-
-    cells: list[list] = []
-    for attr, cs, run in row:
-        if cs is not None:
-            return None
-        text = run.translate(UNPRINTABLE_TRANS_TABLE).decode("utf-8", "replace")
-        if not text.isascii():
-            text = text.translate(_C1)
-        for ch in text:
-            w = wcwidth.wcwidth(ch) if not ch.isascii() else 1
-            if w <= 0 and cells:
-                cells[-1][1] += ch  # a combining mark stays with its character
-                continue
-            cells.append([attr, ch, max(w, 0)])
-    return [tuple(c) for c in cells]
-
-
-_C1 = {c: "?" for c in range(0x80, 0xA0)}
-_UNSET = object()
-
-
 class DashScreen(urwid.display.raw.Screen):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -85,8 +55,6 @@ class DashScreen(urwid.display.raw.Screen):
         self.scroll_optimisation = True
         self.scrolled_rows = 0  # statistics for benchmarks and tests
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
-        self.span_diff = True
-        self.span_rows = 0  # frames drawn by _draw_spans (statistics for tests)
 
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)
@@ -101,90 +69,9 @@ class DashScreen(urwid.display.raw.Screen):
     def draw_screen(self, size, canvas):
         try:
             self._scroll_before_draw(size, canvas)
-            if self.span_diff and self._draw_spans(size, canvas):
-                return None
         except Exception:  # an optimisation must never cost a frame
-            log.debug("span drawing failed; full rows instead", exc_info=True)
             self.screen_buf = None
         return super().draw_screen(size, canvas)
-
-    def _draw_spans(self, size, canvas) -> bool:
-        """Draw only the changed span of each changed row (urwid rewrites whole rows: the
-        line growing at the bottom of a streamed answer would be re-sent on every tick).
-        Handles the common case (UTF-8, the alternate screen, plain charsets, no
-        hyperlinks); returns False to let urwid draw anything else."""
-        if not self.screen_buf or self._resized or self._rows_used is not None or self.hyperlinks:
-            return False
-        if canvas is self._screen_buf_canvas:
-            return True
-        if urwid.util.get_encoding() != "utf-8":
-            return False
-        maxcol, maxrow = size
-        old_rows = self.screen_buf
-        if len(old_rows) != maxrow:
-            return False
-        rows = list(canvas.content())
-        if len(rows) != maxrow:
-            return False
-        out: list[str] = ["\x1b[?25l"]
-        attr_now: object = _UNSET  # the terminal's current attributes are not known
-        drawn = list(self._drawn_rows) if self._drawn_rows and len(self._drawn_rows) == maxrow else [None] * maxrow
-        for y, row in enumerate(rows):
-            if y < len(old_rows) and old_rows[y] == row:
-                continue
-            new_cells = _cells(row)
-            if new_cells is None:
-                return False
-            old_cells = _cells(old_rows[y]) if old_rows[y] and old_rows[y][0][0] != "stale" else None
-            start = 0
-            if old_cells:
-                limit = min(len(old_cells), len(new_cells))
-                while start < limit and old_cells[start] == new_cells[start]:
-                    start += 1
-            col = sum(c[2] for c in new_cells[:start])
-            tail = new_cells[start:]
-            # trailing blanks become an erase-to-end, as urwid does with back-colour-erase
-            end = len(tail)
-            while end > 0 and tail[end - 1][1] == " ":
-                end -= 1
-            has_blank = end < len(tail)
-            blank_attr = tail[end][0] if has_blank else None
-            if has_blank and not self.back_color_erase:
-                return False
-            if y == maxrow - 1 and end == len(tail) and col + sum(c[2] for c in tail) >= maxcol:
-                return False  # the bottom-right cell: writing it would scroll; urwid knows how
-            out.append(f"\x1b[{y + 1};{col + 1}H")
-            for attr, text, _w in tail[:end]:
-                if attr != attr_now:
-                    out.append(self._attr_to_escape(attr))
-                    attr_now = attr
-                out.append(text)
-            if has_blank:
-                spec = self.resolve_attr(blank_attr, _ATTRSPEC_INDEX_BY_COLORS[self.colors])
-                if spec.standout or spec.underline:
-                    return False  # erase-to-end would not draw those: urwid writes the spaces
-                if blank_attr != attr_now:
-                    out.append(self._attr_to_escape(blank_attr))
-                    attr_now = blank_attr
-                out.append("\x1b[K")
-            drawn[y] = None  # urwid's own record of this row is stale now
-        if canvas.cursor is not None:
-            x, y = canvas.cursor
-            out.append(f"\x1b[{y + 1};{x + 1}H\x1b[?25h")
-            self._cy = y
-        frame = "".join(out)
-        if self.modes.synchronized_output:
-            frame = "\x1b[?2026h" + frame + "\x1b[?2026l"
-        self.write(frame)
-        self.flush()
-        self.screen_buf = rows
-        self._drawn_rows = [
-            d if d is not None else [(self._attr_to_escape(a), cs, run) for a, cs, run in r]
-            for d, r in zip(drawn, rows, strict=True)
-        ]
-        self._screen_buf_canvas = canvas
-        self.span_rows += 1
-        return True
 
     def _scroll_before_draw(self, size, canvas) -> None:
         if not (self.scroll_optimisation and self.scroll_region_rows and self.screen_buf):
