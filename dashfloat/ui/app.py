@@ -146,6 +146,7 @@ class App:
         self.base_url = base_url
         self.tokens: int | None = None
         self.mode = "ask"  # the permission mode; shown in the status bar unless "ask"
+        self._status_markup: list | None = None
         self.notice = ""
         self.spin = 0
         self.agent_down = False
@@ -370,20 +371,21 @@ class App:
         position = None if self.view.following else self.view.position()
         spinner = self.glyphs.spinner[self.spin % len(self.glyphs.spinner)]
         phase = "agent down" if self.agent_down else self.phase
-        self.status.set_text(
-            status_markup(
-                phase=phase,
-                spinner=spinner,
-                model=self.model_name,
-                tokens=self.tokens,
-                position=position,
-                notice=self.notice,
-                mode=self.mode,
-                width=self._width,
-                sep=self.glyphs.sep,
-                dot=self.glyphs.system,
-            )
+        markup = status_markup(
+            phase=phase,
+            spinner=spinner,
+            model=self.model_name,
+            tokens=self.tokens,
+            position=position,
+            notice=self.notice,
+            mode=self.mode,
+            width=self._width,
+            sep=self.glyphs.sep,
+            dot=self.glyphs.system,
         )
+        if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
+            self._status_markup = markup
+            self.status.set_text(markup)
 
     # ---- input ------------------------------------------------------------------------
     def _input_filter(self, keys, raw):
