@@ -19,6 +19,7 @@ import uuid
 import pytest
 
 from tests.fakeserver import sse_reply
+from tests.procs import live_with_marker
 
 ESC = "\x1b"
 APPLY = "Apply? y approve"
@@ -297,21 +298,6 @@ def test_execute_command_shows_command_live_output_and_exit(agent, server, proje
 # ---- 6. Esc during a running command -----------------------------------------------------------
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if marker.encode() in cmdline:
-            found.append(int(entry))
-    return found
-
-
 def test_esc_during_a_running_command_cancels_it_and_kills_the_group(agent, server, project):
     # the marker is in sleep's own argument too, in case the shell execs it directly
     n = uuid.uuid4().int % 10**6
@@ -324,7 +310,7 @@ def test_esc_during_a_running_command_cancels_it_and_kills_the_group(agent, serv
     t.type("y")
     t.wait_status("running")
     deadline = time.monotonic() + 5
-    while len(_processes_with(marker)) < 2:  # both sleeps started
+    while len(live_with_marker(marker)) < 2:  # both sleeps started
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.02)
 
@@ -333,7 +319,7 @@ def test_esc_during_a_running_command_cancels_it_and_kills_the_group(agent, serv
     t.wait_status("idle")
     assert "Turn stopped" in t.text, t.dump()
     deadline = time.monotonic() + 5
-    while (left := _processes_with(marker)):
+    while (left := live_with_marker(marker)):
         assert time.monotonic() < deadline, f"processes of the cancelled command remain: {left}"
         time.sleep(0.02)
     assert len(chat_posts(server)) == 1, "a cancel ends the turn"
@@ -527,13 +513,13 @@ def test_sighup_while_a_command_runs_leaves_no_process(agent, server, project):
     t.type("y")
     t.wait_status("running")
     deadline = time.monotonic() + 5
-    while len(_processes_with(marker)) < 2:
+    while len(live_with_marker(marker)) < 2:
         assert time.monotonic() < deadline, "the command never started"
         time.sleep(0.02)
     t.child.kill(signal.SIGHUP)
     t.wait_exit()
     deadline = time.monotonic() + 5
-    while (left := _processes_with(marker)):
+    while (left := live_with_marker(marker)):
         assert time.monotonic() < deadline, f"processes of the command outlived the app: {left}"
         time.sleep(0.02)
 

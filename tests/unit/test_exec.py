@@ -16,6 +16,7 @@ import pytest
 
 from dashfloat.tools import exec as ex
 from dashfloat.tools.results import CODES
+from tests.procs import live_with_marker
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
 
@@ -58,25 +59,6 @@ def live_in_session(sid: int) -> list[int]:
         info = _stat(name)
         if info and info[1] == sid and info[0] not in ("Z", "X"):
             found.append(int(name))
-    return found
-
-
-def live_with_marker(mark: str) -> list[int]:
-    """Pids of live (not zombie) processes whose command line contains `mark`."""
-    needle = mark.encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        if needle in cmdline:
-            info = _stat(name)
-            if info and info[0] not in ("Z", "X"):
-                found.append(int(name))
     return found
 
 

@@ -20,6 +20,7 @@ from dashfloat.tools import exec as ex
 from dashfloat.tools import hooks
 from dashfloat.tools.guard import ASK, DENY, MonotonicGuard
 from dashfloat.tools.hooks import HookResult, run_post_hook, run_pre_hook
+from tests.procs import live_with_marker
 
 CALL = {"tool": "execute_command", "arguments": {"command": "git push"}, "id": "call_1"}
 RESULT = {"ok": True, "exit_code": 0, "output": "pushed\n", "truncated": False, "bytes": 7}
@@ -60,25 +61,6 @@ def wait_for(condition, timeout: float = 3.0, interval: float = 0.005):
         if value or time.monotonic() >= deadline:
             return value
         time.sleep(interval)
-
-
-def live_with_marker(mark: str) -> list[int]:
-    needle = mark.encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{name}/stat", "rb") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        state = raw[raw.rfind(b")") + 2 :].split()[0]
-        if needle in cmdline and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
 
 
 def assert_ask_failure(result: HookResult, *words: str) -> None:
