@@ -560,17 +560,16 @@ class Agent:
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
-        digest = self._runner.args_hash(call.name, call.args)
-        if decision == "always":  # approve, and allow this exact call for the session
-            rule = self.policy.allow_exact(call.name, call.args)
-            log.info("audit: tool=%s args_sha256=%s decision=allow by=user-key-a (session rule %s)",
-                     call.name, digest, rule.text)
-            self._execute(call)
-        elif decision == "approved":
-            log.info("audit: tool=%s args_sha256=%s decision=allow by=user-key-y", call.name, digest)
+        key = {"always": "a", "approved": "y"}.get(decision, "n")
+        verdict = "allow" if key in ("a", "y") else "deny"
+        who = f"user key {key}"
+        if key == "a":  # approve, and allow this exact call for the session
+            who += f" (session rule {self.policy.allow_exact(call.name, call.args).text})"
+        log.info("audit: %s", self.policy.audit_line(call.name, call.args,
+                                                     self._pipeline.rules.Decision(verdict, who, "")))
+        if verdict == "allow":
             self._execute(call)
         else:
-            log.info("audit: tool=%s args_sha256=%s decision=deny by=user-key-n", call.name, digest)
             call.result = results.rejected()
             self._next_call()
 
@@ -639,10 +638,6 @@ class Agent:
         if not self._deadlines:
             return None
         return max(0.0, min(d for d, _ in self._deadlines.values()) - time.monotonic())
-
-    def _resolve(self, call: Call, result: dict) -> None:
-        call.result = result
-        self._commit_ready()
 
     def _finish_episode(self) -> None:
         for call in self._calls:

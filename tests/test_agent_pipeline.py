@@ -119,7 +119,8 @@ def test_a_write_between_reads_is_a_barrier(rig, monkeypatch):
     assert result_of(rig.bodies()[1]["messages"], "c3")["content"] == "new"
 
 
-def test_the_a_key_allows_the_exact_call_for_the_session(rig):
+def test_the_a_key_allows_the_exact_call_for_the_session(rig, caplog):
+    caplog.set_level("INFO", logger="dashfloat")
     cmd = {"command": "echo one"}
     rig.server.push(calls_reply(("c1", "execute_command", cmd)), answer("1"),
                     calls_reply(("c2", "execute_command", cmd)), answer("2"))
@@ -131,6 +132,9 @@ def test_the_a_key_allows_the_exact_call_for_the_session(rig):
     rig.wait_idle(t2)
     assert not rig.out.of(M.CONFIRM, t2)
     assert [r.text for r in agent.policy.session_rules()] == ["execute_command(echo one)"]
+    audit = [r.getMessage() for r in caplog.records if r.getMessage().startswith("audit: tool=execute_command")]
+    assert any('decision=allow by="user key a (session rule execute_command(echo one))"' in a for a in audit)
+    assert any("by=\"rule" in a and "session" in a for a in audit)  # the second call: the session rule decided
 
 
 def test_a_gate_that_raises_is_an_error_result(rig, monkeypatch):

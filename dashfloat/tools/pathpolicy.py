@@ -295,31 +295,33 @@ def _stat(resolved: Resolved) -> os.stat_result | dict:
         return error("io_error", f"cannot stat {given}: {exc.strerror or exc}")
 
 
-def check_regular(resolved: Resolved) -> dict | None:
-    """None when ``resolved`` is an existing regular file, else an error result."""
+def _checked_mode(resolved: Resolved) -> int | dict:
+    """The file's mode, or the error result for a missing path or a special file."""
     st = _stat(resolved)
     if isinstance(st, dict):
         return st
+    special = special_error(shown(resolved.rel), st.st_mode)
+    return special if special is not None else st.st_mode
+
+
+def check_regular(resolved: Resolved) -> dict | None:
+    """None when ``resolved`` is an existing regular file, else an error result."""
+    mode = _checked_mode(resolved)
+    if isinstance(mode, dict):
+        return mode
     given = shown(resolved.rel)
-    special = special_error(given, st.st_mode)
-    if special is not None:
-        return special
-    if stat.S_ISDIR(st.st_mode):
+    if stat.S_ISDIR(mode):
         return error("not_a_file", f"is a directory, not a file: {given} (use list_directory)")
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(mode):
         return error("not_a_file", f"not a regular file: {given}")
     return None
 
 
 def check_directory(resolved: Resolved) -> dict | None:
     """None when ``resolved`` is an existing directory, else an error result."""
-    st = _stat(resolved)
-    if isinstance(st, dict):
-        return st
-    given = shown(resolved.rel)
-    special = special_error(given, st.st_mode)
-    if special is not None:
-        return special
-    if not stat.S_ISDIR(st.st_mode):
-        return error("not_a_directory", f"not a directory: {given}")
+    mode = _checked_mode(resolved)
+    if isinstance(mode, dict):
+        return mode
+    if not stat.S_ISDIR(mode):
+        return error("not_a_directory", f"not a directory: {shown(resolved.rel)}")
     return None

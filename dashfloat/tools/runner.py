@@ -20,10 +20,9 @@ from dashfloat.tools.catalogue import (
     validate_call,
 )
 from dashfloat.tools.exec import Cancel, kill_all, run_command
-from dashfloat.tools.rules import args_hash
 
 __all__ = [
-    "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call", "args_hash",
+    "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call",
     "needs_confirmation", "prepare", "execute", "result_row", "Prepared",
 ]
 

@@ -22,14 +22,9 @@ from dashfloat.history import History
 from dashfloat.ui import keymap, theme
 from dashfloat.ui.bridge import Outbox
 from dashfloat.ui.screen import DashScreen
+from dashfloat.ui.statusline import status_markup
 from dashfloat.ui.transcript import TranscriptModel
-from dashfloat.ui.widgets import (
-    Prompt,
-    StatusBar,
-    TranscriptView,
-    help_widget,
-    status_markup,
-)
+from dashfloat.ui.widgets import Prompt, StatusBar, TranscriptView, help_widget
 
 log = logging.getLogger("dashfloat.ui")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import urwid
 
 from dashfloat.ui import keymap
-from dashfloat.ui.statusline import status_markup  # noqa: F401  (re-exported)
 from dashfloat.ui.theme import Glyphs
 from dashfloat.ui.transcript import Entry, Line
 

@@ -11,7 +11,7 @@ from dashfloat.history import History
 from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox
 from dashfloat.ui.screen import best_shift
-from dashfloat.ui.widgets import status_markup
+from dashfloat.ui.statusline import status_markup
 
 
 class FakeAgent:
