@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 import os
+import time
+
+
+def wait_for(condition, timeout: float = 3.0, interval: float = 0.005):
+    """Poll `condition` until it is truthy or `timeout` passes; returns its last value
+    (so `assert wait_for(...)` fails with the state it saw)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
 
 
 def live_with_marker(mark: str) -> list[int]:

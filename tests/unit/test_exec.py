@@ -16,7 +16,7 @@ import pytest
 
 from dashfloat.tools import exec as ex
 from dashfloat.tools.results import CODES
-from tests.procs import live_with_marker
+from tests.procs import live_with_marker, wait_for
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
 
@@ -26,17 +26,6 @@ _counter = itertools.count(1)
 def marker() -> str:
     """A unique `sleep` duration: its cmdline identifies this test's processes in /proc."""
     return f"1000.{os.getpid()}{next(_counter):04d}"
-
-
-def wait_for(condition, timeout: float = 3.0, interval: float = 0.005):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            return value
-        time.sleep(interval)
 
 
 def _stat(pid: str) -> tuple[str, int] | None:

@@ -20,7 +20,7 @@ from dashfloat.tools import exec as ex
 from dashfloat.tools import hooks
 from dashfloat.tools.guard import ASK, DENY, MonotonicGuard
 from dashfloat.tools.hooks import HookResult, run_post_hook, run_pre_hook
-from tests.procs import live_with_marker
+from tests.procs import live_with_marker, wait_for
 
 CALL = {"tool": "execute_command", "arguments": {"command": "git push"}, "id": "call_1"}
 RESULT = {"ok": True, "exit_code": 0, "output": "pushed\n", "truncated": False, "bytes": 7}
@@ -52,15 +52,6 @@ def post(tmp_path: Path, body: str, result: dict | None = None, **kwargs) -> Hoo
     command = script(tmp_path, body)
     kwargs.setdefault("cwd", str(tmp_path))
     return run_post_hook(command, CALL, RESULT if result is None else result, **kwargs)
-
-
-def wait_for(condition, timeout: float = 3.0, interval: float = 0.005):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(interval)
 
 
 def assert_ask_failure(result: HookResult, *words: str) -> None:
