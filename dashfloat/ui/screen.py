@@ -23,6 +23,26 @@ import urwid
 MIN_SAVED_ROWS = 3  # scrolling costs ~10 bytes; only worth it when it spares rows
 
 
+def compact_sgr(seq: str) -> str:
+    """urwid's SGR for an attribute, without what its leading reset already implies.
+
+    urwid writes every attribute as a full `ESC[0;<fg>;<style>;<bg>m`, default colours
+    included (`ESC[0;39;49m`). After the `0` reset, `39` and `49` say nothing: dropping
+    them makes the commonest sequences 4-8 bytes shorter, a third of a streamed answer's
+    terminal bytes. Anything not of that shape is returned as it is.
+    """
+    if not (seq.startswith("\x1b[0;") and seq.endswith("m")) or "\x1b" in seq[1:]:
+        return seq
+    params = seq[4:-1].split(";")
+    groups, i = [], 0
+    while i < len(params):  # 38/48 take their arguments along: 38;5;N and 38;2;R;G;B
+        width = {"5": 3, "2": 5}.get(params[i + 1], 1) if params[i] in ("38", "48") and i + 1 < len(params) else 1
+        groups.append(";".join(params[i : i + width]))
+        i += width
+    params = [g for g in groups if g not in ("39", "49")]
+    return "\x1b[" + ";".join(["0", *params]) + "m"
+
+
 def best_shift(old: list, new: list, region: int) -> int:
     """The upward shift k (0 = none) of rows [0, region) that leaves the most rows equal.
 
@@ -55,6 +75,9 @@ class DashScreen(urwid.display.raw.Screen):
         self.scroll_optimisation = True
         self.scrolled_rows = 0  # statistics for benchmarks and tests
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
+
+    def _attrspec_to_escape(self, a) -> str:
+        return compact_sgr(super()._attrspec_to_escape(a))
 
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)

@@ -10,7 +10,7 @@ from dashfloat import messages as M
 from dashfloat.history import History
 from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox
-from dashfloat.ui.screen import best_shift
+from dashfloat.ui.screen import best_shift, compact_sgr
 from dashfloat.ui.statusline import status_markup
 
 
@@ -272,6 +272,26 @@ def test_status_markup_is_pure_and_fits():
 )
 def test_best_shift(old, new, region, expected):
     assert best_shift(old, new, region) == expected
+
+
+@pytest.mark.parametrize(
+    "urwid_sgr,expected",
+    [
+        ("\x1b[0;39;49m", "\x1b[0m"),  # default colours: the reset says it all
+        ("\x1b[0;38;5;188;49m", "\x1b[0;38;5;188m"),
+        ("\x1b[0;39;1;49m", "\x1b[0;1m"),
+        ("\x1b[0;39;1;4;49m", "\x1b[0;1;4m"),
+        ("\x1b[0;33;42m", "\x1b[0;33;42m"),  # nothing implied: unchanged
+        ("\x1b[0;38;5;229;4;48;5;164m", "\x1b[0;38;5;229;4;48;5;164m"),
+        ("\x1b[0;38;5;39;48;5;49m", "\x1b[0;38;5;39;48;5;49m"),  # 39/49 as colour numbers stay
+        ("\x1b[0;38;2;1;39;49;48;2;49;39;1m", "\x1b[0;38;2;1;39;49;48;2;49;39;1m"),  # truecolour too
+        ("\x1b[0;39;48;2;0;0;49m", "\x1b[0;48;2;0;0;49m"),
+        ("\x1b[0m", "\x1b[0m"),
+        ("\x1b[1;31m", "\x1b[1;31m"),  # not urwid's shape: untouched
+    ],
+)
+def test_compact_sgr(urwid_sgr, expected):
+    assert compact_sgr(urwid_sgr) == expected
 
 
 @pytest.mark.parametrize("size", [(40, 12), (20, 5), (80, 24)])
