@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 Segment = tuple[str, str]  # (attr_name, text); attr_name "" is plain text
 Line = list[Segment]  # one terminal line
 
-__all__ = ["ATTRS", "Line", "Segment", "completed_prefix", "plain_lines", "render"]
+__all__ = ["ATTRS", "Line", "Segment", "completed_prefix", "plain_lines", "render", "stable_prefix", "streaming_table"]
 
 #: Every attr name `render` can emit, besides "" (plain text).
 ATTRS: frozenset[str] = frozenset(
@@ -565,6 +565,117 @@ def render(text: str, *, ascii: bool = False) -> list[Line]:
 
 
 # --------------------------------------------------------------------------- streaming
+
+LONG_WORD = 60  # a partial "word" longer than this (a URL, a blob) is shown as it grows
+
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_BACKTICKS = re.compile(r"`+")
+_MARKERS_ONLY = re.compile(r"[\s>]*(?:(?:[-+*]|[0-9]{1,9}[.)]|#{1,6})[\s>]*)*")
+
+
+def stable_prefix(text: str) -> str:
+    """The part of a still-streaming tail to render now: the part later text is unlikely
+    to restyle or reflow, so the rows it fills can stay on the terminal as they are.
+
+    Rendering the tail with the same renderer as a completed block (instead of plain
+    lines that are all restyled when the block completes) means a block's rows are sent
+    to the terminal about once. What could still change is held back a moment:
+
+    * the word being typed (greedy wrapping is stable only at word boundaries), unless it
+      is longer than LONG_WORD (a URL or a blob grows in place);
+    * a partial line of an open fenced code block (code is shown a line at a time);
+    * an inline span whose closing delimiter has not arrived (`` ` ``, ``**``, ``*``,
+      ``_``, ``~~``, ``[...](...)``): the markers would be shown, then vanish.
+
+    Heuristic by design: a misjudged case costs a few rows re-sent, never a wrong screen,
+    because a completed block is always rendered whole.
+    """
+    nl = text.rfind("\n")
+    head, last = text[: nl + 1], text[nl + 1 :]
+    if not last or _in_open_fence(head):
+        return head
+    space = max(last.rfind(" "), last.rfind("\t"))
+    if len(last) - space - 1 <= LONG_WORD:
+        last = last[: space + 1] if space >= 0 else ""
+    cut = _unclosed_inline(last)
+    if cut is not None:
+        last = last[:cut]
+    if _MARKERS_ONLY.fullmatch(last):
+        last = ""  # a bare "-" or "#" may still turn out to be an underline or a rule
+    return head + last.rstrip(" \t")
+
+
+_TABLE_ROW = re.compile(r"^ {0,3}\|", re.M)
+
+
+def streaming_table(shown: str) -> int:
+    """Offset of a table in a streaming tail (``-1`` if none): a table's column widths
+    change with every row, so until its block completes it is shown as its source lines
+    and rendered once at the end, instead of re-laid out (and re-sent) row by row."""
+    if "|" not in shown:
+        return -1
+    m = _TABLE_ROW.search(shown)
+    if m is None or _in_open_fence(shown[: m.start()]):
+        return -1
+    return m.start()
+
+
+def _in_open_fence(head: str) -> bool:
+    """Whether complete lines `head` leave a fenced code block open (top-level fences and
+    fences in list items alike: only the fence lines themselves are looked at)."""
+    if "```" not in head and "~~~" not in head:
+        return False
+    fence: tuple[str, int] | None = None
+    for line in head.split("\n"):
+        body = line.lstrip(" ")
+        if body[:1] == ">":
+            body = body.lstrip("> ")
+        m = _FENCE_LINE.match(body) if body[:1] in "`~" else None
+        if not m:
+            continue
+        run = m.group(1)
+        if fence is None:
+            if not (run[0] == "`" and "`" in m.group(2)):
+                fence = (run[0], len(run))
+        elif run[0] == fence[0] and len(run) >= fence[1] and not m.group(2).strip():
+            fence = None
+    return fence is not None
+
+
+def _unclosed_inline(line: str) -> int | None:
+    """Offset of the earliest inline opener in `line` that has no closer yet, or None."""
+    cuts: list[int] = []
+    plain = list(line)  # code spans blanked out, so their contents open nothing
+    pos = 0
+    while (m := _BACKTICKS.search(line, pos)) is not None:
+        run = m.group()
+        close = re.compile(r"(?<!`)" + run + r"(?!`)").search(line, m.end())
+        if close is None:
+            cuts.append(m.start())
+            plain[m.start() :] = " " * (len(line) - m.start())
+            break
+        plain[m.start() : close.end()] = " " * (close.end() - m.start())
+        pos = close.end()
+    s = "".join(plain)
+    for marker in ("**", "~~"):
+        if s.count(marker) % 2:
+            cuts.append(s.rfind(marker))
+    singles = s.replace("**", "  ")
+    lead = len(singles) - len(singles.lstrip(" "))  # a "* " there is a bullet
+    stars = [i for i, c in enumerate(singles) if c == "*" and not (i == lead and singles[i + 1 : i + 2] in (" ", ""))]
+    if len(stars) % 2:
+        cuts.append(stars[-1])
+    opens = [m.start() for m in re.finditer(r"(?:^|(?<=[\s(]))_(?=\S)", s)]
+    closes = [m.start() for m in re.finditer(r"(?<=\S)_(?=$|[\s.,;:!?)])", s)]
+    if len(opens) > len(closes):
+        cuts.append(opens[-1])
+    bracket = s.rfind("[")
+    if bracket >= 0:
+        close = s.find("]", bracket)
+        if close < 0 or (s[close + 1 : close + 2] == "(" and ")" not in s[close:]):
+            cuts.append(bracket)
+    return min(cuts) if cuts else None
+
 
 class _Rx:
     """The line-scan patterns, compiled on first use (keeps the import cheap)."""

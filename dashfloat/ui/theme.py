@@ -4,6 +4,11 @@ One table, STYLES, names every attribute the UI and the Markdown renderer use, w
 monochrome, 16-colour and 256-colour forms. The 16-colour forms use only the standard
 names and never a bright background (on the Linux console that means blink).
 Pure data: no urwid import; `palette(depth)` returns urwid's 6-tuples.
+
+Markdown and code colours are the terminal's own 16 (at every depth): they follow the
+user's colour scheme, light or dark, and each colour change costs 5 bytes on the wire
+instead of 11-13 for a 256-colour one (a highlighted answer changes colour every few
+characters). Plain code is the terminal's default colour, so it reads on any background.
 """
 
 from __future__ import annotations
@@ -49,31 +54,31 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "help_title": ("bold", "white,bold", "default", "#fff,bold", "#222"),
     "help_key": ("bold", "yellow", "default", "#fb5", "#222"),
     # markdown
-    "md_h1": ("bold,underline", "light magenta,bold", "default", "#f8d,bold", "default"),
-    "md_h2": ("bold", "light magenta,bold", "default", "#f8d,bold", "default"),
-    "md_heading": ("bold", "dark magenta", "default", "#d8b,bold", "default"),
+    "md_h1": ("bold,underline", "light magenta,bold", "default", "light magenta,bold", "default"),
+    "md_h2": ("bold", "light magenta,bold", "default", "light magenta,bold", "default"),
+    "md_heading": ("bold", "dark magenta", "default", "dark magenta", "default"),
     "md_em": ("default", "default,italics", "default", "default,italics", "default"),
     "md_strong": ("bold", "default,bold", "default", "default,bold", "default"),
-    "md_strike": ("default", "dark gray,strikethrough", "default", "#888,strikethrough", "default"),
-    "md_code": ("underline", "yellow", "default", "#fc8", "default"),
-    "md_link": ("underline", "light blue,underline", "default", "#7bf,underline", "default"),
-    "md_url": ("default", "dark gray", "default", "#779", "default"),
-    "md_bullet": ("bold", "yellow", "default", "#fb5", "default"),
-    "md_quote": ("default", "dark gray", "default", "#888", "default"),
-    "md_hr": ("default", "dark gray", "default", "#666", "default"),
-    "md_table_border": ("default", "dark gray", "default", "#666", "default"),
+    "md_strike": ("default", "dark gray,strikethrough", "default", "dark gray,strikethrough", "default"),
+    "md_code": ("underline", "yellow", "default", "yellow", "default"),
+    "md_link": ("underline", "light blue,underline", "default", "light blue,underline", "default"),
+    "md_url": ("default", "dark gray", "default", "dark gray", "default"),
+    "md_bullet": ("bold", "yellow", "default", "yellow", "default"),
+    "md_quote": ("default", "dark gray", "default", "dark gray", "default"),
+    "md_hr": ("default", "dark gray", "default", "dark gray", "default"),
+    "md_table_border": ("default", "dark gray", "default", "dark gray", "default"),
     "md_table_head": ("bold", "default,bold", "default", "default,bold", "default"),
-    "md_code_block": ("default", "light gray", "default", "#ccc", "default"),
-    "md_code_lang": ("default", "dark gray", "default", "#777", "default"),
+    "md_code_block": ("default", "default", "default", "default", "default"),
+    "md_code_lang": ("default", "dark gray", "default", "dark gray", "default"),
     # syntax highlighting inside fenced code
-    "code_plain": ("default", "light gray", "default", "#ccc", "default"),
-    "code_keyword": ("bold", "light magenta", "default", "#c9f", "default"),
-    "code_string": ("default", "light green", "default", "#9d8", "default"),
-    "code_comment": ("default", "dark gray", "default", "#789", "default"),
-    "code_number": ("default", "light cyan", "default", "#8dd", "default"),
-    "code_name_func": ("bold", "light blue", "default", "#7bf", "default"),
-    "code_builtin": ("default", "yellow", "default", "#fc8", "default"),
-    "code_operator": ("default", "light gray", "default", "#aaa", "default"),
+    "code_plain": ("default", "default", "default", "default", "default"),
+    "code_keyword": ("bold", "light magenta", "default", "light magenta", "default"),
+    "code_string": ("default", "light green", "default", "light green", "default"),
+    "code_comment": ("default", "dark gray", "default", "dark gray", "default"),
+    "code_number": ("default", "light cyan", "default", "light cyan", "default"),
+    "code_name_func": ("bold", "light blue", "default", "light blue", "default"),
+    "code_builtin": ("default", "yellow", "default", "yellow", "default"),
+    "code_operator": ("default", "default", "default", "default", "default"),
 }
 
 DEPTHS = (1, 16, 256)

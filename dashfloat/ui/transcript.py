@@ -77,6 +77,10 @@ class AssistantEntry(Entry):
     # cache of rendered completed blocks
     _done_upto: int = 0
     _done_lines: list = field(default_factory=list)
+    # cache of the rendered streaming tail
+    _tail_src: str = ""
+    _tail_base: int = -1
+    _tail_lines: list = field(default_factory=list)
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
@@ -115,15 +119,25 @@ class AssistantEntry(Entry):
                 for line in block_lines:
                     self._done_lines.append(self._decorate(line, glyphs))
             self._done_upto = upto
-        tail = text[self._done_upto :]
-        if not tail.strip():
+        shown = markdown.stable_prefix(text[self._done_upto :])
+        if not shown.strip():
             return self._done_lines
-        lines = list(self._done_lines)
-        if lines:
-            lines.append([])
-        for line in markdown.plain_lines(tail.strip("\n")):
-            lines.append(self._decorate(line, glyphs, first=not lines))
-        return lines
+        if shown != self._tail_src or self._tail_base != len(self._done_lines):
+            # the tail renders like the block it will become, so its rows stay as they are
+            # when the block completes; re-rendered only when what is shown grew
+            self._tail_src, self._tail_base = shown, len(self._done_lines)
+            first = not self._done_lines
+            table = markdown.streaming_table(shown)
+            if table < 0:
+                body = markdown.render(shown, ascii=self.ascii)
+            else:
+                body = markdown.render(shown[:table], ascii=self.ascii)
+                body += [[]] * bool(body) + markdown.plain_lines(shown[table:].strip("\n"))
+            self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0)
+                                for i, line in enumerate(body)]
+        if not self._done_lines:
+            return self._tail_lines
+        return [*self._done_lines, [], *self._tail_lines]
 
     def _decorate(self, line: Line, glyphs: Glyphs, first: bool | None = None) -> Line:
         if first is None:

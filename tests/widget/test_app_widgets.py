@@ -74,12 +74,19 @@ def test_transcript_shows_user_markdown_and_status():
     assert "idle" in status and "test-model" in status and "ctx 123 tok" in status
 
 
-def test_streaming_tail_is_plain_until_its_block_completes():
+def test_streaming_tail_is_rendered_as_it_will_stay():
+    """The unfinished block is rendered like the block it becomes (rows on the terminal
+    stay as they are); the word being typed and an unclosed span wait a moment."""
     app = make_app()
     stream_answer(app, "First paragraph.\n\nSecond with **bold")
     text = "\n".join(screen(app))
     assert "First paragraph." in text
-    assert "Second with **bold" in text  # unfinished block: shown raw, not re-rendered per token
+    assert "Second with" in text and "**" not in text and "bold" not in text
+    feed(app, (M.TOKEN, " words** and mor"))
+    text = "\n".join(screen(app))
+    assert "Second with bold words and" in text and "**" not in text and "mor" not in text
+    feed(app, (M.ASSISTANT_END, "done"))
+    assert "Second with bold words and mor" in "\n".join(screen(app))  # the end shows all
 
 
 def test_reasoning_is_apart_collapsed_and_toggles():
