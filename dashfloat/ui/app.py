@@ -351,7 +351,11 @@ class App:
         try:
             self._drain()  # the text that arrived quietly since the last tick
             streamed = self._dirty
-            if self._dirty:
+            current = self.model.current
+            if not streamed and current is not None and current.settle():
+                self.model.touch(current)  # a quiet stream shows the word it held back
+                streamed = True
+            if streamed:
                 self.refresh()
             if self.phase in M.ACTIVE_PHASES:
                 if not streamed:  # moving text shows activity; the spinner is for silences

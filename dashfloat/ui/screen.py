@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import urwid
 from urwid.display import _raw_display_base
@@ -27,7 +28,6 @@ from urwid.str_util import calc_width
 _ATTRSPEC_INDEX_BY_COLORS = _raw_display_base._ATTRSPEC_INDEX_BY_COLORS
 
 MIN_SAVED_ROWS = 3  # scrolling costs ~10 bytes; only worth it when it spares rows
-MIN_SPAN_COL = 6  # moving the cursor into a row costs ~8 bytes; a shorter prefix is re-sent
 
 
 def row_divergence(old: list, new: list) -> tuple[int, list]:
@@ -113,6 +113,7 @@ class DashScreen(urwid.display.raw.Screen):
         self.scrolled_rows = 0  # statistics for benchmarks and tests
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
         self._last_canvas = None
+        self._pending: tuple[str, str] | None = None  # (output, SGR state) for the next frame
         self.utf8 = urwid.util.get_encoding() == "utf-8"
 
     def _attrspec_to_escape(self, a) -> str:
@@ -139,7 +140,10 @@ class DashScreen(urwid.display.raw.Screen):
             self._before_draw(size, rows)
         except Exception:  # an optimisation must never cost a frame: urwid redraws it all
             self.screen_buf = None
-        return super().draw_screen(size, frame)
+        try:
+            return super().draw_screen(size, frame)
+        finally:
+            self._flush_pending()
 
     def _before_draw(self, size, rows: list) -> None:
         if not (self.scroll_optimisation and self.screen_buf):
@@ -155,41 +159,117 @@ class DashScreen(urwid.display.raw.Screen):
         k = best_shift(old, rows, region) if region >= 4 else 0
         if k:
             # margins = the transcript rows; a line feed at the bottom margin scrolls them up
+            # and brings in blank rows (default colours: the SGR was reset just before)
             out.append(f"\x1b[1;{region}r\x1b[{region};1H" + "\n" * k + "\x1b[r")
-            stale = [[("stale", None, b"")]]  # never equal to a real row: urwid redraws it
-            drawn[:] = drawn[k:region] + stale * k + drawn[region:]
-            old[:] = old[k:region] + stale * k + old[region:]
+            blank = [(None, None, b" " * maxcol)]
+            drawn_blank = [(self._attr_to_escape(None), None, b" " * maxcol)]
+            old[:] = old[k:region] + [blank] * k + old[region:]
+            drawn[:] = drawn[k:region] + [drawn_blank] * k + drawn[region:]
             self.scrolled_rows += k
+        state = RESET
         if self.utf8:
-            for y in range(maxrow - 1):  # not the last row: urwid's bottom-right-cell trick
-                new = rows[y]
-                if old[y] != new:
-                    self._span(out, y, old[y], new)
+            # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
+            changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if old[y] != rows[y]]
+            text, state, done = render_rows(changes, self._attr_to_escape)
+            out.append(text)
+            for y in done:
+                old[y] = rows[y]
+                drawn[y] = [(self._attr_to_escape(a), cs, run) for a, cs, run in rows[y]]
         if out:
-            self.write("\x1b[?25l\x1b[0m" + "".join(out))
+            self._pending = ("".join(out), state)
 
-    def _span(self, out: list[str], y: int, old: list, new: list) -> None:
-        """Write only the part of row y from the first column where it changed (the
-        growing last line of a streamed answer is otherwise re-sent whole every frame)."""
+    def write(self, data: str) -> None:
+        """urwid's frame, with what _before_draw prepared put inside it: one write, one
+        hidden-cursor span, and without the cursor-home urwid sends before its first move."""
+        pending = self._pending
+        if pending is not None and data.startswith(HIDE):
+            self._pending = None
+            pre, state = pending
+            rest = data[len(HIDE) :]
+            if state == RESET:
+                rest = rest.removeprefix(RESET)  # urwid resets what is reset already
+            data = HIDE + RESET + pre + _REDUNDANT_HOME.sub("", rest, count=1)
+        super().write(data)
+
+    def _flush_pending(self) -> None:
+        if self._pending is not None:  # urwid wrote no frame (a resize): ours goes alone
+            pre, _state = self._pending
+            self._pending = None
+            super().write(HIDE + RESET + pre + RESET)
+            self.flush()
+
+
+HIDE = "\x1b[?25l"
+RESET = "\x1b[0m"
+# urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
+# move to a row follows at once (row 1 itself is written without a move)
+_REDUNDANT_HOME = re.compile(r"^((?:\x1b\[[0-9;]*m)?)\x1b\[H\x1b\[1;1H(?=\x1b\[\d+;\d+H)")
+
+
+def _width(b: bytes) -> int:
+    return len(b) if b.isascii() else calc_width(b, 0, len(b))
+
+
+def _trim_blank_end(row: list, escape_of) -> tuple[list, int]:
+    """The row without its trailing blank cells (spaces in the default rendition), and
+    the column where its last non-blank cell ends."""
+    runs = list(row)
+    while runs:
+        a, cs, run = runs[-1]
+        if escape_of(a) != RESET:
+            break
+        stripped = run.rstrip(b" ")
+        if stripped:
+            runs[-1] = (a, cs, stripped)
+            break
+        runs.pop()
+    return runs, sum(_width(r[2]) for r in runs)
+
+
+def render_rows(changes: list, escape_of) -> tuple[str, str, list[int]]:
+    """Terminal output that turns rows `old` into rows `new`, for (y, old, new) in
+    ascending y. Pure, given `escape_of(attr) -> SGR string`.
+
+    Returns (output, the SGR state it leaves, the rows it drew). It starts from the
+    default rendition (RESET), writes a row from the first column where it changed
+    (row_divergence), moves with CR LF to the start of the next row instead of a cursor
+    address when it can, erases to the end of the row only when the old row had
+    something there, and repeats no SGR that is already in force. Rows with a charset
+    (DEC graphics) are left to urwid.
+    """
+    out: list[str] = []
+    state = RESET
+    drawn: list[int] = []
+    cy = -2  # the row the cursor is on after the last write (-2: unknown)
+    for y, old, new in changes:
+        if any(cs is not None for _a, cs, _r in new):
+            cy = -2
+            continue
         col, rest = row_divergence(old, new)
-        if col < MIN_SPAN_COL or not rest:
-            return
-        a, cs, run = rest[-1]
-        erase = False
-        if run[-1:] == b" " and self.back_color_erase:
-            spec = self.resolve_attr(a, _ATTRSPEC_INDEX_BY_COLORS[self.colors])
-            if not (spec.standout or spec.underline):
-                rest = [*rest[:-1], (a, cs, run.rstrip(b" "))]
-                erase = True
-        out.append(f"\x1b[{y + 1};{col + 1}H")
+        rest, new_end = _trim_blank_end(rest, escape_of)
+        new_end += col
+        _old_runs, old_end = _trim_blank_end(old, escape_of)
+        drawn.append(y)
+        if not rest and old_end <= new_end:
+            continue  # nothing visible changed (runs split differently, trailing blanks)
+        if col == 0 and cy == y - 1:
+            out.append("\r\n")
+        else:
+            out.append(f"\x1b[{y + 1};{col + 1}H")
         for a, _cs, run in rest:
-            out.append(self._attr_to_escape(a))
+            esc = escape_of(a)
+            if esc != state:
+                out.append(esc)
+                state = esc
             text = run.translate(UNPRINTABLE_TRANS_TABLE).decode("utf-8", "replace")
             out.append(text if text.isascii() else text.translate(UNPRINTABLE_C1_TRANS_TABLE))
-        if erase:
+        if old_end > new_end:
+            if state != RESET:
+                out.append(RESET)
+                state = RESET
             out.append("\x1b[K")
-        self.screen_buf[y] = new
-        self._drawn_rows[y] = [(self._attr_to_escape(a), cs, run) for a, cs, run in new]
+        cy = y
+    return "".join(out), state, drawn
 
 
 class _Frame:

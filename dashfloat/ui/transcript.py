@@ -77,6 +77,7 @@ class AssistantEntry(Entry):
     # cache of rendered completed blocks
     _done_upto: int = 0
     _done_lines: list = field(default_factory=list)
+    settled: bool = False  # no text for a tick: nothing is held back
     # cache of the rendered streaming tail
     _tail_src: str = ""
     _tail_base: int = -1
@@ -84,7 +85,17 @@ class AssistantEntry(Entry):
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
+        self.settled = False
         self.version += 1
+
+    def settle(self) -> bool:
+        """The stream went quiet: show what stable_prefix holds back (the word being
+        typed, an unclosed span) until more text comes. True if that changed anything."""
+        if self.settled or self.status != "streaming":
+            return False
+        self.settled = True
+        self.version += 1
+        return True
 
     def add_reasoning(self, text: str) -> None:
         self.reasoning.append(text)
@@ -119,7 +130,8 @@ class AssistantEntry(Entry):
                 for line in block_lines:
                     self._done_lines.append(self._decorate(line, glyphs))
             self._done_upto = upto
-        shown = markdown.stable_prefix(text[self._done_upto :])
+        tail = text[self._done_upto :]
+        shown = tail if self.settled else markdown.stable_prefix(tail)
         if not shown.strip():
             return self._done_lines
         if shown != self._tail_src or self._tail_base != len(self._done_lines):

@@ -1,5 +1,6 @@
-"""Incremental drawing (row diffs plus scroll-region shifts) leaves on screen exactly what
-a full repaint draws: after a long streamed answer, Ctrl-L must change nothing."""
+"""Incremental drawing (scroll-region shifts, rows written from where they changed, CR LF
+moves, erases only where needed, SGR not repeated) leaves on screen exactly what a full
+repaint draws, text and colours: after a long streamed answer, Ctrl-L must change nothing."""
 
 from __future__ import annotations
 
@@ -18,9 +19,18 @@ def test_screen_after_streaming_equals_a_full_repaint(dash, server, size):
     term.wait_text("EndMarkerWord", timeout=20)
     term.wait_status("idle")
     term.wait_quiet()
-    incremental = list(term.screen.display)
+    incremental = cells(term.screen)
     mark = len(term.raw)
     term.send("\x0c")  # Ctrl-L: urwid clears and repaints every row
     term.wait_for(lambda t: len(t.raw) - mark > rows * 10, what="the full repaint")
     term.wait_quiet()
-    assert list(term.screen.display) == incremental
+    assert cells(term.screen) == incremental
+
+
+def cells(screen) -> list[list[tuple]]:
+    """Every cell's character and rendition (colours, bold, italics, underline, reverse)."""
+    return [
+        [(c.data, c.fg, c.bg, c.bold, c.italics, c.underscore, c.reverse, c.strikethrough)
+         for c in (screen.buffer[y][x] for x in range(screen.columns))]
+        for y in range(screen.lines)
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -725,3 +726,47 @@ def test_heavy_modules_load_only_when_needed():
     assert "pygments.lexers" not in loaded and "wcwidth" not in loaded and "urwid" not in loaded
     loaded = _imported_after("from dashfloat.ui.markdown import render\nrender('```py\\nx\\n```')")
     assert "pygments.lexers" in loaded and "urwid" not in loaded
+
+
+# --------------------------------------------------------------------------- stable_prefix
+
+@pytest.mark.parametrize(
+    "tail,expected",
+    [
+        ("Hello wor", "Hello"),  # the word being typed waits
+        ("Hello world ", "Hello world"),
+        ("Hello world\n", "Hello world\n"),
+        ("Hello **bold te", "Hello"),  # an unclosed span waits from its opener
+        ("Hello **bold** and `co", "Hello **bold** and"),
+        ("x `a` b *it", "x `a` b"),
+        ("a snake_case name and _emph", "a snake_case name and"),
+        ("see [the docs](http://exa", "see"),
+        ("see [the docs] here", "see [the docs]"),
+        ("~~gone", ""),
+        ("* bullet one two", "* bullet one"),  # a bullet star opens nothing
+        ("- item one\n- ite", "- item one\n"),  # a bare marker may become a rule or underline
+        ("Para\n-", "Para\n"),
+        ("## Hea", ""),
+        ("```python\nx = 1\ny = ", "```python\nx = 1\n"),  # code: a line at a time
+        ("```python\nx = 1 and `y", "```python\n"),
+        ("```python\nx = 1\n```\nMore te", "```python\nx = 1\n```\nMore"),
+        ("> quoted wor", "> quoted"),
+        ("https://example.com/" + "a" * 80, "https://example.com/" + "a" * 80),  # a long word grows
+        ("", ""),
+    ],
+)
+def test_stable_prefix(tail, expected):
+    assert md.stable_prefix(tail) == expected
+
+
+@pytest.mark.parametrize(
+    "shown,expected",
+    [
+        ("text\n\n| a | b |\n|---|---|\n| 1 |", 6),
+        ("no table here", -1),
+        ("a | b in prose", -1),
+        ("```\n| a | b |\n", -1),  # in code, a pipe is code
+    ],
+)
+def test_streaming_table(shown, expected):
+    assert md.streaming_table(shown) == expected

@@ -89,6 +89,23 @@ def test_streaming_tail_is_rendered_as_it_will_stay():
     assert "Second with bold words and mor" in "\n".join(screen(app))  # the end shows all
 
 
+def test_a_quiet_stream_shows_the_word_it_held_back():
+    app = make_app()
+
+    def answer_row():
+        return next(r for r in screen(app) if r.startswith("●")).rstrip()
+
+    stream_answer(app, "Partial answer te")
+    assert answer_row() == "● Partial answer"
+    app._dirty = True
+    app._tick(None, None)  # text arrived since the last tick: still held back
+    assert answer_row() == "● Partial answer"
+    app._tick(None, None)  # a tick with nothing new: the stream is quiet
+    assert answer_row() == "● Partial answer te"
+    feed(app, (M.TOKEN, "xt and mo"))  # more text: the word being typed waits again
+    assert answer_row() == "● Partial answer text and"
+
+
 def test_reasoning_is_apart_collapsed_and_toggles():
     app = make_app()
     stream_answer(app, "The answer.", reasoning="step one\nstep two\n")
@@ -350,3 +367,49 @@ def test_a_confirmation_takes_only_its_keys_and_keeps_the_prompt():
     assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
     assert app.prompt.edit_text == "my draft"
     assert "allowed for the rest of the session" in "\n".join(screen(app))
+
+
+@pytest.mark.parametrize("name,width", [("realistic", 60), ("bench", 100)])
+def test_streamed_rows_stay_as_shown_except_tables(name, width):
+    """Streaming token by token, a terminal row once shown (other than the last, still
+    growing one) is never changed later, except a table's source rows when the table
+    completes: what reached the terminal is not sent again."""
+    import re
+
+    from dashfloat.ui.theme import UNICODE
+    from dashfloat.ui.transcript import AssistantEntry
+    from dashfloat.ui.widgets import make_row
+    from tests.fakeserver import markdown_answer
+    from tests.unit.test_markdown import realistic_document
+
+    if name == "realistic":
+        pieces = re.findall(r"\s*\S+|\s+", realistic_document(6))
+    else:
+        pieces = markdown_answer(2000)
+    entry = AssistantEntry()
+    cache: dict = {}
+
+    def rows() -> list:
+        out = []
+        for line in entry.lines(UNICODE, False):
+            key = repr(line)
+            if key not in cache:
+                cache[key] = list(make_row(line).render((width,)).content())
+            out.extend(cache[key])
+        return out
+
+    shown: list = []
+    changed = []
+    for i, piece in enumerate(pieces):
+        entry.add_content(piece)
+        last = i == len(pieces) - 1
+        if i % 2 and not last:
+            continue
+        if last:
+            entry.end("done")
+        now = rows()
+        changed += [b"".join(r for _a, _cs, r in old).decode().strip()
+                    for old, new in zip(shown[:-1], now, strict=False) if old != new]
+        shown = now
+    assert len(shown) > 100
+    assert all("|" in text for text in changed), changed

@@ -1,0 +1,175 @@
+"""The screen writer's pure parts, checked on an emulated terminal (pyte): whatever rows
+were on screen, render_rows' output leaves exactly the new rows, text and renditions."""
+
+from __future__ import annotations
+
+import random
+
+import pyte
+import pytest
+
+from dashfloat.ui.screen import RESET, render_rows, row_divergence
+
+ESCAPES = {None: RESET, "y": "\x1b[0;93m", "b": "\x1b[0;1m", "u": "\x1b[0;4m", "g": "\x1b[0;92;1m"}
+COLS, ROWS = 32, 6
+
+
+def escape_of(attr):
+    return ESCAPES[attr]
+
+
+def blank_row(cols=COLS):
+    return [(None, None, b" " * cols)]
+
+
+def make_row(parts, cols=COLS):
+    """(attr, text) parts, padded with blanks to the width (wide characters count 2)."""
+    from urwid.str_util import calc_width
+
+    runs = [(a, None, t.encode()) for a, t in parts if t]
+    width = sum(calc_width(r[2], 0, len(r[2])) for r in runs)
+    assert width <= cols
+    if width < cols:
+        runs.append((None, None, b" " * (cols - width)))
+    return runs
+
+
+def terminal():
+    screen = pyte.Screen(COLS, ROWS)
+    return screen, pyte.Stream(screen)
+
+
+def cells(screen):
+    return [[(c.data, c.fg, c.bold, c.underscore) for c in (screen.buffer[y][x] for x in range(COLS))]
+            for y in range(ROWS)]
+
+
+def paint(rows):
+    """A naive full paint of `rows` on a fresh terminal: the reference."""
+    screen, stream = terminal()
+    for y, row in enumerate(rows):
+        stream.feed(f"\x1b[{y + 1};1H")
+        for a, _cs, run in row:
+            stream.feed(escape_of(a) + run.decode())
+        stream.feed(RESET)
+    return cells(screen)
+
+
+def apply_steps(steps):
+    screen, stream = terminal()
+    old = [blank_row() for _ in range(ROWS)]
+    for rows in steps:
+        changes = [(y, old[y], rows[y]) for y in range(ROWS) if old[y] != rows[y]]
+        text, state, drawn = render_rows(changes, escape_of)
+        stream.feed(text + ("" if state == RESET else RESET))
+        assert sorted(drawn) == [y for y, _o, _n in changes]
+        assert cells(screen) == paint(rows), text
+        old = rows
+    return screen
+
+
+def test_a_growing_line_is_sent_as_its_new_end_only():
+    a = make_row([(None, "  The loader reads")])
+    b = make_row([(None, "  The loader reads the "), ("y", "file")])
+    text, _state, _ = render_rows([(0, a, b)], escape_of)
+    assert text == "\x1b[1;19H the \x1b[0;93mfile"
+    apply_steps([[a] + [blank_row()] * 5, [b] + [blank_row()] * 5])
+
+
+def test_consecutive_new_rows_move_with_cr_lf_and_need_no_erase():
+    rows = [make_row([(None, f"row {i}")]) for i in range(3)]
+    changes = [(y, blank_row(), rows[y]) for y in range(3)]
+    text, _state, _ = render_rows(changes, escape_of)
+    assert text == "\x1b[1;1Hrow 0\r\nrow 1\r\nrow 2"
+
+
+def test_a_shorter_row_erases_what_the_old_one_had_beyond_it():
+    a = make_row([(None, "a long old row here")])
+    b = make_row([(None, "short")])
+    text, _state, _ = render_rows([(0, a, b)], escape_of)
+    assert text.endswith("\x1b[K")
+    apply_steps([[a] * ROWS, [b] * ROWS])
+
+
+def test_sgr_is_not_repeated_and_ends_reset_before_an_erase():
+    a = make_row([("y", "yellow text that is long")])
+    b = make_row([("y", "ye"), ("y", "llow")])
+    text, state, _ = render_rows([(0, a, b)], escape_of)
+    assert text.count("\x1b[0;93m") <= 1 and text.endswith(RESET + "\x1b[K")
+    assert state == RESET
+
+
+def test_rows_with_a_charset_are_left_to_urwid():
+    row = [(None, "0", b"qqqq"), (None, None, b" " * (COLS - 4))]
+    text, _state, drawn = render_rows([(0, blank_row(), row)], escape_of)
+    assert text == "" and drawn == []
+
+
+@pytest.mark.parametrize(
+    "old,new,expected",
+    [
+        ([(None, None, b"abc   ")], [(None, None, b"abcdef")], (3, [(None, None, b"def")])),
+        ([("y", None, b"ab"), (None, None, b"    ")], [("y", None, b"ab"), (None, None, b"cd  ")],
+         (2, [(None, None, b"cd  ")])),
+        ([("y", None, b"ab")], [("b", None, b"ab")], (0, [("b", None, b"ab")])),  # restyled
+        # never split next to a non-ASCII character (a combining mark modifies the one before)
+        ([(None, None, "ab\u00e9x".encode())], [(None, None, "ab\u00e9y".encode())],
+         (1, [(None, None, "b\u00e9y".encode())])),
+        ([(None, None, "\u4e16a".encode())], [(None, None, "\u4e16b".encode())], (0, [(None, None, "\u4e16b".encode())])),
+        ([(None, None, "a\u4e16 x".encode())], [(None, None, "a\u4e16 y".encode())], (4, [(None, None, b"y")])),
+    ],
+)
+def test_row_divergence(old, new, expected):
+    assert row_divergence(old, new) == expected
+
+
+WORDS = ["The", "loader", "reads", "é", "世界", "x", "config.toml", "", "  ", "a b"]
+
+
+def random_row(rng):
+    parts, width = [], 0
+    for _ in range(rng.randrange(0, 6)):
+        word = rng.choice(WORDS) + " "
+        w = sum(2 if ord(ch) > 0x2E80 else 1 for ch in word)
+        if width + w > COLS:
+            break
+        parts.append((rng.choice(list(ESCAPES)), word))
+        width += w
+    return make_row(parts)
+
+
+def mutate(rng, row):
+    """A likely next frame of a row: grown, cut, restyled or replaced."""
+    choice = rng.randrange(4)
+    text = [(a, r.decode()) for a, _cs, r in row]
+    if choice == 0:
+        return random_row(rng)
+    body = [(a, t) for a, t in text if a is not None or t.strip()]
+    if choice == 1 and body:
+        body = body[:-1]
+    elif choice == 2 and body:
+        a, t = body[-1]
+        body[-1] = (rng.choice(list(ESCAPES)), t)
+    else:
+        body.append((rng.choice(list(ESCAPES)), rng.choice(WORDS)))
+    from urwid.str_util import calc_width
+
+    out, width = [], 0
+    for a, t in body:
+        w = calc_width(t, 0, len(t))
+        if width + w > COLS:
+            break
+        out.append((a, t))
+        width += w
+    return make_row(out)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_frames_match_a_full_paint(seed):
+    rng = random.Random(seed)
+    rows = [random_row(rng) for _ in range(ROWS)]
+    steps = [rows]
+    for _ in range(12):
+        rows = [mutate(rng, r) if rng.random() < 0.5 else r for r in rows]
+        steps.append(rows)
+    apply_steps(steps)
