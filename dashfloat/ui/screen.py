@@ -39,7 +39,7 @@ def row_divergence(old: list, new: list) -> tuple[int, list]:
     ASCII is its length). Rows with a charset (DEC graphics) are not split at all.
     """
     col = 0
-    for i, (o, n) in enumerate(zip(old, new)):
+    for i, (o, n) in enumerate(zip(old, new, strict=False)):
         if n[1] is not None:
             return 0, new
         if o == n:

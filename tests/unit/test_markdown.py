@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import re
 import statistics
 import subprocess
 import sys
