@@ -114,6 +114,7 @@ class DashScreen(urwid.display.raw.Screen):
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
         self._last_canvas = None
         self._pending: tuple[str, str] | None = None  # (output, SGR state) for the next frame
+        self._all_ours = False  # _before_draw wrote every changed row but the last
         self.utf8 = urwid.util.get_encoding() == "utf-8"
 
     def _attrspec_to_escape(self, a) -> str:
@@ -138,12 +139,32 @@ class DashScreen(urwid.display.raw.Screen):
             rows = list(canvas.content())  # once: our passes and urwid's diff share it
             frame = _Frame(rows, canvas.cursor)
             self._before_draw(size, rows)
+            if self._pending is not None and self._all_ours and rows[-1] == self.screen_buf[-1]:
+                return self._draw_alone(frame)  # every changed row is ours: no urwid pass
         except Exception:  # an optimisation must never cost a frame: urwid redraws it all
+            self._pending = None
             self.screen_buf = None
         try:
             return super().draw_screen(size, frame)
         finally:
             self._flush_pending()
+
+    def _draw_alone(self, frame: _Frame) -> None:
+        """Finish a frame whose changed rows _before_draw has all written: the cursor,
+        and urwid's record of what is on screen (as its own draw_screen would leave it)."""
+        pre, state = self._pending
+        self._pending = None
+        out = [HIDE, RESET, pre]
+        if state != RESET:
+            out.append(RESET)
+        if frame.cursor is not None:
+            x, y = frame.cursor
+            out.append(f"\x1b[{y + 1};{x + 1}H{SHOW}")
+            self._cy = y
+        self.write("".join(out))
+        self.flush()
+        self.screen_buf = frame.content()
+        self._screen_buf_canvas = frame
 
     def _before_draw(self, size, rows: list) -> None:
         if not (self.scroll_optimisation and self.screen_buf):
@@ -167,11 +188,13 @@ class DashScreen(urwid.display.raw.Screen):
             drawn[:] = drawn[k:region] + [drawn_blank] * k + drawn[region:]
             self.scrolled_rows += k
         state = RESET
+        self._all_ours = False
         if self.utf8:
             # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
             changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if old[y] != rows[y]]
             text, state, done = render_rows(changes, self._attr_to_escape)
             out.append(text)
+            self._all_ours = len(done) == len(changes)
             for y in done:
                 old[y] = rows[y]
                 drawn[y] = [(self._attr_to_escape(a), cs, run) for a, cs, run in rows[y]]
@@ -200,6 +223,7 @@ class DashScreen(urwid.display.raw.Screen):
 
 
 HIDE = "\x1b[?25l"
+SHOW = "\x1b[?25h"
 RESET = "\x1b[0m"
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
 # move to a row follows at once (row 1 itself is written without a move)
