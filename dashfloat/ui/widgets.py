@@ -1,7 +1,8 @@
-"""urwid widgets: the transcript list, the prompt editor, the status bar and the help.
+"""urwid widgets: the transcript pane, the prompt editor, the status bar and the help.
 
-They only ever run on the main thread. The transcript is a ListBox of one Text per line
-(never one giant Text), so a long session costs the same per frame as a short one.
+They only ever run on the main thread. The transcript is a pane of lines, each laid out
+once into rows and cached (never one giant Text), so a long session costs the same per
+frame as a short one.
 """
 
 from __future__ import annotations
@@ -49,39 +50,218 @@ def _markup(line: Line):
     return segs
 
 
-class TranscriptBox(urwid.ListBox):
-    """A ListBox that remembers its last size (for paging from the root widget)."""
+class RowsCanvas(urwid.Canvas):
+    """A canvas that is a list of ready rows ((attr, charset, bytes) runs, full width):
+    the transcript's visible rows, taken from a per-line cache, handed to the screen as
+    they are (no per-row shards, no re-layout of lines that did not change)."""
 
-    last_size: tuple[int, int] = (80, 20)
+    def __init__(self, rows: list, maxcol: int):
+        super().__init__()
+        self._rows, self._maxcol = rows, maxcol
 
+    def rows(self) -> int:
+        return len(self._rows)
+
+    def cols(self) -> int:
+        return self._maxcol
+
+    def content(self, trim_left=0, trim_top=0, cols=0, rows=0, attr=None):
+        rows = rows or len(self._rows) - trim_top
+        cols = cols or self._maxcol - trim_left
+        if trim_left or cols != self._maxcol:  # partly covered (an overlay): the general path
+            return self._as_text_canvas().content(trim_left, trim_top, cols, rows, attr)
+        out = self._rows[trim_top : trim_top + rows]
+        if attr:
+            out = [[(attr.get(a, a), cs, run) for a, cs, run in row] for row in out]
+        return iter(out)
+
+    def content_delta(self, other):
+        return self.content()
+
+    def _as_text_canvas(self) -> urwid.TextCanvas:
+        text, attrs, css = [], [], []
+        for row in self._rows:
+            text.append(b"".join(run for _a, _cs, run in row))
+            attrs.append([(a, len(run)) for a, _cs, run in row])
+            css.append([(cs, len(run)) for _a, cs, run in row])
+        return urwid.TextCanvas(text, attrs, css, maxcol=self._maxcol, check_width=False)
+
+
+class TranscriptPane(urwid.Widget):
+    """The transcript's box: a list of lines (markup), drawn from the bottom while
+    following, else from a top anchor (line, row within it).
+
+    Each line is laid out once per width (an IndentText or Text rendered and kept as
+    rows); a frame only gathers the cached rows of the lines on screen, so a long session
+    costs the same per frame as a short one, and a line costs memory as markup, not as a
+    widget. Scrolling is by rows, not by lines.
+    """
+
+    _sizing = frozenset([urwid.Sizing.BOX])
+    _selectable = False
+
+    def __init__(self):
+        super().__init__()
+        self.lines: list[Line] = []
+        self._cache: list = []  # per line: (width, rows) or None
+        self.following = True
+        self.anchor = (0, 0)  # top (line, row) while not following
+        self.last_size: tuple[int, int] = (80, 20)
+
+    # ---- lines ------------------------------------------------------------------------
+    def replace(self, start: int, stop: int, lines: list[Line]) -> None:
+        """lines[start:stop] = lines (the only way lines change)."""
+        self.lines[start:stop] = lines
+        self._cache[start:stop] = [None] * len(lines)
+        line, row = self.anchor
+        if not self.following and line >= stop:
+            self.anchor = (line + len(lines) - (stop - start), row)
+        self._invalidate()
+
+    def set_line(self, i: int, line: Line) -> None:
+        self.lines[i] = line
+        self._cache[i] = None
+        self._invalidate()
+
+    def _rows(self, i: int, width: int) -> list:
+        cached = self._cache[i]
+        if cached is not None and cached[0] == width:
+            return cached[1]
+        rows = list(make_row(self.lines[i]).render((width,)).content())
+        self._cache[i] = (width, rows)
+        return rows
+
+    # ---- drawing ----------------------------------------------------------------------
     def render(self, size, focus=False):
+        maxcol, maxrow = size
         self.last_size = size
-        return super().render(size, focus)
+        if self.following or not self.lines:
+            out = self._from_bottom(maxcol, maxrow)
+        else:
+            out = self._from_anchor(maxcol, maxrow)
+        if len(out) < maxrow:
+            out = out + [[(None, None, b" " * maxcol)]] * (maxrow - len(out))
+        return RowsCanvas(out, maxcol)
+
+    def _from_bottom(self, maxcol: int, maxrow: int) -> list:
+        chunks, n, i = [], 0, len(self.lines) - 1
+        while i >= 0 and n < maxrow:
+            rows = self._rows(i, maxcol)
+            chunks.append(rows)
+            n += len(rows)
+            i -= 1
+        out = [row for rows in reversed(chunks) for row in rows]
+        extra = max(0, n - maxrow)
+        self.anchor = (i + 1, extra)
+        return out[extra:]
+
+    def _from_anchor(self, maxcol: int, maxrow: int) -> list:
+        line, skip = self.anchor
+        line = min(max(0, line), len(self.lines) - 1)
+        skip = min(skip, len(self._rows(line, maxcol)) - 1)
+        out: list = []
+        i = line
+        while i < len(self.lines) and len(out) < maxrow + skip:
+            out.extend(self._rows(i, maxcol))
+            i += 1
+        if len(out) - skip < maxrow:  # the anchor is too close to the end: show the end
+            self.following = True
+            return self._from_bottom(maxcol, maxrow)
+        self.anchor = (line, skip)
+        return out[skip : skip + maxrow]
+
+    # ---- scrolling --------------------------------------------------------------------
+    def scroll_rows(self, delta: int) -> None:
+        """Move the view `delta` rows (negative: up). Reaching the end follows again."""
+        if not self.lines:
+            return
+        maxcol, maxrow = self.last_size
+        if self.following:
+            self.render(self.last_size)  # where the bottom view starts
+            self.following = False
+        line, row = self.anchor
+        row += delta
+        while row < 0 and line > 0:
+            line -= 1
+            row += len(self._rows(line, maxcol))
+        row = max(0, row)
+        while line < len(self.lines) - 1 and row >= len(self._rows(line, maxcol)):
+            row -= len(self._rows(line, maxcol))
+            line += 1
+        self.anchor = (line, row)
+        if delta > 0 and self._rows_below(line, row, maxcol, maxrow) <= maxrow:
+            self.following = True
+        self._invalidate()
+
+    def _rows_below(self, line: int, row: int, maxcol: int, limit: int) -> int:
+        """Rows from the anchor to the end, counted up to `limit` + 1."""
+        n = -row
+        while line < len(self.lines) and n <= limit:
+            n += len(self._rows(line, maxcol))
+            line += 1
+        return n
+
+    def to_top(self) -> None:
+        self.following = False
+        self.anchor = (0, 0)
+        self._invalidate()
+
+    def to_end(self) -> None:
+        self.following = True
+        self._invalidate()
+
+    def position(self) -> tuple[int, int]:
+        """(1-based last line on screen, total lines), from the scroll state itself (the
+        status bar asks before the next frame is drawn)."""
+        total = len(self.lines)
+        if not total:
+            return (0, 0)
+        if self.following:
+            return (total, total)
+        maxcol, maxrow = self.last_size
+        line, row = self.anchor
+        line = min(max(0, line), total - 1)
+        n = -row
+        while line < total:
+            n += len(self._rows(line, maxcol))
+            if n >= maxrow:
+                break
+            line += 1
+        return (min(line, total - 1) + 1, total)
 
 
 class TranscriptView:
-    """Keeps the ListBox rows in step with the model's entries.
+    """Keeps the pane's lines in step with the model's entries.
 
-    Each entry owns a contiguous range of rows. Only entries whose version moved are
-    re-drawn, and only the rows that differ get `set_text`, so streaming into the last
-    entry touches the last few rows, never the whole list.
+    Each entry owns a contiguous range of lines. Only entries whose version moved are
+    re-drawn, and only the lines that differ are replaced, so streaming into the last
+    entry touches the last few lines, never the whole list.
     """
 
     def __init__(self, glyphs: Glyphs):
         self.glyphs = glyphs
         self.show_reasoning = False
-        self.walker = urwid.SimpleFocusListWalker([])
-        self.listbox = TranscriptBox(self.walker)
-        self.following = True
+        self.listbox = self.pane = TranscriptPane()
         self._entries: list[Entry] = []
         self._starts: list[int] = []
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
         self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
 
-    # ---- model -> rows ----------------------------------------------------------------
+    @property
+    def following(self) -> bool:
+        return self.pane.following
+
+    @following.setter
+    def following(self, value: bool) -> None:
+        if value:
+            self.pane.to_end()
+        else:
+            self.pane.following = False
+
+    # ---- model -> lines ---------------------------------------------------------------
     def sync(self, entries: list[Entry], touched: set[int] | None = None) -> bool:
-        """Bring rows up to date with `entries`; True if anything changed.
+        """Bring lines up to date with `entries`; True if anything changed.
 
         `touched` holds id() of entries changed since the last sync (the model collects
         them); without it the last few entries are checked by version.
@@ -101,8 +281,6 @@ class TranscriptView:
         for entry in entries[n_known:]:
             self._append(entry)
             changed = True
-        if changed and self.following:
-            self.scroll_to_end()
         return changed
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
@@ -112,13 +290,14 @@ class TranscriptView:
         return lines
 
     def _append(self, entry: Entry) -> None:
-        lines = self._entry_rows(entry, first=len(self.walker) == 0)
+        pane = self.pane
+        lines = self._entry_rows(entry, first=len(pane.lines) == 0)
         self._index[id(entry)] = len(self._entries)
         self._entries.append(entry)
-        self._starts.append(len(self.walker))
+        self._starts.append(len(pane.lines))
         self._lines.append(lines)
         self._versions.append(entry.version)
-        self.walker.extend(make_row(line) for line in lines)
+        pane.replace(len(pane.lines), len(pane.lines), lines)
 
     def _redraw(self, i: int) -> None:
         entry = self._entries[i]
@@ -128,13 +307,13 @@ class TranscriptView:
         common = min(len(old), len(new))
         for j in range(common):
             if old[j] is not new[j] and old[j] != new[j]:
-                self.walker[start + j] = make_row(new[j])
+                self.pane.set_line(start + j, new[j])
         delta = len(new) - len(old)
         if delta > 0:
             pos = start + len(old)
-            self.walker[pos:pos] = [make_row(line) for line in new[len(old) :]]
+            self.pane.replace(pos, pos, new[len(old) :])
         elif delta < 0:
-            del self.walker[start + len(new) : start + len(old)]
+            self.pane.replace(start + len(new), start + len(old), [])
         if delta:
             for k in range(i + 1, len(self._starts)):
                 self._starts[k] += delta
@@ -146,71 +325,31 @@ class TranscriptView:
         entries = self._entries
         self._entries, self._starts, self._lines, self._versions = [], [], [], []
         self._index = {}
-        del self.walker[:]
+        self.pane.replace(0, len(self.pane.lines), [])
         for entry in entries:
             self._append(entry)
-        if self.following:
-            self.scroll_to_end()
 
     # ---- scrolling --------------------------------------------------------------------
     def scroll_to_end(self) -> None:
-        self.following = True
-        if len(self.walker):
-            self.listbox.set_focus(len(self.walker) - 1)
-            self.listbox.set_focus_valign("bottom")
+        self.pane.to_end()
 
     def scroll(self, command: str) -> None:
-        if not len(self.walker):
+        pane = self.pane
+        if not pane.lines:
             return
-        size = self.listbox.last_size
+        page = max(1, pane.last_size[1] - 1)
         if command == "scroll_top":
-            self.listbox.set_focus(0)
-            self.listbox.set_focus_valign("top")
+            pane.to_top()
         elif command == "scroll_bottom":
-            self.scroll_to_end()
-            return
+            pane.to_end()
         else:
-            key = {
-                "scroll_page_up": "page up",
-                "scroll_page_down": "page down",
-                "scroll_line_up": "up",
-                "scroll_line_down": "down",
-            }[command]
-            self._scroll_key(size, key)
-        self.following = self._at_end(size)
-
-    def _scroll_key(self, size, key: str) -> None:
-        """Scroll by rows, not by focusable items (every row here is plain text)."""
-        step = max(1, size[1] - 1) if key.startswith("page") else 1
-        if key in ("page up", "up"):
-            self.listbox.set_focus(max(0, self._edge_position(size, top=True) - step))
-            self.listbox.set_focus_valign("top")
-        else:
-            self.listbox.set_focus(min(len(self.walker) - 1, self._edge_position(size, top=False) + step))
-            self.listbox.set_focus_valign("bottom")
-
-    def _edge_position(self, size, top: bool) -> int:
-        """The walker position of the first (top=True) or last row on screen."""
-        middle, above, below = self.listbox.calculate_visible(size)
-        _trim, fill = above if top else below
-        return fill[-1][1] if fill else middle[2]
-
-    def _at_end(self, size) -> bool:
-        try:
-            return self._edge_position(size, top=False) >= len(self.walker) - 1
-        except Exception:
-            return True
+            delta = {"scroll_page_up": -page, "scroll_page_down": page,
+                     "scroll_line_up": -1, "scroll_line_down": 1}[command]
+            pane.scroll_rows(delta)
 
     def position(self) -> tuple[int, int]:
-        """(1-based bottom row shown, total rows) for the status bar's indicator."""
-        total = len(self.walker)
-        if not total:
-            return (0, 0)
-        try:
-            pos = self._edge_position(self.listbox.last_size, top=False)
-        except Exception:
-            pos = self.listbox.focus_position
-        return (pos + 1, total)
+        """(1-based last line shown, total lines) for the status bar's indicator."""
+        return self.pane.position()
 
 
 class Prompt(urwid.Edit):

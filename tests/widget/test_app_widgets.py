@@ -413,3 +413,76 @@ def test_streamed_rows_stay_as_shown_except_tables(name, width):
         shown = now
     assert len(shown) > 100
     assert all("|" in text for text in changed), changed
+
+
+def _pane_with(lines):
+    from dashfloat.ui.widgets import TranscriptPane
+
+    pane = TranscriptPane()
+    pane.replace(0, 0, lines)
+    return pane
+
+
+def _sample_lines(n=60):
+    lines = []
+    for i in range(n):
+        if i % 7 == 3:
+            lines.append([])
+        elif i % 5 == 0:
+            lines.append([("", "    "), ("md_code", f"indented line {i} " + "wrapping words " * 6)])
+        else:
+            lines.append([("user", f"line {i} "), ("", "short" if i % 2 else "a longer one " * 5)])
+    return lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (40, 12), (20, 5), (120, 3)])
+def test_pane_shows_the_same_rows_as_a_listbox_at_the_end(size):
+    """The pane's following view equals urwid's own ListBox of the same rows."""
+    from dashfloat.ui.widgets import make_row
+
+    lines = _sample_lines()
+    pane = _pane_with(lines)
+    box = urwid.ListBox(urwid.SimpleFocusListWalker([make_row(x) for x in lines]))
+    box.set_focus(len(lines) - 1)
+    box.set_focus_valign("bottom")
+    assert list(pane.render(size).content()) == list(box.render(size).content())
+
+
+def test_pane_scrolls_by_rows_and_follows_again_at_the_end():
+    pane = _pane_with([[("", f"row {i}")] for i in range(50)])
+    size = (20, 10)
+
+    def text():
+        return [b"".join(r for _a, _c, r in row).decode().strip() for row in pane.render(size).content()]
+
+    assert text()[-1] == "row 49" and pane.position() == (50, 50)
+    pane.scroll_rows(-9)
+    assert not pane.following and text() == [f"row {i}" for i in range(31, 41)]
+    assert pane.position() == (41, 50)
+    pane.replace(0, 0, [[("", "inserted above")]])  # the view stays on the same rows
+    assert text() == [f"row {i}" for i in range(31, 41)]
+    pane.replace(51, 51, [[("", "appended below")]])
+    assert "appended below" not in text()
+    pane.to_top()
+    assert text()[0] == "inserted above"
+    pane.scroll_rows(-3)  # already at the top
+    assert text()[0] == "inserted above"
+    pane.scroll_rows(1000)
+    assert pane.following and text()[-1] == "appended below"
+
+
+def test_pane_scrolls_inside_a_wrapped_line():
+    pane = _pane_with([[("", "w" * 100)], [("", "end")]])  # 5 rows at width 20, then 1
+    size = (20, 3)
+    pane.render(size)
+    pane.scroll_rows(-2)
+    rows = [b"".join(r for _a, _c, r in row).decode() for row in pane.render(size).content()]
+    assert rows == ["w" * 20] * 3 and pane.anchor == (0, 1)
+    pane.scroll_rows(2)
+    assert pane.following
+
+
+def test_pane_with_few_lines_is_top_aligned_and_blank_below():
+    pane = _pane_with([[("", "only line")]])
+    rows = [b"".join(r for _a, _c, r in row).decode().rstrip() for row in pane.render((30, 4)).content()]
+    assert rows == ["only line", "", "", ""]
