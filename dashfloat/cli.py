@@ -21,6 +21,7 @@ RESET_SEQUENCE = (
     "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l"  # mouse tracking off
     "\x1b[?1004l"  # focus reporting off
     "\x1b[0m"  # attributes reset
+    "\x1b[r"  # full-screen scrolling margins
     "\x1b[?1049l"  # leave the alternate screen
     "\x1b[?25h"  # show the cursor
 )

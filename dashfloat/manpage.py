@@ -868,7 +868,7 @@ Run
 or
 .BR reset ,
 or type
-.B "stty sane; printf '\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
+.B "stty sane; printf '\ee[r\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
 blind.
 .SH SEE ALSO
 .BR ssh (1),

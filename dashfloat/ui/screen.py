@@ -60,6 +60,20 @@ def row_divergence(old: list, new: list) -> tuple[int, list]:
     return col, new[len(old) :]
 
 
+def _sgr_groups(seq: str) -> list[str] | None:
+    """The parameter groups of an SGR `ESC[0;...m` after its reset (38/48 keep their
+    arguments: `38;5;N`, `38;2;R;G;B`), or None for any other shape."""
+    if not (seq.startswith("\x1b[0;") and seq.endswith("m")) or "\x1b" in seq[1:]:
+        return None
+    params = seq[4:-1].split(";")
+    groups, i = [], 0
+    while i < len(params):
+        width = {"5": 3, "2": 5}.get(params[i + 1], 1) if params[i] in ("38", "48") and i + 1 < len(params) else 1
+        groups.append(";".join(params[i : i + width]))
+        i += width
+    return groups
+
+
 def compact_sgr(seq: str) -> str:
     """urwid's SGR for an attribute, without what its leading reset already implies.
 
@@ -68,16 +82,52 @@ def compact_sgr(seq: str) -> str:
     them makes the commonest sequences 4-8 bytes shorter, a third of a streamed answer's
     terminal bytes. Anything not of that shape is returned as it is.
     """
-    if not (seq.startswith("\x1b[0;") and seq.endswith("m")) or "\x1b" in seq[1:]:
+    groups = _sgr_groups(seq)
+    if groups is None:
         return seq
-    params = seq[4:-1].split(";")
-    groups, i = [], 0
-    while i < len(params):  # 38/48 take their arguments along: 38;5;N and 38;2;R;G;B
-        width = {"5": 3, "2": 5}.get(params[i + 1], 1) if params[i] in ("38", "48") and i + 1 < len(params) else 1
-        groups.append(";".join(params[i : i + width]))
-        i += width
-    params = [g for g in groups if g not in ("39", "49")]
-    return "\x1b[" + ";".join(["0", *params]) + "m"
+    return "\x1b[" + ";".join(["0", *(g for g in groups if g not in ("39", "49"))]) + "m"
+
+
+def _colour(group: str) -> str:
+    """"fg" or "bg" for a colour group, "" for a style (bold, underline...)."""
+    if group.startswith("38") or (len(group) == 2 and group[0] in "39"):
+        return "fg"
+    if group.startswith("48") or (len(group) == 2 and group[0] == "4") or (len(group) == 3 and group[:2] == "10"):
+        return "bg"
+    return ""
+
+
+_STEPS: dict[tuple[str, str], str] = {}
+
+
+def sgr_step(state: str, seq: str) -> str:
+    """The shortest SGR that takes the terminal from rendition `state` to `seq` (both
+    in compact_sgr form). Between renditions of colours only the reset is not needed
+    (`ESC[93m` for `ESC[0;93m`, with `39`/`49` when a colour returns to the default);
+    with a style (bold, underline...) in force, the full sequence resets it. From the
+    default rendition nothing needs resetting at all."""
+    key = (state, seq)
+    found = _STEPS.get(key)
+    if found is not None:
+        return found
+    found = seq
+    old = [] if state == RESET else _sgr_groups(state)
+    new = _sgr_groups(seq)
+    if seq != RESET and old is not None and new is not None:
+        kinds_old = [_colour(g) for g in old]
+        kinds_new = [_colour(g) for g in new]
+        if all(kinds_old) and (all(kinds_new) or not old):  # from RESET, styles add freely
+            params = list(new)
+            for kind, default in (("fg", "39"), ("bg", "49")):
+                if kind in kinds_old and kind not in kinds_new:
+                    params.append(default)
+            step = "\x1b[" + ";".join(params) + "m"
+            if len(step) < len(seq):
+                found = step
+    if len(_STEPS) > 4096:
+        _STEPS.clear()
+    _STEPS[key] = found
+    return found
 
 
 def best_shift(old: list, new: list, region: int) -> int:
@@ -115,6 +165,9 @@ class DashScreen(urwid.display.raw.Screen):
         self._last_canvas = None
         self._pending: tuple[str, str] | None = None  # (output, SGR state) for the next frame
         self._all_ours = False  # _before_draw wrote every changed row but the last
+        self._reset_known = False  # the terminal is in the default rendition (our last write)
+        self._margins = None  # (bottom margin, screen size) while scrolling margins are set
+        self.newline = "\r\n"  # to the start of the next row; "\n" when the tty adds the CR
         self.utf8 = urwid.util.get_encoding() == "utf-8"
 
     def _attrspec_to_escape(self, a) -> str:
@@ -122,13 +175,29 @@ class DashScreen(urwid.display.raw.Screen):
 
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)
+        self._margins = None
         fd = self._input_fileno()
         if fd is not None and os.isatty(fd):
             self.tty_signal_keys("undefined", "undefined", "undefined", "undefined", "undefined", fd)
+        self.newline = _newline(self._term_output_file)
         if self.early_input:  # keys typed on the early frame, replayed as if typed now
             self._partial_codes = list(self.early_input) + self._partial_codes
             self.early_input = b""
             self._wake_input_loop()
+
+    def _stop(self, *args, **kwargs):
+        self.reset_margins()
+        return super()._stop(*args, **kwargs)
+
+    def reset_margins(self) -> None:
+        """Full-screen scrolling margins again (before anything else uses the terminal)."""
+        if self._margins is not None:
+            self._margins = None
+            try:
+                self.write("\x1b[r")
+                self.flush()
+            except OSError:
+                pass
 
     def draw_screen(self, size, canvas):
         if self.screen_buf and canvas is self._last_canvas:
@@ -154,7 +223,8 @@ class DashScreen(urwid.display.raw.Screen):
         and urwid's record of what is on screen (as its own draw_screen would leave it)."""
         pre, state = self._pending
         self._pending = None
-        out = [HIDE, RESET, pre]
+        out = [HIDE] if self._reset_known else [HIDE, RESET]
+        out.append(pre)
         if state != RESET:
             out.append(RESET)
         if frame.cursor is not None:
@@ -163,6 +233,7 @@ class DashScreen(urwid.display.raw.Screen):
             self._cy = y
         self.write("".join(out))
         self.flush()
+        self._reset_known = True  # our frames end in the default rendition
         self.screen_buf = frame.content()
         self._screen_buf_canvas = frame
 
@@ -180,8 +251,13 @@ class DashScreen(urwid.display.raw.Screen):
         k = best_shift(old, rows, region) if region >= 4 else 0
         if k:
             # margins = the transcript rows; a line feed at the bottom margin scrolls them up
-            # and brings in blank rows (default colours: the SGR was reset just before)
-            out.append(f"\x1b[1;{region}r\x1b[{region};1H" + "\n" * k + "\x1b[r")
+            # and brings in blank rows (default colours: the SGR was reset just before).
+            # The margins stay set between frames (urwid addresses every row absolutely);
+            # they are set again after any change of size and reset when the screen stops.
+            if self._margins != (region, size):
+                out.append(f"\x1b[1;{region}r")
+                self._margins = (region, size)
+            out.append(f"\x1b[{region};1H" + "\n" * k)
             blank = [(None, None, b" " * maxcol)]
             drawn_blank = [(self._attr_to_escape(None), None, b" " * maxcol)]
             old[:] = old[k:region] + [blank] * k + old[region:]
@@ -192,7 +268,7 @@ class DashScreen(urwid.display.raw.Screen):
         if self.utf8:
             # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
             changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if old[y] != rows[y]]
-            text, state, done = render_rows(changes, self._attr_to_escape)
+            text, state, done = render_rows(changes, self._attr_to_escape, self.newline)
             out.append(text)
             self._all_ours = len(done) == len(changes)
             for y in done:
@@ -204,6 +280,7 @@ class DashScreen(urwid.display.raw.Screen):
     def write(self, data: str) -> None:
         """urwid's frame, with what _before_draw prepared put inside it: one write, one
         hidden-cursor span, and without the cursor-home urwid sends before its first move."""
+        self._reset_known = False  # urwid's output may leave any rendition in force
         pending = self._pending
         if pending is not None and data.startswith(HIDE):
             self._pending = None
@@ -220,6 +297,18 @@ class DashScreen(urwid.display.raw.Screen):
             self._pending = None
             super().write(HIDE + RESET + pre + RESET)
             self.flush()
+
+
+def _newline(out) -> str:
+    """"\n" if the tty turns LF into CR LF (OPOST and ONLCR: one byte less per row on
+    the wire), else "\r\n"."""
+    try:
+        import termios
+
+        oflag = termios.tcgetattr(out.fileno())[1]
+        return "\n" if oflag & termios.OPOST and oflag & termios.ONLCR else "\r\n"
+    except (OSError, ValueError, AttributeError, ImportError):
+        return "\r\n"
 
 
 HIDE = "\x1b[?25l"
@@ -250,16 +339,18 @@ def _trim_blank_end(row: list, escape_of) -> tuple[list, int]:
     return runs, sum(_width(r[2]) for r in runs)
 
 
-def render_rows(changes: list, escape_of) -> tuple[str, str, list[int]]:
+def render_rows(changes: list, escape_of, newline: str = "\r\n") -> tuple[str, str, list[int]]:
     """Terminal output that turns rows `old` into rows `new`, for (y, old, new) in
     ascending y. Pure, given `escape_of(attr) -> SGR string`.
 
     Returns (output, the SGR state it leaves, the rows it drew). It starts from the
     default rendition (RESET), writes a row from the first column where it changed
-    (row_divergence), moves with CR LF to the start of the next row instead of a cursor
-    address when it can, erases to the end of the row only when the old row had
-    something there, and repeats no SGR that is already in force. Rows with a charset
-    (DEC graphics) are left to urwid.
+    (row_divergence), goes to the next row with `newline` (plus the row's blank indent)
+    instead of a cursor address when that is shorter, erases to the end of the row only
+    when the old row had something there, and changes the SGR only as much as needed
+    (sgr_step). `newline` is what moves to the start of the next row: "\n" where the tty
+    adds the CR itself (ONLCR), else "\r\n". Rows with a charset (DEC graphics) are left
+    to urwid.
     """
     out: list[str] = []
     state = RESET
@@ -276,14 +367,20 @@ def render_rows(changes: list, escape_of) -> tuple[str, str, list[int]]:
         drawn.append(y)
         if not rest and old_end <= new_end:
             continue  # nothing visible changed (runs split differently, trailing blanks)
-        if col == 0 and cy == y - 1:
-            out.append("\r\n")
+        move = f"\x1b[{y + 1};{col + 1}H"
+        if cy == y - 1 and len(newline) + col < len(move) and _blank_start(new, col, escape_of):
+            if col and state != RESET:
+                out.append(RESET)
+                state = RESET
+            out.append(newline + " " * col)
         else:
-            out.append(f"\x1b[{y + 1};{col + 1}H")
+            out.append(move)
         for a, _cs, run in rest:
+            if not run:
+                continue
             esc = escape_of(a)
             if esc != state:
-                out.append(esc)
+                out.append(sgr_step(state, esc))
                 state = esc
             text = run.translate(UNPRINTABLE_TRANS_TABLE).decode("utf-8", "replace")
             out.append(text if text.isascii() else text.translate(UNPRINTABLE_C1_TRANS_TABLE))
@@ -294,6 +391,14 @@ def render_rows(changes: list, escape_of) -> tuple[str, str, list[int]]:
             out.append("\x1b[K")
         cy = y
     return "".join(out), state, drawn
+
+
+def _blank_start(row: list, col: int, escape_of) -> bool:
+    """Whether the row's first `col` cells are spaces in the default rendition."""
+    if not col:
+        return True
+    a, _cs, run = row[0]
+    return escape_of(a) == RESET and run[:col] == b" " * col
 
 
 class _Frame:

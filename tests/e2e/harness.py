@@ -160,6 +160,13 @@ class Term:
     def left_alternate_screen(self) -> bool:
         return self.raw.rfind(b"\x1b[?1049l") > self.raw.rfind(b"\x1b[?1049h") >= 0
 
+    def margins_reset(self) -> bool:
+        """Scrolling margins (DECSTBM), if ever set, were reset to the full screen after."""
+        import re
+
+        sets = [m.end() for m in re.finditer(rb"\x1b\[\d+;\d+r", self.raw)]
+        return not sets or self.raw.rfind(b"\x1b[r") > sets[-1]
+
     def bracketed_paste_off(self) -> bool:
         """Bracketed paste was turned on, and turned off again after the last time."""
         return self.raw.rfind(b"\x1b[?2004l") > self.raw.rfind(b"\x1b[?2004h") >= 0

@@ -25,6 +25,10 @@ def test_screen_after_streaming_equals_a_full_repaint(dash, server, size):
     term.wait_for(lambda t: len(t.raw) - mark > rows * 10, what="the full repaint")
     term.wait_quiet()
     assert cells(term.screen) == incremental
+    assert b"\x1b[1;" in term.raw and not term.margins_reset(), "margins stay set while running"
+    term.send("\x04")  # Ctrl-D on the empty prompt: quit
+    assert term.wait_exit() == 0
+    assert term.margins_reset() and term.left_alternate_screen()
 
 
 def cells(screen) -> list[list[tuple]]:

@@ -119,6 +119,7 @@ def _check_restored(t: Term, tmp_path, signum: int) -> None:
     assert before and before == after, f"tty settings changed:\nbefore {before}\nafter  {after}"
     assert t.left_alternate_screen(), "the alternate screen was not left"
     assert t.bracketed_paste_off(), "bracketed paste was left on"
+    assert t.margins_reset(), "scrolling margins were left set"
     rc = int((tmp_path / "rc").read_text())
     assert rc in (0, 128 + signum), f"dashfloat exited {rc}"
     assert b"Traceback" not in t.raw
@@ -142,6 +143,20 @@ def test_signal_restores_terminal_while_streaming(signum, spawn, server, tmp_pat
     os.kill(pid, signum)
     _check_restored(t, tmp_path, signum)
     assert not hold.is_set()
+
+
+def test_sigterm_after_scrolling_resets_the_margins(spawn, server, tmp_path):
+    """Scrolling margins stay set between frames; a signal must still reset them."""
+    from tests.fakeserver import markdown_answer
+
+    hold = threading.Event()
+    pieces = markdown_answer(600)
+    server.push(sse_reply([*pieces, "HeldBackEnd"], waits={len(pieces) + 1: hold}, rate=400))
+    t, pid = _wrapped(spawn, server, tmp_path)
+    t.type("go\r")
+    t.wait_for(lambda t: re.search(rb"\x1b\[1;\d+r", t.raw), what="a scroll with margins")
+    os.kill(pid, signal.SIGTERM)
+    _check_restored(t, tmp_path, signal.SIGTERM)
 
 
 # ---- refusing to start ------------------------------------------------------------------

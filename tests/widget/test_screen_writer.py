@@ -8,7 +8,7 @@ import random
 import pyte
 import pytest
 
-from dashfloat.ui.screen import RESET, render_rows, row_divergence
+from dashfloat.ui.screen import RESET, render_rows, row_divergence, sgr_step
 
 ESCAPES = {None: RESET, "y": "\x1b[0;93m", "b": "\x1b[0;1m", "u": "\x1b[0;4m", "g": "\x1b[0;92;1m"}
 COLS, ROWS = 32, 6
@@ -34,8 +34,10 @@ def make_row(parts, cols=COLS):
     return runs
 
 
-def terminal():
+def terminal(onlcr=False):
     screen = pyte.Screen(COLS, ROWS)
+    if onlcr:  # a tty that adds CR to LF: pyte's new-line mode does the same
+        screen.set_mode(pyte.modes.LNM)
     return screen, pyte.Stream(screen)
 
 
@@ -55,12 +57,12 @@ def paint(rows):
     return cells(screen)
 
 
-def apply_steps(steps):
-    screen, stream = terminal()
+def apply_steps(steps, newline="\r\n"):
+    screen, stream = terminal(onlcr=newline == "\n")
     old = [blank_row() for _ in range(ROWS)]
     for rows in steps:
         changes = [(y, old[y], rows[y]) for y in range(ROWS) if old[y] != rows[y]]
-        text, state, drawn = render_rows(changes, escape_of)
+        text, state, drawn = render_rows(changes, escape_of, newline)
         stream.feed(text + ("" if state == RESET else RESET))
         assert sorted(drawn) == [y for y, _o, _n in changes]
         assert cells(screen) == paint(rows), text
@@ -72,15 +74,35 @@ def test_a_growing_line_is_sent_as_its_new_end_only():
     a = make_row([(None, "  The loader reads")])
     b = make_row([(None, "  The loader reads the "), ("y", "file")])
     text, _state, _ = render_rows([(0, a, b)], escape_of)
-    assert text == "\x1b[1;19H the \x1b[0;93mfile"
+    assert text == "\x1b[1;19H the \x1b[93mfile"
     apply_steps([[a] + [blank_row()] * 5, [b] + [blank_row()] * 5])
 
 
 def test_consecutive_new_rows_move_with_cr_lf_and_need_no_erase():
-    rows = [make_row([(None, f"row {i}")]) for i in range(3)]
-    changes = [(y, blank_row(), rows[y]) for y in range(3)]
+    rows = [make_row([(None, f"row {i}")]) for i in range(3)] + [make_row([(None, "  indented")])]
+    changes = [(y, blank_row(), rows[y]) for y in range(4)]
     text, _state, _ = render_rows(changes, escape_of)
-    assert text == "\x1b[1;1Hrow 0\r\nrow 1\r\nrow 2"
+    assert text == "\x1b[1;1Hrow 0\r\nrow 1\r\nrow 2\r\n  indented"
+    text, _state, _ = render_rows(changes, escape_of, "\n")  # the tty adds the CR (ONLCR)
+    assert text == "\x1b[1;1Hrow 0\nrow 1\nrow 2\n  indented"
+
+
+@pytest.mark.parametrize(
+    "state,seq,expected",
+    [
+        (RESET, "\x1b[0;93m", "\x1b[93m"),  # nothing to reset
+        (RESET, "\x1b[0;95;1m", "\x1b[95;1m"),
+        ("\x1b[0;93m", "\x1b[0;95m", "\x1b[95m"),  # colour to colour
+        ("\x1b[0;93m", RESET, RESET),
+        ("\x1b[0;93;41m", "\x1b[0;95m", "\x1b[0;95m"),  # 95;49 is no shorter than the reset
+        ("\x1b[0;1m", "\x1b[0;93m", "\x1b[0;93m"),  # bold must be reset
+        ("\x1b[0;93m", "\x1b[0;1m", "\x1b[0;1m"),
+        ("\x1b[0;38;5;188;48;5;59m", "\x1b[0;93m", "\x1b[0;93m"),  # the full one is shorter
+        ("\x1b[0;38;5;1m", "\x1b[0;38;2;1;2;3m", "\x1b[38;2;1;2;3m"),
+    ],
+)
+def test_sgr_step(state, seq, expected):
+    assert sgr_step(state, seq) == expected
 
 
 def test_a_shorter_row_erases_what_the_old_one_had_beyond_it():
@@ -164,12 +186,13 @@ def mutate(rng, row):
     return make_row(out)
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\n"])
 @pytest.mark.parametrize("seed", range(40))
-def test_random_frames_match_a_full_paint(seed):
+def test_random_frames_match_a_full_paint(seed, newline):
     rng = random.Random(seed)
     rows = [random_row(rng) for _ in range(ROWS)]
     steps = [rows]
     for _ in range(12):
         rows = [mutate(rng, r) if rng.random() < 0.5 else r for r in rows]
         steps.append(rows)
-    apply_steps(steps)
+    apply_steps(steps, newline)
