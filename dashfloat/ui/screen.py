@@ -167,6 +167,7 @@ class DashScreen(urwid.display.raw.Screen):
         self._all_ours = False  # _before_draw wrote every changed row but the last
         self._reset_known = False  # the terminal is in the default rendition (our last write)
         self._margins = None  # (bottom margin, screen size) while scrolling margins are set
+        self._cursor_at = None  # where the last frame left the (shown) cursor
         self.newline = "\r\n"  # to the start of the next row; "\n" when the tty adds the CR
         self.utf8 = urwid.util.get_encoding() == "utf-8"
 
@@ -175,7 +176,8 @@ class DashScreen(urwid.display.raw.Screen):
 
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)
-        self._margins = None
+        self._margins = self._cursor_at = None
+        self._reset_known = False
         fd = self._input_fileno()
         if fd is not None and os.isatty(fd):
             self.tty_signal_keys("undefined", "undefined", "undefined", "undefined", "undefined", fd)
@@ -217,6 +219,7 @@ class DashScreen(urwid.display.raw.Screen):
             return super().draw_screen(size, frame)
         finally:
             self._flush_pending()
+            self._cursor_at = getattr(frame, "cursor", None) if self.screen_buf else None
 
     def _draw_alone(self, frame: _Frame) -> None:
         """Finish a frame whose changed rows _before_draw has all written: the cursor,
@@ -224,16 +227,24 @@ class DashScreen(urwid.display.raw.Screen):
         pre, state = self._pending
         self._pending = None
         out = [HIDE] if self._reset_known else [HIDE, RESET]
+        # the cursor stays where it was (the prompt): saved and restored (DECSC/DECRC,
+        # 4 bytes) instead of addressed again (7-8 bytes, every frame)
+        back = frame.cursor is not None and frame.cursor == self._cursor_at
+        if back:
+            out.append(SAVE)
         out.append(pre)
         if state != RESET:
             out.append(RESET)
-        if frame.cursor is not None:
+        if back:
+            out.append(RESTORE + SHOW)  # restores the default rendition saved with it
+        elif frame.cursor is not None:
             x, y = frame.cursor
             out.append(f"\x1b[{y + 1};{x + 1}H{SHOW}")
             self._cy = y
         self.write("".join(out))
         self.flush()
         self._reset_known = True  # our frames end in the default rendition
+        self._cursor_at = frame.cursor
         self.screen_buf = frame.content()
         self._screen_buf_canvas = frame
 
@@ -313,6 +324,7 @@ def _newline(out) -> str:
 
 HIDE = "\x1b[?25l"
 SHOW = "\x1b[?25h"
+SAVE, RESTORE = "\x1b7", "\x1b8"
 RESET = "\x1b[0m"
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
 # move to a row follows at once (row 1 itself is written without a move)
