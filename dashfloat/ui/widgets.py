@@ -8,10 +8,14 @@ frame as a short one.
 from __future__ import annotations
 
 import urwid
+from urwid import text_layout
+from urwid.str_util import calc_width
 
 from dashfloat.ui import keymap
 from dashfloat.ui.theme import Glyphs
 from dashfloat.ui.transcript import Entry, Line
+
+_UTF8 = urwid.util.get_encoding() == "utf-8"
 
 
 class IndentText(urwid.Text):
@@ -39,6 +43,66 @@ def make_row(line: Line) -> urwid.Widget:
     if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
         return IndentText(_markup(line[1:]), len(line[0][1]))
     return urwid.Text(_markup(line))
+
+
+def line_rows(line: Line, width: int) -> list:
+    """The canvas rows ((attr, None, bytes) runs, `width` columns) of one transcript line:
+    exactly what make_row(line).render((width,)).content() gives, without building a
+    widget and a canvas per line (the transcript lays out a line whenever it changes,
+    the streaming one every frame). urwid's own layout decides the wrapping; anything
+    but plain text segments in its layout (tabs) falls back to the widget."""
+    indent = 0
+    if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
+        indent, line = len(line[0][1]), line[1:]
+    inner = max(1, width - indent)
+    segs = [(a or None, t) for a, t in line if t]
+    text = "".join(t for _a, t in segs)
+    if "\t" in text or not _UTF8 or inner < 2:
+        return _widget_rows(line, indent, width)
+    pad = [(None, None, b" " * (width - inner))] if width > inner else []
+    if not text:
+        return [pad + [(None, None, b" " * inner)]]
+    if text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
+        rows = [[(0, 0, len(text))]]
+    else:
+        rows = text_layout.default_layout.layout(text, inner, "left", "space")
+    bounds, pos = [], 0  # (start, end, attr) of every segment in `text`
+    for a, t in segs:
+        bounds.append((pos, pos + len(t), a))
+        pos += len(t)
+    out = []
+    for row in rows:
+        runs: list = []
+        used = 0
+        for part in row:
+            if len(part) == 2:
+                if part[0]:
+                    return _widget_rows(line, indent, width)
+                continue
+            if len(part) != 3 or not isinstance(part[2], int):
+                return _widget_rows(line, indent, width)
+            cols, start, end = part
+            used += cols if cols else calc_width(text, start, end)
+            for b0, b1, a in bounds:
+                if b1 <= start or b0 >= end:
+                    continue
+                chunk = text[max(b0, start) : min(b1, end)].encode()
+                if runs and runs[-1][0] == a:
+                    runs[-1] = (a, None, runs[-1][2] + chunk)
+                else:
+                    runs.append((a, None, chunk))
+        if used < inner:
+            if runs and runs[-1][0] is None:
+                runs[-1] = (None, None, runs[-1][2] + b" " * (inner - used))
+            else:
+                runs.append((None, None, b" " * (inner - used)))
+        out.append(pad + runs)
+    return out
+
+
+def _widget_rows(line: Line, indent: int, width: int) -> list:
+    full = [("", " " * indent), *line] if indent else line
+    return list(make_row(full).render((width,)).content())
 
 
 def _markup(line: Line):
@@ -127,7 +191,7 @@ class TranscriptPane(urwid.Widget):
         cached = self._cache[i]
         if cached is not None and cached[0] == width:
             return cached[1]
-        rows = list(make_row(self.lines[i]).render((width,)).content())
+        rows = line_rows(self.lines[i], width)
         self._cache[i] = (width, rows)
         return rows
 

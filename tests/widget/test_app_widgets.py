@@ -486,3 +486,24 @@ def test_pane_with_few_lines_is_top_aligned_and_blank_below():
     pane = _pane_with([[("", "only line")]])
     rows = [b"".join(r for _a, _c, r in row).decode().rstrip() for row in pane.render((30, 4)).content()]
     assert rows == ["only line", "", "", ""]
+
+
+def test_line_rows_equal_the_widget_rendering():
+    """The pane lays lines out without widgets; the rows must be exactly urwid's."""
+    import random
+
+    from dashfloat.ui.widgets import line_rows, make_row
+
+    rng = random.Random(7)
+    words = ["a", "word", "longerword", "x" * 30, "é", "世界", "ab\u0301c", " ", "  ", "snake_case", "--flag", "tab\there"]
+    attrs = ["", "md_code", "user", "md_strong"]
+    checked = 0
+    for _ in range(400):
+        line = [("", " " * rng.randrange(1, 6))] if rng.random() < 0.3 else []
+        for _ in range(rng.randrange(0, 8)):
+            text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 6)))
+            line.append((rng.choice(attrs), text + rng.choice(["", " "])))
+        for width in (1, 2, 5, 13, 40, 80):
+            assert line_rows(line, width) == list(make_row(line).render((width,)).content()), (line, width)
+            checked += 1
+    assert checked == 2400
