@@ -191,14 +191,28 @@ class AssistantEntry(Entry):
         return out
 
 
+_LEADS: dict[int, tuple[str, str]] = {}
+
+
+def _lead(width: int) -> tuple[str, str]:
+    """The leading blank segment of `width` columns, one shared tuple per width (a long
+    transcript holds one per line: 50,000 lines would otherwise hold 50,000 copies)."""
+    seg = _LEADS.get(width)
+    if seg is None:
+        seg = _LEADS[width] = ("", " " * width)
+    return seg
+
+
 def _indented(line: Line) -> Line:
     """INDENT plus the line, with the line's own leading blanks merged into one leading
     blank segment (the view turns it into a padding: wrapped rows keep the indent)."""
     first_attr, first_text = line[0]
     stripped = first_text.lstrip(" ")
-    lead = INDENT + first_text[: len(first_text) - len(stripped)]
-    rest = ([(first_attr, stripped)] if stripped else []) + line[1:]
-    return [("", lead)] + rest if rest else [("", lead)]
+    out = [_lead(len(INDENT) + len(first_text) - len(stripped))]
+    if stripped:
+        out.append((first_attr, stripped) if stripped is not first_text else line[0])
+    out.extend(line[1:])
+    return out
 
 
 _DIFF_ATTRS = {"add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",
