@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 Segment = tuple[str, str]  # (attr_name, text); attr_name "" is plain text
 Line = list[Segment]  # one terminal line
 
-__all__ = ["ATTRS", "Line", "Segment", "completed_prefix", "plain_lines", "render", "stable_prefix", "streaming_table"]
+__all__ = ["ATTRS", "Line", "Segment", "completed_prefix", "plain_lines", "closes_fence", "code_lines", "open_fence", "render", "stable_prefix", "streaming_table"]
 
 #: Every attr name `render` can emit, besides "" (plain text).
 ATTRS: frozenset[str] = frozenset(
@@ -121,7 +121,15 @@ def _strip_trailing_empty(lines: list[Line]) -> list[Line]:
 
 
 def _merge(line: Line) -> Line:
-    """Drop empty segments and merge adjacent segments with the same attr."""
+    """Drop empty segments and merge adjacent segments with the same attr (the line
+    itself when there is nothing to do: code lines are many, and mostly clean)."""
+    prev = None
+    for attr, text in line:
+        if not text or attr == prev:
+            break
+        prev = attr
+    else:
+        return line
     out: Line = []
     for attr, text in line:
         if not text:
@@ -552,6 +560,9 @@ def render(text: str, *, ascii: bool = False) -> list[Line]:
     try:
         if not isinstance(text, str):
             text = str(text)
+        fast = _single_fence(text)
+        if fast is not None:
+            return fast
         glyphs = _ASCII if ascii else _UNICODE
         tokens = _get_parser().parse(text)
         blocks, _ = _blocks(tokens, 0, "", glyphs)
@@ -562,6 +573,30 @@ def render(text: str, *, ascii: bool = False) -> list[Line]:
             return _strip_trailing_empty(plain_lines(str(text)))
         except Exception:  # noqa: BLE001
             return []
+
+
+def _single_fence(text: str) -> list[Line] | None:
+    """`render` of a text that is exactly one top-level fenced code block (blank lines
+    around it allowed), without the Markdown parser; None for anything else. A completed
+    code block is the commonest big block, and parsing a long one (a log of thousands of
+    lines) costs the parser's per-line tables for nothing."""
+    body = text.lstrip("\n")
+    if body[:1] not in "`~" or "\r" in body:
+        return None
+    body = body.rstrip("\n")
+    fence = open_fence(body.partition("\n")[0] + "\n")
+    if fence is None:
+        return None
+    run, lang = fence
+    lines = body.split("\n")
+    if len(lines) < 2 or not closes_fence(lines[-1], run) or closes_fence("\n".join(lines[1:-1]), run):
+        return None
+    if lines[-1].strip(" ") and len(lines[-1]) - len(lines[-1].lstrip(" ")) > 3:
+        return None
+    content = "".join(line + "\n" for line in lines[1:-1])
+    out = [[("md_code_lang", visible(lang))]] if lang else []
+    out.extend(_code_lines(content, lang))
+    return _strip_trailing_empty([_merge(line) for line in out])
 
 
 # --------------------------------------------------------------------------- streaming
@@ -618,6 +653,40 @@ def streaming_table(shown: str) -> int:
     if m is None or _in_open_fence(shown[: m.start()]):
         return -1
     return m.start()
+
+
+def open_fence(text: str) -> tuple[str, str] | None:
+    """(opening run, language) if `text` is exactly one top-level fenced code block that
+    is still open: its opening line at column 0, then complete lines, none closing it.
+    Such a streaming tail grows by lines of code that render on their own (code_lines),
+    so it need not be rendered whole again for every new line. None otherwise (and for
+    info strings with escapes or entities, which only the parser reads right)."""
+    if not text.endswith("\n") or text[:1] not in "`~":
+        return None
+    first, _, rest = text.partition("\n")
+    m = _FENCE_LINE.match(first)
+    if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    info = m.group(2).strip()
+    if "\\" in info or "&" in info or closes_fence(rest, m.group(1)):
+        return None
+    return m.group(1), (info.split()[0] if info else "")
+
+
+def closes_fence(code: str, run: str) -> bool:
+    """Whether any line of `code` closes a fence opened with `run`."""
+    if run[0] not in code:
+        return False
+    for line in code.split("\n"):
+        body = line.lstrip(" ")
+        if len(line) - len(body) <= 3 and body.startswith(run) and not body.rstrip(" ").strip(run[0]):
+            return True
+    return False
+
+
+def code_lines(code: str, lang: str) -> list[Line]:
+    """The lines `render` gives for these complete lines of code in a fence of `lang`."""
+    return [_merge(line) for line in _code_lines(code, lang)]
 
 
 def _in_open_fence(head: str) -> bool:

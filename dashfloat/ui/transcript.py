@@ -82,6 +82,7 @@ class AssistantEntry(Entry):
     _tail_src: str = ""
     _tail_base: int = -1
     _tail_lines: list = field(default_factory=list)
+    _tail_fence: tuple | None = None  # (run, language) while the tail is one open code block
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
@@ -137,8 +138,21 @@ class AssistantEntry(Entry):
         if shown != self._tail_src or self._tail_base != len(self._done_lines):
             # the tail renders like the block it will become, so its rows stay as they are
             # when the block completes; re-rendered only when what is shown grew
+            prev, fence = self._tail_src, self._tail_fence
+            same_block = self._tail_base == len(self._done_lines) and prev and shown.startswith(prev)
             self._tail_src, self._tail_base = shown, len(self._done_lines)
             first = not self._done_lines
+            added = shown[len(prev) :]
+            if (same_block and fence is not None and added.endswith("\n")
+                    and not markdown.closes_fence(added, fence[0])):
+                # an open code block grew by whole lines: render just those (the block is
+                # rendered whole, context and all, when it completes)
+                lines = self._tail_lines
+                self._tail_lines = lines + [
+                    self._decorate(line, glyphs, first=first and not lines and i == 0)
+                    for i, line in enumerate(markdown.code_lines(added, fence[1]))]
+                return self._tail_view()
+            self._tail_fence = markdown.open_fence(shown)
             table = markdown.streaming_table(shown)
             if table < 0:
                 body = markdown.render(shown, ascii=self.ascii)
@@ -147,6 +161,9 @@ class AssistantEntry(Entry):
                 body += [[]] * bool(body) + markdown.plain_lines(shown[table:].strip("\n"))
             self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0)
                                 for i, line in enumerate(body)]
+        return self._tail_view()
+
+    def _tail_view(self) -> list[Line]:
         if not self._done_lines:
             return self._tail_lines
         return [*self._done_lines, [], *self._tail_lines]
@@ -205,14 +222,18 @@ def _lead(width: int) -> tuple[str, str]:
 
 def _indented(line: Line) -> Line:
     """INDENT plus the line, with the line's own leading blanks merged into one leading
-    blank segment (the view turns it into a padding: wrapped rows keep the indent)."""
+    blank segment (the view turns it into a padding: wrapped rows keep the indent).
+    Changes `line` itself (a fresh list from the renderer: no second list per line)."""
     first_attr, first_text = line[0]
     stripped = first_text.lstrip(" ")
-    out = [_lead(len(INDENT) + len(first_text) - len(stripped))]
-    if stripped:
-        out.append((first_attr, stripped) if stripped is not first_text else line[0])
-    out.extend(line[1:])
-    return out
+    lead = _lead(len(INDENT) + len(first_text) - len(stripped))
+    if not stripped:
+        line[0] = lead
+    else:
+        if stripped is not first_text:
+            line[0] = (first_attr, stripped)
+        line.insert(0, lead)
+    return line
 
 
 _DIFF_ATTRS = {"add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",

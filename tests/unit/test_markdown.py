@@ -769,3 +769,51 @@ def test_stable_prefix(tail, expected):
 )
 def test_streaming_table(shown, expected):
     assert md.streaming_table(shown) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "```python\nx = 1\n```\n",
+        "\n```python\nx = 1\n\n\ny\n```\n\n",
+        "~~~\na\n~~~~\n",
+        "```\n```\n",
+        "````\n```\nnot closed\n````\n",
+        "```py title=x\ndef f(): pass\n```\n",
+        "```\ncode\n   ```\n",
+        "```\na\n```  \n",
+        "```\n\ttab\n```\n",
+        "```text\n" + "".join(f"line {i}\n" for i in range(100)) + "```\n",
+        "```json\n{\n \"a\": [1, 2]\n}\n```\n",
+        "```\n\x1b[31mred\n```\n",
+    ],
+)
+def test_a_lone_code_block_renders_as_the_parser_would(source):
+    """render's shortcut for a text that is one fenced block gives the parser's lines."""
+    assert md._single_fence(source) is not None
+    tokens = md._get_parser().parse(source)
+    blocks, _ = md._blocks(tokens, 0, "", md._UNICODE)
+    assert md.render(source) == md._strip_trailing_empty([md._merge(line) for line in md._join(blocks)])
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["```\na\n```\ntext after\n", "```c\\+\\+\nx\n```\n", "```\ncode\n    ```\n", "```\nopen\n", "text\n```\nx\n```\n"],
+)
+def test_the_code_block_shortcut_leaves_everything_else_to_the_parser(source):
+    assert md._single_fence(source) is None
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("```python\nx = 1\n", ("```", "python")),
+        ("~~~~\n", ("~~~~", "")),
+        ("```python\nx = 1\n```\n", None),  # closed
+        ("```python\nx = 1", None),  # a partial line
+        ("text\n```\n", None),
+        ("``` `x`\n", None),  # a backtick info string: not a fence
+    ],
+)
+def test_open_fence(text, expected):
+    assert md.open_fence(text) == expected
