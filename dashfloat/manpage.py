@@ -810,8 +810,8 @@ and
 cannot run the full\-screen interface.
 .TP
 .B DASHFLOAT_NO_SCROLL_REGIONS
-When set and not empty, scroll the transcript by repainting it instead of with the
-terminal's scroll margins (DECSTBM).
+When set and not empty, scroll the transcript by repainting its rows instead of with
+the terminal's scroll margins (DECSTBM).
 Only for a terminal that mishandles scroll margins; it costs many more bytes per line.
 .TP
 .BR VISUAL ", " EDITOR

@@ -249,7 +249,7 @@ class DashScreen(urwid.display.raw.Screen):
         self._screen_buf_canvas = frame
 
     def _before_draw(self, size, rows: list) -> None:
-        if not (self.scroll_optimisation and self.screen_buf):
+        if not self.screen_buf:
             return
         if self._resized or self._rows_used is not None:
             return
@@ -259,7 +259,7 @@ class DashScreen(urwid.display.raw.Screen):
             return
         out: list[str] = []
         region = min(int(self.scroll_region_rows()), maxrow - 1) if self.scroll_region_rows else 0
-        k = best_shift(old, rows, region) if region >= 4 else 0
+        k = best_shift(old, rows, region) if region >= 4 and self.scroll_optimisation else 0
         if k:
             # margins = the transcript rows; a line feed at the bottom margin scrolls them up
             # and brings in blank rows (default colours: the SGR was reset just before).
