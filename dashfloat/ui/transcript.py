@@ -133,6 +133,9 @@ class AssistantEntry(Entry):
             self._done_upto = upto
         tail = text[self._done_upto :]
         shown = tail if self.settled else markdown.stable_prefix(tail)
+        prev = self._tail_src
+        if len(prev) > len(shown) and self._tail_base == len(self._done_lines) and tail.startswith(prev):
+            shown = prev  # never take back what is on screen (a word shown while the stream was quiet)
         if not shown.strip():
             return self._done_lines
         if shown != self._tail_src or self._tail_base != len(self._done_lines):

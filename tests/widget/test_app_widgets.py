@@ -104,6 +104,12 @@ def test_a_quiet_stream_shows_the_word_it_held_back():
     assert answer_row() == "● Partial answer te"
     feed(app, (M.TOKEN, "xt and mo"))  # more text: the word being typed waits again
     assert answer_row() == "● Partial answer text and"
+    app._tick(None, None)
+    assert answer_row() == "● Partial answer text and mo"
+    feed(app, (M.TOKEN, "re"))  # what is on screen is never taken back
+    assert answer_row() == "● Partial answer text and mo"
+    feed(app, (M.TOKEN, " words"))
+    assert answer_row() == "● Partial answer text and more"
 
 
 def test_reasoning_is_apart_collapsed_and_toggles():
