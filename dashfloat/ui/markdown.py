@@ -10,11 +10,12 @@ Every piece of text that goes into a segment has passed through
 sequences on the terminal.
 
 Streaming: :func:`completed_prefix` tells how much of a still-growing answer consists of
-completed top-level blocks. The UI renders that prefix once with :func:`render` and shows
-the still-streaming tail with :func:`plain_lines`::
+completed top-level blocks. The UI renders that prefix once with :func:`render`, and the
+still-streaming tail with :func:`render` too, cut by :func:`stable_prefix` where later
+text could still restyle it (tables wait as plain lines, :func:`streaming_table`)::
 
     p = completed_prefix(text, start=p)  # p: the previous value, 0 at first
-    head, tail = render(text[:p]), plain_lines(text[p:])
+    head, tail = render(text[:p]), render(stable_prefix(text[p:]))
     lines = head + ([[]] if head and tail else []) + tail
 
 (``render(text[:p])`` only needs redoing when ``p`` grows, and then only for

@@ -1,17 +1,26 @@
-"""The terminal screen: urwid's raw screen, plus two things DashFloat needs from it.
+"""The terminal screen: urwid's raw screen, plus what DashFloat needs from it.
 
 1. Ctrl-C, Ctrl-Z, Ctrl-S/Q and Ctrl-\\ arrive as keys: the tty's signal characters are
    freed after every start (also after a resume from Ctrl-Z); urwid's stop() restores the
    settings it saved at the first start.
 
-2. Scrolling costs the new rows, not the whole screen. urwid diffs frames row by row and
-   knows no scroll regions, so following a streaming answer repaints every transcript row
-   for each new line (~3 KB a time at 120x40). Before urwid diffs a frame, `draw_screen`
-   looks for the shift k that makes the previous frame's transcript rows line up with the
-   new ones; if shifting saves rows, it scrolls that region of the terminal by k lines
-   (DECSTBM margins plus line feeds at the bottom margin, VT100-safe) and shifts urwid's
-   record of what is on screen the same way. urwid's own diff then writes only what still
-   differs. Correct for any k: the record always matches the terminal.
+2. A frame costs what changed on it, not what urwid would repaint. urwid diffs frames by
+   whole rows, repeats full SGR sequences and knows no scroll regions: following a
+   streaming answer would re-send every transcript row for each new line (~24 terminal
+   bytes per byte of answer). `draw_screen` takes the rendered rows once, then:
+
+   * scrolls: it finds the shift k that lines up the previous frame's transcript rows
+     with the new ones and, if that spares rows, scrolls the region by k line feeds at
+     its bottom margin (DECSTBM margins, set once and kept; VT100-safe);
+   * writes every changed row but the last itself (render_rows, pure): from the column
+     where the row changed, with the shortest SGR step, a line feed instead of a cursor
+     address to the next row, an erase only over old content;
+   * leaves urwid's own draw for frames that change the last row (the prompt: urwid's
+     bottom-right-cell trick) or use a charset, after updating urwid's record of the
+     screen so it re-sends nothing already there.
+
+   Correct for any frame: the record always matches the terminal (tests/widget and the
+   Ctrl-L comparison in tests/e2e/test_drawing.py check it cell by cell, colours too).
 """
 
 from __future__ import annotations

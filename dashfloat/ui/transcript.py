@@ -2,8 +2,9 @@
 
 No urwid here. An entry changes as messages arrive (at once, per token); the view asks an
 entry for its lines only when it flushes (every 50-100 ms while streaming). Markdown is
-rendered once per COMPLETED block and cached: while an answer streams, only its unfinished
-tail is re-split into plain lines.
+rendered once per COMPLETED block and cached; the unfinished tail is rendered the same
+way, as far as markdown.stable_prefix says it will stay (so its rows are final when they
+first reach the terminal), and an open code block grows by its new lines only.
 """
 
 from __future__ import annotations
