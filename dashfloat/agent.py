@@ -361,9 +361,10 @@ class Agent:
         tools = self._runner.TOOLS if self.tools_enabled else None
 
         # Streamed text goes from the streamer straight to the front end (one thread hop
-        # per token, not two) and into `content`, which the agent reads when the episode
-        # ends. The episode lock orders it against a cancel: once the agent has ended the
-        # episode under the lock, no late token can follow the "cancelled" marker.
+        # per delta, not two; the client hands over a read's tokens as one delta) and into
+        # `content`, which the agent reads when the episode ends. The episode lock orders
+        # it against a cancel: once the agent has ended the episode under the lock, no late
+        # token can follow the "cancelled" marker.
         content = self._content
         lock = self._episode_lock = threading.Lock()
         post = self.post

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+import dashfloat.llm.client as client
 from dashfloat.llm.client import (
     CancelToken,
     Endpoint,
@@ -70,6 +71,18 @@ def run(server, *, model="test-model", messages=MSGS, tools=None, cancel=None, o
     return result, events
 
 
+def merged(events: list[tuple]) -> list[tuple]:
+    """The events with consecutive text deltas of one kind joined: what a stream delivers
+    whichever way its reads happened to batch the events."""
+    out: list[tuple] = []
+    for e in events:
+        if out and e[0] in ("content", "reasoning") and out[-1][0] == e[0]:
+            out[-1] = (e[0], out[-1][1] + e[1])
+        else:
+            out.append(e)
+    return out
+
+
 def fail(server, **kw) -> tuple[ChatError, list]:
     events: list[tuple] = []
     with pytest.raises(ChatError) as info:
@@ -100,17 +113,15 @@ class Worker(threading.Thread):
 # ---- deltas ----------------------------------------------------------------------------
 
 
-def test_content_and_reasoning_are_separate_and_not_coalesced(fake_server):
+def test_content_and_reasoning_are_separate_and_in_order(fake_server):
     fake_server.push(
         sse_reply(["Hel", "lo", " world"], reasoning=["Let me ", "think."], usage={"total_tokens": 9})
     )
     result, events = run(fake_server)
-    assert events == [
-        ("reasoning", "Let me "),
-        ("reasoning", "think."),
-        ("content", "Hel"),
-        ("content", "lo"),
-        ("content", " world"),
+    # deltas of one kind may come coalesced (one per read), never mixed or reordered
+    assert merged(events) == [
+        ("reasoning", "Let me think."),
+        ("content", "Hello world"),
         ("usage", {"total_tokens": 9}),
     ]
     assert result.content == "Hello world"
@@ -526,13 +537,19 @@ def test_cancel_before_start_sends_nothing(fake_server):
 
 def test_cancel_from_the_callback_stops_the_stream(fake_server):
     cancel = CancelToken()
+    seen = []
 
     def on_event(e):
+        seen.append(e)
         cancel.cancel()
 
     fake_server.push(sse_reply(["a", "b", "c"]))
     result, _ = run(fake_server, cancel=cancel, on_event=on_event)
-    assert result.cancelled and result.content == "a"
+    # nothing after the cancel; the result holds exactly what was delivered (the first
+    # read's deltas, one delivery)
+    assert result.cancelled and len(seen) == 1
+    assert seen[0][0] == "content" and result.content == seen[0][1]
+    assert "abc".startswith(result.content)
 
 
 # ---- latency ----------------------------------------------------------------------------
@@ -567,6 +584,160 @@ def test_each_event_is_handed_over_before_the_next_is_sent(fake_server, framing)
     w.join(5)
     assert w.error is None and w.result.content == "onetwothree"
     assert max(latency) < 1.0
+
+
+# ---- coalescing -------------------------------------------------------------------------
+
+
+def record(monkeypatch) -> list[tuple]:
+    """Log the reads of streamed bodies ("read", size) and the pauses between them
+    ("nap", seconds) in order; the pauses still sleep, so streams keep their timing."""
+    log: list[tuple] = []
+    real_sleep, real_coalescing = time.sleep, client._coalescing
+
+    def nap(seconds):
+        log.append(("nap", seconds))
+        real_sleep(seconds)
+
+    def coalescing(read, cancel):
+        def logged():
+            data = read()
+            log.append(("read", len(data)))
+            return data
+
+        return real_coalescing(logged, cancel)
+
+    monkeypatch.setattr(client, "_nap", nap)
+    monkeypatch.setattr(client, "_coalescing", coalescing)
+    return log
+
+
+def test_pauses_follow_small_reads_only_and_ramp_up(monkeypatch):
+    naps: list[float] = []
+    monkeypatch.setattr(client, "_nap", naps.append)
+    big, small = b"x" * client.SMALL_READ, b"x"
+    script = [small, big, big, small, small, small, small, big, small]
+    read = client._coalescing(iter(script).__next__, CancelToken())
+    assert [read() for _ in script] == script
+    f, c = client.FIRST_PAUSE_S, client.COALESCE_S
+    assert naps == [f, f, min(2 * f, c), min(4 * f, c), c]
+    assert c <= 0.1  # below the UI's frame interval
+
+
+def test_a_cancel_during_a_pause_stops_before_the_next_read(monkeypatch):
+    cancel = CancelToken()
+    monkeypatch.setattr(client, "_nap", lambda s: cancel.cancel())
+    reads = []
+    read = client._coalescing(lambda: reads.append(1) or b"x", cancel)
+    read()
+    with pytest.raises(client._Cancelled):
+        read()
+    assert len(reads) == 1
+
+
+def test_episode_coalesces_deltas_of_one_kind_and_keeps_the_order_of_kinds():
+    events: list[tuple] = []
+    ep = client._Episode(events.append, CancelToken(), 1000, 4)
+    for kind, text in [("reasoning", "a"), ("reasoning", "b"), ("content", "c"), ("content", "d"), ("reasoning", "e")]:
+        ep.text(kind, text)
+    assert events == [("reasoning", "ab"), ("content", "cd")]  # "e" waits for a flush
+    ep.set_usage({"usage": {"total_tokens": 1}})  # the text before it goes first
+    assert events[2:] == [("reasoning", "e"), ("usage", {"total_tokens": 1})]
+    result = ep.result()
+    assert (result.reasoning, result.content) == ("abe", "cd")
+
+
+def test_episode_bound_is_checked_per_delta():
+    events: list[tuple] = []
+    ep = client._Episode(events.append, CancelToken(), 5, 4)
+    ep.text("content", "abc")
+    ep.text("content", "é")  # 2 bytes: 5 in all, the limit
+    with pytest.raises(ChatError) as info:
+        ep.text("content", "f")
+    assert info.value.kind == "bound" and info.value.partial
+    ep.flush()  # stream_chat delivers what was accepted before it raises
+    assert events == [("content", "abcé")]
+
+
+def test_after_a_cancel_pending_text_is_dropped_and_the_result_is_what_was_delivered():
+    cancel = CancelToken()
+    events: list[tuple] = []
+    ep = client._Episode(events.append, cancel, 1000, 4)
+    ep.text("content", "a")
+    ep.flush()
+    ep.text("content", "b")
+    cancel.cancel()
+    ep.flush()
+    assert events == [("content", "a")]
+    assert ep.result(cancelled=True).content == "a"
+
+
+def test_a_paced_stream_is_delivered_coalesced(fake_server, monkeypatch):
+    log = record(monkeypatch)
+    pieces = [f" w{i}" for i in range(40)]
+    fake_server.push(sse_reply(pieces, rate=200, usage={"total_tokens": 40}))
+    result, events = run(fake_server)
+    content = [t for k, t in events if k == "content"]
+    assert "".join(content) == "".join(pieces) == result.content
+    assert len(content) <= len(pieces) // 2, content  # several events per read
+    assert events[-1] == ("usage", {"total_tokens": 40})
+    naps = [v for k, v in log if k == "nap"]
+    assert naps and max(naps) == client.COALESCE_S
+
+
+@pytest.mark.parametrize("pieces", [markdown_answer(2000), ["z" * 30_000] * 30], ids=["tokens", "big-events"])
+def test_a_burst_is_not_paused_after_big_reads(fake_server, monkeypatch, pieces):
+    log = record(monkeypatch)
+    fake_server.push(sse_reply(pieces))
+    t0 = time.monotonic()
+    result, events = run(fake_server)
+    assert result.content == "".join(pieces)
+    assert time.monotonic() - t0 < 5
+    assert any(k == "read" and n >= client.SMALL_READ for k, n in log)
+    for before, entry in zip(log, log[1:], strict=False):
+        if entry[0] == "nap":  # only ever after a small read
+            assert before[0] == "read" and before[1] < client.SMALL_READ, log
+    # reads come in 64 KiB: few deliveries, and a pause at most when a read was small
+    assert len(events) <= sum(1 for k, _ in log if k == "read")
+
+
+def test_a_gzip_stream_is_never_paused(fake_server, monkeypatch):
+    # urllib3's reader (encoded bodies) returns one HTTP chunk per read: a pause there
+    # would cap the stream at one event per pause
+    log = record(monkeypatch)
+    fake_server.push(sse_reply(list("abcdef"), gzip=True, rate=200))
+    result, _ = run(fake_server)
+    assert result.content == "abcdef"
+    assert log == []
+
+
+def test_cancel_from_another_thread_during_a_pause_returns_promptly(fake_server, monkeypatch):
+    cancel = CancelToken()
+    real_sleep = time.sleep
+
+    def nap(seconds):
+        threading.Thread(target=cancel.cancel).start()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(client, "_nap", nap)
+    pieces = [f"p{i} " for i in range(100)]
+    fake_server.push(sse_reply(pieces, rate=100))
+    events: list[tuple] = []
+    t0 = time.monotonic()
+    result = stream_chat(endpoint(fake_server), "m", MSGS, on_event=events.append, cancel=cancel)
+    assert result.cancelled
+    assert time.monotonic() - t0 < 0.5  # the stream would take 1 s
+    delivered = "".join(t for k, t in events if k == "content")
+    assert result.content == delivered and len(delivered) < len("".join(pieces))
+
+
+def test_the_idle_timeout_still_fires_when_a_paced_stream_stalls(fake_server):
+    fake_server.push(sse_reply(list("abcdefghij"), rate=100, stall_after=8))  # role + 7
+    t0 = time.monotonic()
+    err, events = fail(fake_server, ep=endpoint(fake_server, read_timeout=0.3))
+    assert err.kind == "idle_timeout" and err.partial
+    assert "".join(t for _, t in events) == "abcdefg"
+    assert time.monotonic() - t0 < 3
 
 
 # ---- bounds -----------------------------------------------------------------------------
@@ -735,7 +906,8 @@ def test_markdown_answer_streams_through_the_client(fake_server):
     fake_server.push(sse_reply(pieces, usage={"completion_tokens": len(pieces)}))
     result, events = run(fake_server)
     assert result.content == "".join(pieces)
-    assert len(events) == len(pieces) + 1
+    assert "".join(t for k, t in events if k == "content") == result.content
+    assert len(events) <= len(pieces) + 1  # a burst: many events per read, one delivery
 
 
 def test_server_stop_releases_a_held_reply():
