@@ -513,3 +513,13 @@ def test_line_rows_equal_the_widget_rendering():
             assert line_rows(line, width) == list(make_row(line).render((width,)).content()), (line, width)
             checked += 1
     assert checked == 2400
+
+
+def test_help_overlay_leaves_the_transcript_visible_around_it():
+    """The pane's canvas is cut into by the overlay (its trimmed-content path)."""
+    app = make_app()
+    feed(app, *[(M.SYSTEM, "info", f"line {i} " + "x" * 70) for i in range(60)])
+    press(app.root, (80, 24), "f1")
+    rows = screen(app)
+    boxed = [r for r in rows if "│" in r]
+    assert boxed and any(r.startswith("· li") and r.endswith("xxxx") for r in boxed)
