@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -52,8 +53,7 @@ def row_divergence(old: list, new: list) -> tuple[int, list]:
         if n[1] is not None:
             return 0, new
         if o == n:
-            b = n[2]
-            col += len(b) if b.isascii() else calc_width(b, 0, len(b))
+            col += _width(n[2])
             continue
         if o[0] != n[0] or o[1] != n[1]:
             return col, new[i:]
@@ -63,9 +63,7 @@ def row_divergence(old: list, new: list) -> tuple[int, list]:
             k += 1
         while k and (b[k - 1] >= 0x80 or (k < len(b) and b[k] >= 0x80)):
             k -= 1
-        head = b[:k]
-        col += len(head) if head.isascii() else calc_width(head, 0, len(head))
-        return col, [(n[0], n[1], b[k:])] + new[i + 1 :]
+        return col + _width(b[:k]), [(n[0], n[1], b[k:])] + new[i + 1 :]
     return col, new[len(old) :]
 
 
@@ -106,37 +104,27 @@ def _colour(group: str) -> str:
     return ""
 
 
-_STEPS: dict[tuple[str, str], str] = {}
-
-
+@functools.lru_cache(maxsize=4096)
 def sgr_step(state: str, seq: str) -> str:
     """The shortest SGR that takes the terminal from rendition `state` to `seq` (both
     in compact_sgr form). Between renditions of colours only the reset is not needed
     (`ESC[93m` for `ESC[0;93m`, with `39`/`49` when a colour returns to the default);
     with a style (bold, underline...) in force, the full sequence resets it. From the
     default rendition nothing needs resetting at all."""
-    key = (state, seq)
-    found = _STEPS.get(key)
-    if found is not None:
-        return found
-    found = seq
     old = [] if state == RESET else _sgr_groups(state)
     new = _sgr_groups(seq)
-    if seq != RESET and old is not None and new is not None:
-        kinds_old = [_colour(g) for g in old]
-        kinds_new = [_colour(g) for g in new]
-        if all(kinds_old) and (all(kinds_new) or not old):  # from RESET, styles add freely
-            params = list(new)
-            for kind, default in (("fg", "39"), ("bg", "49")):
-                if kind in kinds_old and kind not in kinds_new:
-                    params.append(default)
-            step = "\x1b[" + ";".join(params) + "m"
-            if len(step) < len(seq):
-                found = step
-    if len(_STEPS) > 4096:
-        _STEPS.clear()
-    _STEPS[key] = found
-    return found
+    if seq == RESET or old is None or new is None:
+        return seq
+    kinds_old = [_colour(g) for g in old]
+    kinds_new = [_colour(g) for g in new]
+    if not (all(kinds_old) and (all(kinds_new) or not old)):  # from RESET, styles add freely
+        return seq
+    params = list(new)
+    for kind, default in (("fg", "39"), ("bg", "49")):
+        if kind in kinds_old and kind not in kinds_new:
+            params.append(default)
+    step = "\x1b[" + ";".join(params) + "m"
+    return step if len(step) < len(seq) else seq
 
 
 def best_shift(old: list, new: list, region: int) -> int:
@@ -177,6 +165,7 @@ class DashScreen(urwid.display.raw.Screen):
         self._reset_known = False  # the terminal is in the default rendition (our last write)
         self._margins = None  # (bottom margin, screen size) while scrolling margins are set
         self._cursor_at = None  # where the last frame left the (shown) cursor
+        self._frame_written = False  # urwid wrote a frame in the draw under way
         self.newline = "\r\n"  # to the start of the next row; "\n" when the tty adds the CR
         self.utf8 = urwid.util.get_encoding() == "utf-8"
 
@@ -224,11 +213,14 @@ class DashScreen(urwid.display.raw.Screen):
         except Exception:  # an optimisation must never cost a frame: urwid redraws it all
             self._pending = None
             self.screen_buf = None
+        self._frame_written = False
         try:
             return super().draw_screen(size, frame)
         finally:
             self._flush_pending()
-            self._cursor_at = getattr(frame, "cursor", None) if self.screen_buf else None
+            # urwid's frame ends with the cursor put where the canvas wants it; anything
+            # else (no frame, ours alone, a failure) leaves it somewhere unknown
+            self._cursor_at = frame.cursor if self._frame_written and self.screen_buf else None
 
     def _draw_alone(self, frame: _Frame) -> None:
         """Finish a frame whose changed rows _before_draw has all written: the cursor,
@@ -301,6 +293,7 @@ class DashScreen(urwid.display.raw.Screen):
         """urwid's frame, with what _before_draw prepared put inside it: one write, one
         hidden-cursor span, and without the cursor-home urwid sends before its first move."""
         self._reset_known = False  # urwid's output may leave any rendition in force
+        self._frame_written = data.startswith(HIDE)
         pending = self._pending
         if pending is not None and data.startswith(HIDE):
             self._pending = None

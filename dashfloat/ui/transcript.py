@@ -115,62 +115,68 @@ class AssistantEntry(Entry):
 
     def _markdown_lines(self, glyphs: Glyphs) -> list[Line]:
         """Decorated body lines. Completed blocks are rendered and decorated once and kept
-        (the same list objects every call, so the view skips them by identity); only the
-        unfinished tail is split again."""
-        text = self.text
-        finished = self.status != "streaming"
-        done = self._done_upto
-        if finished:
-            upto = len(text)
-        else:  # the done part ends on a block boundary, so only the rest needs scanning
-            upto = markdown.completed_prefix(text, start=done)
-        if upto > done:
-            block_lines = markdown.render(text[done:upto], ascii=self.ascii)
-            if block_lines:
-                if self._done_lines:
-                    self._done_lines.append([])
-                for line in block_lines:
-                    self._done_lines.append(self._decorate(line, glyphs))
-            self._done_upto = upto
-        tail = text[self._done_upto :]
-        shown = tail if self.settled else markdown.stable_prefix(tail)
-        prev = self._tail_src
-        if len(prev) > len(shown) and self._tail_base == len(self._done_lines) and tail.startswith(prev):
-            shown = prev  # never take back what is on screen (a word shown while the stream was quiet)
+        (the same list objects every call, so the view skips them by identity); the tail
+        is rendered again only when what it shows grew."""
+        self._complete_blocks(glyphs)
+        shown = self._shown_tail()
         if not shown.strip():
             return self._done_lines
         if shown != self._tail_src or self._tail_base != len(self._done_lines):
-            # the tail renders like the block it will become, so its rows stay as they are
-            # when the block completes; re-rendered only when what is shown grew
-            prev, fence = self._tail_src, self._tail_fence
-            same_block = self._tail_base == len(self._done_lines) and prev and shown.startswith(prev)
-            self._tail_src, self._tail_base = shown, len(self._done_lines)
-            first = not self._done_lines
-            added = shown[len(prev) :]
-            if (same_block and fence is not None and added.endswith("\n")
-                    and not markdown.closes_fence(added, fence[0])):
-                # an open code block grew by whole lines: render just those (the block is
-                # rendered whole, context and all, when it completes)
-                lines = self._tail_lines
-                self._tail_lines = lines + [
-                    self._decorate(line, glyphs, first=first and not lines and i == 0)
-                    for i, line in enumerate(markdown.code_lines(added, fence[1]))]
-                return self._tail_view()
-            self._tail_fence = markdown.open_fence(shown)
-            table = markdown.streaming_table(shown)
-            if table < 0:
-                body = markdown.render(shown, ascii=self.ascii)
-            else:
-                body = markdown.render(shown[:table], ascii=self.ascii)
-                body += [[]] * bool(body) + markdown.plain_lines(shown[table:].strip("\n"))
-            self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0)
-                                for i, line in enumerate(body)]
-        return self._tail_view()
-
-    def _tail_view(self) -> list[Line]:
+            self._render_tail(shown, glyphs)
         if not self._done_lines:
             return self._tail_lines
         return [*self._done_lines, [], *self._tail_lines]
+
+    def _complete_blocks(self, glyphs: Glyphs) -> None:
+        """Render the blocks completed since the last call into _done_lines."""
+        text, done = self.text, self._done_upto
+        if self.status != "streaming":
+            upto = len(text)
+        else:  # the done part ends on a block boundary, so only the rest needs scanning
+            upto = markdown.completed_prefix(text, start=done)
+        if upto <= done:
+            return
+        block_lines = markdown.render(text[done:upto], ascii=self.ascii)
+        if block_lines and self._done_lines:
+            self._done_lines.append([])
+        for line in block_lines:
+            self._done_lines.append(self._decorate(line, glyphs))
+        self._done_upto = upto
+
+    def _shown_tail(self) -> str:
+        """What of the unfinished tail to show: stable_prefix's part (all of it once the
+        stream is quiet), and never less than is on screen already."""
+        tail = self.text[self._done_upto :]
+        shown = tail if self.settled else markdown.stable_prefix(tail)
+        prev = self._tail_src
+        if len(prev) > len(shown) and self._tail_base == len(self._done_lines) and tail.startswith(prev):
+            shown = prev  # a word shown while the stream was quiet is not taken back
+        return shown
+
+    def _render_tail(self, shown: str, glyphs: Glyphs) -> None:
+        """The tail renders like the block it will become, so its rows stay as they are
+        when the block completes."""
+        prev, fence = self._tail_src, self._tail_fence
+        grew = self._tail_base == len(self._done_lines) and prev and shown.startswith(prev)
+        self._tail_src, self._tail_base = shown, len(self._done_lines)
+        first = not self._done_lines
+        added = shown[len(prev) :]
+        if grew and fence is not None and added.endswith("\n") and not markdown.closes_fence(added, fence[0]):
+            # an open code block grew by whole lines: render just those (the block is
+            # rendered whole, context and all, when it completes)
+            lines = self._tail_lines
+            self._tail_lines = lines + [
+                self._decorate(line, glyphs, first=first and not lines and i == 0)
+                for i, line in enumerate(markdown.code_lines(added, fence[1]))]
+            return
+        self._tail_fence = markdown.open_fence(shown)
+        table = markdown.streaming_table(shown)
+        if table < 0:
+            body = markdown.render(shown, ascii=self.ascii)
+        else:
+            body = markdown.render(shown[:table], ascii=self.ascii)
+            body += [[]] * bool(body) + markdown.plain_lines(shown[table:].strip("\n"))
+        self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0) for i, line in enumerate(body)]
 
     def _decorate(self, line: Line, glyphs: Glyphs, first: bool | None = None) -> Line:
         if first is None:

@@ -37,12 +37,21 @@ class IndentText(urwid.Text):
         return canvas
 
 
-def make_row(line: Line) -> urwid.Widget:
-    """One transcript row. A leading all-blank segment becomes the row's indent, so a long
+def _split_indent(line: Line) -> tuple[int, Line]:
+    """(indent, the rest): a leading all-blank segment is the line's indent, so a long
     line wraps under it instead of at column 0."""
     if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
-        return IndentText(_markup(line[1:]), len(line[0][1]))
-    return urwid.Text(_markup(line))
+        return len(line[0][1]), line[1:]
+    return 0, line
+
+
+def _widget(indent: int, line: Line) -> urwid.Widget:
+    return IndentText(_markup(line), indent) if indent else urwid.Text(_markup(line))
+
+
+def make_row(line: Line) -> urwid.Widget:
+    """One transcript row as a widget (line_rows gives the same rows without one)."""
+    return _widget(*_split_indent(line))
 
 
 def line_rows(line: Line, width: int) -> list:
@@ -51,14 +60,12 @@ def line_rows(line: Line, width: int) -> list:
     widget and a canvas per line (the transcript lays out a line whenever it changes,
     the streaming one every frame). urwid's own layout decides the wrapping; anything
     but plain text segments in its layout (tabs) falls back to the widget."""
-    indent = 0
-    if line and line[0][1] and not line[0][1].strip() and len(line) > 1:
-        indent, line = len(line[0][1]), line[1:]
+    indent, line = _split_indent(line)
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
     text = "".join(t for _a, t in segs)
     if "\t" in text or not _UTF8 or inner < 2:
-        return _widget_rows(line, indent, width)
+        return _widget_rows(indent, line, width)
     pad = [(None, None, b" " * (width - inner))] if width > inner else []
     if not text:
         return [pad + [(None, None, b" " * inner)]]
@@ -77,10 +84,10 @@ def line_rows(line: Line, width: int) -> list:
         for part in row:
             if len(part) == 2:
                 if part[0]:
-                    return _widget_rows(line, indent, width)
+                    return _widget_rows(indent, line, width)
                 continue
             if len(part) != 3 or not isinstance(part[2], int):
-                return _widget_rows(line, indent, width)
+                return _widget_rows(indent, line, width)
             cols, start, end = part
             used += cols if cols else calc_width(text, start, end)
             for b0, b1, a in bounds:
@@ -100,9 +107,8 @@ def line_rows(line: Line, width: int) -> list:
     return out
 
 
-def _widget_rows(line: Line, indent: int, width: int) -> list:
-    full = [("", " " * indent), *line] if indent else line
-    return list(make_row(full).render((width,)).content())
+def _widget_rows(indent: int, line: Line, width: int) -> list:
+    return list(_widget(indent, line).render((width,)).content())
 
 
 def _markup(line: Line):
@@ -155,10 +161,10 @@ class TranscriptPane(urwid.Widget):
     """The transcript's box: a list of lines (markup), drawn from the bottom while
     following, else from a top anchor (line, row within it).
 
-    Each line is laid out once per width (an IndentText or Text rendered and kept as
-    rows); a frame only gathers the cached rows of the lines on screen, so a long session
-    costs the same per frame as a short one, and a line costs memory as markup, not as a
-    widget. Scrolling is by rows, not by lines.
+    Each line is laid out once per width (line_rows) and kept as rows; a frame only
+    gathers the cached rows of the lines on screen, so a long session costs the same per
+    frame as a short one, and a line costs memory as markup, not as a widget. Scrolling
+    is by rows, not by lines.
     """
 
     _sizing = frozenset([urwid.Sizing.BOX])
@@ -241,7 +247,7 @@ class TranscriptPane(urwid.Widget):
             return
         maxcol, maxrow = self.last_size
         if self.following:
-            self.render(self.last_size)  # where the bottom view starts
+            self._from_bottom(maxcol, maxrow)  # sets the anchor where the bottom view starts
             self.following = False
         line, row = self.anchor
         row += delta
@@ -253,17 +259,20 @@ class TranscriptPane(urwid.Widget):
             row -= len(self._rows(line, maxcol))
             line += 1
         self.anchor = (line, row)
-        if delta > 0 and self._rows_below(line, row, maxcol, maxrow) <= maxrow:
+        if delta > 0 and self._walk(line, row, maxcol, maxrow + 1)[1] <= maxrow:
             self.following = True
         self._invalidate()
 
-    def _rows_below(self, line: int, row: int, maxcol: int, limit: int) -> int:
-        """Rows from the anchor to the end, counted up to `limit` + 1."""
-        n = -row
-        while line < len(self.lines) and n <= limit:
+    def _walk(self, line: int, row: int, maxcol: int, limit: int) -> tuple[int, int]:
+        """From row `row` of `line` down: (the line where `limit` rows are reached or the
+        last line, the rows counted up to there)."""
+        n, last = -row, len(self.lines) - 1
+        line = min(max(0, line), last)
+        while True:
             n += len(self._rows(line, maxcol))
+            if n >= limit or line == last:
+                return line, n
             line += 1
-        return n
 
     def to_top(self) -> None:
         self.following = False
@@ -283,15 +292,8 @@ class TranscriptPane(urwid.Widget):
         if self.following:
             return (total, total)
         maxcol, maxrow = self.last_size
-        line, row = self.anchor
-        line = min(max(0, line), total - 1)
-        n = -row
-        while line < total:
-            n += len(self._rows(line, maxcol))
-            if n >= maxrow:
-                break
-            line += 1
-        return (min(line, total - 1) + 1, total)
+        line, _rows = self._walk(*self.anchor, maxcol, maxrow)
+        return (line + 1, total)
 
 
 class TranscriptView:
