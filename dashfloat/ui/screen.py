@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 
@@ -36,6 +37,7 @@ from urwid.str_util import calc_width
 
 # urwid's own table (colour depth -> AttrSpec slot), as its draw_screen uses it
 _ATTRSPEC_INDEX_BY_COLORS = _raw_display_base._ATTRSPEC_INDEX_BY_COLORS
+log = logging.getLogger("dashfloat.ui.screen")
 
 MIN_SAVED_ROWS = 3  # scrolling costs ~10 bytes; only worth it when it spares rows
 
@@ -158,6 +160,7 @@ class DashScreen(urwid.display.raw.Screen):
         self.scroll_region_rows = None  # callable -> rows at the top that scroll together
         self.scroll_optimisation = True
         self.scrolled_rows = 0  # statistics for benchmarks and tests
+        self.fallbacks = 0  # frames whose incremental drawing failed (a bug: the tests count them)
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
         self._last_canvas = None
         self._pending: tuple[str, str] | None = None  # (output, SGR state) for the next frame
@@ -208,9 +211,11 @@ class DashScreen(urwid.display.raw.Screen):
             rows = list(canvas.content())  # once: our passes and urwid's diff share it
             frame = _Frame(rows, canvas.cursor)
             self._before_draw(size, rows)
-            if self._pending is not None and self._all_ours and rows[-1] == self.screen_buf[-1]:
+            if self._pending is not None and self._all_ours and self.screen_buf and rows[-1] == self.screen_buf[-1]:
                 return self._draw_alone(frame)  # every changed row is ours: no urwid pass
         except Exception:  # an optimisation must never cost a frame: urwid redraws it all
+            log.exception("incremental drawing failed; repainting the whole screen")
+            self.fallbacks += 1
             self._pending = None
             self.screen_buf = None
         self._frame_written = False
@@ -250,7 +255,14 @@ class DashScreen(urwid.display.raw.Screen):
         self._screen_buf_canvas = frame
 
     def _before_draw(self, size, rows: list) -> None:
+        self._all_ours = False
         if not self.screen_buf:
+            # a full repaint (first frame, resize, Ctrl-L, resume): margins set for another
+            # size or layout are reset first (DECSTBM homes the cursor; urwid's frame
+            # addresses every row absolutely)
+            if self._margins is not None:
+                self._margins = None
+                self._pending = ("\x1b[r", RESET)
             return
         if self._resized or self._rows_used is not None:
             return
@@ -276,11 +288,11 @@ class DashScreen(urwid.display.raw.Screen):
             drawn[:] = drawn[k:region] + [drawn_blank] * k + drawn[region:]
             self.scrolled_rows += k
         state = RESET
-        self._all_ours = False
         if self.utf8:
             # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
             changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if old[y] != rows[y]]
-            text, state, done = render_rows(changes, self._attr_to_escape, self.newline)
+            bottom = self._margins[0] - 1 if self._margins is not None else None
+            text, state, done = render_rows(changes, self._attr_to_escape, self.newline, bottom)
             out.append(text)
             self._all_ours = len(done) == len(changes)
             for y in done:
@@ -291,17 +303,20 @@ class DashScreen(urwid.display.raw.Screen):
 
     def write(self, data: str) -> None:
         """urwid's frame, with what _before_draw prepared put inside it: one write, one
-        hidden-cursor span, and without the cursor-home urwid sends before its first move."""
+        hidden-cursor span (inside urwid's synchronized-update bracket when the terminal
+        has one), and without the cursor-home urwid sends before its first move."""
         self._reset_known = False  # urwid's output may leave any rendition in force
-        self._frame_written = data.startswith(HIDE)
+        sync = SYNC_BEGIN if data.startswith(SYNC_BEGIN) else ""
+        body = data[len(sync) :]
+        self._frame_written = body.startswith(HIDE)
         pending = self._pending
-        if pending is not None and data.startswith(HIDE):
+        if pending is not None and self._frame_written:
             self._pending = None
             pre, state = pending
-            rest = data[len(HIDE) :]
+            rest = body[len(HIDE) :]
             if state == RESET:
                 rest = rest.removeprefix(RESET)  # urwid resets what is reset already
-            data = HIDE + RESET + pre + _REDUNDANT_HOME.sub("", rest, count=1)
+            data = sync + HIDE + RESET + pre + _REDUNDANT_HOME.sub(r"\1", rest, count=1)
         super().write(data)
 
     def _flush_pending(self) -> None:
@@ -327,6 +342,7 @@ def _newline(out) -> str:
 HIDE = "\x1b[?25l"
 SHOW = "\x1b[?25h"
 SAVE, RESTORE = "\x1b7", "\x1b8"
+SYNC_BEGIN = "\x1b[?2026h"  # urwid brackets its frames so when the terminal confirmed it
 RESET = "\x1b[0m"
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
 # move to a row follows at once (row 1 itself is written without a move)
@@ -353,7 +369,8 @@ def _trim_blank_end(row: list, escape_of) -> tuple[list, int]:
     return runs, sum(_width(r[2]) for r in runs)
 
 
-def render_rows(changes: list, escape_of, newline: str = "\r\n") -> tuple[str, str, list[int]]:
+def render_rows(changes: list, escape_of, newline: str = "\r\n",
+                bottom_margin: int | None = None) -> tuple[str, str, list[int]]:
     """Terminal output that turns rows `old` into rows `new`, for (y, old, new) in
     ascending y. Pure, given `escape_of(attr) -> SGR string`.
 
@@ -363,8 +380,10 @@ def render_rows(changes: list, escape_of, newline: str = "\r\n") -> tuple[str, s
     instead of a cursor address when that is shorter, erases to the end of the row only
     when the old row had something there, and changes the SGR only as much as needed
     (sgr_step). `newline` is what moves to the start of the next row: "\n" where the tty
-    adds the CR itself (ONLCR), else "\r\n". Rows with a charset (DEC graphics) are left
-    to urwid.
+    adds the CR itself (ONLCR), else "\r\n". `bottom_margin` is the row of the scrolling
+    region's bottom margin while one is set: a line feed there would scroll the region, so
+    the row below it is always addressed. Rows with a charset (DEC graphics) are left to
+    urwid.
     """
     out: list[str] = []
     state = RESET
@@ -382,7 +401,8 @@ def render_rows(changes: list, escape_of, newline: str = "\r\n") -> tuple[str, s
         if not rest and old_end <= new_end:
             continue  # nothing visible changed (runs split differently, trailing blanks)
         move = f"\x1b[{y + 1};{col + 1}H"
-        if cy == y - 1 and len(newline) + col < len(move) and _blank_start(new, col, escape_of):
+        if (cy == y - 1 and cy != bottom_margin and len(newline) + col < len(move)
+                and _blank_start(new, col, escape_of)):
             if col and state != RESET:
                 out.append(RESET)
                 state = RESET

@@ -16,6 +16,8 @@ from pathlib import Path
 import pexpect
 import pyte
 
+from tests.xterm import XTerm
+
 BIN_DIR = Path(sys.executable).parent
 PHASE_WORDS = (" idle ", " waiting ", " streaming ", " running ", " confirming ", " agent down ")
 
@@ -51,9 +53,12 @@ class Term:
     """One dashfloat (or shell) process in a pty, with its screen emulated."""
 
     def __init__(self, argv: list[str], env: dict[str, str], *, cols: int = 80, rows: int = 24,
-                 cwd: str | None = None, utf8: bool = True):
+                 cwd: str | None = None, utf8: bool = True, modes: dict[int, int] | None = None):
         self.cols, self.rows = cols, rows
-        self.screen = pyte.Screen(cols, rows)
+        self.screen = XTerm(cols, rows)
+        # DEC private modes this terminal reports to a DECRQM query (ESC[?N$p), e.g.
+        # {2026: 2}: synchronized output supported and reset; unlisted modes get no answer
+        self.modes = dict(modes or {})
         self.stream = pyte.ByteStream(self.screen)
         self.stream.use_utf8 = utf8
         self.raw = bytearray()
@@ -73,7 +78,17 @@ class Term:
             return 0
         self.raw += data
         self.stream.feed(data)
+        if self.modes and b"$p" in data:
+            self._answer_queries(data)
         return len(data)
+
+    def _answer_queries(self, data: bytes) -> None:
+        import re
+
+        for m in re.finditer(rb"\x1b\[\?(\d+)\$p", data):
+            mode = int(m.group(1))
+            if mode in self.modes:
+                self.child.send(f"\x1b[?{mode};{self.modes[mode]}$y")
 
     @property
     def lines(self) -> list[str]:

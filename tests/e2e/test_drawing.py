@@ -4,6 +4,8 @@ repaint draws, text and colours: after a long streamed answer, Ctrl-L must chang
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from tests.fakeserver import markdown_answer, sse_reply
@@ -25,7 +27,9 @@ def test_screen_after_streaming_equals_a_full_repaint(dash, server, size):
     term.wait_for(lambda t: len(t.raw) - mark > rows * 10, what="the full repaint")
     term.wait_quiet()
     assert cells(term.screen) == incremental
-    assert b"\x1b[1;" in term.raw and not term.margins_reset(), "margins stay set while running"
+    before = bytes(term.raw[:mark])
+    assert b"\x1b[1;" in before and before.rfind(b"\x1b[r") < before.rfind(b"\x1b[1;"), \
+        "margins stay set while streaming (a full repaint resets them)"
     term.send("\x04")  # Ctrl-D on the empty prompt: quit
     assert term.wait_exit() == 0
     assert term.margins_reset() and term.left_alternate_screen()
@@ -38,3 +42,79 @@ def cells(screen) -> list[list[tuple]]:
          for c in (screen.buffer[y][x] for x in range(screen.columns))]
         for y in range(screen.lines)
     ]
+
+
+def assert_equals_repaint(term) -> None:
+    """What is on screen now equals what a Ctrl-L full repaint draws."""
+    term.wait_quiet()
+    incremental = cells(term.screen)
+    mark = len(term.raw)
+    term.send("\x0c")
+    term.wait_for(lambda t: len(t.raw) - mark > t.rows * 5, what="the full repaint")
+    term.wait_quiet()
+    assert cells(term.screen) == incremental, term.dump()
+
+
+def status_rows(term) -> int:
+    return sum(any(w in line for w in (" idle ", " waiting ", " streaming ")) for line in term.lines)
+
+
+SYNC = {2026: 2}  # a terminal that confirms synchronized output (kitty, foot, WezTerm, tmux 3.4...)
+
+
+@pytest.mark.parametrize("modes", [None, SYNC], ids=["plain", "sync"])
+def test_prompts_after_a_scrolled_answer_leave_no_copy_of_the_status_bar(dash, server, modes):
+    """Each prompt after the transcript scrolled left a copy of the status bar in it."""
+    for i in range(3):
+        server.push(sse_reply(markdown_answer(150) + [f"\n\nDone{i}"], rate=2000))
+    term = dash(modes=modes)
+    for i in range(3):
+        term.type(f"prompt {i}")
+        term.wait_for(lambda t, i=i: f"prompt {i}" in "".join(t.prompt_lines()), what="typed prompt")
+        term.send("\r")
+        term.wait_text(f"Done{i}", timeout=20)
+        term.wait_status("idle")
+        term.wait_quiet()
+        assert status_rows(term) == 1, term.dump()
+    if modes:
+        assert b"\x1b[?2026h" in term.raw, "the terminal's answer turned synchronized output on"
+    assert_equals_repaint(term)
+
+
+@pytest.mark.parametrize("modes", [None, SYNC], ids=["plain", "sync"])
+def test_a_multi_line_prompt_on_a_full_screen_draws_cleanly(dash, server, modes):
+    server.push(sse_reply(markdown_answer(150) + ["\n\nDone"], rate=2000))
+    term = dash(modes=modes)
+    term.type("go\r")
+    term.wait_text("Done", timeout=20)
+    term.wait_status("idle")
+    for word in ("line one", "line two", "line three"):
+        term.type(word)
+        term.send("\x1b\r")  # Alt-Enter: a newline in the prompt
+    term.send("\x1b[200~pasted\nmore\n\x1b[201~")
+    term.wait_for(lambda t: "more" in "\n".join(t.prompt_lines()), what="the pasted lines")
+    assert status_rows(term) == 1, term.dump()
+    prompt = term.prompt_lines()
+    assert prompt[0].startswith("❯ line one") and any("line three" in x for x in prompt), term.dump()
+    assert_equals_repaint(term)
+
+
+@pytest.mark.parametrize("small", [(8, 30), (6, 60)])
+def test_shrinking_during_a_stream_and_back_needs_no_ctrl_l(dash, server, small):
+    hold = threading.Event()
+    pieces = markdown_answer(400)
+    server.push(sse_reply(pieces + ["\n\nEndWord"], rate=400, waits={len(pieces) // 2: hold}))
+    term = dash()
+    term.type("go\r")
+    term.wait_status("streaming")
+    term.resize(*small)
+    term.wait_for(lambda t: t.status_row() == small[0] - 2 and " streaming " in t.status(), what="the small frame")
+    term.resize(24, 80)
+    term.wait_for(lambda t: t.status_row() == 22, what="the frame at 80x24 again")
+    hold.set()
+    term.wait_text("EndWord", timeout=20)
+    term.wait_status("idle")
+    term.wait_quiet()
+    assert term.lines[-1].startswith("❯"), term.dump()
+    assert status_rows(term) == 1, term.dump()
+    assert_equals_repaint(term)

@@ -1,0 +1,137 @@
+"""The screen oracle (tests/screen_oracle.py): after every frame of a session, the terminal
+DashFloat's bytes produce equals a full repaint of the same canvas, characters, renditions
+and cursor. Scenarios from real use first, then randomised sessions in four terminals:
+CR LF rows, LF rows (ONLCR), synchronized output (DECRQM 2026 confirmed), and a terminal
+that keeps the scrolling margins across a resize."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dashfloat import messages as M
+from tests.fakeserver import markdown_answer
+from tests.screen_oracle import OracleSession, random_session
+
+TERMINALS = {
+    "crlf": {},
+    "onlcr": {"newline": "\n"},
+    "sync": {"sync": True},
+    "sticky-margins": {"keep_margins_on_resize": True},
+}
+
+
+def answer(s: OracleSession, tokens: int = 400, per_frame: int = 12) -> None:
+    s.do("msg", (M.USER, "run"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    pieces = markdown_answer(tokens)
+    for i in range(0, len(pieces), per_frame):
+        s.do("tokens", pieces[i : i + per_frame])
+    s.do("msg", (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
+def test_a_prompt_after_the_transcript_scrolled_leaves_no_status_bar_copy(terminal):
+    """The issue's case: each prompt after a scrolled answer left a copy of the status bar
+    in the transcript (a line feed on the region's bottom margin scrolled it)."""
+    s = OracleSession(80, 24, **TERMINALS[terminal])
+    s.draw()
+    for _ in range(3):
+        answer(s)
+        s.do("key", *"again")
+        s.do("key", "enter")
+        s.do("msg", (M.USER, "again"), (M.PHASE, "waiting"))
+        assert sum(" waiting " in line or " idle " in line for line in s.term.display) == 1
+        s.do("msg", (M.ASSISTANT_START,), (M.ASSISTANT_END, "cancelled"), (M.PHASE, "idle"))
+    s.close()
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
+def test_a_multi_line_prompt_on_a_full_screen(terminal):
+    s = OracleSession(80, 24, **TERMINALS[terminal])
+    s.draw()
+    answer(s)
+    for word in ("one", "two", "three", "four"):
+        s.do("key", *word, "meta enter")
+    s.do("paste", "pasted\nlines\nhere\n")
+    s.do("key", "ctrl u")
+    s.do("key", "backspace")
+    answer(s, tokens=100)
+    s.close()
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
+@pytest.mark.parametrize("small", [(30, 8), (60, 6), (20, 5)])
+def test_shrinking_during_a_stream_and_back(terminal, small):
+    """Shrinking to 30x8 or 60x6 during a stream and back to 80x24 left wrong lines and
+    no prompt until Ctrl-L."""
+    s = OracleSession(80, 24, **TERMINALS[terminal])
+    s.draw()
+    s.do("msg", (M.USER, "run"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    pieces = markdown_answer(600)
+    for i in range(0, len(pieces), 10):
+        s.do("tokens", pieces[i : i + 10])
+        if i == 200:
+            s.do("resize", *small)
+        if i == 400:
+            s.do("resize", 80, 24)
+    s.do("msg", (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    assert s.term.display[-1].startswith("❯")
+    s.close()
+
+
+def test_scrolling_back_and_forth_while_streaming_and_suspending():
+    s = OracleSession(80, 24)
+    s.draw()
+    answer(s, tokens=200)
+    s.do("msg", (M.USER, "more"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    pieces = markdown_answer(300)
+    keys = ["page up", "page up", "meta down", "page down", "home", "end", "f1", "esc", "meta up"]
+    for i in range(0, len(pieces), 10):
+        s.do("tokens", pieces[i : i + 10])
+        s.do("key", keys[(i // 10) % len(keys)])
+        if i % 100 == 0:
+            s.do("suspend")
+    s.close()
+
+
+# `make oracle` runs many more (DASHFLOAT_ORACLE_SEEDS=400: 1,600 sessions, ~250,000 frames)
+SEEDS = int(os.environ.get("DASHFLOAT_ORACLE_SEEDS", "8"))
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_random_sessions_equal_a_full_repaint_after_every_frame(terminal, seed):
+    s = random_session(seed * 7 + len(terminal), steps=150, **TERMINALS[terminal])
+    assert s.frames > 150
+
+
+def test_the_direct_reference_equals_the_emulators_full_paint():
+    """expected_cells (the fast reference) leaves what pyte leaves for the same rows,
+    wide characters, combining marks, control bytes and renditions included."""
+    import random
+
+    from pyte.screens import wcwidth
+    from urwid.display.common import UNPRINTABLE_C1_TRANS_TABLE, UNPRINTABLE_TRANS_TABLE
+
+    from tests.screen_oracle import buffer_cells, expected_cells, full_paint
+    from tests.widget.test_screen_writer import ESCAPES, escape_of
+
+    rnd = random.Random(5)
+    alphabet = ["a", "b", " ", "─", "❯", "界", "e\u0301", "\x07", "\x9b", "é", "😀", "\t"]
+    for _ in range(300):
+        cols = rnd.randint(4, 30)
+        rows = []
+        for _y in range(3):
+            runs, width = [], 0
+            while True:
+                text = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 5)))
+                shown = text.encode().translate(UNPRINTABLE_TRANS_TABLE).decode()
+                w = sum(max(0, wcwidth(ch)) for ch in shown.translate(UNPRINTABLE_C1_TRANS_TABLE))
+                if width + w > cols:
+                    break
+                runs.append((rnd.choice(list(ESCAPES)), None, text.encode()))
+                width += w
+            runs.append((None, None, b" " * (cols - width)))
+            rows.append(runs)
+        assert expected_cells(rows, cols, escape_of) == buffer_cells(full_paint(rows, cols, escape_of, None))

@@ -1,0 +1,84 @@
+"""A terminal emulator for the tests: pyte, corrected where it departs from xterm in what
+DashFloat's screen writer relies on (scrolling margins, line feeds, saved cursor)."""
+
+from __future__ import annotations
+
+import pyte
+from pyte.screens import Margins, wcwidth  # wcwidth: pyte's own, lru-cached
+
+
+class XTerm(pyte.Screen):
+    """pyte with xterm's rules where pyte departs from them, in what DashFloat uses:
+
+    * a line feed (and CUD/CUU) moves within the scrolling region only when the cursor is
+      inside it; below the bottom margin it moves down to the last line, and only a line
+      feed ON the bottom margin scrolls the region (pyte clamps the cursor to the margin);
+    * DECSTBM, also the reset `ESC[r`, moves the cursor home;
+    * DECRC restores the saved row as it was (pyte clamps it into the margins);
+    * a combining character after the last column joins the last cell (pyte wraps first);
+    * `keep_margins_on_resize`: a terminal that keeps the margins across a resize (the
+      worst case; xterm, tmux and pyte reset them).
+    """
+
+    keep_margins_on_resize = False
+
+    def _inside(self) -> Margins | None:
+        m = self.margins
+        if m is not None and m.top <= self.cursor.y <= m.bottom:
+            return m
+        return None
+
+    def index(self) -> None:
+        m = self.margins or Margins(0, self.lines - 1)
+        if self.cursor.y == m.bottom:
+            super().index()
+        elif self.cursor.y < self.lines - 1:
+            self.cursor.y += 1
+
+    def cursor_down(self, count=None) -> None:
+        m = self._inside()
+        bottom = m.bottom if m else self.lines - 1
+        self.cursor.y = min(self.cursor.y + (count or 1), bottom)
+
+    def cursor_up(self, count=None) -> None:
+        m = self._inside()
+        top = m.top if m else 0
+        self.cursor.y = max(self.cursor.y - (count or 1), top)
+
+    def draw(self, data: str) -> None:
+        if data.isascii():
+            return super().draw(data)
+        for ch in data:  # a combining character on the pending-wrap column joins the last
+            if self.cursor.x == self.columns and wcwidth(ch) == 0 and self.columns:  # cell
+                line = self.buffer[self.cursor.y]
+                last = line[self.columns - 1]
+                line[self.columns - 1] = last._replace(data=last.data + ch)
+            else:
+                super().draw(ch)
+
+    def restore_cursor(self) -> None:
+        y = self.savepoints[-1].cursor.y if self.savepoints else None
+        super().restore_cursor()
+        if y is not None and pyte.modes.DECOM not in self.mode:  # pyte clamps to the margins
+            self.cursor.y = min(y, self.lines - 1)
+
+    def set_margins(self, top=None, bottom=None) -> None:
+        super().set_margins(top, bottom)
+        self.cursor_position()
+
+    def resize(self, lines=None, columns=None) -> None:
+        margins = self.margins
+        super().resize(lines, columns)
+        if self.keep_margins_on_resize and margins is not None and margins.bottom < self.lines:
+            self.margins = margins
+
+
+def cells(screen: pyte.Screen) -> list[list[tuple]]:
+    """Every cell's character and rendition."""
+    return [
+        [(c.data, c.fg, c.bg, c.bold, c.italics, c.underscore, c.reverse, c.strikethrough)
+         for c in (screen.buffer[y][x] for x in range(screen.columns))]
+        for y in range(screen.lines)
+    ]
+
+
