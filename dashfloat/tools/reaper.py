@@ -1,0 +1,426 @@
+"""Every process a command started, found, counted and killed: DashFloat as a child subreaper.
+
+A command that detaches (``setsid``, ``nohup ... &``, a double-forking daemon) leaves the process
+group that exec kills, and its orphans would be reparented to init, out of reach. On Linux
+DashFloat therefore makes itself a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, set
+once, before the first command): a process whose parent dies is reparented to DashFloat instead,
+so it stays findable in /proc, and DashFloat must reap it when it dies.
+
+Which processes belong to a call (the rule, :meth:`Call.members`):
+
+1. every descendant of the call's shell (``/proc/PID/task/*/children``);
+2. every orphan, i.e. a child of DashFloat that is not the shell of another running call, that
+   a. was seen as a member before (same pid and start time): while the command runs, exec
+      takes a census every 0.1 s, or
+   b. is in the call's session or process group (a background job after its shell exited), or
+   c. carries ``DASHFLOAT_CALL=<this call's id>`` in its environment (exec sets it for the
+      command; fork, exec, ``setsid`` and ``nohup`` all pass it on), or
+   d. holds one of the call's pipes (its stdout, or the stdin of a hook) open;
+3. every descendant of those.
+
+Each piece of evidence survives what defeats another: leaving the session keeps the
+environment and the pipe, ``env -i`` keeps the session and the pipe, a daemon that closes its
+descriptors keeps its environment. Nothing else is touched: DashFloat's other children (the
+Ctrl-G editor, a test's subprocess) match none of these, so they are neither killed nor reaped
+and no stray ``waitpid`` steals an exit status that ``subprocess`` waits for. Zombies are reaped
+by pid only, and only members (a pid cannot be reused while it is DashFloat's unreaped zombie).
+The known gap: a process that leaves the session, clears its environment, closes the pipe and
+is orphaned before the next census is not recognised; it runs on as DashFloat's child.
+
+Ending a call (:meth:`Call.kill`, on every path) works in rounds: collect the whole member tree
+first (killing a parent first would cut the links to its children), SIGKILL all of it, and
+repeat until no live member is left; an orphan that is itself exiting (its environment and
+descriptors already gone) is waited out, since its children come to DashFloat next. Then the
+members that ended as DashFloat's zombies are reaped.
+
+The process budget: :func:`child_limit` gives the RLIMIT_NPROC a command starts with (the
+kernel then refuses its forks past the budget), and the census counts the call's tasks, so a
+command past the budget is stopped even where the kernel does not apply the limit (root).
+Without /proc (not Linux) every function here degrades to "nothing found"; exec still kills the
+process group.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+MARKER_VAR = "DASHFLOAT_CALL"
+DEFAULT_MAX_PROCESSES = 1024
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PF_EXITING = 0x4  # include/linux/sched.h: the task is in do_exit()
+_KILL_ROUNDS_FOR = 3.0  # give up SIGKILLing after this long (a process stuck in the kernel)
+_REAP_FOR = 1.0  # how long to wait for killed members to become zombies we can reap
+_SEEN_CAP = 65536  # pids remembered per call (the census stops adding past this)
+
+_subreaper: dict[int, bool] = {}  # pid -> whether it is a subreaper (a forked child is not)
+_subreaper_lock = threading.Lock()
+_ids = itertools.count(1)
+
+
+def enable_subreaper() -> bool:
+    """Make this process a child subreaper (once per process; Linux only). True if it is one."""
+    pid = os.getpid()
+    with _subreaper_lock:
+        if pid not in _subreaper:
+            _subreaper[pid] = _prctl_subreaper()
+        return _subreaper[pid]
+
+
+def _prctl_subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            log.warning("exec: PR_SET_CHILD_SUBREAPER failed: %s", os.strerror(ctypes.get_errno()))
+            return False
+    except (OSError, AttributeError) as exc:
+        log.warning("exec: cannot become a child subreaper: %s", exc)
+        return False
+    return True
+
+
+def new_marker() -> str:
+    """A call id unique on this machine while DashFloat runs: ``<DashFloat pid>-<n>``."""
+    return f"{os.getpid()}-{next(_ids)}"
+
+
+# -- /proc -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proc:
+    """What /proc/PID/stat says about one process."""
+
+    pid: int
+    state: str
+    ppid: int
+    pgrp: int
+    sid: int
+    flags: int
+    threads: int
+    start: int  # start time in clock ticks since boot: with the pid, identifies the process
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X", "x")
+
+    @property
+    def exiting(self) -> bool:
+        """In exit() but not yet a zombie: its environment and descriptors may be gone."""
+        return bool(self.flags & _PF_EXITING)
+
+
+def _read(path: str) -> bytes | None:
+    """A small /proc file whole (plain os calls: a census reads thousands of them), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_proc(pid: int) -> Proc | None:
+    """The process's stat line, parsed; None if it is gone (or /proc is missing)."""
+    raw = _read(f"/proc/{pid}/stat")
+    if raw is None:
+        return None
+    # the command name is in parentheses and may hold anything: fields resume after the last ")"
+    rest = raw[raw.rfind(b")") + 2 :].split()
+    try:
+        return Proc(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[3]), int(rest[6]),
+                    int(rest[17]), int(rest[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+_children_files: bool | None = None  # does this kernel have /proc/PID/task/TID/children?
+
+
+def _have_children_files() -> bool:
+    global _children_files
+    if _children_files is None:
+        _children_files = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+    return _children_files
+
+
+class _Tree:
+    """Child lookups for one collection: the kernel's children files, or, where the kernel has
+    none, one scan of /proc for parent pids (made on first use)."""
+
+    def __init__(self) -> None:
+        self._by_parent: dict[int, list[int]] | None = None
+
+    def children(self, pid: int, threads: int = 0) -> list[int]:
+        if _have_children_files():
+            return _children_from_files(pid, threads)
+        if self._by_parent is None:
+            self._by_parent = {}
+            for name in _proc_pids():
+                proc = read_proc(name)
+                if proc is not None:
+                    self._by_parent.setdefault(proc.ppid, []).append(name)
+        return self._by_parent.get(pid, [])
+
+
+def _children_from_files(pid: int, threads: int = 0) -> list[int]:
+    """Children of every thread of `pid` (one file when it has a single thread)."""
+    if threads == 1:
+        tids = [str(pid)]
+    else:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+    found: list[int] = []
+    for tid in tids:
+        raw = _read(f"/proc/{pid}/task/{tid}/children")
+        if raw:
+            found.extend(int(x) for x in raw.split())
+    return found
+
+
+def _proc_pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
+def has_marker(pid: int, marker: str) -> bool:
+    """Whether the process's environment holds ``DASHFLOAT_CALL=<marker>`` (False if unreadable)."""
+    env = _read(f"/proc/{pid}/environ")
+    if env is None:
+        return False
+    return b"\0" + f"{MARKER_VAR}={marker}".encode() + b"\0" in b"\0" + env
+
+
+def holds_any(pid: int, links: frozenset[str]) -> bool:
+    """Whether the process has a descriptor open on one of `links` (e.g. ``pipe:[1234]``)."""
+    if not links:
+        return False
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") in links:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def pipe_link(fd: int) -> str | None:
+    """How /proc names the pipe behind `fd` (``pipe:[inode]``), or None."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+def user_tasks(uid: int) -> int:
+    """Processes and threads of `uid` now: what RLIMIT_NPROC counts against."""
+    total = 0
+    for pid in _proc_pids():
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != uid:
+                continue
+        except OSError:
+            continue
+        proc = read_proc(pid)
+        if proc is not None and proc.alive:
+            total += max(1, proc.threads)
+    return total
+
+
+def child_limit(budget: int) -> tuple[int, int] | None:
+    """The (soft, hard) RLIMIT_NPROC for a command that may start `budget` more tasks, or None
+    where the kernel would not apply it (root, or no such limit)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    if not hasattr(resource, "RLIMIT_NPROC") or os.getuid() == 0:
+        return None  # the kernel exempts root from RLIMIT_NPROC: the census is the bound there
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    limit = user_tasks(os.getuid()) + budget
+    new_hard = limit if hard == resource.RLIM_INFINITY else min(hard, limit)
+    new_soft = new_hard if soft == resource.RLIM_INFINITY else min(soft, new_hard)
+    return new_soft, new_hard
+
+
+# -- one call -----------------------------------------------------------------------------------
+
+
+class Call:
+    """The processes of one command: found, counted, killed, reaped. Thread-safe."""
+
+    def __init__(self, shell: int, marker: str, pipes: frozenset[str] = frozenset()) -> None:
+        self.shell = shell  # the shell leads its own session: its pid is the session and group id
+        self.marker = marker
+        self.pipes = pipes  # /proc names of the call's pipes (stdout, a hook's stdin)
+        self.seen: dict[int, int] = {}  # pid -> start time of every member seen so far
+        self.peak = 0  # most tasks (processes and threads) seen alive at once
+        self.lock = threading.RLock()
+
+    def _owns(self, proc: Proc) -> bool:
+        """Whether an orphan (a child of DashFloat other than a shell) belongs to this call."""
+        if self.seen.get(proc.pid) == proc.start:
+            return True
+        if proc.sid == self.shell or proc.pgrp == self.shell:
+            return True
+        if not proc.alive:
+            return False
+        return has_marker(proc.pid, self.marker) or holds_any(proc.pid, self.pipes)
+
+    def _collect(self, others: frozenset[int]) -> tuple[dict[int, Proc], bool]:
+        """(members, unsure): unsure if an orphan that is exiting could not be judged."""
+        tree = _Tree()
+        roots: list[Proc] = []
+        unsure = False
+        shell = read_proc(self.shell)
+        if shell is not None:
+            roots.append(shell)
+        for pid in tree.children(os.getpid()):
+            if pid == self.shell or pid in others:
+                continue
+            proc = read_proc(pid)
+            if proc is None:
+                continue
+            if self._owns(proc):
+                roots.append(proc)
+            elif proc.alive and proc.exiting:
+                unsure = True
+        found: dict[int, Proc] = {}
+        queue = roots
+        while queue:
+            proc = queue.pop()
+            if proc.pid in found:
+                continue
+            found[proc.pid] = proc
+            if not proc.alive:
+                continue  # a zombie has no children: they went to DashFloat when it exited
+            for child in tree.children(proc.pid, proc.threads):
+                if child not in found:
+                    sub = read_proc(child)
+                    if sub is not None:
+                        queue.append(sub)
+        for proc in found.values():
+            if len(self.seen) >= _SEEN_CAP:
+                break
+            self.seen[proc.pid] = proc.start
+        return found, unsure
+
+    def members(self, others: frozenset[int] = frozenset()) -> dict[int, Proc]:
+        """Every process of this call now, zombies included (the shell too while it is
+        unreaped). `others`: the shells of other running calls (never members)."""
+        with self.lock:
+            return self._collect(others)[0]
+
+    def census(self, others: frozenset[int] = frozenset()) -> int:
+        """Record the members now; return how many tasks (processes and threads) are alive."""
+        with self.lock:
+            return self._count(self._collect(others)[0])
+
+    def _count(self, found: dict[int, Proc]) -> int:
+        tasks = sum(max(1, p.threads) for p in found.values() if p.alive)
+        self.peak = max(self.peak, tasks)
+        return tasks
+
+    def kill(self, others: frozenset[int] = frozenset()) -> int:
+        """SIGKILL every member until none is alive, then reap the ones that are our zombies.
+        Returns how many live processes other than the shell it killed. Safe to call again (it
+        then finds nothing)."""
+        with self.lock:
+            killed: dict[int, int] = {}
+            refused: set[int] = set()  # no permission (a setuid program): not ours to kill
+            give_up = time.monotonic() + _KILL_ROUNDS_FOR
+            pause = 0.0005
+            while True:
+                found, unsure = self._collect(others)
+                if not killed:
+                    self._count(found)
+                live = [p for p in found.values() if p.alive and p.pid not in refused]
+                if not live and not unsure:
+                    break
+                if time.monotonic() > give_up:
+                    log.error("exec: processes of call %s did not die: %s", self.marker, [p.pid for p in live])
+                    break
+                if live:
+                    try:  # one signal for the whole first process group: quickest for a large one
+                        os.killpg(self.shell, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                for proc in live:
+                    if _kill(proc.pid):
+                        killed[proc.pid] = proc.start
+                    else:
+                        refused.add(proc.pid)
+                time.sleep(pause)  # let SIGKILL land (or an exiting orphan finish) before looking again
+                pause = min(pause * 2, 0.02)
+            try:  # and the group in any case: all there is where /proc is missing
+                os.killpg(self.shell, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            count = sum(1 for pid in killed if pid != self.shell)
+            self._reap(others)
+            return count
+
+    def _reap(self, others: frozenset[int]) -> None:
+        """waitpid every member that is a zombie child of ours (never the shell: its Popen
+        reaps it). Waits up to a second for killed members to turn into zombies."""
+        me = os.getpid()
+        deadline = time.monotonic() + _REAP_FOR
+        pause = 0.0005
+        while True:
+            pending = False
+            for proc in self._collect(others)[0].values():
+                if proc.pid == self.shell or proc.ppid != me:
+                    continue
+                if proc.alive:
+                    pending = True
+                    continue
+                try:
+                    os.waitpid(proc.pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            if not pending or time.monotonic() > deadline:
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+
+
+def _kill(pid: int) -> bool:
+    """SIGKILL one process; False if the system refused (e.g. a setuid program it started)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        log.warning("exec: no permission to kill process %d", pid)
+        return False
+    return True
