@@ -29,9 +29,11 @@ is orphaned before the next census is not recognised; it runs on as DashFloat's 
 
 Ending a call (:meth:`Call.kill`, on every path) works in rounds: collect the whole member tree
 first (killing a parent first would cut the links to its children), SIGKILL all of it, and
-repeat until no live member is left; an orphan that is itself exiting (its environment and
-descriptors already gone) is waited out, since its children come to DashFloat next. Then the
-members that ended as DashFloat's zombies are reaped.
+repeat until no live member is left. An orphan that cannot be judged yet is looked at again
+for up to 0.5 s: one that is exiting (its environment and descriptors already gone; its
+children come to DashFloat next), or whose environment reads empty (in the middle of an
+execve, /proc shows an empty one). Then the members that ended as DashFloat's zombies are
+reaped.
 
 The process budget: :func:`child_limit` gives the RLIMIT_NPROC a command starts with (the
 kernel then refuses its forks past the budget), and the census counts the call's tasks, so a
@@ -60,6 +62,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _PF_EXITING = 0x4  # include/linux/sched.h: the task is in do_exit()
 _KILL_ROUNDS_FOR = 3.0  # give up SIGKILLing after this long (a process stuck in the kernel)
 _REAP_FOR = 1.0  # how long to wait for killed members to become zombies we can reap
+_UNSURE_FOR = 0.5  # how long to wait for an orphan that cannot be judged yet (mid-exec, exiting)
 _SEEN_CAP = 65536  # pids remembered per call (the census stops adding past this)
 
 _subreaper: dict[int, bool] = {}  # pid -> whether it is a subreaper (a forked child is not)
@@ -209,11 +212,15 @@ def _proc_pids() -> list[int]:
         return []
 
 
-def has_marker(pid: int, marker: str) -> bool:
-    """Whether the process's environment holds ``DASHFLOAT_CALL=<marker>`` (False if unreadable)."""
+def has_marker(pid: int, marker: str) -> bool | None:
+    """Whether the process's environment holds ``DASHFLOAT_CALL=<marker>``: None if it reads
+    empty (so during an execve or an exit, or if it was cleared: look again), False if it
+    cannot be read."""
     env = _read(f"/proc/{pid}/environ")
     if env is None:
         return False
+    if not env:
+        return None
     return b"\0" + f"{MARKER_VAR}={marker}".encode() + b"\0" in b"\0" + env
 
 
@@ -285,20 +292,29 @@ class Call:
         self.pipes = pipes  # /proc names of the call's pipes (stdout, a hook's stdin)
         self.seen: dict[int, int] = {}  # pid -> start time of every member seen so far
         self.peak = 0  # most tasks (processes and threads) seen alive at once
+        self._pending: set[tuple[int, int]] = set()  # orphans that could not be judged yet
         self.lock = threading.RLock()
 
-    def _owns(self, proc: Proc) -> bool:
-        """Whether an orphan (a child of DashFloat other than a shell) belongs to this call."""
+    def _owns(self, proc: Proc) -> bool | None:
+        """Whether an orphan (a child of DashFloat other than a shell) belongs to this call;
+        None if that cannot be told yet (it is exiting, or in the middle of an execve)."""
         if self.seen.get(proc.pid) == proc.start:
             return True
         if proc.sid == self.shell or proc.pgrp == self.shell:
             return True
         if not proc.alive:
             return False
-        return has_marker(proc.pid, self.marker) or holds_any(proc.pid, self.pipes)
+        if proc.exiting:  # its environment and descriptors are already gone
+            return None
+        if holds_any(proc.pid, self.pipes):
+            return True
+        marked = has_marker(proc.pid, self.marker)
+        if marked is None and (proc.pid, proc.start) in _undecided:
+            return False  # read empty for longer than an execve takes: a cleared environment
+        return marked
 
     def _collect(self, others: frozenset[int]) -> tuple[dict[int, Proc], bool]:
-        """(members, unsure): unsure if an orphan that is exiting could not be judged."""
+        """(members, unsure): unsure if an orphan could not be judged yet."""
         tree = _Tree()
         roots: list[Proc] = []
         unsure = False
@@ -311,10 +327,12 @@ class Call:
             proc = read_proc(pid)
             if proc is None:
                 continue
-            if self._owns(proc):
+            owns = self._owns(proc)
+            if owns:
                 roots.append(proc)
-            elif proc.alive and proc.exiting:
+            elif owns is None:
                 unsure = True
+                self._pending.add((proc.pid, proc.start))
         found: dict[int, Proc] = {}
         queue = roots
         while queue:
@@ -359,14 +377,23 @@ class Call:
             killed: dict[int, int] = {}
             refused: set[int] = set()  # no permission (a setuid program): not ours to kill
             give_up = time.monotonic() + _KILL_ROUNDS_FOR
+            unsure_until: float | None = None
             pause = 0.0005
             while True:
                 found, unsure = self._collect(others)
                 if not killed:
                     self._count(found)
                 live = [p for p in found.values() if p.alive and p.pid not in refused]
-                if not live and not unsure:
-                    break
+                if not live:
+                    if not unsure:
+                        break
+                    # an orphan that cannot be judged yet: look again, but not for ever (an
+                    # environment that reads empty may simply have been cleared)
+                    if unsure_until is None:
+                        unsure_until = time.monotonic() + _UNSURE_FOR
+                    elif time.monotonic() > unsure_until:
+                        _remember_undecided(self._pending)  # later calls do not wait for them
+                        break
                 if time.monotonic() > give_up:
                     log.error("exec: processes of call %s did not die: %s", self.marker, [p.pid for p in live])
                     break
@@ -412,6 +439,20 @@ class Call:
                 return
             time.sleep(pause)
             pause = min(pause * 2, 0.02)
+
+
+_undecided: set[tuple[int, int]] = set()  # (pid, start) of orphans no call could judge in time
+_UNDECIDED_CAP = 1024
+
+
+def _remember_undecided(pending: set[tuple[int, int]]) -> None:
+    if len(_undecided) + len(pending) > _UNDECIDED_CAP:  # forget the ones that are gone
+        for pid, start in list(_undecided):
+            proc = read_proc(pid)
+            if proc is None or proc.start != start:
+                _undecided.discard((pid, start))
+    if len(_undecided) + len(pending) <= _UNDECIDED_CAP:
+        _undecided.update(pending)
 
 
 def _kill(pid: int) -> bool:
