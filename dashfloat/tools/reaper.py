@@ -304,14 +304,13 @@ class Call:
             return True
         if not proc.alive:
             return False
-        if proc.exiting:  # its environment and descriptors are already gone
-            return None
         if holds_any(proc.pid, self.pipes):
             return True
-        marked = has_marker(proc.pid, self.marker)
-        if marked is None and (proc.pid, proc.start) in _undecided:
-            return False  # read empty for longer than an execve takes: a cleared environment
-        return marked
+        if (proc.pid, proc.start) in _undecided:
+            return False  # no call could judge it in time before: do not wait for it again
+        if proc.exiting:  # its environment and descriptors are already gone
+            return None
+        return has_marker(proc.pid, self.marker)
 
     def _collect(self, others: frozenset[int]) -> tuple[dict[int, Proc], bool]:
         """(members, unsure): unsure if an orphan could not be judged yet."""
