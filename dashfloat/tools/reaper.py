@@ -15,7 +15,9 @@ Which processes belong to a call (the rule, :meth:`Call.members`):
    b. is in the call's session or process group (a background job after its shell exited), or
    c. carries ``DASHFLOAT_CALL=<this call's id>`` in its environment (exec sets it for the
       command; fork, exec, ``setsid`` and ``nohup`` all pass it on), or
-   d. holds one of the call's pipes (its stdout, or the stdin of a hook) open;
+   d. holds one of the call's pipes (its stdout, or the stdin of a hook) open, or
+   e. is a zombie that started during the call, in a session other than DashFloat's (the
+      middle process of a double fork that died before anyone saw it; only reaped);
 3. every descendant of those.
 
 Each piece of evidence survives what defeats another: leaving the session keeps the
@@ -293,6 +295,12 @@ class Call:
         self.seen: dict[int, int] = {}  # pid -> start time of every member seen so far
         self.peak = 0  # most tasks (processes and threads) seen alive at once
         self._pending: set[tuple[int, int]] = set()  # orphans that could not be judged yet
+        shell_proc = read_proc(shell)
+        self.since = shell_proc.start if shell_proc is not None else None  # the call's start
+        try:
+            self.session = os.getsid(0)  # DashFloat's own session (the editor's, for one)
+        except OSError:  # pragma: no cover
+            self.session = -1
         self.lock = threading.RLock()
 
     def _owns(self, proc: Proc) -> bool | None:
@@ -303,7 +311,7 @@ class Call:
         if proc.sid == self.shell or proc.pgrp == self.shell:
             return True
         if not proc.alive:
-            return False
+            return self._stray_zombie(proc)
         if holds_any(proc.pid, self.pipes):
             return True
         if (proc.pid, proc.start) in _undecided:
@@ -311,6 +319,16 @@ class Call:
         if proc.exiting:  # its environment and descriptors are already gone
             return None
         return has_marker(proc.pid, self.marker)
+
+    def _stray_zombie(self, proc: Proc) -> bool:
+        """A zombie child of DashFloat that started during this call, in a session other than
+        DashFloat's: the middle process of a double fork, dead before anyone saw it. DashFloat
+        starts children in a new session only through exec (whose shells are never asked
+        about), so no ``subprocess`` is waiting for it; unreaped, one would pile up per daemon."""
+        if self.since is None or proc.sid == self.session:
+            return False
+        # start times tick at 100 Hz: within the shell's tick, a later pid is a later process
+        return proc.start > self.since or (proc.start == self.since and proc.pid > self.shell)
 
     def _collect(self, others: frozenset[int]) -> tuple[dict[int, Proc], bool]:
         """(members, unsure): unsure if an orphan could not be judged yet."""
@@ -359,9 +377,29 @@ class Call:
             return self._collect(others)[0]
 
     def census(self, others: frozenset[int] = frozenset()) -> int:
-        """Record the members now; return how many tasks (processes and threads) are alive."""
+        """Record the members now, reap the ones that are our zombies already; return how
+        many tasks (processes and threads) are alive."""
         with self.lock:
-            return self._count(self._collect(others)[0])
+            found = self._collect(others)[0]
+            self._reap_zombies(found)
+            return self._count(found)
+
+    def _reap_zombies(self, found: dict[int, Proc]) -> bool:
+        """waitpid the members that are zombie children of ours (never the shell: its Popen
+        reaps it); True if some of our member children are still alive."""
+        me = os.getpid()
+        alive = False
+        for proc in found.values():
+            if proc.pid == self.shell or proc.ppid != me:
+                continue
+            if proc.alive:
+                alive = True
+                continue
+            try:
+                os.waitpid(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        return alive
 
     def _count(self, found: dict[int, Proc]) -> int:
         tasks = sum(max(1, p.threads) for p in found.values() if p.alive)
@@ -419,21 +457,10 @@ class Call:
     def _reap(self, others: frozenset[int]) -> None:
         """waitpid every member that is a zombie child of ours (never the shell: its Popen
         reaps it). Waits up to a second for killed members to turn into zombies."""
-        me = os.getpid()
         deadline = time.monotonic() + _REAP_FOR
         pause = 0.0005
         while True:
-            pending = False
-            for proc in self._collect(others)[0].values():
-                if proc.pid == self.shell or proc.ppid != me:
-                    continue
-                if proc.alive:
-                    pending = True
-                    continue
-                try:
-                    os.waitpid(proc.pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
+            pending = self._reap_zombies(self._collect(others)[0])
             if not pending or time.monotonic() > deadline:
                 return
             time.sleep(pause)

@@ -767,3 +767,50 @@ def test_waiting_for_an_orphan_that_cannot_be_judged_is_bounded(cwd):
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+def our_zombies() -> set[int]:
+    """Zombie children of this process (the test runner is DashFloat here)."""
+    found = set()
+    for pid in reaper._children_from_files(os.getpid()):
+        state = stat_of(pid)
+        if state is not None and state[0] == "Z":
+            found.add(pid)
+    return found
+
+
+def test_the_middle_processes_of_a_double_fork_do_not_pile_up_as_zombies(cwd):
+    # the middle processes leave the session and die at once, before anything sees them alive
+    before = our_zombies()
+    for _ in range(3):
+        mark = marker()
+        if os.path.exists(os.path.join(cwd, "daemon.pid")):
+            os.unlink(os.path.join(cwd, "daemon.pid"))
+        result = ex.run_command(detach(["daemon"], mark, cwd) + "echo ok", cwd, timeout=10)
+        assert result["ok"] is True
+        assert_killed_and_reaped(["daemon"], mark, cwd)
+    # and a chain of five shells, each in a new session, each gone once it started the next
+    mark = marker()
+    inner = f"echo $$ >{cwd}/chain.tmp && mv {cwd}/chain.tmp {cwd}/chain.pid && exec sleep {mark}"
+    for _ in range(5):
+        inner = f"setsid sh -c {shell_quote(inner)} &"
+    result = ex.run_command(inner + " while [ ! -e chain.pid ]; do sleep 0.01; done", cwd, timeout=10)
+    assert result["ok"] is True
+    assert_killed_and_reaped(["chain"], mark, cwd)
+    assert wait_for(lambda: not (our_zombies() - before)), {p: stat_of(p) for p in our_zombies() - before}
+
+
+def test_a_long_command_that_keeps_daemonising_leaves_no_zombies_meanwhile(cwd):
+    # five daemons, each dead at once: the census reaps their middle processes while it runs
+    before = our_zombies()
+    mark = marker()
+    daemon = ESCAPES["daemon"].format(d=cwd, n="d", m="0", py=sys.executable)
+    command = f"for i in 1 2 3 4 5; do {daemon}; done; echo ready; sleep {mark}"
+    cancel = ex.Cancel()
+    run = Background(command, cwd, timeout=30, cancel=cancel)
+    assert run.wait_output("ready\n", timeout=10)
+    try:
+        assert wait_for(lambda: not (our_zombies() - before)), {p: stat_of(p) for p in our_zombies() - before}
+    finally:
+        cancel.cancel()
+    assert run.join()["cancelled"] is True
