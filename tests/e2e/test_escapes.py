@@ -98,8 +98,18 @@ def test_what_a_command_left_running_is_stopped_when_it_exits_and_the_model_is_t
     assert result["ok"] is True and result["output"] == "detached\n", result
     assert result["stopped_processes"] >= len(NAMES), result
     assert "stopped when it exited" in result["note"]
-    # while dashfloat still runs: every escape is dead and reaped, not a zombie of dashfloat
+    # while dashfloat still runs: every escape is dead and reaped, not a zombie of dashfloat,
+    # and so are the middle processes of the double forks
     assert_all_gone(mark, pids)
+    assert wait_for(lambda: not zombie_children(t.child.pid)), zombie_children(t.child.pid)
+
+
+def zombie_children(pid: int) -> list[int]:
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            found += [int(c) for c in f.read().split() if (stat_of(int(c)) or ("?",))[0] == "Z"]
+    return found
 
 
 def test_detached_processes_are_stopped_on_timeout(dash, server, project):
