@@ -68,6 +68,7 @@ class Agent:
         tools_enabled: bool = True,
         max_episodes: int = 50,
         exec_timeout: float = 30.0,
+        exec_max_processes: int = 1024,
         policy=None,
         pre_hooks: tuple[str, ...] = (),
         post_hooks: tuple[str, ...] = (),
@@ -80,6 +81,7 @@ class Agent:
         self.tools_enabled = tools_enabled
         self.max_episodes = max_episodes
         self.exec_timeout = exec_timeout
+        self.exec_max_processes = exec_max_processes
         self.policy = policy  # tools.permissions.Policy; built-in defaults when None
         self.pre_hooks = tuple(pre_hooks)
         self.post_hooks = tuple(post_hooks)
@@ -591,7 +593,8 @@ class Agent:
         def work():
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
-                                              on_output=on_output, exec_timeout=self.exec_timeout)
+                                              on_output=on_output, exec_timeout=self.exec_timeout,
+                                              exec_max_processes=self.exec_max_processes)
             except Exception as exc:  # a tool that raises is an error result, never a crash
                 log.exception("tool %s crashed", call.name)
                 result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")

@@ -266,6 +266,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
 
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
+                  exec_max_processes=config.exec_max_processes,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
                   post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
     history = History(state_dir(os.environ) / "history")

@@ -530,6 +530,20 @@ KEYS: list[KeySpec] = [
         30.0,
     ),
     KeySpec(
+        "exec_max_processes",
+        "a whole number from 16 to 100000",
+        "1024",
+        None,
+        None,
+        "Most processes and threads a command run by the agent may have at once, so a fork "
+        "bomb cannot take the machine down: the command starts with a per-user process limit "
+        "of what the user runs now plus this many (the kernel then refuses further forks; it "
+        "exempts root), and a command found above it (checked every 0.1 s; up to 1 s for a "
+        "very large tree) is stopped with everything it started.",
+        _int_parser(16, 100000),
+        1024,
+    ),
+    KeySpec(
         "permission_mode",
         'one of "ask", "accept-edits", "read-only", "unrestricted"',
         "ask",
@@ -578,7 +592,7 @@ KEYS: list[KeySpec] = [
         "10",
         None,
         None,
-        "How long one hook may run before it is killed with its process group (a pre_tool_use "
+        "How long one hook may run before it is killed with every process it started (a pre_tool_use "
         "hook that times out makes the call ask). Only the user file may set it.",
         _parse_seconds,
         10.0,
@@ -622,6 +636,7 @@ class Config:
     ascii: str = "auto"
     max_episodes: int = 50
     exec_timeout: float = 30.0
+    exec_max_processes: int = 1024
     root: Path = field(default_factory=Path.cwd)
     base_url_is_default: bool = True
     sources: dict[str, str] = field(default_factory=dict)
@@ -649,6 +664,7 @@ class Config:
             f"ascii={self.ascii!r}",
             f"max_episodes={self.max_episodes!r}",
             f"exec_timeout={self.exec_timeout!r}",
+            f"exec_max_processes={self.exec_max_processes!r}",
             f"root={self.root!r}",
             f"base_url_is_default={self.base_url_is_default!r}",
             f"sources={self.sources!r}",
@@ -966,6 +982,7 @@ def load_config(
         ascii=str(values["ascii"]),
         max_episodes=int(values["max_episodes"]),  # type: ignore[call-overload]
         exec_timeout=float(values["exec_timeout"]),  # type: ignore[arg-type]
+        exec_max_processes=int(values["exec_max_processes"]),  # type: ignore[call-overload]
         root=root,
         base_url_is_default=sources["base_url"] == "default",
         sources=sources,
@@ -1090,6 +1107,7 @@ def describe(config: Config) -> list[str]:
         ("ascii", config.ascii),
         ("max_episodes", str(config.max_episodes)),
         ("exec_timeout", _format_seconds(config.exec_timeout)),
+        ("exec_max_processes", str(config.exec_max_processes)),
         ("permission_mode", config.permission_mode),
         ("permissions", _rules_summary(config)),
         ("hooks", _hooks_summary(config)),

@@ -223,14 +223,33 @@ Runs
 .I command
 with
 .BR "/bin/sh \-c" ,
-in its own process group, with standard input from
-.IR /dev/null .
+in its own session and process group, with standard input from
+.I /dev/null
+and
+.B DASHFLOAT_CALL
+set to an id of the call.
 Asks first (by default), showing the exact command and directory.
 Output (standard output and error together) is shown live and kept up to 32 KiB.
-After
+Nothing the command starts outlives the call: dashfloat is a child subreaper (Linux), so a
+process that detaches with
+.BR setsid ,
+.B nohup
+or a double fork is handed to dashfloat instead of to init, and every process of the call
+(descendants of its shell, and orphans in its session, with its
+.B DASHFLOAT_CALL
+in their environment or holding its output pipe) is killed with SIGKILL, which no program
+can ignore.
+That happens when the shell exits (background jobs and daemons it left are stopped; the
+result tells the model how many), after
 .B exec_timeout
-seconds (default 30), on Esc, and when dashfloat quits or its terminal hangs up, the whole
-process group is killed, background jobs included.
+seconds (default 30), on Esc, and when dashfloat quits, gets SIGTERM or its terminal hangs
+up.
+A command may have at most
+.B exec_max_processes
+processes and threads at once (default 1024): beyond that, forks fail (the kernel's
+per\-user limit, which does not apply to root) and a command seen above it is stopped.
+A process that leaves the session, clears its environment and closes the pipe before
+dashfloat has seen it (it looks every 0.1 s) is not recognised.
 .PP
 Whether a call runs, asks or is refused is decided by the permission rules and mode (see
 .BR PERMISSIONS ).
@@ -753,12 +772,15 @@ A post hook never changes the result itself.
 .SS Timeouts and processes
 Hooks run like
 .BR execute_command :
-in their own process group, with the same environment (TERM=dumb, no pager, no credential
-prompt).
-After
+in their own session, with the same environment (TERM=dumb, no pager, no credential
+prompt,
+.BR DASHFLOAT_CALL ),
+and nothing they start outlives them (see
+.BR TOOLS ).
+When the hook exits, after
 .B hook_timeout
-seconds, on Esc, and when dashfloat quits, the whole process group is killed, background
-jobs included; a hook that has not read its input does not hold anything up.
+seconds, on Esc, and when dashfloat quits, every process it started is killed, background
+jobs and daemons included; a hook that has not read its input does not hold anything up.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
@@ -813,6 +835,10 @@ cannot run the full\-screen interface.
 When set and not empty, scroll the transcript by repainting its rows instead of with
 the terminal's scroll margins (DECSTBM).
 Only for a terminal that mishandles scroll margins; it costs many more bytes per line.
+.TP
+.B DASHFLOAT_CALL
+Set by dashfloat for every command and hook it runs, to an id of that call
+(\fIpid\fP\-\fIn\fP); it is how dashfloat recognises a detached process of the call.
 .TP
 .BR VISUAL ", " EDITOR
 The editor Ctrl\-G opens the prompt in (default

@@ -870,3 +870,14 @@ def test_cancel_while_a_call_is_still_streaming_runs_nothing(rig):
     rig.wait_idle(t2)
     assert [m["role"] for m in rig.messages_of(2)] == ["user", "assistant", "user"]
     assert not (rig.root / "z.txt").exists()
+
+
+def test_the_outcome_row_says_how_many_leftover_processes_were_stopped():
+    base = {"output": "", "truncated": False, "bytes": 0}
+    row = runner.result_row("c1", "execute_command", {"ok": True, "exit_code": 0, **base, "stopped_processes": 1})
+    assert row["text"] == "ok: exit 0, 1 leftover process stopped"
+    failed = {"ok": False, "error": "exited with status 3", "code": "exit_status", "exit_code": 3, **base,
+              "stopped_processes": 4}
+    assert runner.result_row("c1", "execute_command", failed)["text"] == \
+        "error: exited with status 3, 4 leftover processes stopped"
+    assert runner.result_row("c1", "execute_command", {"ok": True, "exit_code": 0, **base})["text"] == "ok: exit 0"

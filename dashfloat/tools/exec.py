@@ -1,24 +1,32 @@
-"""execute_command: run a shell command line in its own process group, bounded and killable.
+"""execute_command: run a shell command line in its own session, bounded and killable.
 
-ADR 0007 section 2 and issue 3 section 3. The command runs as ``["/bin/sh", "-c", command]`` in
-a new session (so its own process group), stdin from /dev/null, stdout and stderr merged into
-one pipe, with an environment that keeps tools from waiting on a pager or a prompt.
+ADR 0007 section 2, issue 3 section 3 and issue 8 section 3. The command runs as
+``["/bin/sh", "-c", command]`` in a new session (so its own process group), stdin from
+/dev/null, stdout and stderr merged into one pipe, with an environment that keeps tools from
+waiting on a pager or a prompt and that marks the call (``DASHFLOAT_CALL=<id>``).
 
 With ``stdin_data`` (hooks use it) stdin is a pipe instead: a writer thread feeds it the bytes
 without blocking (a child that never reads cannot hold up the runner: the writer gives up when
-the group is killed, at the latest) and then closes it, so the child sees EOF.
+the command is killed, at the latest) and then closes it, so the child sees EOF.
 
-Every completion path (exit, timeout, cancel, :func:`kill_all`, an exception here) SIGKILLs the
-whole process group before the child is reaped, so backgrounded grandchildren never outlive the
-call. The group leader is waited for with ``waitid(WNOWAIT)``: it stays a zombie until after the
-group is killed, so its pid (the group id) cannot be reused by an unrelated process in between.
+Nothing the command started outlives the call. DashFloat is a child subreaper, so a process
+that detaches (``setsid``, ``nohup``, a double fork) is reparented to DashFloat, not to init;
+:mod:`dashfloat.tools.reaper` says which processes belong to the call. Every completion path
+(the shell's exit, timeout, cancel, :func:`kill_all`, an exception here) SIGKILLs all of them
+before the shell is reaped, and reaps what became DashFloat's zombies. The call ends when the
+shell exits: what it left running (a ``cmd &`` job, a daemon) is killed then, and the result
+says how many (``stopped_processes``), so the model knows a server it started is gone. The
+shell is waited for with ``waitid(WNOWAIT)``: it stays a zombie until everything is killed, so
+its pid (the session and group id) cannot be reused by an unrelated process in between.
+
+The process budget (``max_processes``, config key ``exec_max_processes``): a command starts
+with RLIMIT_NPROC at the user's current task count plus the budget (the kernel refuses forks
+past it; not for root, whom the kernel exempts), and a census every 0.1 s stops a command
+whose processes and threads exceed the budget (``process_limit``), for root too.
 
 Output is read on a reader thread, head-capped at ``max_output`` bytes (the rest is read and
 discarded so the child never blocks on a full pipe) and optionally forwarded live, coalesced and
 bounded, to ``on_output``. All ``on_output`` calls happen before :func:`run_command` returns.
-
-A process that leaves the session (``setsid``) is out of scope (ADR 0007): if it holds the pipe
-open, reading stops shortly after the group is killed rather than waiting for EOF.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from dashfloat.tools import reaper
 from dashfloat.tools.results import cancelled, error, ok
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,7 @@ log = logging.getLogger(__name__)
 SHELL = "/bin/sh"
 DEFAULT_TIMEOUT = 30.0
 MAX_OUTPUT = 32 * 1024
+MAX_PROCESSES = reaper.DEFAULT_MAX_PROCESSES
 
 # Environment overrides: no pager, no colour, no credential prompt, a dumb terminal.
 ENV_OVERRIDES: dict[str, str] = {
@@ -58,6 +68,9 @@ _IDLE_POLL = 0.1  # the reader re-checks its stop flag this often when idle
 _DRAIN_GRACE = 0.5  # after the group is killed, wait at most this long for EOF
 _REAP_TIMEOUT = 5.0  # a SIGKILLed leader that does not die within this is left alone (logged)
 _WRITE_POLL = 0.1  # the stdin writer re-checks its stop flag this often while the pipe is full
+_CENSUS_INTERVAL = 0.1  # while a command runs, its processes are looked at this often ...
+_CENSUS_SHARE = 20  # ... or less often for a large tree: a census takes at most 1/20 of the time
+_CENSUS_MAX_INTERVAL = 1.0
 
 
 class Cancel:
@@ -98,11 +111,13 @@ class Cancel:
 
 
 class _Run:
-    """One running command: its process group and the event its runner blocks on."""
+    """One running command: its processes and the event its runner blocks on."""
 
-    def __init__(self, proc: subprocess.Popen) -> None:
+    def __init__(self, proc: subprocess.Popen, marker: str) -> None:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the shell leads its own session and group
+        pipes = (reaper.pipe_link(f.fileno()) for f in (proc.stdout, proc.stdin) if f is not None)
+        self.procs = reaper.Call(proc.pid, marker, frozenset(link for link in pipes if link))
         self.wake = threading.Event()
         self.exited = False  # set by the waiter thread (leader exited, not yet reaped)
         self.killed_by_app = False  # set by kill_all()
@@ -114,24 +129,33 @@ _registry: dict[int, _Run] = {}
 _registry_lock = threading.RLock()  # reentrant: kill_all() may run in a signal handler
 
 
-def _killpg(pgid: int) -> None:
+def _others(run: _Run) -> frozenset[int]:
+    """The shells of the other running commands (never counted as this command's processes)."""
+    with _registry_lock:
+        return frozenset(pgid for pgid in _registry if pgid != run.pgid)
+
+
+def _kill_run(run: _Run) -> int:
+    """SIGKILL every process of the command (see reaper); how many besides the shell."""
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    except PermissionError:  # pragma: no cover - only if the pgid was somehow reused
-        log.warning("exec: no permission to kill process group %d", pgid)
+        return run.procs.kill(_others(run))
+    except Exception:  # pragma: no cover - a bug in the /proc walk must not spare the group
+        log.exception("exec: killing the processes of %d failed", run.pgid)
+        try:
+            os.killpg(run.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return 0
 
 
 def kill_all() -> None:
-    """SIGKILL every process group still registered (the app calls this on quit and SIGHUP).
-
-    Runners of the killed commands return ``cancelled`` results.
+    """SIGKILL every process of every running command (the app calls this on quit, SIGHUP and
+    SIGTERM). Runners of the killed commands return ``cancelled`` results.
     """
     with _registry_lock:
         for run in list(_registry.values()):
             run.killed_by_app = True
-            _killpg(run.pgid)
+            _kill_run(run)
             run.wake.set()
 
 
@@ -341,10 +365,26 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(marker: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(ENV_OVERRIDES)
+    env[reaper.MARKER_VAR] = marker
     return env
+
+
+def _limit_processes(limit: tuple[int, int] | None):
+    """A preexec_fn that sets RLIMIT_NPROC in the child, or None (no limit to set: then Popen
+    keeps its fast spawn path)."""
+    if limit is None:
+        return None
+    import resource
+
+    setrlimit, which = resource.setrlimit, resource.RLIMIT_NPROC
+
+    def apply() -> None:  # runs in the child between fork and exec: no locks, no imports
+        setrlimit(which, limit)
+
+    return apply
 
 
 def _format_seconds(seconds: float) -> str:
@@ -360,6 +400,7 @@ def run_command(
     on_output: Callable[[str], None] | None = None,
     max_output: int = MAX_OUTPUT,
     stdin_data: bytes | None = None,
+    max_processes: int = MAX_PROCESSES,
 ) -> dict:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``; return a tool result dict (never raises).
 
@@ -374,13 +415,20 @@ def run_command(
       "exit_code": N, "output", "truncated", "bytes"}``
     - killed by a signal: as above with ``"exit_code": null``, ``"signal": "SIGSEGV"`` and
       ``"error": "killed by signal SIGSEGV"``
+    - after an exit, if the command left processes running (they are killed):
+      ``"stopped_processes": N`` and a ``"note"`` saying so, added to either shape above
     - timeout: ``{"ok": false, "error": "timed out after 30s", "code": "timeout", "output", ...}``
+    - more than ``max_processes`` processes and threads: ``{"ok": false, "code":
+      "process_limit", "error": ..., "output", ...}``
     - cancelled (``cancel`` or :func:`kill_all`): ``{"ok": false, "cancelled": true, "output", ...}``
     - cannot start: ``{"ok": false, "error": ..., "code": "exec_failed"}``
     """
     if cancel is not None and cancel.cancelled:
         return cancelled(output="", truncated=False, bytes=0)
+    reaper.enable_subreaper()  # before the first fork: orphans of the command come back to us
+    marker = reaper.new_marker()
     try:
+        preexec = _limit_processes(reaper.child_limit(max_processes))
         with _registry_lock:  # kill_all() cannot slip between the fork and the registration
             proc = subprocess.Popen(
                 [SHELL, "-c", command],
@@ -390,12 +438,13 @@ def run_command(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
-                env=_child_env(),
+                env=_child_env(marker),
                 bufsize=0,
+                preexec_fn=preexec,
             )
-            run = _Run(proc)
+            run = _Run(proc, marker)
             _registry[run.pgid] = run
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         return error("exec_failed", f"could not start the command: {reason}", cwd=cwd)
     deadline = time.monotonic() + timeout  # the clock starts when the process has started
@@ -417,22 +466,34 @@ def run_command(
             writer.start()
         if cancel is not None:
             cancel._subscribe(run.wake)
-        outcome = _wait(run, cancel, deadline)
+        outcome = _wait(run, cancel, deadline, max_processes)
     except Exception:
         log.exception("exec: runner failed for %r", command)
         outcome = "internal"
     finally:
         if cancel is not None:
             cancel._unsubscribe(run.wake)
-        _finish(run, waiter, reader, output, deadline, writer, feeder)
+        leftover = _finish(run, waiter, reader, output, deadline, writer, feeder)
 
     text, truncated, total = output.snapshot()
-    fields = {"output": text, "truncated": truncated, "bytes": total}
+    fields: dict = {"output": text, "truncated": truncated, "bytes": total}
     if outcome == "cancelled":
         return cancelled(**fields)
     if outcome == "timeout":
         return error("timeout", f"timed out after {_format_seconds(timeout)}", **fields)
+    if outcome == "process_limit":
+        return error("process_limit", f"stopped: more than {max_processes} processes and threads "
+                     "running at once (exec_max_processes); everything it started was killed", **fields)
     if outcome == "exited":
+        note = []
+        if leftover:
+            fields["stopped_processes"] = leftover
+            note.append(_leftover_note(leftover))
+        if run.procs.peak * 10 >= max_processes * 9:
+            note.append(f"it had up to {run.procs.peak} processes and threads at once, near its limit of "
+                        f"{max_processes} (exec_max_processes): starting more fails")
+        if note:
+            fields["note"] = "; ".join(note)
         code = proc.returncode
         if code == 0:
             return ok(exit_code=0, **fields)
@@ -443,8 +504,18 @@ def run_command(
     return error("internal", "the command runner failed; the command was killed", **fields)
 
 
-def _wait(run: _Run, cancel: Cancel | None, deadline: float) -> str:
-    """Block until the command exits, is cancelled or killed by kill_all(), or times out."""
+def _leftover_note(count: int) -> str:
+    what = "1 process" if count == 1 else f"{count} processes"
+    verb = "was" if count == 1 else "were"
+    return (f"{what} that the command left running (a background job or daemon) {verb} stopped "
+            "when it exited: nothing a command starts outlives it")
+
+
+def _wait(run: _Run, cancel: Cancel | None, deadline: float, max_processes: int) -> str:
+    """Block until the command exits, is cancelled or killed by kill_all(), times out, or
+    has more processes than its budget (a census every 0.1 s, which also records them; for a
+    tree so large that a census takes over 5 ms, less often, so it costs at most 5% of a CPU)."""
+    next_census = time.monotonic() + _CENSUS_INTERVAL
     while True:
         run.wake.clear()  # clear first: a wake-up after this point makes the wait return at once
         if run.killed_by_app:
@@ -453,10 +524,16 @@ def _wait(run: _Run, cancel: Cancel | None, deadline: float) -> str:
             return "exited"
         if cancel is not None and cancel.cancelled:
             return "cancelled"
-        remaining = deadline - time.monotonic()
+        now = time.monotonic()
+        remaining = deadline - now
         if remaining <= 0:
             return "timeout"
-        run.wake.wait(remaining)
+        if now >= next_census:
+            if run.procs.census(_others(run)) > max_processes:
+                return "process_limit"
+            took = time.monotonic() - now
+            next_census = now + took + min(_CENSUS_MAX_INTERVAL, max(_CENSUS_INTERVAL, took * _CENSUS_SHARE))
+        run.wake.wait(min(remaining, max(0.0, next_census - time.monotonic())))
 
 
 def _finish(
@@ -467,11 +544,13 @@ def _finish(
     deadline: float,
     writer: threading.Thread | None = None,
     feeder: _Input | None = None,
-) -> None:
-    """Kill the whole group, stop writing and reading, unregister, reap. Runs on every path."""
+) -> int:
+    """Kill everything the command started, stop writing and reading, unregister, reap the
+    shell. Runs on every path; returns how many processes besides the shell were killed."""
     proc = run.proc
+    leftover = 0
     try:
-        _killpg(run.pgid)  # the leader is unreaped (at worst a zombie): the pgid is still ours
+        leftover = _kill_run(run)  # the shell is unreaped (at worst a zombie): its ids are still ours
         if feeder is not None:
             feeder.stop.set()  # whatever the child did not take is dropped
         if writer is not None and writer.is_alive():
@@ -479,8 +558,8 @@ def _finish(
         if waiter.is_alive():
             waiter.join(_REAP_TIMEOUT)
         if reader.is_alive():
-            # Everything in the group is dead, so EOF follows as soon as the pipe is drained;
-            # a writer that escaped the session could hold it open: stop waiting after a grace.
+            # Everything the command started is dead, so EOF follows as soon as the pipe is
+            # drained; a writer that escaped unrecognised could hold it open: wait a grace only.
             grace = min(_DRAIN_GRACE, max(0.05, deadline - time.monotonic()))
             reader.join(grace)
         output.stop.set()
@@ -501,3 +580,4 @@ def _finish(
                 proc.stdin.close()
             except OSError:
                 pass
+    return leftover

@@ -1,8 +1,8 @@
 """User hooks: ``pre_tool_use`` and ``post_tool_use`` commands from the user's config file.
 
 Issue 4 section 5. A hook is a shell command line run like execute_command (``/bin/sh -c`` in
-its own process group via `exec.run_command`: the same environment, output cap, timeout, cancel
-and process-group kill on every path). It gets the call as one JSON object on stdin::
+its own session via `exec.run_command`: the same environment, output cap, timeout, cancel,
+and every process it started killed on every path). It gets the call as one JSON object on stdin::
 
     {"event": "pre_tool_use", "tool": "execute_command",
      "arguments": {"command": "git push"}, "id": "call_1", "cwd": "/home/me/proj"}

@@ -72,7 +72,7 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
 
 
 def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, cancel: Cancel | None = None,
-            on_output=None, exec_timeout: float = 30.0) -> dict:
+            on_output=None, exec_timeout: float = 30.0, exec_max_processes: int = 1024) -> dict:
     """Run a validated call (a mutation only with its approved plan)."""
     if name == "read_file":
         return files.read_file(root, args["path"], args.get("offset", 1), args.get("limit", 2000))
@@ -86,7 +86,7 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
         return edit.apply_edit(prepared.plan)
     if name == "execute_command":
         return run_command(args["command"], prepared.plan.abs, timeout=exec_timeout, cancel=cancel,
-                           on_output=on_output)
+                           on_output=on_output, max_processes=exec_max_processes)
     return results.error("unknown_tool", f"unknown tool {name!r}")
 
 
@@ -105,8 +105,16 @@ def _ok_text(name: str, result: dict) -> str:
     if name == "edit_file":
         return "ok: edited"
     if name == "execute_command":
-        return "ok: exit 0" + (", output truncated" if result.get("truncated") else "")
+        return "ok: exit 0" + (", output truncated" if result.get("truncated") else "") + _stopped_text(result)
     return "ok"
+
+
+def _stopped_text(result: dict) -> str:
+    """", 2 leftover processes stopped" when a command left processes running at its exit."""
+    n = result.get("stopped_processes")
+    if not isinstance(n, int) or n <= 0:
+        return ""
+    return f", {n} leftover process{'' if n == 1 else 'es'} stopped"
 
 
 def _excerpt_source(name: str, result: dict) -> str:
@@ -132,5 +140,7 @@ def result_row(call_id: str, name: str, result: dict) -> dict:
             text += f": {result['error']}"
     else:
         text = "error: " + str(result.get("error") or "failed")
+        if name == "execute_command":
+            text += _stopped_text(result)
     excerpt = preview.excerpt(_excerpt_source(name, result), max_lines=EXCERPT_LINES)
     return {"id": call_id, "name": name, "status": status, "text": text, "excerpt": excerpt}

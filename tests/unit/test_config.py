@@ -109,6 +109,7 @@ def test_defaults(root: Path, home: Path) -> None:
     assert config.ascii == "auto"
     assert config.max_episodes == 50
     assert config.exec_timeout == 30.0
+    assert config.exec_max_processes == 1024
     assert config.root == root.resolve()
     assert config.sources["base_url"] == "default"
     assert config.sources["root"] == "current directory"
@@ -228,6 +229,14 @@ def test_file_value_types(root: Path, home: Path) -> None:
     assert config.headers == {"X-Title": "me", "Authorization": "Bearer x"}
 
 
+def test_exec_max_processes_from_a_file_and_shown(root: Path, home: Path) -> None:
+    path = project_file(root, "exec_max_processes = 64\n")
+    config = load(root, home)
+    assert config.exec_max_processes == 64
+    assert config.sources["exec_max_processes"] == f"project file {path}"
+    assert any(line.startswith("exec_max_processes") and " 64 " in line + " " for line in describe(config))
+
+
 def test_api_key_env_from_environment(root: Path, home: Path) -> None:
     config = load(
         root, home, DASHFLOAT_API_KEY_ENV="OTHER", OTHER=SECRET, OPENAI_API_KEY="no"
@@ -306,6 +315,9 @@ def test_bool_is_not_a_number(root: Path, home: Path, text: str, expected: str) 
         ("connect_timeout = -1.5", "expected a number of seconds > 0, got -1.5"),
         ("exec_timeout = nan", "expected a number of seconds > 0, got nan"),
         ("exec_timeout = inf", "expected a number of seconds > 0, got inf"),
+        ("exec_max_processes = 15", "expected a whole number from 16 to 100000, got 15"),
+        ("exec_max_processes = 100001", "expected a whole number from 16 to 100000, got 100001"),
+        ('exec_max_processes = "lots"', 'expected a whole number from 16 to 100000, got "lots"'),
         ("read_timeout = 1e12", "at most 86400"),
         ('colors = "8"', 'expected one of "auto", "1", "16", "256", got "8"'),
         ('ascii = "yes"', 'expected one of "auto", "on", "off", got "yes"'),
