@@ -85,25 +85,46 @@ def reset_terminal() -> int:
 
 
 def _err(msg: str) -> None:
-    sys.stderr.write(f"dashfloat: {msg}\n")
+    from dashfloat.masking import mask
+
+    sys.stderr.write(mask(f"dashfloat: {msg}\n"))
+
+
+def _out(text: str) -> None:
+    """Print a command's answer to stdout, with every configured secret masked."""
+    from dashfloat.masking import mask
+
+    print(mask(text))
 
 
 def setup_logging(state_dir) -> str | None:
-    """Log to <state>/dashfloat.log; never to the screen. Returns the path or None."""
+    """Log to <state>/dashfloat.log; never to the screen. Returns the path or None.
+
+    The log holds the audit trail: it is created 0600 in a 0700 directory (tightened if it
+    exists with a wider mode), and every record is masked (`masking.MaskingFormatter`), so
+    neither the API key nor a token in a URL reaches it, not even inside a traceback."""
+    from dashfloat import masking, private
+
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
+    notes: list[str] = []
     try:
-        os.makedirs(state_dir, mode=0o700, exist_ok=True)
+        notes += private.ensure_dir(state_dir)
         path = os.path.join(state_dir, "dashfloat.log")
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        fd, more = private.open_private(path, os.O_WRONLY | os.O_APPEND)
+        notes += more
+        stream = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+        handler: logging.Handler = logging.StreamHandler(stream)
     except OSError:
         path = None
         handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
+    handler.setFormatter(masking.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.raiseExceptions = False  # a failing log write must never print onto the screen
+    for note in notes:
+        logging.getLogger("dashfloat").info("private files: %s", note)
     return path
 
 
@@ -143,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    from dashfloat import masking
+
+    masking.register(masking.collect(config.api_key, config.headers))
 
     if words:
         return policy_command(config, words[1], words[2:])
@@ -150,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_config:
         from dashfloat.config import describe
 
-        print("\n".join(describe(config)))
+        _out("\n".join(describe(config)))
         return EXIT_OK
 
     term = os.environ.get("TERM", "")
@@ -189,7 +213,7 @@ def policy_command(config, action: str, calls: list[str]) -> int:
 
     policy = Policy.from_config(config)
     if action == "list":
-        print("\n".join(policy.describe()))
+        _out("\n".join(policy.describe()))
         return EXIT_OK
     parsed = []
     for text in calls:
@@ -205,7 +229,7 @@ def policy_command(config, action: str, calls: list[str]) -> int:
         out.append(f"  decided by: {one_line(decision.who)}")
         out.append(f"  reason: {one_line(decision.reason)}")
         out.append(f"  mode: {policy.mode}")
-    print("\n".join(out))
+    _out("\n".join(out))
     return EXIT_OK
 
 
@@ -268,7 +292,10 @@ def run_ui(config, log_path: str | None, early=None) -> int:
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
                   post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
-    history = History(state_dir(os.environ) / "history")
+    from dashfloat import masking
+
+    # the configured key in a prompt is masked in the history file (Up shows the mask then)
+    history = History(state_dir(os.environ) / "history", secrets=masking.registered())
     history.load()
     from dashfloat.ui.screen import DashScreen
 
@@ -284,6 +311,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     # stray writes to stderr (a library's warning, a last-resort traceback) must not land
     # on the live screen: point fd 2 at the log while the UI runs
     saved_stderr = _redirect_stderr(log_path)
+    python_stderr, sys.stderr = sys.stderr, masking.MaskingStream(sys.stderr)
     crash: BaseException | None = None
     try:
         app.build_loop(screen)
@@ -296,6 +324,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
         crash = exc
         log.exception("dashfloat crashed")
     finally:
+        sys.stderr = python_stderr
         _restore_stderr(saved_stderr)
     agent.join(timeout=1.0)
     if crash is not None:

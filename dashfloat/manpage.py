@@ -241,8 +241,10 @@ policy, the permission rules (see
 the pre_tool_use hooks (see
 .BR HOOKS ),
 then the question if one is due, the tool itself, and post\-processing: the configured API
-key is replaced by
+key (and the value of a configured header whose name looks secret) is replaced by
 .B [redacted: API key]
+(or
+.BR "[redacted: \fIName\fB header]" )
 in everything a tool returns (and in its live output) before the model or the screen sees
 it, and post_tool_use hooks may add notes.
 A decision can only be made stricter along the way (deny over ask over allow).
@@ -771,16 +773,48 @@ User configuration (default
 .I $XDG_STATE_HOME/dashfloat/history
 Prompt history, one JSON string per line (default
 .IR ~/.local/state/dashfloat/history ).
+The configured API key, if typed into a prompt, is saved as
+.BR "[redacted: API key]" .
 .TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
-The log.
+The log, with the audit trail of every permission decision.
 Errors and tracebacks go here, never onto the screen.
+.PP
+The files
+.B dashfloat
+writes for itself are private whatever the umask: mode 0600, in directories of mode 0700
+(missing parent directories are created 0700 too).
+A file or directory of yours found with a wider mode is made private when it is opened,
+and the log says so.
 .SH ENVIRONMENT
 .TP
 .B OPENAI_API_KEY
 The API key, sent as
 .BR "Authorization: Bearer" .
 Not needed for local servers.
+Its value is never shown or written: wherever it would reach the screen, the log or a
+file (a provider's error message that echoes it, an exception text, a URL,
+.BR \-\-show\-config ,
+.BR "policy list" )
+it is replaced by
+.BR "[redacted: API key]" ,
+also when the text was cut short in the middle of it.
+The same holds for the value of a configured header whose name looks secret (such as
+.B Authorization
+or
+.BR x\-api\-key ).
+On the screen and in the log, credentials need not be configured to be masked: the value
+of a key\-like parameter of a URL's query
+.RB ( ?key= ,
+.BR api_key= ,
+.BR access_token= ,
+.BR token= ,
+.BR sig= ...),
+the password in a URL and a
+.B Bearer
+token are shown as
+.BR [redacted] .
+Values shorter than 8 characters are not masked (they would mangle ordinary text).
 .TP
 .B OPENAI_BASE_URL
 The endpoint's base URL (as

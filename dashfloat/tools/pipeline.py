@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dashfloat import masking
 from dashfloat.tools import guard as guard_module
 from dashfloat.tools import hooks, pathpolicy, results, rules, runner
 
@@ -39,7 +40,7 @@ class CallContext:
     pre_hooks: tuple[str, ...] = ()
     post_hooks: tuple[str, ...] = ()
     hook_timeout: float = 10.0
-    secrets: tuple[str, ...] = ()  # values redacted from whatever a tool returns
+    secrets: tuple = ()  # values (or masking pairs) redacted from whatever a tool returns
     cancel: object = None
     args: dict | None = None
     guard: guard_module.MonotonicGuard = field(default_factory=guard_module.MonotonicGuard)
@@ -136,10 +137,9 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
 
 
 def stage_redact(ctx: CallContext, result: dict) -> dict:
-    """The configured API key never leaves in a tool's result (a command that prints the
-    environment, a file that holds the key)."""
-    secrets = [s for s in ctx.secrets if s and len(s) >= 8]
-    return redact(result, secrets) if secrets else result
+    """The configured API key (and secret header values) never leave in a tool's result (a
+    command that prints the environment, a file that holds the key)."""
+    return redact(result, ctx.secrets)
 
 
 def stage_post_hooks(ctx: CallContext, result: dict) -> dict:
@@ -150,7 +150,7 @@ def stage_post_hooks(ctx: CallContext, result: dict) -> dict:
         if hook.failed:
             ctx.notes.append(hook.reason)
         elif hook.note:
-            note = redact(hook.note, [s for s in ctx.secrets if s and len(s) >= 8])
+            note = redact(hook.note, ctx.secrets)
             result = {**result, "hook_notes": [*result.get("hook_notes", []), note]}
             ctx.notes.append(f"{hook.who}: {note}")
     return result
@@ -170,17 +170,8 @@ def post_execute(ctx: CallContext, result: dict) -> dict:
     return result
 
 
-def redact(value, secrets: list[str]):
-    """`value` with every occurrence of each secret replaced, in every string inside."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, "[redacted: API key]")
-        return value
-    if isinstance(value, dict):
-        return {k: redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, secrets) for v in value]
-    return value
+def redact(value, secrets):
+    """`value` with every configured secret replaced, in every string inside. Only the
+    literal secrets: what the model reads keeps URLs and tokens it may need to edit."""
+    secrets = masking.normalize(secrets)
+    return masking.mask_deep(value, secrets, patterns=False) if secrets else value
