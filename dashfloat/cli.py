@@ -208,7 +208,7 @@ def policy_command(config, action: str, calls: list[str]) -> int:
     terminal. Exit 0 whatever the decisions; 2 for a malformed CALL (nothing is printed to
     stdout then).
     """
-    from dashfloat.tools import rules
+    from dashfloat.tools import pipeline, rules
     from dashfloat.tools.permissions import Policy, one_line
 
     policy = Policy.from_config(config)
@@ -224,7 +224,7 @@ def policy_command(config, action: str, calls: list[str]) -> int:
             return EXIT_USAGE
     out = []
     for name, call_args in parsed:
-        decision = policy.decide(name, call_args, str(config.root))
+        decision = pipeline.judge(name, call_args, str(config.root), policy)
         out.append(f"{decision.decision:<6} {one_line(rules.format_call(name, call_args))}")
         out.append(f"  decided by: {one_line(decision.who)}")
         out.append(f"  reason: {one_line(decision.reason)}")

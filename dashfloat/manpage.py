@@ -637,10 +637,17 @@ and
 .SS Checking the policy
 .B "dashfloat policy check"
 .I CALL
-prints the decision a call would get, what decided it (a rule and its layer, a built\-in
-default, the mode, the command's shape or a dangerous argument), the reason and the mode.
+prints the decision a call would get, what decided it (the path policy, a rule and its
+layer, a built\-in default, the mode, the command's shape or a dangerous argument), the
+reason and the mode.
+It goes through the same checks as a real run, in the same order: a path that resolves
+outside the working directory (also through a symbolic link) is refused by the path policy
+.RB ( deny ,
+decided by
+.BR "path policy" )
+before any rule is asked.
 It reads the same configuration files, environment and options as a real run, executes
-nothing and needs no terminal.
+nothing (hooks are not run) and needs no terminal.
 A
 .I CALL
 is written like a rule with the exact argument:

@@ -133,6 +133,31 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
     return ("ask", prepared)
 
 
+# Stages `dashfloat policy check` skips: a CALL names only the main argument (so the other
+# required arguments are missing), and hooks run commands, which a check never does.
+NOT_JUDGED = (stage_validate, stage_hooks)
+
+
+def judge(name: str, args: dict, root: str, policy) -> rules.Decision:
+    """The decision the pre-execute chain would reach for a call, without running anything:
+    every stage of PRE_EXECUTE but those in NOT_JUDGED, in the same order, so a call the
+    path policy refuses is reported refused, as a real run would refuse it."""
+    ctx = CallContext(call_id="check", name=name, raw={"id": "check", "name": name, "args": args},
+                      root=root, policy=policy)
+    from dashfloat.tools.catalogue import _SCHEMAS
+
+    required = _SCHEMAS.get(name, {}).get("required", ())
+    # `list_directory()`: an optional argument left out, as the model would leave it out
+    ctx.args = {k: v for k, v in args.items() if v != "" or k in required}
+    for stage in PRE_EXECUTE:
+        if stage in NOT_JUDGED:
+            continue
+        ended = stage(ctx)
+        if ended is not None:
+            return rules.Decision(guard_module.DENY, "path policy", f"refused: {ended.get('error', ended)}")
+    return ctx.rule_decision
+
+
 # ---- post-execute stages: each returns the (possibly changed) result --------------------
 
 
