@@ -15,6 +15,7 @@ import sys
 from dashfloat import __version__
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 128 + 13  # the reader of our output went away: what a shell reports for SIGPIPE
 
 RESET_SEQUENCE = (
     "\x1b[?2004l"  # bracketed paste off
@@ -94,7 +95,7 @@ def _out(text: str) -> None:
     """Print a command's answer to stdout, with every configured secret masked."""
     from dashfloat.masking import mask
 
-    print(mask(text))
+    sys.stdout.write(mask(text) + "\n")  # one write: a reader that stops early gets it whole
 
 
 def setup_logging(state_dir) -> str | None:
@@ -129,6 +130,37 @@ def setup_logging(state_dir) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `dashfloat` command. A reader that goes away before the output is written
+    (`dashfloat --show-config | head -1`) ends it quietly, with status 141 as for a program
+    that SIGPIPE ended, and no traceback."""
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit as exc:  # argparse: --help, --version, a usage error
+            code = exc.code
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        _quiet_after_broken_pipe()
+        return EXIT_PIPE
+    if isinstance(code, int) or code is None:
+        return code or 0
+    raise SystemExit(code)
+
+
+def _quiet_after_broken_pipe() -> None:
+    """Point stdout and stderr at /dev/null, so the interpreter's last flush of what is still
+    buffered does not print "Exception ignored ... BrokenPipeError" either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     words = list(args.command)

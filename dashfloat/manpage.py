@@ -876,6 +876,12 @@ A usage or configuration error (a bad rule included), a malformed
 for
 .BR "policy check" ,
 or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
+.TP
+.B 141
+The reader of the output went away before it was all written (as in
+.BR "dashfloat \-\-show\-config | head \-1" ,
+when head has left early); nothing is printed about it, as for a program that SIGPIPE
+ended.
 .PP
 .B "policy check"
 and
