@@ -25,7 +25,9 @@ RESET_SEQUENCE = (
     "\x1b[r"  # full-screen scrolling margins
     "\x1b[?1049l"  # leave the alternate screen
     "\x1b[?25h"  # show the cursor
+    "\x1b(B\x0f"  # G0 is ASCII and in use (a program may have left line-drawing characters)
 )
+UTF8_SEQUENCE = "\x1b%G"  # select UTF-8 (the Linux console's UTF-8 mode)
 
 DUMB_TERMS = ("", "dumb", "unknown")
 
@@ -72,16 +74,44 @@ def build_parser() -> argparse.ArgumentParser:
 POLICY_USAGE = "policy check CALL... | policy list"
 
 
+def reset_sequence(environ) -> str:
+    """What --reset-terminal prints. Never a full reset (RIS, ESC c): on the Linux console
+    that drops the UTF-8 mode; with a UTF-8 locale, UTF-8 is selected again (ESC % G) in
+    case the killed program left another character set."""
+    from dashfloat.ui.theme import utf8_locale
+
+    return RESET_SEQUENCE + (UTF8_SEQUENCE if utf8_locale(environ) else "")
+
+
 def reset_terminal() -> int:
-    sys.stdout.write(RESET_SEQUENCE)
+    from dashfloat.ui.theme import startup_environ, utf8_locale
+
+    environ = startup_environ()
+    sys.stdout.write(reset_sequence(environ))
     sys.stdout.flush()
     if sys.stdin.isatty():
+        import termios
+
+        iutf8 = getattr(termios, "IUTF8", 0o40000)  # the module has it from Python 3.13
+        fd = sys.stdin.fileno()
+        try:
+            was_utf8 = bool(termios.tcgetattr(fd)[0] & iutf8)
+        except termios.error:
+            was_utf8 = False
         try:
             import subprocess
 
             subprocess.run(["stty", "sane"], check=False, stdin=sys.stdin)
         except OSError:
             pass
+        # `stty sane` clears iutf8: Backspace would then erase half of a UTF-8 character
+        if was_utf8 or utf8_locale(environ):
+            try:
+                attrs = termios.tcgetattr(fd)
+                attrs[0] |= iutf8
+                termios.tcsetattr(fd, termios.TCSANOW, attrs)
+            except termios.error:
+                pass
     return EXIT_OK
 
 
@@ -136,16 +166,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             code = _main(argv)
-        except SystemExit as exc:  # argparse: --help, --version, a usage error
-            code = exc.code
+        except SystemExit:  # argparse: --help, --version, a usage error
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise
         sys.stdout.flush()
         sys.stderr.flush()
+        return code
     except BrokenPipeError:
         _quiet_after_broken_pipe()
         return EXIT_PIPE
-    if isinstance(code, int) or code is None:
-        return code or 0
-    raise SystemExit(code)
 
 
 def _quiet_after_broken_pipe() -> None:
@@ -271,7 +301,7 @@ def show_early_frame(config):
     from dashfloat.ui.early import EarlyFrame
     from dashfloat.ui.statusline import status_markup
 
-    glyphs = theme.ASCII if theme.choose_ascii(config.ascii, os.environ) else theme.UNICODE
+    glyphs = theme.ASCII if theme.choose_ascii(config.ascii, theme.startup_environ()) else theme.UNICODE
     try:
         cols = os.get_terminal_size(sys.stdout.fileno()).columns
         status = "".join(
@@ -280,7 +310,7 @@ def show_early_frame(config):
                 notice="", width=cols, sep=glyphs.sep, dot=glyphs.system,
             )
         )
-        if theme.choose_ascii(config.ascii, os.environ):
+        if theme.choose_ascii(config.ascii, theme.startup_environ()):
             status = status.encode("ascii", "replace").decode("ascii")
         early = EarlyFrame(sys.stdin.fileno(), sys.stdout.fileno())
         early.show(status, glyphs.user)
@@ -297,7 +327,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     from dashfloat.llm.endpoint import Endpoint
     from dashfloat.ui import theme
 
-    use_ascii = theme.choose_ascii(config.ascii, os.environ)
+    use_ascii = theme.choose_ascii(config.ascii, theme.startup_environ())
     import urwid
 
     if use_ascii:
@@ -332,7 +362,8 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     from dashfloat.ui.screen import DashScreen
 
     screen = DashScreen(bracketed_paste_mode=True)
-    depth = theme.choose_depth(config.colors, screen.colors)
+    term_colors = theme.terminfo_colors(os.environ.get("TERM", "")) if config.colors == "auto" else None
+    depth = theme.choose_depth(config.colors, screen.colors, term_colors)
     if os.environ.get("DASHFLOAT_NO_SCROLL_REGIONS"):
         screen.scroll_optimisation = False  # for terminals that mishandle DECSTBM margins
     app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,

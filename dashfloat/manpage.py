@@ -104,7 +104,12 @@ lists the endpoint's models.
 Colour depth.
 .B auto
 follows the terminal (TERM, the terminfo colour count) and
-.BR NO_COLOR ;
+.BR NO_COLOR :
+a terminal whose terminfo entry has no colours, such as
+.B vt100
+or
+.BR vt220 ,
+gets none (bold, underline and reverse video only);
 1 is monochrome.
 .TP
 .B \-\-ascii
@@ -174,9 +179,18 @@ Print the effective configuration, with the place each value came from, and exit
 The API key is never printed, only whether it is set.
 .TP
 .B \-\-reset\-terminal
-Print the escape sequence that leaves the alternate screen and turns off mouse tracking,
-bracketed paste and focus reporting, and run
+Print the escape sequence that leaves the alternate screen, turns off mouse tracking,
+bracketed paste and focus reporting, resets the attributes, the scrolling margins and the
+character set, and run
 .BR "stty sane" .
+It keeps the terminal's UTF\-8 mode: no full reset (which drops it on the Linux console),
+UTF\-8 selected again
+.RB ( "ESC % G" )
+and the tty's
+.B iutf8
+flag kept (which
+.B "stty sane"
+alone clears) when the locale is UTF\-8 or the flag was set.
 Use it after a
 .B dashfloat
 (or any full\-screen program) was killed with SIGKILL and left the terminal broken.
@@ -915,8 +929,10 @@ Run
 or
 .BR reset ,
 or type
-.B "stty sane; printf '\ee[r\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
-blind.
+.B "stty sane iutf8; printf '\ee[r\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
+blind (leave out
+.B iutf8
+on a terminal that is not UTF\-8).
 .SH SEE ALSO
 .BR ssh (1),
 .BR tmux (1),

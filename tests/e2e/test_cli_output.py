@@ -41,3 +41,39 @@ def test_show_config_into_head_is_quiet(tmp_path):
                           env=clean_env(tmp_path), timeout=30)
     assert proc.stdout.decode().startswith("base_url")
     assert proc.stderr.decode().strip() in ("status 0", "status 141")
+
+
+# ---- --reset-terminal ----------------------------------------------------------------------
+
+
+def _reset_in_a_pty(spawn, tmp_path, lang: str, before: str = "") -> tuple[bytes, str]:
+    """Run --reset-terminal in a pty (after `before`, e.g. an stty) and return what it
+    printed and `stty -a` afterwards."""
+    script = f"{before} {dashfloat_bin()} --reset-terminal; stty -a > {tmp_path}/after"
+    t = spawn(["/bin/sh", "-c", script], env=clean_env(tmp_path, LANG=lang))
+    assert t.wait_exit() == 0
+    return bytes(t.raw), (tmp_path / "after").read_text()
+
+
+def test_reset_terminal_keeps_the_tty_utf8_mode(spawn, tmp_path):
+    raw, after = _reset_in_a_pty(spawn, tmp_path, "C.UTF-8", "stty iutf8;")
+    assert " iutf8" in f" {after}".replace("\n", " "), after
+    assert "-iutf8" not in after
+    assert "icanon" in after and "-icanon" not in after, "stty sane still ran"
+
+
+def test_reset_terminal_sets_iutf8_for_a_utf8_locale_and_not_otherwise(spawn, tmp_path):
+    _raw, after = _reset_in_a_pty(spawn, tmp_path, "C.UTF-8", "stty -iutf8;")
+    assert "-iutf8" not in after
+    _raw, after = _reset_in_a_pty(spawn, tmp_path, "C", "stty -iutf8;")
+    assert "-iutf8" in after
+
+
+def test_reset_terminal_bytes_never_hold_a_full_reset(spawn, tmp_path):
+    raw, _ = _reset_in_a_pty(spawn, tmp_path, "C.UTF-8")
+    assert b"\x1bc" not in raw, "RIS drops the Linux console's UTF-8 mode"
+    for seq in (b"\x1b[?1049l", b"\x1b[?2004l", b"\x1b[?1000l", b"\x1b[?25h", b"\x1b[r", b"\x1b[0m"):
+        assert seq in raw
+    assert raw.rstrip(b"\r\n").endswith(b"\x1b%G"), "UTF-8 selected again, last"
+    raw, _ = _reset_in_a_pty(spawn, tmp_path, "C")
+    assert b"\x1b%G" not in raw and b"\x1bc" not in raw
