@@ -8,6 +8,7 @@ requests, markdown) are imported only once we know the UI will start, so --help,
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -384,8 +385,12 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # urwid has restored the terminal by now
-        crash = exc
-        log.exception("dashfloat crashed")
+        if hung_up(exc, sys.stdin.fileno()):
+            # an ssh drop or a closed terminal window: the man page's quiet exit, status 0
+            log.info("terminal closed (hangup)")
+        else:
+            crash = exc
+            log.exception("dashfloat crashed")
     finally:
         sys.stderr = python_stderr
         _restore_stderr(saved_stderr)
@@ -399,6 +404,34 @@ def run_ui(config, log_path: str | None, early=None) -> int:
             _err(f"the full traceback is in {log_path}")
         return EXIT_RUNTIME
     return EXIT_OK
+
+
+def hung_up(exc: BaseException, tty_fd: int) -> bool:
+    """Whether `exc` is the terminal going away, not a bug: urwid's InputClosedError (stdin
+    read EOF), or an I/O error on a terminal that no longer answers (after a hangup every
+    tty call fails with EIO), anywhere in the exception's chain."""
+    seen = set()
+    todo: list[BaseException | None] = [exc]
+    io_error = False
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if type(e).__name__ == "InputClosedError":
+            return True
+        if isinstance(e, OSError) and e.errno in (errno.EIO, errno.ENXIO, errno.EPIPE, errno.EBADF):
+            io_error = True
+        todo += [e.__cause__, e.__context__]
+    if not io_error:
+        return False
+    import termios
+
+    try:
+        termios.tcgetattr(tty_fd)
+    except (termios.error, OSError):
+        return True
+    return False
 
 
 def _redirect_stderr(log_path: str | None):

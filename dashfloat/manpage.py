@@ -878,7 +878,10 @@ Where the user configuration, the history and the log live.
 .SH EXIT STATUS
 .TP
 .B 0
-Normal exit, also after SIGTERM or SIGHUP.
+Normal exit, also after SIGTERM, and after SIGHUP or the terminal going away (a dropped ssh
+connection, a closed window): then nothing is printed and the log gets the one line
+.BR "terminal closed (hangup)" ;
+running commands are killed as on any exit.
 .TP
 .B 1
 A runtime error; a one\-line summary is printed after the screen is restored and the
