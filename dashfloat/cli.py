@@ -54,8 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ascii", dest="ascii", action="store_const", const="on", help="ASCII glyphs and borders only")
     g.add_argument("--unicode", dest="ascii", action="store_const", const="off", help="Unicode glyphs even on a plain console")
-    p.add_argument("--connect-timeout", type=float, metavar="SECONDS", help="connect timeout (default 10)")
-    p.add_argument("--read-timeout", type=float, metavar="SECONDS", help="idle read timeout while streaming (default 120)")
+    from dashfloat.config import KEYS
+
+    default = {spec.name: spec.default for spec in KEYS}
+    p.add_argument("--connect-timeout", type=float, metavar="SECONDS",
+                   help=f"connect timeout (default {default['connect_timeout']:g})")
+    p.add_argument("--read-timeout", type=float, metavar="SECONDS",
+                   help=f"idle read timeout while streaming (default {default['read_timeout']:g})")
     p.add_argument("--permission-mode", metavar="MODE", help="ask (default), accept-edits, read-only or unrestricted: how calls that no rule decides are handled")
     p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
     p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")

@@ -62,13 +62,13 @@ It speaks the OpenAI\-compatible chat\-completions protocol with server\-sent ev
 works with OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Mistral
 and others.
 With nothing configured it talks to a local Ollama at
-.IR http://localhost:11434/v1 .
+.IR @default_base_url@ .
 When no model is configured it asks the endpoint's
 .B /models
 list: the only model is used, otherwise the list is shown with how to choose.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
-every 80 ms, and an idle
+every @tick_ms@ ms, and an idle
 .B dashfloat
 sets no timer and writes nothing.
 The terminal is restored on every exit: normal quit, Ctrl\-C, SIGTERM, SIGHUP (a dropped
@@ -123,10 +123,10 @@ Use Unicode glyphs even where
 would be chosen automatically.
 .TP
 .BI \-\-connect\-timeout " SECONDS"
-How long to wait for the connection to the endpoint (default 10).
+How long to wait for the connection to the endpoint (default @connect_timeout@).
 .TP
 .BI \-\-read\-timeout " SECONDS"
-How long a stream may stay silent before it is abandoned (default 120).
+How long a stream may stay silent before it is abandoned (default @read_timeout@).
 .TP
 .BI \-\-permission\-mode " MODE"
 How calls that no rule decides are handled:
@@ -212,14 +212,14 @@ and
 in paths are never expanded.
 .TP
 .B read_file \fIpath\fP [\fIoffset\fP] [\fIlimit\fP]
-A window of lines (default the first 2000; at most 2000 lines and 64 KiB are returned, with
+A window of lines (default the first @read_max_lines@; at most @read_max_lines@ lines and @read_max_bytes@ are returned, with
 both totals reported).
-Files above 256 KiB are read only as far as the window; binary files are reported, not
+Files above @stream_above@ are read only as far as the window; binary files are reported, not
 dumped.
 Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
-The sorted entries of a directory, at most 501 of them.
+The sorted entries of a directory, at most @list_max@ of them.
 Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
@@ -229,7 +229,7 @@ Asks first (by default), showing a diff.
 .B edit_file \fIpath search_block replace_block\fP
 Replaces the one exact occurrence of
 .I search_block
-(none, or more than one, is an error the model sees; files above 8 MiB are refused).
+(none, or more than one, is an error the model sees; files above @edit_max@ are refused).
 Asks first (by default), showing a diff.
 .TP
 .B execute_command \fIcommand\fP [\fIcwd\fP]
@@ -240,10 +240,10 @@ with
 in its own process group, with standard input from
 .IR /dev/null .
 Asks first (by default), showing the exact command and directory.
-Output (standard output and error together) is shown live and kept up to 32 KiB.
+Output (standard output and error together) is shown live and kept up to @exec_output@.
 After
 .B exec_timeout
-seconds (default 30), on Esc, and when dashfloat quits or its terminal hangs up, the whole
+seconds (default @exec_timeout@), on Esc, and when dashfloat quits or its terminal hangs up, the whole
 process group is killed, background jobs included.
 .PP
 Whether a call runs, asks or is refused is decided by the permission rules and mode (see
@@ -262,7 +262,7 @@ key (and the value of a configured header whose name looks secret) is replaced b
 in everything a tool returns (and in its live output) before the model or the screen sees
 it, and post_tool_use hooks may add notes.
 A decision can only be made stricter along the way (deny over ask over allow).
-Consecutive read\-only calls that need no question run together (ten at most) and their
+Consecutive read\-only calls that need no question run together (@read_pool@ at most) and their
 results still reach the model in its own order; a call that asks or changes something runs
 alone.
 .PP
@@ -270,13 +270,16 @@ Files are written through a temporary file in the same directory that is renamed
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
 If a file changes between the preview and the approval, nothing is written and the model
 is told.
-The transcript shows a row per call and its outcome with at most 30 lines of output.
+The transcript shows a row per call and its outcome with at most @excerpt_lines@ lines of output.
 Control characters, escape sequences, bidi controls and zero\-width characters in
 previews, tool output, file names and model text are shown escaped, never sent to the
 terminal.
 A turn ends after
 .B max_episodes
-model requests (default 50).
+model requests (default @max_episodes@).
+One answer of the model may hold at most @max_calls@ tool calls and @episode_bytes@ of
+content, reasoning and tool\-call arguments together (one stream event at most
+@event_bytes@); beyond that the stream is closed with an error that names the bound.
 .SH CONFIRMATIONS
 A call that changes something waits for a key while its preview is in the transcript
 (scroll it with PgUp and PgDn first if it is long).
@@ -296,7 +299,7 @@ While a call waits, the prompt keeps its text and ignores other keys.
 MIDDLE = r""".PP
 A bracketed paste is inserted into the prompt as text and never submits it, however many
 newlines it holds.
-A lone Esc is recognised after about 0.125 s (the time the terminal needs to tell it from
+A lone Esc is recognised after about @lone_esc@ s (the time the terminal needs to tell it from
 the start of an escape sequence).
 .SH CONFIGURATION
 The keys
@@ -690,7 +693,7 @@ They are set in the user file only, in a
 .B [hooks]
 table, with
 .B hook_timeout
-(seconds, default 10) at the top level:
+(seconds, default @hook_timeout@) at the top level:
 .PP
 .RS
 .nf
@@ -725,7 +728,7 @@ A
 hook also gets
 .BR "\(dqresult\(dq" ,
 the result the model will read.
-Standard output and standard error are read together (at most 64 KiB), so a hook that
+Standard output and standard error are read together (at most @hook_output@), so a hook that
 answers in JSON should print nothing else.
 .SS pre_tool_use
 A pre hook runs before the call, after the permission rules, and answers with its exit
@@ -749,7 +752,7 @@ is optional.
 deny; what the hook printed is the reason, which the model is told.
 .PP
 Anything else fails closed: another exit status, death by a signal, a timeout, output that
-is not a JSON object, a decision other than the three, or more than 64 KiB of output make
+is not a JSON object, a decision other than the three, or more than @hook_output@ of output make
 the call
 .B ask
 (never run it without a question), and the failure is shown in the transcript with the
@@ -770,7 +773,7 @@ Exit status 0 with output adds that output to the result as a note for the model
 object
 .B "{\(dqnote\(dq: \(dq...\(dq}"
 gives the note instead.
-A note is kept to 4 KiB.
+A note is kept to @hook_note@.
 Any other outcome is shown as a failed hook in the transcript.
 A post hook never changes the result itself.
 .SS Timeouts and processes
@@ -792,7 +795,7 @@ User configuration (default
 .IR ~/.config/dashfloat/config.toml ).
 .TP
 .I $XDG_STATE_HOME/dashfloat/history
-Prompt history, one JSON string per line (default
+Prompt history, the last @history_limit@ prompts, one JSON string per line (default
 .IR ~/.local/state/dashfloat/history ).
 The configured API key, if typed into a prompt, is saved as
 .BR "[redacted: API key]" .
@@ -803,8 +806,8 @@ Errors and tracebacks go here, never onto the screen.
 .PP
 The files
 .B dashfloat
-writes for itself are private whatever the umask: mode 0600, in directories of mode 0700
-(missing parent directories are created 0700 too).
+writes for itself are private whatever the umask: mode @file_mode@, in directories of mode @dir_mode@
+(missing parent directories are created @dir_mode@ too).
 A file or directory of yours found with a wider mode is made private when it is opened,
 and the log says so.
 .SH ENVIRONMENT
@@ -835,7 +838,7 @@ the password in a URL and a
 .B Bearer
 token are shown as
 .BR [redacted] .
-Values shorter than 8 characters are not masked (they would mangle ordinary text).
+Values shorter than @mask_min@ characters are not masked (they would mangle ordinary text).
 .TP
 .B OPENAI_BASE_URL
 The endpoint's base URL (as
@@ -894,7 +897,7 @@ for
 .BR "policy check" ,
 or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
 .TP
-.B 141
+.B @exit_pipe@
 The reader of the output went away before it was all written (as in
 .BR "dashfloat \-\-show\-config | head \-1" ,
 when head has left early); nothing is printed about it, as for a program that SIGPIPE
@@ -943,16 +946,74 @@ on a terminal that is not UTF\-8).
 """
 
 
+def numbers() -> dict[str, str]:
+    """Every bound and default the page states, as text, read from the code's own constants
+    (so the page cannot drift from them). Imports what the program itself runs with."""
+    import inspect
+
+    from urwid.display.raw import Screen
+
+    from dashfloat import agent, cli, history, masking, private
+    from dashfloat.config import DEFAULT_BASE_URL, KEYS
+    from dashfloat.llm import client
+    from dashfloat.llm.errors import human_size
+    from dashfloat.tools import exec as exec_tool
+    from dashfloat.tools import files, hooks, runner
+    from dashfloat.ui import app
+
+    default = {spec.name: spec.default for spec in KEYS}
+    stream = inspect.signature(client.stream_chat).parameters
+    return {
+        "tick_ms": f"{app.TICK * 1000:g}",
+        "connect_timeout": f"{default['connect_timeout']:g}",
+        "read_timeout": f"{default['read_timeout']:g}",
+        "exec_timeout": f"{default['exec_timeout']:g}",
+        "hook_timeout": f"{default['hook_timeout']:g}",
+        "max_episodes": str(default["max_episodes"]),
+        "read_max_lines": str(files.READ_MAX_LINES),
+        "read_max_bytes": human_size(files.READ_MAX_BYTES),
+        "stream_above": human_size(files.STREAM_ABOVE),
+        "list_max": str(files.LIST_MAX),
+        "edit_max": human_size(files.EDIT_MAX_BYTES),
+        "exec_output": human_size(exec_tool.MAX_OUTPUT),
+        "read_pool": str(agent.READ_POOL),
+        "excerpt_lines": str(runner.EXCERPT_LINES),
+        "lone_esc": f"{inspect.signature(Screen.set_input_timeouts).parameters['complete_wait'].default:g}",
+        "hook_output": human_size(hooks.MAX_OUTPUT),
+        "hook_note": human_size(hooks.MAX_NOTE),
+        "mask_min": str(masking.MIN_LENGTH),
+        "history_limit": str(history.LIMIT),
+        "max_calls": str(stream["max_calls"].default),
+        "episode_bytes": human_size(stream["max_episode_bytes"].default),
+        "event_bytes": human_size(stream["max_event_bytes"].default),
+        "file_mode": f"{private.FILE_MODE:04o}",
+        "dir_mode": f"{private.DIR_MODE:04o}",
+        "exit_pipe": str(cli.EXIT_PIPE),
+        "default_base_url": DEFAULT_BASE_URL,
+    }
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    """Replace each @name@ with its number; an unknown name is a bug in this file."""
+    import re
+
+    def one(match: re.Match) -> str:
+        return values[match.group(1)]
+
+    return re.sub(r"@([a-z_]+)@", one, text)
+
+
 def generate() -> str:
     from dashfloat.config import man_configuration_section
     from dashfloat.ui.keymap import man_keybindings_section
 
+    values = numbers()
     return (
-        HEAD.replace("{version}", __version__)
+        _fill(HEAD, values).replace("{version}", __version__)
         + man_keybindings_section()
-        + MIDDLE
+        + _fill(MIDDLE, values)
         + man_configuration_section()
-        + TAIL
+        + _fill(TAIL, values)
     )
 
 
