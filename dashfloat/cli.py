@@ -34,12 +34,14 @@ DUMB_TERMS = ("", "dumb", "unknown")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dashfloat.manpage import man_command
+
     p = argparse.ArgumentParser(
         prog="dashfloat",
         description=(
             "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
             "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
-            "or man dashfloat."
+            f"or {man_command()}."
         ),
         epilog=(
             "The API key is read only from the environment: OPENAI_API_KEY, or the variable "

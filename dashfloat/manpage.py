@@ -803,6 +803,28 @@ The configured API key, if typed into a prompt, is saved as
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
 The log, with the audit trail of every permission decision.
 Errors and tracebacks go here, never onto the screen.
+.TP
+.IR ~/.local/bin/dashfloat ", " ~/.local/share/man/man1/dashfloat.1
+Links into a checkout's
+.I .venv
+and
+.IR man/ ,
+made by
+.B "make install\-user"
+(removed by
+.BR "make uninstall\-user" ;
+.BI PREFIX= DIR
+puts them under
+.I DIR
+instead), so that
+.B dashfloat
+and
+.B "man dashfloat"
+work from anywhere; in a checkout without them, the page is
+.BR "man ./man/dashfloat.1" ,
+and the F1 help names whichever works.
+.B "pipx install ."
+installs a copy with its page instead.
 .PP
 The files
 .B dashfloat
@@ -1015,6 +1037,48 @@ def generate() -> str:
         + man_configuration_section()
         + _fill(TAIL, values)
     )
+
+
+def manpath(environ) -> list[str]:
+    """The directories man(1) searches, as man-db derives them: $MANPATH when set (an empty
+    element stands for the defaults), else share/man and man next to each $PATH directory,
+    then the system's own."""
+    import os
+
+    system = ["/usr/local/share/man", "/usr/local/man", "/usr/share/man"]
+    derived = []
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry:
+            parent = os.path.dirname(entry.rstrip("/")) or "/"
+            derived += [os.path.join(parent, "share", "man"), os.path.join(parent, "man")]
+    value = environ.get("MANPATH")
+    if not value:
+        return derived + system
+    out: list[str] = []
+    for entry in value.split(os.pathsep):
+        out += (derived + system) if entry == "" else [entry]
+    return out
+
+
+CHECKOUT_PAGE = "man/dashfloat.1"
+
+
+def man_command(environ=None, exists=None) -> str:
+    """How to open this page from here (the F1 help and --help say it): `man dashfloat` when
+    man would find an installed page, else `man /path/to/checkout/man/dashfloat.1` when
+    running from a checkout; `man dashfloat` as a last resort."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    exists = os.path.exists if exists is None else exists
+    for directory in manpath(environ):
+        for name in ("dashfloat.1", "dashfloat.1.gz"):
+            if exists(os.path.join(directory, "man1", name)):
+                return "man dashfloat"
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), CHECKOUT_PAGE)
+    if exists(checkout):
+        return f"man {checkout}"
+    return "man dashfloat"
 
 
 def main(argv: list[str]) -> int:
