@@ -126,17 +126,25 @@ def _masked_group(match: re.Match) -> str:
 
 def _edges(text: str, value: str, label: str) -> str:
     """A value cut at either end of the text: its start ending the text (before an
-    ellipsis), or its end starting it."""
+    ellipsis), or its end starting it. A substring search rules most texts out at once
+    (this runs for every streamed delta)."""
     stripped = text.rstrip("…. ")
-    tail = len(text) - len(stripped)
-    for n in range(min(len(value) - 1, len(stripped)), MIN_LENGTH - 1, -1):
-        if stripped.endswith(value[:n]):
-            text = stripped[:-n] + label + text[len(stripped):] if tail else stripped[:-n] + label
+    window = stripped[-(len(value) - 1):]
+    at = window.find(value[:MIN_LENGTH])
+    while at >= 0:
+        if value.startswith(window[at:]):
+            cut = len(window) - at
+            text = stripped[:-cut] + label + text[len(stripped):]
             break
-    for n in range(min(len(value) - 1, len(text)), MIN_LENGTH - 1, -1):
-        if text.startswith(value[-n:]):
-            text = label + text[n:]
-            break
+        at = window.find(value[:MIN_LENGTH], at + 1)
+    head = text[:MIN_LENGTH]
+    if len(head) == MIN_LENGTH:
+        at = value.find(head, 1)
+        while at >= 0:
+            if text.startswith(value[at:]):
+                text = label + text[len(value) - at:]
+                break
+            at = value.find(head, at + 1)
     return text
 
 
