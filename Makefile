@@ -4,7 +4,13 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: install run test lint bench man clean
+# install-user puts `dashfloat` on PATH and its man page where man finds it, as links
+# into this checkout's .venv and man/ (so they follow `git pull`; `make` rebuilds the venv)
+PREFIX ?= $(HOME)/.local
+BINDIR  = $(PREFIX)/bin
+MAN1DIR = $(PREFIX)/share/man/man1
+
+.PHONY: install run test lint bench man clean install-user uninstall-user
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +35,29 @@ lint: $(STAMP)
 
 man: $(STAMP)
 	$(PY) -m dashfloat.manpage > man/dashfloat.1
+
+install-user: $(STAMP)
+	@mkdir -p $(BINDIR) $(MAN1DIR)
+	@for pair in "$(abspath $(VENV))/bin/dashfloat $(BINDIR)/dashfloat" \
+	             "$(abspath man/dashfloat.1) $(MAN1DIR)/dashfloat.1"; do \
+	  set -- $$pair; \
+	  if [ -e "$$2" ] || [ -L "$$2" ]; then \
+	    if [ "$$(readlink "$$2")" != "$$1" ]; then \
+	      echo "$$2 exists and is not this checkout's: remove it first (or set PREFIX=...)"; exit 1; \
+	    fi; \
+	  fi; \
+	  ln -sfn "$$1" "$$2" && echo "$$2 -> $$1"; \
+	done
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; \
+	  *) echo "$(BINDIR) is not on your PATH: add it, e.g. in ~/.profile: export PATH=\"$(BINDIR):\$$PATH\"";; \
+	esac
+
+uninstall-user:
+	@for pair in "$(abspath $(VENV))/bin/dashfloat $(BINDIR)/dashfloat" \
+	             "$(abspath man/dashfloat.1) $(MAN1DIR)/dashfloat.1"; do \
+	  set -- $$pair; \
+	  if [ "$$(readlink "$$2")" = "$$1" ]; then rm -f "$$2" && echo "removed $$2"; fi; \
+	done
 
 bench: $(STAMP)
 	$(PY) tests/bench/run_bench.py $(BENCH_ARGS)

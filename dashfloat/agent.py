@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import conversation
+from dashfloat import conversation, masking
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -86,7 +86,8 @@ class Agent:
         self.pre_hooks = tuple(pre_hooks)
         self.post_hooks = tuple(post_hooks)
         self.hook_timeout = hook_timeout
-        self.secrets = tuple(x for x in (endpoint.api_key,) if x)  # redacted from tool results
+        # the API key and secret header values: redacted from tool results
+        self.secrets = masking.collect(endpoint.api_key, endpoint.headers)
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.messages: list[dict] = []
         self._stream_fn = stream_fn
@@ -585,7 +586,7 @@ class Agent:
         limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
         self._deadlines[call.id] = (time.monotonic() + limit, limit)
 
-        secrets = [x for x in self.secrets if x and len(x) >= 8]
+        secrets = self.secrets
 
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))

@@ -8,6 +8,7 @@ requests, markdown) are imported only once we know the UI will start, so --help,
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import sys
@@ -15,6 +16,7 @@ import sys
 from dashfloat import __version__
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 128 + 13  # the reader of our output went away: what a shell reports for SIGPIPE
 
 RESET_SEQUENCE = (
     "\x1b[?2004l"  # bracketed paste off
@@ -24,18 +26,22 @@ RESET_SEQUENCE = (
     "\x1b[r"  # full-screen scrolling margins
     "\x1b[?1049l"  # leave the alternate screen
     "\x1b[?25h"  # show the cursor
+    "\x1b(B\x0f"  # G0 is ASCII and in use (a program may have left line-drawing characters)
 )
+UTF8_SEQUENCE = "\x1b%G"  # select UTF-8 (the Linux console's UTF-8 mode)
 
 DUMB_TERMS = ("", "dumb", "unknown")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dashfloat.manpage import man_command
+
     p = argparse.ArgumentParser(
         prog="dashfloat",
         description=(
             "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
             "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
-            "or man dashfloat."
+            f"or {man_command()}."
         ),
         epilog=(
             "The API key is read only from the environment: OPENAI_API_KEY, or the variable "
@@ -50,8 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--ascii", dest="ascii", action="store_const", const="on", help="ASCII glyphs and borders only")
     g.add_argument("--unicode", dest="ascii", action="store_const", const="off", help="Unicode glyphs even on a plain console")
-    p.add_argument("--connect-timeout", type=float, metavar="SECONDS", help="connect timeout (default 10)")
-    p.add_argument("--read-timeout", type=float, metavar="SECONDS", help="idle read timeout while streaming (default 120)")
+    from dashfloat.config import KEYS
+
+    default = {spec.name: spec.default for spec in KEYS}
+    p.add_argument("--connect-timeout", type=float, metavar="SECONDS",
+                   help=f"connect timeout (default {default['connect_timeout']:g})")
+    p.add_argument("--read-timeout", type=float, metavar="SECONDS",
+                   help=f"idle read timeout while streaming (default {default['read_timeout']:g})")
     p.add_argument("--permission-mode", metavar="MODE", help="ask (default), accept-edits, read-only or unrestricted: how calls that no rule decides are handled")
     p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
     p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")
@@ -71,43 +82,123 @@ def build_parser() -> argparse.ArgumentParser:
 POLICY_USAGE = "policy check CALL... | policy list"
 
 
+def reset_sequence(environ) -> str:
+    """What --reset-terminal prints. Never a full reset (RIS, ESC c): on the Linux console
+    that drops the UTF-8 mode; with a UTF-8 locale, UTF-8 is selected again (ESC % G) in
+    case the killed program left another character set."""
+    from dashfloat.ui.theme import utf8_locale
+
+    return RESET_SEQUENCE + (UTF8_SEQUENCE if utf8_locale(environ) else "")
+
+
 def reset_terminal() -> int:
-    sys.stdout.write(RESET_SEQUENCE)
+    from dashfloat.ui.theme import startup_environ, utf8_locale
+
+    environ = startup_environ()
+    sys.stdout.write(reset_sequence(environ))
     sys.stdout.flush()
     if sys.stdin.isatty():
+        import termios
+
+        iutf8 = getattr(termios, "IUTF8", 0o40000)  # the module has it from Python 3.13
+        fd = sys.stdin.fileno()
+        try:
+            was_utf8 = bool(termios.tcgetattr(fd)[0] & iutf8)
+        except termios.error:
+            was_utf8 = False
         try:
             import subprocess
 
             subprocess.run(["stty", "sane"], check=False, stdin=sys.stdin)
         except OSError:
             pass
+        # `stty sane` clears iutf8: Backspace would then erase half of a UTF-8 character
+        if was_utf8 or utf8_locale(environ):
+            try:
+                attrs = termios.tcgetattr(fd)
+                attrs[0] |= iutf8
+                termios.tcsetattr(fd, termios.TCSANOW, attrs)
+            except termios.error:
+                pass
     return EXIT_OK
 
 
 def _err(msg: str) -> None:
-    sys.stderr.write(f"dashfloat: {msg}\n")
+    from dashfloat.masking import mask
+
+    sys.stderr.write(mask(f"dashfloat: {msg}\n"))
+
+
+def _out(text: str) -> None:
+    """Print a command's answer to stdout, with every configured secret masked."""
+    from dashfloat.masking import mask
+
+    sys.stdout.write(mask(text) + "\n")  # one write: a reader that stops early gets it whole
 
 
 def setup_logging(state_dir) -> str | None:
-    """Log to <state>/dashfloat.log; never to the screen. Returns the path or None."""
+    """Log to <state>/dashfloat.log; never to the screen. Returns the path or None.
+
+    The log holds the audit trail: it is created 0600 in a 0700 directory (tightened if it
+    exists with a wider mode), and every record is masked (`masking.MaskingFormatter`), so
+    neither the API key nor a token in a URL reaches it, not even inside a traceback."""
+    from dashfloat import masking, private
+
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
+    notes: list[str] = []
     try:
-        os.makedirs(state_dir, mode=0o700, exist_ok=True)
+        notes += private.ensure_dir(state_dir)
         path = os.path.join(state_dir, "dashfloat.log")
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        fd, more = private.open_private(path, os.O_WRONLY | os.O_APPEND)
+        notes += more
+        stream = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+        handler: logging.Handler = logging.StreamHandler(stream)
     except OSError:
         path = None
         handler = logging.NullHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
+    handler.setFormatter(masking.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.raiseExceptions = False  # a failing log write must never print onto the screen
+    for note in notes:
+        logging.getLogger("dashfloat").info("private files: %s", note)
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The `dashfloat` command. A reader that goes away before the output is written
+    (`dashfloat --show-config | head -1`) ends it quietly, with status 141 as for a program
+    that SIGPIPE ended, and no traceback."""
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit:  # argparse: --help, --version, a usage error
+            sys.stdout.flush()
+            sys.stderr.flush()
+            raise
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return code
+    except BrokenPipeError:
+        _quiet_after_broken_pipe()
+        return EXIT_PIPE
+
+
+def _quiet_after_broken_pipe() -> None:
+    """Point stdout and stderr at /dev/null, so the interpreter's last flush of what is still
+    buffered does not print "Exception ignored ... BrokenPipeError" either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     words = list(args.command)
@@ -143,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    from dashfloat import masking
+
+    masking.register(masking.collect(config.api_key, config.headers))
 
     if words:
         return policy_command(config, words[1], words[2:])
@@ -150,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.show_config:
         from dashfloat.config import describe
 
-        print("\n".join(describe(config)))
+        _out("\n".join(describe(config)))
         return EXIT_OK
 
     term = os.environ.get("TERM", "")
@@ -184,12 +278,12 @@ def policy_command(config, action: str, calls: list[str]) -> int:
     terminal. Exit 0 whatever the decisions; 2 for a malformed CALL (nothing is printed to
     stdout then).
     """
-    from dashfloat.tools import rules
+    from dashfloat.tools import pipeline, rules
     from dashfloat.tools.permissions import Policy, one_line
 
     policy = Policy.from_config(config)
     if action == "list":
-        print("\n".join(policy.describe()))
+        _out("\n".join(policy.describe()))
         return EXIT_OK
     parsed = []
     for text in calls:
@@ -200,12 +294,12 @@ def policy_command(config, action: str, calls: list[str]) -> int:
             return EXIT_USAGE
     out = []
     for name, call_args in parsed:
-        decision = policy.decide(name, call_args, str(config.root))
+        decision = pipeline.judge(name, call_args, str(config.root), policy)
         out.append(f"{decision.decision:<6} {one_line(rules.format_call(name, call_args))}")
         out.append(f"  decided by: {one_line(decision.who)}")
         out.append(f"  reason: {one_line(decision.reason)}")
         out.append(f"  mode: {policy.mode}")
-    print("\n".join(out))
+    _out("\n".join(out))
     return EXIT_OK
 
 
@@ -215,7 +309,7 @@ def show_early_frame(config):
     from dashfloat.ui.early import EarlyFrame
     from dashfloat.ui.statusline import status_markup
 
-    glyphs = theme.ASCII if theme.choose_ascii(config.ascii, os.environ) else theme.UNICODE
+    glyphs = theme.ASCII if theme.choose_ascii(config.ascii, theme.startup_environ()) else theme.UNICODE
     try:
         cols = os.get_terminal_size(sys.stdout.fileno()).columns
         status = "".join(
@@ -224,7 +318,7 @@ def show_early_frame(config):
                 notice="", width=cols, sep=glyphs.sep, dot=glyphs.system,
             )
         )
-        if theme.choose_ascii(config.ascii, os.environ):
+        if theme.choose_ascii(config.ascii, theme.startup_environ()):
             status = status.encode("ascii", "replace").decode("ascii")
         early = EarlyFrame(sys.stdin.fileno(), sys.stdout.fileno())
         early.show(status, glyphs.user)
@@ -241,7 +335,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     from dashfloat.llm.endpoint import Endpoint
     from dashfloat.ui import theme
 
-    use_ascii = theme.choose_ascii(config.ascii, os.environ)
+    use_ascii = theme.choose_ascii(config.ascii, theme.startup_environ())
     import urwid
 
     if use_ascii:
@@ -269,12 +363,16 @@ def run_ui(config, log_path: str | None, early=None) -> int:
                   exec_max_processes=config.exec_max_processes,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
                   post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
-    history = History(state_dir(os.environ) / "history")
+    from dashfloat import masking
+
+    # the configured key in a prompt is masked in the history file (Up shows the mask then)
+    history = History(state_dir(os.environ) / "history", secrets=masking.registered())
     history.load()
     from dashfloat.ui.screen import DashScreen
 
     screen = DashScreen(bracketed_paste_mode=True)
-    depth = theme.choose_depth(config.colors, screen.colors)
+    term_colors = theme.terminfo_colors(os.environ.get("TERM", "")) if config.colors == "auto" else None
+    depth = theme.choose_depth(config.colors, screen.colors, term_colors)
     if os.environ.get("DASHFLOAT_NO_SCROLL_REGIONS"):
         screen.scroll_optimisation = False  # for terminals that mishandle DECSTBM margins
     app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,
@@ -285,6 +383,7 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     # stray writes to stderr (a library's warning, a last-resort traceback) must not land
     # on the live screen: point fd 2 at the log while the UI runs
     saved_stderr = _redirect_stderr(log_path)
+    python_stderr, sys.stderr = sys.stderr, masking.MaskingStream(sys.stderr)
     crash: BaseException | None = None
     try:
         app.build_loop(screen)
@@ -294,9 +393,14 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # urwid has restored the terminal by now
-        crash = exc
-        log.exception("dashfloat crashed")
+        if hung_up(exc, sys.stdin.fileno()):
+            # an ssh drop or a closed terminal window: the man page's quiet exit, status 0
+            log.info("terminal closed (hangup)")
+        else:
+            crash = exc
+            log.exception("dashfloat crashed")
     finally:
+        sys.stderr = python_stderr
         _restore_stderr(saved_stderr)
     agent.join(timeout=1.0)
     if crash is not None:
@@ -308,6 +412,34 @@ def run_ui(config, log_path: str | None, early=None) -> int:
             _err(f"the full traceback is in {log_path}")
         return EXIT_RUNTIME
     return EXIT_OK
+
+
+def hung_up(exc: BaseException, tty_fd: int) -> bool:
+    """Whether `exc` is the terminal going away, not a bug: urwid's InputClosedError (stdin
+    read EOF), or an I/O error on a terminal that no longer answers (after a hangup every
+    tty call fails with EIO), anywhere in the exception's chain."""
+    seen = set()
+    todo: list[BaseException | None] = [exc]
+    io_error = False
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if type(e).__name__ == "InputClosedError":
+            return True
+        if isinstance(e, OSError) and e.errno in (errno.EIO, errno.ENXIO, errno.EPIPE, errno.EBADF):
+            io_error = True
+        todo += [e.__cause__, e.__context__]
+    if not io_error:
+        return False
+    import termios
+
+    try:
+        termios.tcgetattr(tty_fd)
+    except (termios.error, OSError):
+        return True
+    return False
 
 
 def _redirect_stderr(log_path: str | None):

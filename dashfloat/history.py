@@ -17,11 +17,13 @@ log = logging.getLogger(__name__)
 
 # Never read more than this from the end of the file (a runaway file must not stall startup).
 _MAX_READ = 8 * 1024 * 1024
+LIMIT = 1000  # prompts kept
 
 
 class History:
-    def __init__(self, path: Path | None, limit: int = 1000) -> None:
+    def __init__(self, path: Path | None, limit: int = LIMIT, secrets=()) -> None:
         self.path = path
+        self.secrets = secrets  # masking pairs: the configured key never goes into the file
         self.limit = max(1, int(limit))
         self.entries: list[str] = []
         self._pos: int | None = None  # index into entries while navigating
@@ -65,15 +67,17 @@ class History:
         return [line for line in data.split(b"\n") if line.strip()]
 
     def _tighten_permissions(self) -> None:
-        # Prompts may contain pasted secrets: keep the file private to the user.
+        # Prompts may contain pasted secrets: keep the file (and its directory) private.
+        from dashfloat import private
+
         try:
             assert self.path is not None
-            if self.path.stat().st_mode & 0o077:
-                os.chmod(self.path, 0o600)
+            notes = private.ensure_dir(self.path.parent)
+            note = private.tighten(str(self.path), private.FILE_MODE, self.path.stat())
+            for text in [*notes, note] if note else notes:
+                log.info("private files: %s", text)
         except Exception as exc:  # noqa: BLE001
-            log.debug(
-                "prompt history %s: could not restrict permissions: %s", self.path, exc
-            )
+            log.warning("prompt history %s: could not restrict permissions: %s", self.path, exc)
 
     def add(self, text: str) -> None:
         """Remember a submitted prompt: skips blanks and immediate duplicates. Never raises."""
@@ -88,7 +92,9 @@ class History:
         if self.path is None:
             return
         try:
-            self._append(json.dumps(text) + "\n")
+            from dashfloat.masking import mask
+
+            self._append(json.dumps(mask(text, self.secrets, patterns=False)) + "\n")
             self._file_lines += 1
             if self._file_lines > 2 * self.limit:
                 self._trim()
@@ -99,8 +105,12 @@ class History:
 
     def _append(self, line: str) -> None:
         assert self.path is not None
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        from dashfloat import private
+
+        notes = private.ensure_dir(self.path.parent)
+        fd, more = private.open_private(self.path, os.O_WRONLY | os.O_APPEND)
+        for note in notes + more:
+            log.info("private files: %s", note)
         try:
             data = line.encode("ascii")
             written = os.write(fd, data)

@@ -62,13 +62,13 @@ It speaks the OpenAI\-compatible chat\-completions protocol with server\-sent ev
 works with OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq, DeepSeek, Mistral
 and others.
 With nothing configured it talks to a local Ollama at
-.IR http://localhost:11434/v1 .
+.IR @default_base_url@ .
 When no model is configured it asks the endpoint's
 .B /models
 list: the only model is used, otherwise the list is shown with how to choose.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
-every 80 ms, and an idle
+every @tick_ms@ ms, and an idle
 .B dashfloat
 sets no timer and writes nothing.
 The terminal is restored on every exit: normal quit, Ctrl\-C, SIGTERM, SIGHUP (a dropped
@@ -104,7 +104,12 @@ lists the endpoint's models.
 Colour depth.
 .B auto
 follows the terminal (TERM, the terminfo colour count) and
-.BR NO_COLOR ;
+.BR NO_COLOR :
+a terminal whose terminfo entry has no colours, such as
+.B vt100
+or
+.BR vt220 ,
+gets none (bold, underline and reverse video only);
 1 is monochrome.
 .TP
 .B \-\-ascii
@@ -118,10 +123,10 @@ Use Unicode glyphs even where
 would be chosen automatically.
 .TP
 .BI \-\-connect\-timeout " SECONDS"
-How long to wait for the connection to the endpoint (default 10).
+How long to wait for the connection to the endpoint (default @connect_timeout@).
 .TP
 .BI \-\-read\-timeout " SECONDS"
-How long a stream may stay silent before it is abandoned (default 120).
+How long a stream may stay silent before it is abandoned (default @read_timeout@).
 .TP
 .BI \-\-permission\-mode " MODE"
 How calls that no rule decides are handled:
@@ -174,9 +179,18 @@ Print the effective configuration, with the place each value came from, and exit
 The API key is never printed, only whether it is set.
 .TP
 .B \-\-reset\-terminal
-Print the escape sequence that leaves the alternate screen and turns off mouse tracking,
-bracketed paste and focus reporting, and run
+Print the escape sequence that leaves the alternate screen, turns off mouse tracking,
+bracketed paste and focus reporting, resets the attributes, the scrolling margins and the
+character set, and run
 .BR "stty sane" .
+It keeps the terminal's UTF\-8 mode: no full reset (which drops it on the Linux console),
+UTF\-8 selected again
+.RB ( "ESC % G" )
+and the tty's
+.B iutf8
+flag kept (which
+.B "stty sane"
+alone clears) when the locale is UTF\-8 or the flag was set.
 Use it after a
 .B dashfloat
 (or any full\-screen program) was killed with SIGKILL and left the terminal broken.
@@ -198,14 +212,14 @@ and
 in paths are never expanded.
 .TP
 .B read_file \fIpath\fP [\fIoffset\fP] [\fIlimit\fP]
-A window of lines (default the first 2000; at most 2000 lines and 64 KiB are returned, with
+A window of lines (default the first @read_max_lines@; at most @read_max_lines@ lines and @read_max_bytes@ are returned, with
 both totals reported).
-Files above 256 KiB are read only as far as the window; binary files are reported, not
+Files above @stream_above@ are read only as far as the window; binary files are reported, not
 dumped.
 Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
-The sorted entries of a directory, at most 501 of them.
+The sorted entries of a directory, at most @list_max@ of them.
 Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
@@ -215,7 +229,7 @@ Asks first (by default), showing a diff.
 .B edit_file \fIpath search_block replace_block\fP
 Replaces the one exact occurrence of
 .I search_block
-(none, or more than one, is an error the model sees; files above 8 MiB are refused).
+(none, or more than one, is an error the model sees; files above @edit_max@ are refused).
 Asks first (by default), showing a diff.
 .TP
 .B execute_command \fIcommand\fP [\fIcwd\fP]
@@ -229,7 +243,7 @@ and
 .B DASHFLOAT_CALL
 set to an id of the call.
 Asks first (by default), showing the exact command and directory.
-Output (standard output and error together) is shown live and kept up to 32 KiB.
+Output (standard output and error together) is shown live and kept up to @exec_output@.
 Nothing the command starts outlives the call: dashfloat is a child subreaper (Linux), so a
 process that detaches with
 .BR setsid ,
@@ -242,14 +256,14 @@ can ignore.
 That happens when the shell exits (background jobs and daemons it left are stopped; the
 result tells the model how many), after
 .B exec_timeout
-seconds (default 30), on Esc, and when dashfloat quits, gets SIGTERM or its terminal hangs
+seconds (default @exec_timeout@), on Esc, and when dashfloat quits, gets SIGTERM or its terminal hangs
 up.
 A command may have at most
 .B exec_max_processes
-processes and threads at once (default 1024): beyond that, forks fail (the kernel's
+processes and threads at once (default @exec_max_processes@): beyond that, forks fail (the kernel's
 per\-user limit, which does not apply to root) and a command seen above it is stopped.
 A process that leaves the session, clears its environment and closes the pipe before
-dashfloat has seen it (it looks every 0.1 s) is not recognised.
+dashfloat has seen it (it looks every @reaper_poll@ s) is not recognised.
 .PP
 Whether a call runs, asks or is refused is decided by the permission rules and mode (see
 .BR PERMISSIONS ).
@@ -260,12 +274,14 @@ policy, the permission rules (see
 the pre_tool_use hooks (see
 .BR HOOKS ),
 then the question if one is due, the tool itself, and post\-processing: the configured API
-key is replaced by
+key (and the value of a configured header whose name looks secret) is replaced by
 .B [redacted: API key]
+(or
+.BR "[redacted: \fIName\fB header]" )
 in everything a tool returns (and in its live output) before the model or the screen sees
 it, and post_tool_use hooks may add notes.
 A decision can only be made stricter along the way (deny over ask over allow).
-Consecutive read\-only calls that need no question run together (ten at most) and their
+Consecutive read\-only calls that need no question run together (@read_pool@ at most) and their
 results still reach the model in its own order; a call that asks or changes something runs
 alone.
 .PP
@@ -273,13 +289,16 @@ Files are written through a temporary file in the same directory that is renamed
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
 If a file changes between the preview and the approval, nothing is written and the model
 is told.
-The transcript shows a row per call and its outcome with at most 30 lines of output.
+The transcript shows a row per call and its outcome with at most @excerpt_lines@ lines of output.
 Control characters, escape sequences, bidi controls and zero\-width characters in
 previews, tool output, file names and model text are shown escaped, never sent to the
 terminal.
 A turn ends after
 .B max_episodes
-model requests (default 50).
+model requests (default @max_episodes@).
+One answer of the model may hold at most @max_calls@ tool calls and @episode_bytes@ of
+content, reasoning and tool\-call arguments together (one stream event at most
+@event_bytes@); beyond that the stream is closed with an error that names the bound.
 .SH CONFIRMATIONS
 A call that changes something waits for a key while its preview is in the transcript
 (scroll it with PgUp and PgDn first if it is long).
@@ -299,7 +318,7 @@ While a call waits, the prompt keeps its text and ignores other keys.
 MIDDLE = r""".PP
 A bracketed paste is inserted into the prompt as text and never submits it, however many
 newlines it holds.
-A lone Esc is recognised after about 0.125 s (the time the terminal needs to tell it from
+A lone Esc is recognised after about @lone_esc@ s (the time the terminal needs to tell it from
 the start of an escape sequence).
 .SH CONFIGURATION
 The keys
@@ -654,10 +673,17 @@ and
 .SS Checking the policy
 .B "dashfloat policy check"
 .I CALL
-prints the decision a call would get, what decided it (a rule and its layer, a built\-in
-default, the mode, the command's shape or a dangerous argument), the reason and the mode.
+prints the decision a call would get, what decided it (the path policy, a rule and its
+layer, a built\-in default, the mode, the command's shape or a dangerous argument), the
+reason and the mode.
+It goes through the same checks as a real run, in the same order: a path that resolves
+outside the working directory (also through a symbolic link) is refused by the path policy
+.RB ( deny ,
+decided by
+.BR "path policy" )
+before any rule is asked.
 It reads the same configuration files, environment and options as a real run, executes
-nothing and needs no terminal.
+nothing (hooks are not run) and needs no terminal.
 A
 .I CALL
 is written like a rule with the exact argument:
@@ -686,7 +712,7 @@ They are set in the user file only, in a
 .B [hooks]
 table, with
 .B hook_timeout
-(seconds, default 10) at the top level:
+(seconds, default @hook_timeout@) at the top level:
 .PP
 .RS
 .nf
@@ -721,7 +747,7 @@ A
 hook also gets
 .BR "\(dqresult\(dq" ,
 the result the model will read.
-Standard output and standard error are read together (at most 64 KiB), so a hook that
+Standard output and standard error are read together (at most @hook_output@), so a hook that
 answers in JSON should print nothing else.
 .SS pre_tool_use
 A pre hook runs before the call, after the permission rules, and answers with its exit
@@ -745,7 +771,7 @@ is optional.
 deny; what the hook printed is the reason, which the model is told.
 .PP
 Anything else fails closed: another exit status, death by a signal, a timeout, output that
-is not a JSON object, a decision other than the three, or more than 64 KiB of output make
+is not a JSON object, a decision other than the three, or more than @hook_output@ of output make
 the call
 .B ask
 (never run it without a question), and the failure is shown in the transcript with the
@@ -766,7 +792,7 @@ Exit status 0 with output adds that output to the result as a note for the model
 object
 .B "{\(dqnote\(dq: \(dq...\(dq}"
 gives the note instead.
-A note is kept to 4 KiB.
+A note is kept to @hook_note@.
 Any other outcome is shown as a failed hook in the transcript.
 A post hook never changes the result itself.
 .SS Timeouts and processes
@@ -791,18 +817,72 @@ User configuration (default
 .IR ~/.config/dashfloat/config.toml ).
 .TP
 .I $XDG_STATE_HOME/dashfloat/history
-Prompt history, one JSON string per line (default
+Prompt history, the last @history_limit@ prompts, one JSON string per line (default
 .IR ~/.local/state/dashfloat/history ).
+The configured API key, if typed into a prompt, is saved as
+.BR "[redacted: API key]" .
 .TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
-The log.
+The log, with the audit trail of every permission decision.
 Errors and tracebacks go here, never onto the screen.
+.TP
+.IR ~/.local/bin/dashfloat ", " ~/.local/share/man/man1/dashfloat.1
+Links into a checkout's
+.I .venv
+and
+.IR man/ ,
+made by
+.B "make install\-user"
+(removed by
+.BR "make uninstall\-user" ;
+.BI PREFIX= DIR
+puts them under
+.I DIR
+instead), so that
+.B dashfloat
+and
+.B "man dashfloat"
+work from anywhere; in a checkout without them, the page is
+.BR "man ./man/dashfloat.1" ,
+and the F1 help names whichever works.
+.B "pipx install ."
+installs a copy with its page instead.
+.PP
+The files
+.B dashfloat
+writes for itself are private whatever the umask: mode @file_mode@, in directories of mode @dir_mode@
+(missing parent directories are created @dir_mode@ too).
+A file or directory of yours found with a wider mode is made private when it is opened,
+and the log says so.
 .SH ENVIRONMENT
 .TP
 .B OPENAI_API_KEY
 The API key, sent as
 .BR "Authorization: Bearer" .
 Not needed for local servers.
+Its value is never shown or written: wherever it would reach the screen, the log or a
+file (a provider's error message that echoes it, an exception text, a URL,
+.BR \-\-show\-config ,
+.BR "policy list" )
+it is replaced by
+.BR "[redacted: API key]" ,
+also when the text was cut short in the middle of it.
+The same holds for the value of a configured header whose name looks secret (such as
+.B Authorization
+or
+.BR x\-api\-key ).
+On the screen and in the log, credentials need not be configured to be masked: the value
+of a key\-like parameter of a URL's query
+.RB ( ?key= ,
+.BR api_key= ,
+.BR access_token= ,
+.BR token= ,
+.BR sig= ...),
+the password in a URL and a
+.B Bearer
+token are shown as
+.BR [redacted] .
+Values shorter than @mask_min@ characters are not masked (they would mangle ordinary text).
 .TP
 .B OPENAI_BASE_URL
 The endpoint's base URL (as
@@ -849,7 +929,10 @@ Where the user configuration, the history and the log live.
 .SH EXIT STATUS
 .TP
 .B 0
-Normal exit, also after SIGTERM or SIGHUP.
+Normal exit, also after SIGTERM, and after SIGHUP or the terminal going away (a dropped ssh
+connection, a closed window): then nothing is printed and the log gets the one line
+.BR "terminal closed (hangup)" ;
+running commands are killed as on any exit.
 .TP
 .B 1
 A runtime error; a one\-line summary is printed after the screen is restored and the
@@ -861,6 +944,12 @@ A usage or configuration error (a bad rule included), a malformed
 for
 .BR "policy check" ,
 or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
+.TP
+.B @exit_pipe@
+The reader of the output went away before it was all written (as in
+.BR "dashfloat \-\-show\-config | head \-1" ,
+when head has left early); nothing is printed about it, as for a program that SIGPIPE
+ended.
 .PP
 .B "policy check"
 and
@@ -894,8 +983,10 @@ Run
 or
 .BR reset ,
 or type
-.B "stty sane; printf '\ee[r\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
-blind.
+.B "stty sane iutf8; printf '\ee[r\ee[?1049l\ee[?25h\ee[?2004l\ee[?1000l\ee[?1002l\ee[?1006l'"
+blind (leave out
+.B iutf8
+on a terminal that is not UTF\-8).
 .SH SEE ALSO
 .BR ssh (1),
 .BR tmux (1),
@@ -903,17 +994,119 @@ blind.
 """
 
 
+def numbers() -> dict[str, str]:
+    """Every bound and default the page states, as text, read from the code's own constants
+    (so the page cannot drift from them). Imports what the program itself runs with."""
+    import inspect
+
+    from urwid.display.raw import Screen
+
+    from dashfloat import agent, cli, history, masking, private
+    from dashfloat.config import DEFAULT_BASE_URL, KEYS
+    from dashfloat.llm import client
+    from dashfloat.llm.errors import human_size
+    from dashfloat.tools import exec as exec_tool
+    from dashfloat.tools import files, hooks, runner
+    from dashfloat.ui import app
+
+    default = {spec.name: spec.default for spec in KEYS}
+    stream = inspect.signature(client.stream_chat).parameters
+    return {
+        "tick_ms": f"{app.TICK * 1000:g}",
+        "connect_timeout": f"{default['connect_timeout']:g}",
+        "read_timeout": f"{default['read_timeout']:g}",
+        "exec_timeout": f"{default['exec_timeout']:g}",
+        "exec_max_processes": str(default["exec_max_processes"]),
+        "reaper_poll": f"{exec_tool._CENSUS_INTERVAL:g}",
+        "hook_timeout": f"{default['hook_timeout']:g}",
+        "max_episodes": str(default["max_episodes"]),
+        "read_max_lines": str(files.READ_MAX_LINES),
+        "read_max_bytes": human_size(files.READ_MAX_BYTES),
+        "stream_above": human_size(files.STREAM_ABOVE),
+        "list_max": str(files.LIST_MAX),
+        "edit_max": human_size(files.EDIT_MAX_BYTES),
+        "exec_output": human_size(exec_tool.MAX_OUTPUT),
+        "read_pool": str(agent.READ_POOL),
+        "excerpt_lines": str(runner.EXCERPT_LINES),
+        "lone_esc": f"{inspect.signature(Screen.set_input_timeouts).parameters['complete_wait'].default:g}",
+        "hook_output": human_size(hooks.MAX_OUTPUT),
+        "hook_note": human_size(hooks.MAX_NOTE),
+        "mask_min": str(masking.MIN_LENGTH),
+        "history_limit": str(history.LIMIT),
+        "max_calls": str(stream["max_calls"].default),
+        "episode_bytes": human_size(stream["max_episode_bytes"].default),
+        "event_bytes": human_size(stream["max_event_bytes"].default),
+        "file_mode": f"{private.FILE_MODE:04o}",
+        "dir_mode": f"{private.DIR_MODE:04o}",
+        "exit_pipe": str(cli.EXIT_PIPE),
+        "default_base_url": DEFAULT_BASE_URL,
+    }
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    """Replace each @name@ with its number; an unknown name is a bug in this file."""
+    import re
+
+    def one(match: re.Match) -> str:
+        return values[match.group(1)]
+
+    return re.sub(r"@([a-z_]+)@", one, text)
+
+
 def generate() -> str:
     from dashfloat.config import man_configuration_section
     from dashfloat.ui.keymap import man_keybindings_section
 
+    values = numbers()
     return (
-        HEAD.replace("{version}", __version__)
+        _fill(HEAD, values).replace("{version}", __version__)
         + man_keybindings_section()
-        + MIDDLE
+        + _fill(MIDDLE, values)
         + man_configuration_section()
-        + TAIL
+        + _fill(TAIL, values)
     )
+
+
+def manpath(environ) -> list[str]:
+    """The directories man(1) searches, as man-db derives them: $MANPATH when set (an empty
+    element stands for the defaults), else share/man and man next to each $PATH directory,
+    then the system's own."""
+    import os
+
+    system = ["/usr/local/share/man", "/usr/local/man", "/usr/share/man"]
+    derived = []
+    for entry in environ.get("PATH", "").split(os.pathsep):
+        if entry:
+            parent = os.path.dirname(entry.rstrip("/")) or "/"
+            derived += [os.path.join(parent, "share", "man"), os.path.join(parent, "man")]
+    value = environ.get("MANPATH")
+    if not value:
+        return derived + system
+    out: list[str] = []
+    for entry in value.split(os.pathsep):
+        out += (derived + system) if entry == "" else [entry]
+    return out
+
+
+CHECKOUT_PAGE = "man/dashfloat.1"
+
+
+def man_command(environ=None, exists=None) -> str:
+    """How to open this page from here (the F1 help and --help say it): `man dashfloat` when
+    man would find an installed page, else `man /path/to/checkout/man/dashfloat.1` when
+    running from a checkout; `man dashfloat` as a last resort."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    exists = os.path.exists if exists is None else exists
+    for directory in manpath(environ):
+        for name in ("dashfloat.1", "dashfloat.1.gz"):
+            if exists(os.path.join(directory, "man1", name)):
+                return "man dashfloat"
+    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), CHECKOUT_PAGE)
+    if exists(checkout):
+        return f"man {checkout}"
+    return "man dashfloat"
 
 
 def main(argv: list[str]) -> int:

@@ -7,6 +7,17 @@ import pytest
 from tests.fakeserver import ScriptedServer
 
 
+@pytest.fixture(autouse=True)
+def _fresh_secrets():
+    """The process-wide masking secrets (dashfloat.masking.register) do not leak between
+    tests: a key one test registered would mask another test's text."""
+    from dashfloat import masking
+
+    masking._registered = ()
+    yield
+    masking._registered = ()
+
+
 @pytest.fixture
 def fake_server():
     """A started ScriptedServer (tests/fakeserver.py), stopped after the test."""

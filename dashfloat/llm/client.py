@@ -64,7 +64,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from dashfloat import __version__
+from dashfloat import __version__, masking
 from dashfloat.llm import bodyreader, errors, toolcalls
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
@@ -226,6 +226,12 @@ def _session() -> requests.Session:
 
 
 # ---- request -------------------------------------------------------------------------------
+
+
+def _register_secrets(endpoint: Endpoint) -> None:
+    """The key and secret header values this request sends are masked in every error text
+    and log line from now on (the CLI registered them already; another front end may not)."""
+    masking.register(masking.collect(endpoint.api_key, endpoint.headers))
 
 
 def _headers(endpoint: Endpoint, accept: str) -> dict:
@@ -552,6 +558,7 @@ def stream_chat(
     what was delivered, after a cancel); raises ChatError with .partial=True when content
     or reasoning had already been delivered. Never retries.
     """
+    _register_secrets(endpoint)
     url, headers, body = build_request(endpoint, model, messages, tools)
     ep = _Episode(on_event, cancel, max_episode_bytes, max_calls)
     if cancel.cancelled:
@@ -792,6 +799,7 @@ def _handle(events, ep: _Episode, cancel) -> bool:
 
 def list_models(endpoint: Endpoint) -> list[str]:
     """GET {base_url}/models: the sorted model ids. ChatError on failure (same taxonomy)."""
+    _register_secrets(endpoint)
     url = endpoint.base_url.rstrip("/") + "/models"
     headers = _headers(endpoint, "application/json")
     headers.pop("Content-Type", None)

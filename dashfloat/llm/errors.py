@@ -4,7 +4,9 @@ A ChatError names what happened and the cause (`message`) and how to fix it (`hi
 one line each, so the UI can show it as a transcript entry and the agent can pass it on as
 a plain dict (`as_dict()`). Provider text (error bodies, stream error objects) is
 untrusted: it goes through `textsafe.visible()`, whitespace is collapsed to one line and
-it is shortened to 300 characters.
+it is shortened to 300 characters. Every text is masked (`masking.mask`, the process's
+registered secrets) before it is shortened, so a provider that echoes the key, or a URL
+with a token in its query, never shows it, not even cut in half.
 
 Kinds:
   refused, dns, tls, connect_timeout, idle_timeout, connection   -> classify_exception
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
+from dashfloat.masking import mask
 from dashfloat.textsafe import visible
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # the default endpoint: a local Ollama
@@ -69,8 +72,8 @@ class ChatError(Exception):
     ):
         assert kind in KINDS, kind
         self.kind = kind
-        self.message = _one_line(message)
-        self.hint = _one_line(hint)
+        self.message = mask(_one_line(message))
+        self.hint = mask(_one_line(hint))
         self.status = status
         self.retry_after = retry_after
         self.partial = partial
@@ -104,8 +107,9 @@ def _one_line(text: str) -> str:
 
 
 def clean(text, limit: int = PROVIDER_TEXT_MAX) -> str:
-    """Untrusted text made safe and short: visible escapes, one line, <= limit chars."""
-    text = _one_line(visible(str(text)))
+    """Untrusted text made safe and short: secrets masked, visible escapes, one line,
+    <= limit chars."""
+    text = _one_line(mask(visible(str(text))))
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text

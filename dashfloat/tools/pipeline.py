@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dashfloat import masking
 from dashfloat.tools import guard as guard_module
 from dashfloat.tools import hooks, pathpolicy, results, rules, runner
 
@@ -39,7 +40,7 @@ class CallContext:
     pre_hooks: tuple[str, ...] = ()
     post_hooks: tuple[str, ...] = ()
     hook_timeout: float = 10.0
-    secrets: tuple[str, ...] = ()  # values redacted from whatever a tool returns
+    secrets: tuple = ()  # values (or masking pairs) redacted from whatever a tool returns
     cancel: object = None
     args: dict | None = None
     guard: guard_module.MonotonicGuard = field(default_factory=guard_module.MonotonicGuard)
@@ -132,14 +133,38 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
     return ("ask", prepared)
 
 
+# Stages `dashfloat policy check` skips: a CALL names only the main argument (so the other
+# required arguments are missing), and hooks run commands, which a check never does.
+NOT_JUDGED = (stage_validate, stage_hooks)
+
+
+def judge(name: str, args: dict, root: str, policy) -> rules.Decision:
+    """The decision the pre-execute chain would reach for a call, without running anything:
+    every stage of PRE_EXECUTE but those in NOT_JUDGED, in the same order, so a call the
+    path policy refuses is reported refused, as a real run would refuse it."""
+    ctx = CallContext(call_id="check", name=name, raw={"id": "check", "name": name, "args": args},
+                      root=root, policy=policy)
+    from dashfloat.tools.catalogue import _SCHEMAS
+
+    required = _SCHEMAS.get(name, {}).get("required", ())
+    # `list_directory()`: an optional argument left out, as the model would leave it out
+    ctx.args = {k: v for k, v in args.items() if v != "" or k in required}
+    for stage in PRE_EXECUTE:
+        if stage in NOT_JUDGED:
+            continue
+        ended = stage(ctx)
+        if ended is not None:
+            return rules.Decision(guard_module.DENY, "path policy", f"refused: {ended.get('error', ended)}")
+    return ctx.rule_decision
+
+
 # ---- post-execute stages: each returns the (possibly changed) result --------------------
 
 
 def stage_redact(ctx: CallContext, result: dict) -> dict:
-    """The configured API key never leaves in a tool's result (a command that prints the
-    environment, a file that holds the key)."""
-    secrets = [s for s in ctx.secrets if s and len(s) >= 8]
-    return redact(result, secrets) if secrets else result
+    """The configured API key (and secret header values) never leave in a tool's result (a
+    command that prints the environment, a file that holds the key)."""
+    return redact(result, ctx.secrets)
 
 
 def stage_post_hooks(ctx: CallContext, result: dict) -> dict:
@@ -150,7 +175,7 @@ def stage_post_hooks(ctx: CallContext, result: dict) -> dict:
         if hook.failed:
             ctx.notes.append(hook.reason)
         elif hook.note:
-            note = redact(hook.note, [s for s in ctx.secrets if s and len(s) >= 8])
+            note = redact(hook.note, ctx.secrets)
             result = {**result, "hook_notes": [*result.get("hook_notes", []), note]}
             ctx.notes.append(f"{hook.who}: {note}")
     return result
@@ -170,17 +195,8 @@ def post_execute(ctx: CallContext, result: dict) -> dict:
     return result
 
 
-def redact(value, secrets: list[str]):
-    """`value` with every occurrence of each secret replaced, in every string inside."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, "[redacted: API key]")
-        return value
-    if isinstance(value, dict):
-        return {k: redact(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, secrets) for v in value]
-    return value
+def redact(value, secrets):
+    """`value` with every configured secret replaced, in every string inside. Only the
+    literal secrets: what the model reads keeps URLs and tokens it may need to edit."""
+    secrets = masking.normalize(secrets)
+    return masking.mask_deep(value, secrets, patterns=False) if secrets else value

@@ -199,6 +199,9 @@ class App:
         for signum in data:
             if signum == signal.SIGINT:
                 self.command("interrupt")
+            elif signum == signal.SIGHUP:
+                log.info("terminal closed (hangup)")
+                self.quit()
             else:
                 log.info("leaving on signal %d", signum)
                 self.quit()

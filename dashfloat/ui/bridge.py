@@ -4,6 +4,10 @@ Workers call `post(msg)`: the tuple goes on a SimpleQueue, and one byte is writt
 pipe that urwid's loop watches (`watch_pipe`), but only when no wake-up is pending, so the
 pipe is never continuously readable and never fills. The UI callback clears the pending
 flag first, then drains; the race between the two costs at most one spare wake-up.
+
+Everything posted is masked here (`masking.mask_deep`): this is the one door from the
+workers to the screen, so no secret (the API key, a token in a URL) gets past it, whichever
+worker produced the text.
 """
 
 from __future__ import annotations
@@ -12,19 +16,22 @@ import os
 import queue
 import time
 
+from dashfloat import masking
+
 
 class Outbox:
     """`quiet_kinds` are messages the UI collects on its own timer while `quiet` is set
     (streamed text while the tick runs): they are queued without ringing, so a 200 token/s
     stream costs the UI ten wake-ups a second, not two hundred."""
 
-    def __init__(self, quiet_kinds: frozenset = frozenset()) -> None:
+    def __init__(self, quiet_kinds: frozenset = frozenset(), secrets=None) -> None:
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self._pending = False
         self._fd: int | None = None
         self.closed = False
         self.quiet = False
         self.quiet_kinds = quiet_kinds
+        self.secrets = secrets  # masking pairs; None: the process's registered secrets
 
     def attach(self, fd: int) -> None:
         """Attach the write end of the watch_pipe; messages posted before are delivered then."""
@@ -32,7 +39,8 @@ class Outbox:
         self._ring()
 
     def post(self, msg: tuple) -> None:
-        """Thread-safe: queue a message and ring the doorbell if nobody has yet."""
+        """Thread-safe: queue a message (masked) and ring the doorbell if nobody has yet."""
+        msg = (msg[0], *masking.mask_deep(msg[1:], self.secrets))
         self.queue.put(msg)
         if not self._pending and not (self.quiet and msg[0] in self.quiet_kinds):
             self._ring()

@@ -13,6 +13,7 @@ characters). Plain code is the terminal's default colour, so it reads on any bac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # name: (mono, fg16, bg16, fg256, bg256)
@@ -139,28 +140,87 @@ ASCII = Glyphs(
 ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
 
 
+LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")
+
+
+def startup_environ(environ=None, proc_environ: bytes | None = None) -> dict:
+    """`environ` (default os.environ) with the locale variables as the process was started.
+
+    Python replaces a C locale's LC_CTYPE with C.UTF-8 in os.environ at start-up (PEP 538
+    locale coercion), so every LANG=C console would look UTF-8; Linux keeps what exec
+    passed in /proc/self/environ. Elsewhere `environ` is taken as it is."""
+    import os
+
+    env = dict(os.environ if environ is None else environ)
+    if proc_environ is None:
+        try:
+            with open("/proc/self/environ", "rb") as f:
+                proc_environ = f.read()
+        except OSError:
+            return env
+    started = {}
+    for item in proc_environ.split(b"\0"):
+        name, sep, value = item.partition(b"=")
+        if sep:
+            started[os.fsdecode(name)] = os.fsdecode(value)
+    for var in LOCALE_VARS:
+        env.pop(var, None)
+        if var in started:
+            env[var] = started[var]
+    return env
+
+
+def utf8_locale(environ) -> bool:
+    """Whether the locale (LC_ALL, then LC_CTYPE, then LANG: the first one set) is UTF-8.
+    Pass `startup_environ()`, not os.environ (see there)."""
+    for var in LOCALE_VARS:
+        value = environ.get(var, "")
+        if value:
+            return "utf-8" in value.lower() or "utf8" in value.lower()
+    return False
+
+
 def choose_ascii(setting: str, environ) -> bool:
     """--ascii on/off, or auto: ASCII only where nothing says UTF-8 and the terminal is a
-    plain console (Python's UTF-8 mode hides a C locale, so urwid cannot decide this)."""
+    plain console (Python's UTF-8 mode hides a C locale, so urwid cannot decide this;
+    pass `startup_environ()`)."""
     if setting == "on":
         return True
     if setting == "off":
         return False
-    for var in ("LC_ALL", "LC_CTYPE", "LANG"):
-        value = environ.get(var, "")
-        if value:
-            if "utf-8" in value.lower() or "utf8" in value.lower():
-                return False
-            break
+    if utf8_locale(environ):
+        return False
     return environ.get("TERM", "") in ("linux", "vt100", "vt102", "vt220", "ansi")
 
 
-def choose_depth(setting: str, detected: int) -> int:
+# Terminals without colours, when no terminfo entry can be read: the DEC VT family up to
+# the VT400s (the VT525 has colour) and the *-mono / *-m variants.
+_MONO_TERM = re.compile(r"(?:vt(?:52|1\d\d|2\d\d|3\d\d|4\d\d)(?:[-.].*)?|.*-mono|.*-m)$")
+
+
+def terminfo_colors(term: str) -> int | None:
+    """The `colors` capability of TERM's terminfo entry (0 when it has none), or None when
+    no entry can be read. curses is imported here only: the look-up costs about 1 ms."""
+    if not term:
+        return None
+    try:
+        import curses
+
+        curses.setupterm(term, -1)
+        colors = curses.tigetnum("colors")
+    except Exception:  # no curses, no entry, no terminfo database
+        return None if not _MONO_TERM.match(term) else 0
+    return max(colors, 0)  # -1: absent, -2: cancelled
+
+
+def choose_depth(setting: str, detected: int, term_colors: int | None = None) -> int:
     """The colour depth to run with: a --colors value, or urwid's detection capped at 256
-    (truecolor is rarely forwarded over ssh, and the palette does not need it)."""
+    (truecolor is rarely forwarded over ssh, and the palette does not need it). A terminal
+    whose terminfo entry has fewer than 8 colours (vt100, vt220: `term_colors`) gets none:
+    urwid counts a known name as 16 colours even when its entry has no colours at all."""
     if setting != "auto":
         return int(setting)
-    if detected <= 1:
+    if detected <= 1 or (term_colors is not None and term_colors < 8):
         return 1
     if detected < 256:
         return 16

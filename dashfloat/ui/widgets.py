@@ -7,6 +7,8 @@ frame as a short one.
 
 from __future__ import annotations
 
+import functools
+
 import urwid
 from urwid import text_layout
 from urwid.str_util import calc_width
@@ -466,6 +468,14 @@ class StatusBar(urwid.Text):
         super().__init__("", wrap="ellipsis")
 
 
+@functools.lru_cache(maxsize=1)
+def _man_command() -> str:
+    """`man dashfloat`, or the checkout's page when no installed one would be found."""
+    from dashfloat.manpage import man_command
+
+    return man_command()
+
+
 def help_widget(ascii: bool) -> urwid.Widget:
     """The F1 overlay, generated from the keymap table."""
     rows: list[urwid.Widget] = [urwid.Text(("help_title", "DashFloat keys"), align="center"), urwid.Divider()]
@@ -479,7 +489,8 @@ def help_widget(ascii: bool) -> urwid.Widget:
                 )
             )
         rows.append(urwid.Divider())
-    rows.append(urwid.Text(("dim", "man dashfloat for options and configuration. Esc closes."), align="center"))
+    rows.append(urwid.Text(("dim", f"{_man_command()} for options and configuration. Esc closes."),
+                           align="center"))
     body = urwid.ListBox(urwid.SimpleFocusListWalker(rows))
     if ascii:
         box = urwid.LineBox(

@@ -262,3 +262,36 @@ def test_man_page_permissions_example_loads(root: Path, home: Path) -> None:
     project_file(root, example)
     with pytest.raises(ConfigError, match="allow is not allowed in a project file"):
         load_config({}, {"HOME": str(home)}, root)
+
+
+# ---- the path policy comes first, as in a real run -----------------------------------------
+
+
+@pytest.mark.parametrize("call, shown", [
+    ("read_file(/etc/passwd)", "/etc/passwd"),
+    ("list_directory(../..)", "../.."),
+    ("write_file(sub/../../x)", "sub/../../x"),
+])
+def test_check_a_path_outside_the_root_is_refused_by_the_path_policy(root: Path, capsys, call, shown) -> None:
+    code, out, err = run(capsys, "--permission-mode", "unrestricted", "policy", "check", call)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0] == f"deny   {call}"
+    assert lines[1] == "  decided by: path policy"
+    assert lines[2] == (f"  reason: refused: path escapes the working directory: {shown} "
+                        "(only paths inside the working directory are allowed)")
+    assert lines[3] == "  mode: unrestricted"
+
+
+def test_check_a_symlink_leading_outside_is_refused(root: Path, capsys) -> None:
+    (root / "etc").symlink_to("/etc")
+    code, out, _ = run(capsys, "policy", "check", "read_file(etc/passwd)")
+    assert code == 0
+    assert out.splitlines()[:2] == ["deny   read_file(etc/passwd)", "  decided by: path policy"]
+    assert "a symbolic link leads outside" in out
+
+
+def test_check_a_path_inside_the_root_still_goes_to_the_rules(root: Path, capsys) -> None:
+    code, out, _ = run(capsys, "policy", "check", "read_file(sub/../a.txt)")
+    assert code == 0
+    assert out.splitlines()[:2] == ["allow  read_file(sub/../a.txt)", "  decided by: built-in default"]

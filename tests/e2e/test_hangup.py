@@ -1,0 +1,89 @@
+"""End to end: an ssh drop (the pty's master closed, or SIGHUP) ends DashFloat quietly, as
+the man page says: status 0, one "terminal closed (hangup)" line in the log, no crash entry
+and no traceback, and no command left running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+
+import pytest
+
+from tests.e2e.harness import clean_env
+from tests.fakeserver import markdown_answer, sse_reply
+from tests.procs import live_with_marker, wait_for
+from tests.test_agent_tools import calls_reply
+
+
+def drop(t, timeout: float = 10.0) -> int:
+    """Close the pty's master, as sshd does when the connection drops; returns the exit
+    status (negative: the signal that ended it)."""
+    pid = t.child.pid
+    os.close(t.child.child_fd)
+    t.eof = True
+    t.child.ptyproc.closed = True  # the fixture's close() must not close the fd again
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            t.child.ptyproc.terminated = True
+            return os.waitstatus_to_exitcode(status)
+        assert time.monotonic() < deadline, "dashfloat did not exit after its terminal closed"
+        time.sleep(0.02)
+
+
+def log_of(tmp_path) -> str:
+    return (tmp_path / "state" / "dashfloat" / "dashfloat.log").read_text()
+
+
+def assert_quiet_hangup(tmp_path) -> None:
+    log = log_of(tmp_path)
+    assert log.count("terminal closed (hangup)") == 1, log
+    assert "Traceback" not in log and "crashed" not in log and "ERROR" not in log, log
+
+
+def test_closed_pty_when_idle(dash, tmp_path):
+    t = dash()
+    assert drop(t) == 0
+    assert_quiet_hangup(tmp_path)
+
+
+def test_closed_pty_while_streaming(dash, server, tmp_path):
+    pieces = markdown_answer(3000)
+    hold = threading.Event()
+    server.push(sse_reply([*pieces, "HeldBackEnd"], waits={len(pieces) + 1: hold}, rate=300))
+    t = dash()
+    t.type("go\r")
+    t.wait_status("streaming")
+    assert drop(t) == 0
+    assert_quiet_hangup(tmp_path)
+    assert not hold.is_set()
+
+
+@pytest.mark.parametrize("how", ["closed pty", "SIGHUP"])
+def test_a_hangup_while_a_command_runs_kills_it(how, dash, server, tmp_path):
+    marker = f"41.{uuid.uuid4().int % 10**6:06d}"
+    command = f"sleep {marker}"
+    server.push(calls_reply(("c1", "execute_command", {"command": command})))
+    t = dash("--allow", f"execute_command({command})")
+    t.type("sleep\r")
+    t.wait_status("running")
+    assert wait_for(lambda: live_with_marker(marker), timeout=5), "the command never started"
+    if how == "SIGHUP":
+        t.child.kill(signal.SIGHUP)
+        assert t.wait_exit() == 0
+    else:
+        assert drop(t) == 0
+    left = wait_for(lambda: not live_with_marker(marker), timeout=5)
+    assert left, f"the command outlived the app: {live_with_marker(marker)}"
+    assert_quiet_hangup(tmp_path)
+
+
+def test_sighup_logs_the_hangup(dash, tmp_path):
+    t = dash(env=clean_env(tmp_path))
+    t.child.kill(signal.SIGHUP)
+    assert t.wait_exit() == 0
+    assert_quiet_hangup(tmp_path)
