@@ -13,6 +13,13 @@ a turn leaves a result for every announced call, and `conversation.repair` check
 pairing invariant again before each request.
 
 Worker events carry the episode number, so events that arrive after a cancel are dropped.
+
+Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
+started by `_spawn`, which puts exactly one terminal message in the inbox however the work
+ends, a BaseException (SystemExit from a tool, GeneratorExit...) included, so no turn ever
+waits for a message that cannot come. A message whose handling raises ends the turn (the
+partial answer kept, every announced call answered) and the agent goes on; only a failure
+of that recovery stops the agent thread, and then `_run` posts AGENT_DOWN on its way out.
 """
 
 from __future__ import annotations
@@ -31,9 +38,37 @@ from dashfloat.tools import results
 log = logging.getLogger("dashfloat.agent")
 
 MODEL_LIST_SHOWN = 30
+CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in between: stop
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
 EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception, even one whose str() raises."""
+    try:
+        text = str(exc)
+    except BaseException:  # a broken __str__ must not break the report
+        text = "(no message)"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _spawn(name: str, put: Callable[[tuple], None], body: Callable[[], tuple],
+           failed: Callable[[str], tuple]) -> None:
+    """Run `body` on a daemon thread and `put` exactly one terminal message: what `body`
+    returns, or `failed(reason)` however it ends (any BaseException included)."""
+
+    def run() -> None:
+        msg = None
+        try:
+            msg = body()
+        except BaseException as exc:  # a worker that dies must still answer
+            log.error("thread %s ended by %s", name, type(exc).__name__, exc_info=True)
+            msg = failed(describe(exc))
+        finally:
+            put(msg if msg is not None else failed("it ended without a result"))
+
+    threading.Thread(target=run, name=name, daemon=True).start()
 
 
 class Call:
@@ -110,6 +145,7 @@ class Agent:
         self._final_usage: dict | None = None
         self._discovering = False
         self._pending_prompt: str | None = None
+        self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
 
     # ---- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -151,6 +187,7 @@ class Agent:
             self._list_models_fn = client.list_models
 
     def _run(self) -> None:
+        down = "its thread ended"  # None once it leaves because it was asked to
         try:
             self._load_modules()
             self._set_phase("idle")
@@ -159,20 +196,71 @@ class Agent:
                 self.post((M.MODEL, self.model))
             else:
                 self._discover()
+            crashes = 0
             while True:
                 try:
                     msg = self.inbox.get(timeout=self._wait_timeout())
                 except queue.Empty:
-                    self._check_deadlines()
-                    continue
+                    msg = ("deadline",)  # a running call may be past its deadline
                 if msg[0] == M.QUIT:
+                    down = None
                     self._shutdown()
                     return
-                self.handle(msg)
-        except Exception as exc:  # the UI must survive a bug here: report and stop
-            log.exception("agent thread crashed")
-            self._shutdown()
-            self.post((M.AGENT_DOWN, f"{type(exc).__name__}: {exc}"))
+                try:
+                    if msg[0] == "deadline":
+                        self._check_deadlines()
+                    else:
+                        self.handle(msg)
+                    crashes = 0
+                except BaseException as exc:  # a bug ends the turn, not the agent
+                    crashes += 1
+                    if crashes >= CRASHES_IN_A_ROW:
+                        raise
+                    self._recover(msg, exc)
+        except BaseException as exc:  # report and stop; the UI stays usable
+            log.error("agent thread crashed", exc_info=True)
+            down = describe(exc)
+        finally:
+            if down is not None:
+                try:
+                    self._shutdown()
+                except BaseException:  # the report below matters more
+                    log.error("shutdown after the crash failed", exc_info=True)
+                self.post((M.AGENT_DOWN, down))
+
+    def _recover(self, msg: tuple, exc: BaseException) -> None:
+        """Handling `msg` raised: stop what runs, end the turn as a failure (the partial
+        answer kept, every announced call answered), say so, and be ready for a prompt."""
+        log.error("agent failed handling %r", msg[:1], exc_info=(type(exc), exc, exc.__traceback__))
+        what = f"internal error while handling {msg[0]!r}: {describe(exc)}"
+        if not self._busy:
+            self.post(M.system("error", f"{what} (details in the log)."))
+            self._set_phase("idle")
+            return
+        with self._episode_lock:  # no token of this episode is posted after this
+            self._cancel_stream()
+        for _call, cancel in list(self._running.values()):
+            cancel.cancel()
+        for cancel in list(self._gating.values()):
+            cancel.cancel()
+        self._pending_prompt = None
+        if self._answer_open:
+            content = "".join(self._content)
+            if content:
+                self.messages.append({"role": "assistant", "content": content})
+            self._end_answer("error")
+        announced = {c.get("id") for m in self.messages if m.get("role") == "assistant"
+                     for c in (m.get("tool_calls") or [])}
+        answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
+        for call in self._calls:
+            if call.id in announced and call.id not in answered:
+                if call.result is None:
+                    call.result = results.error("internal", f"not run: {what}")
+                self.messages.append(conversation.tool_message(call.id, call.result))
+        self._calls = []
+        self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
+                                    "say how to go on (details in the log)."))
+        self._end_turn()
 
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""
@@ -212,6 +300,10 @@ class Agent:
         else:
             log.warning("agent ignored unknown message %r", kind)
 
+    def _end_answer(self, status: str) -> None:
+        self._answer_open = False
+        self.post((M.ASSISTANT_END, status))
+
     def _set_phase(self, name: str) -> None:
         if name != self._phase or name == "idle":
             self._phase = name
@@ -224,16 +316,14 @@ class Agent:
             return
         self._discovering = True
 
-        def work():
+        def work() -> tuple:
             try:
-                self.inbox.put((M.MODELS, True, self._list_models_fn(self.endpoint)))
+                return (M.MODELS, True, self._list_models_fn(self.endpoint))
             except self._ChatError as exc:
-                self.inbox.put((M.MODELS, False, exc.as_dict()))
-            except Exception as exc:  # a bug: still answer, so the agent never waits forever
-                log.exception("model discovery failed")
-                self.inbox.put((M.MODELS, False, {"message": f"model list failed: {exc}", "hint": ""}))
+                return (M.MODELS, False, exc.as_dict())
 
-        threading.Thread(target=work, name="models", daemon=True).start()
+        _spawn("models", self.inbox.put, work,
+               lambda why: (M.MODELS, False, {"message": f"the model list failed: {why}", "hint": "see the log"}))
 
     def _on_models(self, ok: bool, payload) -> None:
         self._discovering = False
@@ -350,6 +440,7 @@ class Agent:
         self._call_index = 0
         self._set_phase("waiting")
         self.post((M.ASSISTANT_START,))
+        self._answer_open = True
         fixed, notes = conversation.repair(self.messages)
         if notes:
             log.warning("conversation repaired before a request: %s", "; ".join(notes))
@@ -385,23 +476,21 @@ class Agent:
                     else:
                         post((M.REASONING, ev[1]))
 
-        def work():
+        def work() -> tuple:
+            kwargs = {"on_event": on_event, "cancel": cancel}
+            if tools is not None:
+                kwargs["tools"] = tools
             try:
-                kwargs = {"on_event": on_event, "cancel": cancel}
-                if tools is not None:
-                    kwargs["tools"] = tools
                 result = self._stream_fn(self.endpoint, model, request, **kwargs)
-                inbox.put((M.S_DONE, episode, result.as_dict()))
             except self._ChatError as exc:
-                inbox.put((M.S_FAILED, episode, exc.as_dict()))
-            except Exception as exc:  # a bug in the streamer: a result, not a hang
-                log.exception("streamer crashed")
-                inbox.put(
-                    (M.S_FAILED, episode, {"kind": "internal", "message": f"the stream crashed: {exc!r}",
-                                           "hint": "see the log file", "partial": False})
-                )
+                return (M.S_FAILED, episode, exc.as_dict())
+            return (M.S_DONE, episode, result.as_dict())
 
-        threading.Thread(target=work, name=f"stream-{episode}", daemon=True).start()
+        def failed(why: str) -> tuple:  # a bug in the streamer: a result, not a hang
+            return (M.S_FAILED, episode, {"kind": "internal", "message": f"the stream crashed: {why}",
+                                          "hint": "see the log file", "partial": bool(content)})
+
+        _spawn(f"stream-{episode}", inbox.put, work, failed)
 
     def _on_stream(self, kind: str, payload) -> None:
         if kind == M.S_DONE:
@@ -420,11 +509,11 @@ class Agent:
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
             raw_calls = []
         if not content and not raw_calls:
-            self.post((M.ASSISTANT_END, "empty"))
+            self._end_answer("empty")
             self.post(M.system("warn", "[model returned nothing]"))
             self._end_turn()
             return
-        self.post((M.ASSISTANT_END, "done"))
+        self._end_answer("done")
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(conversation.assistant_message(content, raw_calls))
         if not self._calls:
@@ -440,7 +529,7 @@ class Agent:
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})
-        self.post((M.ASSISTANT_END, "error"))
+        self._end_answer("error")
         self.post(M.system("error", _error_line(err)))
         self._end_turn()
 
@@ -456,9 +545,9 @@ class Agent:
         call.ctx = ctx
         try:
             verdict = self._pipeline.pre_execute(ctx)
-        except Exception as exc:  # a bug in a stage is an error result, never a dead agent
-            log.exception("gate for %s failed", call.name)
-            verdict = ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}"))
+        except BaseException as exc:  # a bug in a stage is an error result, never a dead agent
+            log.error("gate for %s failed", call.name, exc_info=True)
+            verdict = ("done", results.error("internal", f"checking {call.name} failed: {describe(exc)}"))
         call.args = ctx.args
         if verdict[0] != "done":
             call.prepared = verdict[1]
@@ -470,11 +559,15 @@ class Agent:
         cancel = self._runner.Cancel()
         self._gating[call.id] = cancel
 
-        def work():
+        def work() -> tuple:
             gate, notes = self._gate(call, cancel)
-            self.inbox.put((M.T_GATE, episode, call.id, gate, notes))
+            return (M.T_GATE, episode, call.id, gate, notes)
 
-        threading.Thread(target=work, name=f"gate-{call.name}", daemon=True).start()
+        def failed(why: str) -> tuple:
+            return (M.T_GATE, episode, call.id,
+                    ("done", results.error("internal", f"checking {call.name} failed: {why}")), [])
+
+        _spawn(f"gate-{call.name}", self.inbox.put, work, failed)
 
     def _on_gate(self, call_id: str, gate: tuple, notes: list) -> None:
         self._gating.pop(call_id, None)
@@ -588,24 +681,27 @@ class Agent:
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
 
-        def work():
+        def work() -> tuple:
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
                                               on_output=on_output, exec_timeout=self.exec_timeout)
-            except Exception as exc:  # a tool that raises is an error result, never a crash
-                log.exception("tool %s crashed", call.name)
-                result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # a tool that raises (even SystemExit) is an error result
+                log.error("tool %s crashed", call.name, exc_info=True)
+                result = results.error("internal", f"{call.name} failed: {describe(exc)}")
             if call.ctx is not None:
                 try:
                     result = self._pipeline.post_execute(call.ctx, result)
-                except Exception as exc:
-                    log.exception("post-execute of %s failed", call.name)
-                    result = results.error("internal", f"{call.name}: post-processing failed: {exc!r}")
+                except BaseException as exc:
+                    log.error("post-execute of %s failed", call.name, exc_info=True)
+                    result = results.error("internal", f"{call.name}: post-processing failed: {describe(exc)}")
                 for note in call.ctx.notes:
                     self.post((M.TOOL_NOTE, call.id, note))
-            inbox.put((M.T_DONE, episode, call.id, result))
+            return (M.T_DONE, episode, call.id, result)
 
-        threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
+        def failed(why: str) -> tuple:
+            return (M.T_DONE, episode, call.id, results.error("internal", f"{call.name} failed: {why}"))
+
+        _spawn(f"tool-{call.name}", inbox.put, work, failed)
 
     def _on_tool_done(self, call_id: str, result: dict) -> None:
         entry = self._running.pop(call_id, None)
@@ -672,7 +768,7 @@ class Agent:
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
-        self.post((M.ASSISTANT_END, "cancelled"))
+        self._end_answer("cancelled")
         self._end_turn()
 
     def _stop_turn(self, unresolved: dict) -> None:

@@ -678,13 +678,16 @@ def test_edit_file_changed_between_preview_and_approval_writes_nothing(rig):
 # ---- agent robustness -----------------------------------------------------------------------
 
 
-def test_a_tool_that_raises_is_an_internal_error_and_the_turn_goes_on(rig, monkeypatch):
+@pytest.mark.parametrize("death", [RuntimeError, SystemExit, KeyboardInterrupt])
+def test_a_tool_that_raises_is_an_internal_error_and_the_turn_goes_on(rig, monkeypatch, death):
+    """Any exception, BaseException included (a library that calls sys.exit): an error
+    result for that call, the others run, the turn goes on."""
     (rig.root / "a.txt").write_text("A\n")
     real = runner.execute
 
     def flaky(name, args, root, prepared, **kw):
         if name == "read_file" and args.get("path") == "boom.txt":
-            raise RuntimeError("disk on fire")
+            raise death("disk on fire")
         return real(name, args, root, prepared, **kw)
 
     monkeypatch.setattr(runner, "execute", flaky)
