@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import conversation
+from dashfloat import commands, conversation
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -38,6 +38,7 @@ from dashfloat.tools import results
 log = logging.getLogger("dashfloat.agent")
 
 MODEL_LIST_SHOWN = 30
+MODEL_CLOSEST = 5  # names offered when /model NAME is not in the endpoint's list
 CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in between: stop
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
@@ -146,6 +147,8 @@ class Agent:
         self._discovering = False
         self._pending_prompt: str | None = None
         self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
+        self._model_check: tuple[int, str] | None = None  # (ref, name) of a /model NAME being checked
+        self._check_ref = 0
 
     # ---- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -284,6 +287,8 @@ class Agent:
             self._on_decision(msg[1], msg[2])
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
+        elif kind == M.MODEL_CHECK:
+            self._on_model_check(msg[1], msg[2], msg[3], msg[4])
         elif kind in (M.S_DONE, M.S_FAILED):
             if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
@@ -359,14 +364,9 @@ class Agent:
         if self._busy:
             self.post(M.system("warn", "A turn is still running: press Esc to cancel it first."))
             return
-        if text.strip() == "/model" or text.startswith("/model "):
-            self._model_command(text[len("/model") :].strip())
-            return
-        if text.strip() == "/mode" or text.startswith("/mode "):
-            self._mode_command(text[len("/mode") :].strip())
-            return
-        if text.strip() == "/permissions" or text.startswith("/permissions "):
-            self._permissions_command(text[len("/permissions") :].strip())
+        command = commands.parse(text)
+        if command is not None:
+            self._dispatch_slash(*command)
             return
         self.post((M.USER, text))
         self.messages.append({"role": "user", "content": text})
@@ -381,15 +381,66 @@ class Agent:
             return
         self._start_episode()
 
+    # ---- slash commands (the table: dashfloat/commands.py) ------------------------------
+    def _dispatch_slash(self, name: str, rest: str) -> None:
+        cmd = commands.lookup(name)
+        if cmd is None:
+            self.post(M.system("error", commands.unknown_text(name)))
+            return
+        getattr(self, f"_{cmd.name}_command")(rest)
+
+    def _help_command(self, rest: str) -> None:
+        self.post(M.system("info", commands.help_text()))
+
     def _model_command(self, name: str) -> None:
         if not name:
             if self.model:
                 self.post(M.system("info", f"Model: {self.model}. /model NAME switches."))
             self._discover()
             return
-        self.model = name
-        self.post((M.MODEL, name))
-        self.post(M.system("info", f"Model set to {name}."))
+        if len(name.split()) > 1:
+            self.post(M.system("error", f"/model takes one model name, not {name!r}."))
+            return
+        # the endpoint's list decides; it is asked on a worker thread, like a turn
+        self._check_ref += 1
+        ref = self._check_ref
+        self._model_check = (ref, name)
+        self._busy = True
+        self._final_usage = None
+        self._set_phase("waiting")
+
+        def work() -> tuple:
+            try:
+                return (M.MODEL_CHECK, ref, name, True, list(self._list_models_fn(self.endpoint)))
+            except self._ChatError as exc:
+                return (M.MODEL_CHECK, ref, name, False, exc.as_dict())
+
+        _spawn("model-check", self.inbox.put, work,
+               lambda why: (M.MODEL_CHECK, ref, name, False, {"message": f"the model list failed: {why}"}))
+
+    def _on_model_check(self, ref: int, name: str, ok: bool, payload) -> None:
+        if self._model_check is None or self._model_check[0] != ref:
+            return  # cancelled meanwhile
+        self._model_check = None
+        if ok and payload and not _model_listed(name, payload):
+            near = _closest_models(name, payload)
+            offer = f" Closest: {', '.join(near)}." if near else ""
+            keep = f" The model stays {self.model}." if self.model else ""
+            self.post(M.system("error", f"{self.endpoint.base_url} has no model {name!r}.{offer} "
+                                        f"/model lists all {len(payload)}.{keep}"))
+        else:
+            self.model = name
+            self.post((M.MODEL, name))
+            if ok and payload:
+                self.post(M.system("info", f"Model set to {name}."))
+            elif ok:
+                self.post(M.system("warn", f"Model set to {name}, unchecked: {self.endpoint.base_url} "
+                                           "lists no models."))
+            else:
+                why = _error_line(payload).rstrip(".")
+                self.post(M.system("warn", f"Model set to {name}, unchecked: the endpoint's model list "
+                                           f"is not available ({why})."))
+        self._end_turn()
 
     def _mode_command(self, name: str) -> None:
         from dashfloat.tools import rules
@@ -408,18 +459,13 @@ class Agent:
         self.post(M.system("info", f"Permission mode set to {self.policy.mode}."))
 
     def _permissions_command(self, rest: str) -> None:
-        if rest.startswith("revoke"):
-            try:
-                n = int(rest.split()[1])
-                if n < 1:
-                    raise IndexError(n)
-                rule = self.policy.revoke(n - 1)
-            except (IndexError, ValueError):
-                count = len(self.policy.session_rules())
-                self.post(M.system("error", f"/permissions revoke N: N is a session rule's number, 1 to {count}."))
-                return
-            log.info("audit: session rule revoked by the user: %s", rule.text)
-            self.post(M.system("info", f"Revoked: {rule.text}"))
+        words = rest.split()
+        if words[:1] == ["revoke"]:
+            self._revoke(words[1:])
+            return
+        if words:
+            self.post(M.system("error", f"/permissions does not take {rest!r}: /permissions lists the rules, "
+                                        "/permissions revoke N removes session rule N."))
             return
         lines = self.policy.describe()
         session = self.policy.session_rules()
@@ -429,6 +475,29 @@ class Agent:
         else:
             lines.append("No session rules yet: the a key on a confirmation adds one.")
         self.post(M.system("info", "\n".join(lines)))
+
+    def _revoke(self, words: list[str]) -> None:
+        count = len(self.policy.session_rules())
+        if count == 0:
+            self.post(M.system("error", "There are no session rules to revoke (the a key on a confirmation "
+                                        "adds one; /permissions lists the rules)."))
+            return
+        if len(words) != 1 or not words[0].isdigit():
+            self.post(M.system("error", "/permissions revoke N: N is a session rule's number, "
+                                        f"1 to {count} (see /permissions)."))
+            return
+        n = int(words[0])
+        if not 1 <= n <= count:
+            are = "there is 1" if count == 1 else f"there are {count}"
+            self.post(M.system("error", f"There is no session rule {n}: {are} (see /permissions)."))
+            return
+        try:
+            rule = self.policy.revoke(n - 1)
+        except IndexError:  # revoked meanwhile (the policy is shared)
+            self.post(M.system("error", f"There is no session rule {n} any more (see /permissions)."))
+            return
+        log.info("audit: session rule revoked by the user: %s", rule.text)
+        self.post(M.system("info", f"Revoked session rule {n}: {rule.text}"))
 
     def _start_episode(self) -> None:
         self._episode += 1
@@ -751,6 +820,13 @@ class Agent:
     def _on_cancel(self) -> None:
         if not self._busy:
             return
+        if self._model_check is not None:
+            name = self._model_check[1]
+            self._model_check = None
+            keep = f"; the model stays {self.model}" if self.model else ""
+            self.post(M.system("info", f"Stopped checking model {name}{keep}."))
+            self._end_turn()
+            return
         if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
             self._stopping = True
@@ -800,7 +876,29 @@ class Agent:
         self._gating.clear()
         self._deadlines.clear()
         self._stopping = False
+        self._model_check = None
         self._set_phase("idle")
+
+
+def _model_listed(name: str, models: list) -> bool:
+    """Listed as is, or as NAME:latest (Ollama serves `llama3.2` as `llama3.2:latest`)."""
+    return name in models or (":" not in name and f"{name}:latest" in models)
+
+
+def _closest_models(name: str, models: list) -> list[str]:
+    """The listed names nearest to `name`: similar spellings first, then names that
+    contain it or that it contains (case folded)."""
+    import difflib
+
+    names = [m for m in models if isinstance(m, str)]
+    near = difflib.get_close_matches(name, names, n=MODEL_CLOSEST, cutoff=0.5)
+    folded = name.casefold()
+    for m in names:
+        if len(near) >= MODEL_CLOSEST:
+            break
+        if m not in near and (folded in m.casefold() or m.casefold() in folded):
+            near.append(m)
+    return near
 
 
 def _error_line(err: dict) -> str:
