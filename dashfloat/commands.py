@@ -86,10 +86,11 @@ def help_rows() -> list[tuple[str, str]]:
 
 
 def help_text() -> str:
-    """The /help entry."""
-    width = max(len(u) for u, _ in help_rows())
+    """The /help entry: each command, then its help indented under it."""
     lines = ["Commands (typed at the start of a prompt; anything else goes to the model):"]
-    lines.extend(f"  {u:<{width}}  {h}" for u, h in help_rows())
+    for usage, text in help_rows():
+        lines.append(f"  {usage}")
+        lines.append(f"      {text}")
     lines.append("F1 shows the keys; a prompt that starts with a space is sent as it is.")
     return "\n".join(lines)
 

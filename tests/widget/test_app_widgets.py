@@ -614,3 +614,13 @@ def test_an_agent_down_report_and_the_tick_make_one_entry():
     app._tick(None, None)
     text = "\n".join(screen(app))
     assert text.count("The agent stopped") == 1 and "RuntimeError: boom" in text
+
+
+def test_a_system_entry_wraps_its_continuation_lines_under_their_indent():
+    app = make_app()
+    feed(app, (M.SYSTEM, "info", "Title:\n  item\n      " + "word " * 20))
+    rows = [r.rstrip() for r in screen(app, (40, 24))]
+    body = [r for r in rows if "word" in r]
+    assert len(body) >= 3
+    assert all(r.startswith("        word") for r in body), body
+    assert "    item" in rows
