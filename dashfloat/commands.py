@@ -11,7 +11,6 @@ that starts with a word like `/tmp` as text, begin it with a space. Pure: no urw
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 
@@ -69,6 +68,8 @@ def usage(cmd: Command) -> str:
 
 def closest(name: str) -> list[str]:
     """Known command names that look like `name` (for "did you mean")."""
+    import difflib  # only for a mistyped command: keep it off the start-up path
+
     return difflib.get_close_matches(name.lower(), list(_BY_NAME), n=2, cutoff=0.6)
 
 
