@@ -13,6 +13,13 @@ a turn leaves a result for every announced call, and `conversation.repair` check
 pairing invariant again before each request.
 
 Worker events carry the episode number, so events that arrive after a cancel are dropped.
+
+Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
+started by `_spawn`, which puts exactly one terminal message in the inbox however the work
+ends, a BaseException (SystemExit from a tool, GeneratorExit...) included, so no turn ever
+waits for a message that cannot come. A message whose handling raises ends the turn (the
+partial answer kept, every announced call answered) and the agent goes on; only a failure
+of that recovery stops the agent thread, and then `_run` posts AGENT_DOWN on its way out.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import conversation, masking
+from dashfloat import commands, conversation, masking
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -31,9 +38,38 @@ from dashfloat.tools import results
 log = logging.getLogger("dashfloat.agent")
 
 MODEL_LIST_SHOWN = 30
+MODEL_CLOSEST = 5  # names offered when /model NAME is not in the endpoint's list
+CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in between: stop
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
 EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception, even one whose str() raises."""
+    try:
+        text = str(exc)
+    except BaseException:  # a broken __str__ must not break the report
+        text = "(no message)"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _spawn(name: str, put: Callable[[tuple], None], body: Callable[[], tuple],
+           failed: Callable[[str], tuple]) -> None:
+    """Run `body` on a daemon thread and `put` exactly one terminal message: what `body`
+    returns, or `failed(reason)` however it ends (any BaseException included)."""
+
+    def run() -> None:
+        msg = None
+        try:
+            msg = body()
+        except BaseException as exc:  # a worker that dies must still answer
+            log.error("thread %s ended by %s", name, type(exc).__name__, exc_info=True)
+            msg = failed(describe(exc))
+        finally:
+            put(msg if msg is not None else failed("it ended without a result"))
+
+    threading.Thread(target=run, name=name, daemon=True).start()
 
 
 class Call:
@@ -113,6 +149,9 @@ class Agent:
         self._final_usage: dict | None = None
         self._discovering = False
         self._pending_prompt: str | None = None
+        self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
+        self._model_check: tuple[int, str] | None = None  # (ref, name) of a /model NAME being checked
+        self._check_ref = 0
 
     # ---- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -154,6 +193,7 @@ class Agent:
             self._list_models_fn = client.list_models
 
     def _run(self) -> None:
+        down = "its thread ended"  # None once it leaves because it was asked to
         try:
             self._load_modules()
             self._set_phase("idle")
@@ -162,20 +202,71 @@ class Agent:
                 self.post((M.MODEL, self.model))
             else:
                 self._discover()
+            crashes = 0
             while True:
                 try:
                     msg = self.inbox.get(timeout=self._wait_timeout())
                 except queue.Empty:
-                    self._check_deadlines()
-                    continue
+                    msg = ("deadline",)  # a running call may be past its deadline
                 if msg[0] == M.QUIT:
+                    down = None
                     self._shutdown()
                     return
-                self.handle(msg)
-        except Exception as exc:  # the UI must survive a bug here: report and stop
-            log.exception("agent thread crashed")
-            self._shutdown()
-            self.post((M.AGENT_DOWN, f"{type(exc).__name__}: {exc}"))
+                try:
+                    if msg[0] == "deadline":
+                        self._check_deadlines()
+                    else:
+                        self.handle(msg)
+                    crashes = 0
+                except BaseException as exc:  # a bug ends the turn, not the agent
+                    crashes += 1
+                    if crashes >= CRASHES_IN_A_ROW:
+                        raise
+                    self._recover(msg, exc)
+        except BaseException as exc:  # report and stop; the UI stays usable
+            log.error("agent thread crashed", exc_info=True)
+            down = describe(exc)
+        finally:
+            if down is not None:
+                try:
+                    self._shutdown()
+                except BaseException:  # the report below matters more
+                    log.error("shutdown after the crash failed", exc_info=True)
+                self.post((M.AGENT_DOWN, down))
+
+    def _recover(self, msg: tuple, exc: BaseException) -> None:
+        """Handling `msg` raised: stop what runs, end the turn as a failure (the partial
+        answer kept, every announced call answered), say so, and be ready for a prompt."""
+        log.error("agent failed handling %r", msg[:1], exc_info=(type(exc), exc, exc.__traceback__))
+        what = f"internal error while handling {msg[0]!r}: {describe(exc)}"
+        if not self._busy:
+            self.post(M.system("error", f"{what} (details in the log)."))
+            self._set_phase("idle")
+            return
+        with self._episode_lock:  # no token of this episode is posted after this
+            self._cancel_stream()
+        for _call, cancel in list(self._running.values()):
+            cancel.cancel()
+        for cancel in list(self._gating.values()):
+            cancel.cancel()
+        self._pending_prompt = None
+        if self._answer_open:
+            content = "".join(self._content)
+            if content:
+                self.messages.append({"role": "assistant", "content": content})
+            self._end_answer("error")
+        announced = {c.get("id") for m in self.messages if m.get("role") == "assistant"
+                     for c in (m.get("tool_calls") or [])}
+        answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
+        for call in self._calls:
+            if call.id in announced and call.id not in answered:
+                if call.result is None:
+                    call.result = results.error("internal", f"not run: {what}")
+                self.messages.append(conversation.tool_message(call.id, call.result))
+        self._calls = []
+        self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
+                                    "say how to go on (details in the log)."))
+        self._end_turn()
 
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""
@@ -199,6 +290,8 @@ class Agent:
             self._on_decision(msg[1], msg[2])
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
+        elif kind == M.MODEL_CHECK:
+            self._on_model_check(msg[1], msg[2], msg[3], msg[4])
         elif kind in (M.S_DONE, M.S_FAILED):
             if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
@@ -215,6 +308,10 @@ class Agent:
         else:
             log.warning("agent ignored unknown message %r", kind)
 
+    def _end_answer(self, status: str) -> None:
+        self._answer_open = False
+        self.post((M.ASSISTANT_END, status))
+
     def _set_phase(self, name: str) -> None:
         if name != self._phase or name == "idle":
             self._phase = name
@@ -227,16 +324,14 @@ class Agent:
             return
         self._discovering = True
 
-        def work():
+        def work() -> tuple:
             try:
-                self.inbox.put((M.MODELS, True, self._list_models_fn(self.endpoint)))
+                return (M.MODELS, True, self._list_models_fn(self.endpoint))
             except self._ChatError as exc:
-                self.inbox.put((M.MODELS, False, exc.as_dict()))
-            except Exception as exc:  # a bug: still answer, so the agent never waits forever
-                log.exception("model discovery failed")
-                self.inbox.put((M.MODELS, False, {"message": f"model list failed: {exc}", "hint": ""}))
+                return (M.MODELS, False, exc.as_dict())
 
-        threading.Thread(target=work, name="models", daemon=True).start()
+        _spawn("models", self.inbox.put, work,
+               lambda why: (M.MODELS, False, {"message": f"the model list failed: {why}", "hint": "see the log"}))
 
     def _on_models(self, ok: bool, payload) -> None:
         self._discovering = False
@@ -272,14 +367,9 @@ class Agent:
         if self._busy:
             self.post(M.system("warn", "A turn is still running: press Esc to cancel it first."))
             return
-        if text.strip() == "/model" or text.startswith("/model "):
-            self._model_command(text[len("/model") :].strip())
-            return
-        if text.strip() == "/mode" or text.startswith("/mode "):
-            self._mode_command(text[len("/mode") :].strip())
-            return
-        if text.strip() == "/permissions" or text.startswith("/permissions "):
-            self._permissions_command(text[len("/permissions") :].strip())
+        command = commands.parse(text)
+        if command is not None:
+            self._dispatch_slash(*command)
             return
         self.post((M.USER, text))
         self.messages.append({"role": "user", "content": text})
@@ -294,15 +384,66 @@ class Agent:
             return
         self._start_episode()
 
+    # ---- slash commands (the table: dashfloat/commands.py) ------------------------------
+    def _dispatch_slash(self, name: str, rest: str) -> None:
+        cmd = commands.lookup(name)
+        if cmd is None:
+            self.post(M.system("error", commands.unknown_text(name)))
+            return
+        getattr(self, f"_{cmd.name}_command")(rest)
+
+    def _help_command(self, rest: str) -> None:
+        self.post(M.system("info", commands.help_text()))
+
     def _model_command(self, name: str) -> None:
         if not name:
             if self.model:
                 self.post(M.system("info", f"Model: {self.model}. /model NAME switches."))
             self._discover()
             return
-        self.model = name
-        self.post((M.MODEL, name))
-        self.post(M.system("info", f"Model set to {name}."))
+        if len(name.split()) > 1:
+            self.post(M.system("error", f"/model takes one model name, not {name!r}."))
+            return
+        # the endpoint's list decides; it is asked on a worker thread, like a turn
+        self._check_ref += 1
+        ref = self._check_ref
+        self._model_check = (ref, name)
+        self._busy = True
+        self._final_usage = None
+        self._set_phase("waiting")
+
+        def work() -> tuple:
+            try:
+                return (M.MODEL_CHECK, ref, name, True, list(self._list_models_fn(self.endpoint)))
+            except self._ChatError as exc:
+                return (M.MODEL_CHECK, ref, name, False, exc.as_dict())
+
+        _spawn("model-check", self.inbox.put, work,
+               lambda why: (M.MODEL_CHECK, ref, name, False, {"message": f"the model list failed: {why}"}))
+
+    def _on_model_check(self, ref: int, name: str, ok: bool, payload) -> None:
+        if self._model_check is None or self._model_check[0] != ref:
+            return  # cancelled meanwhile
+        self._model_check = None
+        if ok and payload and not _model_listed(name, payload):
+            near = _closest_models(name, payload)
+            offer = f" Closest: {', '.join(near)}." if near else ""
+            keep = f" The model stays {self.model}." if self.model else ""
+            self.post(M.system("error", f"{self.endpoint.base_url} has no model {name!r}.{offer} "
+                                        f"/model lists all {len(payload)}.{keep}"))
+        else:
+            self.model = name
+            self.post((M.MODEL, name))
+            if ok and payload:
+                self.post(M.system("info", f"Model set to {name}."))
+            elif ok:
+                self.post(M.system("warn", f"Model set to {name}, unchecked: {self.endpoint.base_url} "
+                                           "lists no models."))
+            else:
+                why = _error_line(payload).rstrip(".")
+                self.post(M.system("warn", f"Model set to {name}, unchecked: the endpoint's model list "
+                                           f"is not available ({why})."))
+        self._end_turn()
 
     def _mode_command(self, name: str) -> None:
         from dashfloat.tools import rules
@@ -321,18 +462,13 @@ class Agent:
         self.post(M.system("info", f"Permission mode set to {self.policy.mode}."))
 
     def _permissions_command(self, rest: str) -> None:
-        if rest.startswith("revoke"):
-            try:
-                n = int(rest.split()[1])
-                if n < 1:
-                    raise IndexError(n)
-                rule = self.policy.revoke(n - 1)
-            except (IndexError, ValueError):
-                count = len(self.policy.session_rules())
-                self.post(M.system("error", f"/permissions revoke N: N is a session rule's number, 1 to {count}."))
-                return
-            log.info("audit: session rule revoked by the user: %s", rule.text)
-            self.post(M.system("info", f"Revoked: {rule.text}"))
+        words = rest.split()
+        if words[:1] == ["revoke"]:
+            self._revoke(words[1:])
+            return
+        if words:
+            self.post(M.system("error", f"/permissions does not take {rest!r}: /permissions lists the rules, "
+                                        "/permissions revoke N removes session rule N."))
             return
         lines = self.policy.describe()
         session = self.policy.session_rules()
@@ -342,6 +478,29 @@ class Agent:
         else:
             lines.append("No session rules yet: the a key on a confirmation adds one.")
         self.post(M.system("info", "\n".join(lines)))
+
+    def _revoke(self, words: list[str]) -> None:
+        count = len(self.policy.session_rules())
+        if count == 0:
+            self.post(M.system("error", "There are no session rules to revoke (the a key on a confirmation "
+                                        "adds one; /permissions lists the rules)."))
+            return
+        if len(words) != 1 or not words[0].isdigit():
+            self.post(M.system("error", "/permissions revoke N: N is a session rule's number, "
+                                        f"1 to {count} (see /permissions)."))
+            return
+        n = int(words[0])
+        if not 1 <= n <= count:
+            are = "there is 1" if count == 1 else f"there are {count}"
+            self.post(M.system("error", f"There is no session rule {n}: {are} (see /permissions)."))
+            return
+        try:
+            rule = self.policy.revoke(n - 1)
+        except IndexError:  # revoked meanwhile (the policy is shared)
+            self.post(M.system("error", f"There is no session rule {n} any more (see /permissions)."))
+            return
+        log.info("audit: session rule revoked by the user: %s", rule.text)
+        self.post(M.system("info", f"Revoked session rule {n}: {rule.text}"))
 
     def _start_episode(self) -> None:
         self._episode += 1
@@ -353,6 +512,7 @@ class Agent:
         self._call_index = 0
         self._set_phase("waiting")
         self.post((M.ASSISTANT_START,))
+        self._answer_open = True
         fixed, notes = conversation.repair(self.messages)
         if notes:
             log.warning("conversation repaired before a request: %s", "; ".join(notes))
@@ -388,23 +548,21 @@ class Agent:
                     else:
                         post((M.REASONING, ev[1]))
 
-        def work():
+        def work() -> tuple:
+            kwargs = {"on_event": on_event, "cancel": cancel}
+            if tools is not None:
+                kwargs["tools"] = tools
             try:
-                kwargs = {"on_event": on_event, "cancel": cancel}
-                if tools is not None:
-                    kwargs["tools"] = tools
                 result = self._stream_fn(self.endpoint, model, request, **kwargs)
-                inbox.put((M.S_DONE, episode, result.as_dict()))
             except self._ChatError as exc:
-                inbox.put((M.S_FAILED, episode, exc.as_dict()))
-            except Exception as exc:  # a bug in the streamer: a result, not a hang
-                log.exception("streamer crashed")
-                inbox.put(
-                    (M.S_FAILED, episode, {"kind": "internal", "message": f"the stream crashed: {exc!r}",
-                                           "hint": "see the log file", "partial": False})
-                )
+                return (M.S_FAILED, episode, exc.as_dict())
+            return (M.S_DONE, episode, result.as_dict())
 
-        threading.Thread(target=work, name=f"stream-{episode}", daemon=True).start()
+        def failed(why: str) -> tuple:  # a bug in the streamer: a result, not a hang
+            return (M.S_FAILED, episode, {"kind": "internal", "message": f"the stream crashed: {why}",
+                                          "hint": "see the log file", "partial": bool(content)})
+
+        _spawn(f"stream-{episode}", inbox.put, work, failed)
 
     def _on_stream(self, kind: str, payload) -> None:
         if kind == M.S_DONE:
@@ -423,11 +581,11 @@ class Agent:
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
             raw_calls = []
         if not content and not raw_calls:
-            self.post((M.ASSISTANT_END, "empty"))
+            self._end_answer("empty")
             self.post(M.system("warn", "[model returned nothing]"))
             self._end_turn()
             return
-        self.post((M.ASSISTANT_END, "done"))
+        self._end_answer("done")
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(conversation.assistant_message(content, raw_calls))
         if not self._calls:
@@ -443,7 +601,7 @@ class Agent:
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})
-        self.post((M.ASSISTANT_END, "error"))
+        self._end_answer("error")
         self.post(M.system("error", _error_line(err)))
         self._end_turn()
 
@@ -459,9 +617,9 @@ class Agent:
         call.ctx = ctx
         try:
             verdict = self._pipeline.pre_execute(ctx)
-        except Exception as exc:  # a bug in a stage is an error result, never a dead agent
-            log.exception("gate for %s failed", call.name)
-            verdict = ("done", results.error("internal", f"checking {call.name} failed: {type(exc).__name__}: {exc}"))
+        except BaseException as exc:  # a bug in a stage is an error result, never a dead agent
+            log.error("gate for %s failed", call.name, exc_info=True)
+            verdict = ("done", results.error("internal", f"checking {call.name} failed: {describe(exc)}"))
         call.args = ctx.args
         if verdict[0] != "done":
             call.prepared = verdict[1]
@@ -473,11 +631,15 @@ class Agent:
         cancel = self._runner.Cancel()
         self._gating[call.id] = cancel
 
-        def work():
+        def work() -> tuple:
             gate, notes = self._gate(call, cancel)
-            self.inbox.put((M.T_GATE, episode, call.id, gate, notes))
+            return (M.T_GATE, episode, call.id, gate, notes)
 
-        threading.Thread(target=work, name=f"gate-{call.name}", daemon=True).start()
+        def failed(why: str) -> tuple:
+            return (M.T_GATE, episode, call.id,
+                    ("done", results.error("internal", f"checking {call.name} failed: {why}")), [])
+
+        _spawn(f"gate-{call.name}", self.inbox.put, work, failed)
 
     def _on_gate(self, call_id: str, gate: tuple, notes: list) -> None:
         self._gating.pop(call_id, None)
@@ -591,25 +753,28 @@ class Agent:
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
 
-        def work():
+        def work() -> tuple:
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
                                               on_output=on_output, exec_timeout=self.exec_timeout,
                                               exec_max_processes=self.exec_max_processes)
-            except Exception as exc:  # a tool that raises is an error result, never a crash
-                log.exception("tool %s crashed", call.name)
-                result = results.error("internal", f"{call.name} failed: {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # a tool that raises (even SystemExit) is an error result
+                log.error("tool %s crashed", call.name, exc_info=True)
+                result = results.error("internal", f"{call.name} failed: {describe(exc)}")
             if call.ctx is not None:
                 try:
                     result = self._pipeline.post_execute(call.ctx, result)
-                except Exception as exc:
-                    log.exception("post-execute of %s failed", call.name)
-                    result = results.error("internal", f"{call.name}: post-processing failed: {exc!r}")
+                except BaseException as exc:
+                    log.error("post-execute of %s failed", call.name, exc_info=True)
+                    result = results.error("internal", f"{call.name}: post-processing failed: {describe(exc)}")
                 for note in call.ctx.notes:
                     self.post((M.TOOL_NOTE, call.id, note))
-            inbox.put((M.T_DONE, episode, call.id, result))
+            return (M.T_DONE, episode, call.id, result)
 
-        threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
+        def failed(why: str) -> tuple:
+            return (M.T_DONE, episode, call.id, results.error("internal", f"{call.name} failed: {why}"))
+
+        _spawn(f"tool-{call.name}", inbox.put, work, failed)
 
     def _on_tool_done(self, call_id: str, result: dict) -> None:
         entry = self._running.pop(call_id, None)
@@ -659,6 +824,13 @@ class Agent:
     def _on_cancel(self) -> None:
         if not self._busy:
             return
+        if self._model_check is not None:
+            name = self._model_check[1]
+            self._model_check = None
+            keep = f"; the model stays {self.model}" if self.model else ""
+            self.post(M.system("info", f"Stopped checking model {name}{keep}."))
+            self._end_turn()
+            return
         if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
             self._stopping = True
@@ -676,7 +848,7 @@ class Agent:
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
-        self.post((M.ASSISTANT_END, "cancelled"))
+        self._end_answer("cancelled")
         self._end_turn()
 
     def _stop_turn(self, unresolved: dict) -> None:
@@ -708,7 +880,29 @@ class Agent:
         self._gating.clear()
         self._deadlines.clear()
         self._stopping = False
+        self._model_check = None
         self._set_phase("idle")
+
+
+def _model_listed(name: str, models: list) -> bool:
+    """Listed as is, or as NAME:latest (Ollama serves `llama3.2` as `llama3.2:latest`)."""
+    return name in models or (":" not in name and f"{name}:latest" in models)
+
+
+def _closest_models(name: str, models: list) -> list[str]:
+    """The listed names nearest to `name`: similar spellings first, then names that
+    contain it or that it contains (case folded)."""
+    import difflib
+
+    names = [m for m in models if isinstance(m, str)]
+    near = difflib.get_close_matches(name, names, n=MODEL_CLOSEST, cutoff=0.5)
+    folded = name.casefold()
+    for m in names:
+        if len(near) >= MODEL_CLOSEST:
+            break
+        if m not in near and (folded in m.casefold() or m.casefold() in folded):
+            near.append(m)
+    return near
 
 
 def _error_line(err: dict) -> str:

@@ -1,7 +1,7 @@
 """Generates man/dashfloat.1 from the tables that drive the program.
 
-KEYBINDINGS comes from the keymap table, CONFIGURATION from the configuration key table,
-so the page cannot drift from the code: `python -m dashfloat.manpage --check FILE` (run by
+KEYBINDINGS comes from the keymap table, COMMANDS from the slash-command table and
+CONFIGURATION from the configuration key table, so the page cannot drift from the code: `python -m dashfloat.manpage --check FILE` (run by
 `make lint` and by a test) fails when the committed page differs. `make man` rewrites it.
 """
 
@@ -320,7 +320,11 @@ A bracketed paste is inserted into the prompt as text and never submits it, howe
 newlines it holds.
 A lone Esc is recognised after about @lone_esc@ s (the time the terminal needs to tell it from
 the start of an escape sequence).
-.SH CONFIGURATION
+.SH COMMANDS
+.\" Generated from dashfloat/commands.py by `make man`; do not edit by hand.
+"""
+
+CONFIGURATION_HEAD = r""".SH CONFIGURATION
 The keys
 .BR base_url ,
 .B api_key_env
@@ -1054,6 +1058,7 @@ def _fill(text: str, values: dict[str, str]) -> str:
 
 
 def generate() -> str:
+    from dashfloat.commands import man_section as man_commands_section
     from dashfloat.config import man_configuration_section
     from dashfloat.ui.keymap import man_keybindings_section
 
@@ -1062,6 +1067,8 @@ def generate() -> str:
         _fill(HEAD, values).replace("{version}", __version__)
         + man_keybindings_section()
         + _fill(MIDDLE, values)
+        + man_commands_section()
+        + _fill(CONFIGURATION_HEAD, values)
         + man_configuration_section()
         + _fill(TAIL, values)
     )
@@ -1120,7 +1127,7 @@ def main(argv: list[str]) -> int:
             print(f"{path}: {exc.strerror}", file=sys.stderr)
             return 1
         if current != text:
-            print(f"{path} is out of date with the keymap or configuration tables: run `make man`", file=sys.stderr)
+            print(f"{path} is out of date with the keymap, command or configuration tables: run `make man`", file=sys.stderr)
             return 1
         return 0
     sys.stdout.write(text)

@@ -25,6 +25,7 @@ CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"a
 S_DONE = "s_done"  # ("s_done", episode, result_dict)  see llm.client.StreamResult.as_dict
 S_FAILED = "s_failed"  # ("s_failed", episode, error_dict) see llm.errors.ChatError.as_dict
 MODELS = "models"  # ("models", ok, payload)   answer to the model discovery request
+MODEL_CHECK = "model_check"  # ("model_check", ref, name, ok, payload)  the model list, for /model NAME
 
 # ---- tool workers -> agent (tagged with the episode number too)
 T_OUTPUT = "t_output"  # ("t_output", episode, call_id, text)  live output of a running command
@@ -56,7 +57,7 @@ ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, T_OUTPUT, T_DONE, T_GATE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,

@@ -675,16 +675,79 @@ def test_edit_file_changed_between_preview_and_approval_writes_nothing(rig):
     assert res["ok"] is False and res["code"] == "changed_since_preview"
 
 
+# ---- the pairing invariant is checked before every request ---------------------------------
+
+
+def broken_conversation() -> list[dict]:
+    """What a crash, a resume or a bug could leave: call_X1 unanswered, call_X2 answered,
+    an orphaned result, a duplicate result."""
+    return [
+        {"role": "user", "content": "earlier"},
+        {"role": "assistant", "content": None, "tool_calls": [canonical("call_X1", "read_file", {"path": "a"}),
+                                                             canonical("call_X2", "list_directory", {})]},
+        {"role": "tool", "tool_call_id": "call_X2", "content": json.dumps({"ok": True, "entries": []})},
+        {"role": "tool", "tool_call_id": "call_X2", "content": json.dumps({"ok": True, "entries": []})},
+        {"role": "tool", "tool_call_id": "call_ZZ", "content": json.dumps({"ok": True})},
+        {"role": "assistant", "content": "I was interrupted."},
+    ]
+
+
+def test_a_broken_conversation_is_repaired_before_the_request_and_said_so(rig):
+    rig.server.push(answer("Carrying on."))
+    rig.start()
+    rig.agent.messages = broken_conversation()  # as if resumed after a crash
+    t = rig.prompt("go on")
+    rig.wait_idle(t)
+    msgs = rig.messages_of(1)
+    assert_pairing(msgs)
+    assert [m["tool_call_id"] for m in tool_messages(msgs)] == ["call_X1", "call_X2"]
+    assert result_of(msgs, "call_X1")["code"] == "interrupted"
+    assert msgs[-1] == {"role": "user", "content": "go on"}
+    assert any("Repaired the conversation before sending it" in w for w in rig.system(t, "warn"))
+    assert rig.agent.messages[: len(msgs)] == msgs  # the repair is kept, not redone each time
+
+
+def test_the_repair_runs_before_every_request_of_a_turn_not_only_the_first(rig, monkeypatch):
+    """A result that goes missing between two episodes of one turn (here a bug drops the
+    previous turn's tool message while the call runs) is repaired before the next request."""
+    (rig.root / "a.txt").write_text("A\n")
+    real = runner.execute
+
+    def corrupting(name, args, root, prepared, **kw):
+        msgs = rig.agent.messages
+        for i, m in enumerate(msgs):
+            if m.get("role") == "tool" and m.get("tool_call_id") == "call_R1":
+                del msgs[i]
+                break
+        return real(name, args, root, prepared, **kw)
+
+    rig.server.push(calls_reply(("call_R1", "read_file", {"path": "a.txt"})), answer("First."),
+                    calls_reply(("call_R2", "read_file", {"path": "a.txt"})), answer("Second."))
+    rig.start()
+    rig.wait_idle(rig.prompt("one"))
+    monkeypatch.setattr(runner, "execute", corrupting)
+    t = rig.prompt("two")
+    rig.wait_idle(t)
+    assert len(rig.bodies()) == 4
+    msgs = rig.messages_of(4)
+    assert_pairing(msgs)
+    assert result_of(msgs, "call_R1")["code"] == "interrupted"
+    assert result_of(msgs, "call_R2")["content"] == "A\n"
+
+
 # ---- agent robustness -----------------------------------------------------------------------
 
 
-def test_a_tool_that_raises_is_an_internal_error_and_the_turn_goes_on(rig, monkeypatch):
+@pytest.mark.parametrize("death", [RuntimeError, SystemExit, KeyboardInterrupt])
+def test_a_tool_that_raises_is_an_internal_error_and_the_turn_goes_on(rig, monkeypatch, death):
+    """Any exception, BaseException included (a library that calls sys.exit): an error
+    result for that call, the others run, the turn goes on."""
     (rig.root / "a.txt").write_text("A\n")
     real = runner.execute
 
     def flaky(name, args, root, prepared, **kw):
         if name == "read_file" and args.get("path") == "boom.txt":
-            raise RuntimeError("disk on fire")
+            raise death("disk on fire")
         return real(name, args, root, prepared, **kw)
 
     monkeypatch.setattr(runner, "execute", flaky)

@@ -76,7 +76,7 @@ TOOLS: list[dict] = [
         "edit_file",
         "Replace one exact occurrence of `search_block` in a file with `replace_block`. The "
         "search block must match the file byte for byte (whitespace and indentation "
-        "included) exactly once: no match or several matches is an error and nothing "
+        "included) exactly once: no match or several (overlapping ones count) is an error and nothing "
         "changes; include enough surrounding lines to make it unique. Files above 8 MiB "
         "are refused. The user sees a diff and must approve it first.",
         {

@@ -2,7 +2,9 @@
 
 ADR 0007 §3: ``locate`` counts exact byte matches of the search block; zero matches → "search
 block not found"; two or more → an error naming the count; an empty search block and a search
-block equal to the replace block are errors. Only a unique match mutates.
+block equal to the replace block are errors. Only a unique match mutates. Overlapping matches
+count (``xx\nxx\n`` occurs twice in ``xx\nxx\nxx\n``): ``bytes.count`` would say once and the
+edit would land at an arbitrary one of two places.
 
 A mutation is planned first (``plan_edit`` / ``plan_write``): the plan holds the exact bytes that
 will land (``new``) and the bytes they replace (``old``). The preview is built from the plan, and
@@ -23,13 +25,40 @@ from dashfloat.tools.files import EDIT_MAX_BYTES
 from dashfloat.tools.pathpolicy import shown
 from dashfloat.tools.results import error, ok
 
+# Counting stops here: past it the exact number helps no one, and a periodic block in a
+# periodic 8 MiB file could otherwise cost seconds of CPU.
+LOCATE_CAP = 1000
+
+
+def occurrences(data: bytes, search: bytes, cap: int = LOCATE_CAP) -> list[int]:
+    """Start offsets of every exact occurrence of ``search`` in ``data``, overlapping ones
+    included, at most ``cap`` of them. (An empty ``search`` matches at every offset.)"""
+    found: list[int] = []
+    at = data.find(search)
+    while at != -1 and len(found) < cap:
+        found.append(at)
+        at = data.find(search, at + 1)
+    return found
+
 
 def locate(data: bytes, search: bytes) -> int:
-    """The number of exact, non-overlapping occurrences of ``search`` in ``data``.
+    """The number of exact occurrences of ``search`` in ``data``, overlapping ones included,
+    up to LOCATE_CAP. Only 1 lets an edit land; plan_edit refuses an empty ``search`` first."""
+    return len(occurrences(data, search))
 
-    (An empty ``search`` matches everywhere: ``len(data) + 1``; plan_edit refuses it first.)
-    """
-    return data.count(search)
+
+def _ambiguous(rel: str, search: bytes, found: list[int]) -> dict:
+    count = len(found)
+    overlapping = any(b - a < len(search) for a, b in zip(found, found[1:], strict=False))
+    times = f"at least {count}" if count >= LOCATE_CAP else str(count)
+    return error(
+        "search_ambiguous",
+        f"search block found {times} times in {rel}"
+        + (" (overlapping)" if overlapping else "")
+        + "; it must match exactly once (include more surrounding lines)",
+        matches=count,
+        overlapping=overlapping,
+    )
 
 
 @dataclass(frozen=True)
@@ -115,7 +144,7 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
 
     Errors: bad_arguments, empty_search, no_change, path_escape, not_found, not_a_file,
     special_file, too_large (by stat, before reading; with ``size``), binary, search_not_found,
-    search_ambiguous (with ``matches``), permission_denied, io_error.
+    search_ambiguous (with ``matches`` and ``overlapping``), permission_denied, io_error.
     """
     for name, value in (("search_block", search_block), ("replace_block", replace_block)):
         if not isinstance(value, str):
@@ -142,21 +171,16 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
     rel = shown(res.rel)
     if files.is_binary(old[: files.BINARY_SAMPLE]):
         return error("binary", f"binary file, not edited: {rel} ({len(old)} bytes)", size=len(old))
-    count = locate(old, search)
-    if count == 0:
+    found = occurrences(old, search)  # the one count the preview and the write both obey
+    if not found:
         return error(
             "search_not_found",
             f"search block not found in {rel} (it must match the file's text exactly, "
             "including whitespace and line endings)",
         )
-    if count > 1:
-        return error(
-            "search_ambiguous",
-            f"search block found {count} times in {rel}; it must match exactly once "
-            "(include more surrounding lines)",
-            matches=count,
-        )
-    at = old.find(search)
+    if len(found) > 1:
+        return _ambiguous(rel, search, found)
+    at = found[0]
     new = old[:at] + replace + old[at + len(search) :]
     return EditPlan(
         path=res.real,

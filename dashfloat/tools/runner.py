@@ -75,7 +75,7 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
             on_output=None, exec_timeout: float = 30.0, exec_max_processes: int = 1024) -> dict:
     """Run a validated call (a mutation only with its approved plan)."""
     if name == "read_file":
-        return files.read_file(root, args["path"], args.get("offset", 1), args.get("limit", 2000))
+        return files.read_file(root, args["path"], args.get("offset", 1), args.get("limit", files.READ_MAX_LINES))
     if name == "list_directory":
         return files.list_directory(root, args.get("path", "."))
     if prepared is None:

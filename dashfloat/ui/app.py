@@ -145,6 +145,7 @@ class App:
         self.notice = ""
         self.spin = 0
         self.agent_down = False
+        self._agent_started = False
         self._tick_handle = None
         self._dirty = False
         self._last_interrupt = False
@@ -312,7 +313,11 @@ class App:
             self.model.system("error", f"{msg[1]}: {msg[2]} (details in the log)")
             return True
         if kind == M.AGENT_DOWN:
+            if self.agent_down:
+                return False  # reported once (by the agent, or found by _check_agent)
             self.agent_down = True
+            self.confirm = None
+            self.confirm_armed = False
             self.phase = "idle"
             self.model.end_assistant("error")
             self.model.system("error", f"The agent stopped: {msg[1]}. Input and scrolling still work; "
@@ -360,7 +365,7 @@ class App:
                 streamed = True
             if streamed:
                 self.refresh()
-            if self.phase in M.ACTIVE_PHASES:
+            if self.phase in M.ACTIVE_PHASES and self._check_agent():
                 if not streamed:  # moving text shows activity; the spinner is for silences
                     self.spin += 1
                     self.update_status()
@@ -368,6 +373,19 @@ class App:
         except Exception as exc:
             log.exception("tick failed")
             self.model.system("error", f"internal error in the display tick: {exc!r} (see the log)")
+
+    def _check_agent(self) -> bool:
+        """False (and the agent-down entry) when the agent thread has ended without saying
+        so: a turn must never wait for an agent that is gone. Checked while a turn is active
+        (on the tick) and on submit."""
+        if self.agent_down or not self._agent_started or getattr(self.agent, "alive", True):
+            return not self.agent_down
+        self._drain()  # its own report, if it left one, says more
+        if not self.agent_down:
+            log.error("the agent thread has ended without a report")
+            self.apply((M.AGENT_DOWN, "its thread ended without a report"))
+            self.refresh()
+        return False
 
     def update_status(self) -> None:
         position = None if self.view.following else self.view.position()
@@ -558,7 +576,7 @@ class App:
         text = self.prompt.edit_text
         if not text.strip():
             return
-        if self.agent_down:
+        if not self._check_agent():
             self.notice = "the agent is down"
             self.update_status()
             return
@@ -603,6 +621,10 @@ class App:
                 pass
         self.update_status()
 
+    def start_agent(self) -> None:
+        self.agent.start()
+        self._agent_started = True
+
     # ---- run --------------------------------------------------------------------------
     def run(self) -> None:
         """Run until quit. Exceptions propagate after urwid has restored the terminal."""
@@ -620,7 +642,7 @@ class App:
         threading.excepthook = thread_hook
 
         def after_first_frame():
-            self.agent.start()
+            self.start_agent()
             threading.Thread(target=warm_imports, name="warm", daemon=True).start()
 
         loop.after_first_frame = after_first_frame

@@ -54,8 +54,13 @@ class SystemEntry(Entry):
         attr = "system_" + self.level
         out: list[Line] = []
         for i, raw in enumerate(self.text.split("\n")):
-            prefix = (glyphs.system + " ") if i == 0 else INDENT
-            out.append([(attr, prefix + visible(raw))])
+            if i == 0:
+                out.append([(attr, glyphs.system + " " + visible(raw))])
+                continue
+            body = visible(raw)
+            rest = body.lstrip(" ")
+            # the indent as its own blank segment: a long line wraps under it (widgets._split_indent)
+            out.append([(attr, INDENT + body[: len(body) - len(rest)]), (attr, rest)] if rest else [(attr, INDENT)])
         return out
 
 

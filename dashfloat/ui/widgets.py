@@ -13,6 +13,7 @@ import urwid
 from urwid import text_layout
 from urwid.str_util import calc_width
 
+from dashfloat import commands
 from dashfloat.ui import keymap
 from dashfloat.ui.theme import Glyphs
 from dashfloat.ui.transcript import Entry, Line
@@ -477,7 +478,7 @@ def _man_command() -> str:
 
 
 def help_widget(ascii: bool) -> urwid.Widget:
-    """The F1 overlay, generated from the keymap table."""
+    """The F1 overlay, generated from the keymap and slash-command tables."""
     rows: list[urwid.Widget] = [urwid.Text(("help_title", "DashFloat keys"), align="center"), urwid.Divider()]
     for title, entries in keymap.help_rows():
         rows.append(urwid.Text(("help_title", title)))
@@ -489,6 +490,12 @@ def help_widget(ascii: bool) -> urwid.Widget:
                 )
             )
         rows.append(urwid.Divider())
+    rows.append(urwid.Text(("help_title", "Commands (at the start of a prompt)")))
+    usages = commands.help_rows()
+    width = max(18, *(len(u) for u, _ in usages))
+    for usage, text in usages:
+        rows.append(urwid.Columns([(width, urwid.Text(("help_key", usage))), urwid.Text(text)], dividechars=1))
+    rows.append(urwid.Divider())
     rows.append(urwid.Text(("dim", f"{_man_command()} for options and configuration. Esc closes."),
                            align="center"))
     body = urwid.ListBox(urwid.SimpleFocusListWalker(rows))

@@ -41,3 +41,30 @@ def test_several_models_listed_then_chosen_with_slash_model(dash, server):
     body = posts(server)[0]["json"]
     assert body["model"] == "b"
     assert body["messages"] == [{"role": "user", "content": "which model?"}]
+
+
+def test_slash_commands_help_unknown_model_check_and_a_path_prompt(dash, server):
+    """In the real program: /help lists the commands, an unknown /word is an error entry
+    that reaches no model, /model refuses a name the endpoint does not list, a prompt that
+    starts with a path is a prompt, and /permissions revoke out of range says so."""
+    server.models = ["test-model", "other-model"]
+    t = dash()
+    t.type("/help\r")
+    t.wait_flat("/permissions [revoke N]")
+    assert "/model [NAME]" in t.flat and "/mode [NAME]" in t.flat
+    t.type("/hepl\r")
+    t.wait_flat("Unknown command /hepl; /help lists them. Did you mean /help?")
+    t.type("/model other-modle\r")
+    t.wait_flat("has no model 'other-modle'. Closest: other-model")
+    t.wait_status("idle")
+    assert " test-model " in t.status()
+    t.type("/permissions revoke 3\r")
+    t.wait_flat("There are no session rules to revoke")
+    assert posts(server) == [], "commands never reach the model"
+
+    server.push(sse_reply(["Looked at ", "the hosts file."]))
+    t.type("/etc/hosts is broken\r")
+    t.wait_text("the hosts file.")
+    t.wait_status("idle")
+    (body,) = [p["json"] for p in posts(server)]
+    assert body["messages"] == [{"role": "user", "content": "/etc/hosts is broken"}]

@@ -232,13 +232,260 @@ def test_the_episode_limit_ends_a_turn_that_keeps_calling_tools(tmp_path):
     assert tool_ids == ["c1", "c2", "c3"]
 
 
-def test_an_agent_bug_posts_agent_down():
+# ---- supervision: every way a thread can end reaches the UI ----------------------------
+
+
+class Custom(BaseException):
+    """A BaseException no handler expects."""
+
+
+DEATHS = [SystemExit(3), KeyboardInterrupt(), GeneratorExit(), Custom("odd"), RuntimeError("bug")]
+
+
+def ids(exc):
+    return type(exc).__name__
+
+
+def turn_ends_idle(out, since=0):
+    """Until a ("phase", "idle") arrives after `since` messages."""
+    out.wait(lambda m: m == (M.PHASE, "idle") and len(out.seen) > since and m in out.seen[since:])
+
+
+@pytest.mark.parametrize("death", DEATHS, ids=ids)
+def test_a_streamer_killed_by_any_exception_fails_the_turn_and_the_next_prompt_works(death):
+    calls = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        calls.append(messages)
+        if len(calls) == 1:
+            on_event(("content", "half an ans"))
+            raise death
+        return result("second answer")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "one"))
+    out.wait_kind(M.ASSISTANT_END, "error")
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert f"the stream crashed: {type(death).__name__}" in err[2]
+    assert "incomplete" in err[2]  # the partial text above is marked as such
+    out.wait_idle_after_end()
+    assert agent.messages[-1] == {"role": "assistant", "content": "half an ans"}
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "two"))
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done") and m in out.seen[mark:])
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+    assert calls[1][-1] == {"role": "user", "content": "two"}
+
+
+@pytest.mark.parametrize("death", [SystemExit(0), Custom("odd")], ids=ids)
+def test_model_discovery_killed_by_any_exception_is_an_error_entry(death):
+    def models(ep):
+        raise death
+
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=models)
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert f"the model list failed: {type(death).__name__}" in err[2]
+    agent.send((M.PROMPT, "hi"))  # the pending prompt is not left waiting either
+    out.wait(lambda m: m[0] == M.SYSTEM and out.seen.count(m) == 2)
+    out.wait(lambda m: m == (M.PHASE, "idle") and out.seen[-1] == m and not agent._busy)
+
+
+def one_call(call_id="c1", name="list_directory", args=None):
+    return [{"id": call_id, "name": name, "args": args if args is not None else {}, "error": None}]
+
+
+def tools_then_answer(*episodes):
+    """A stream function: each element of `episodes` is one episode's tool calls (a list) or
+    its final text (a str). Records the messages of every request."""
+    requests = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, tools=None):
+        requests.append([dict(m) for m in messages])
+        step = episodes[min(len(requests), len(episodes)) - 1]
+        if isinstance(step, str):
+            on_event(("content", step))
+            return result(step)
+        return result("", tool_calls=step)
+
+    return stream, requests
+
+
+@pytest.mark.parametrize("death", DEATHS, ids=ids)
+def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch, death):
+    from dashfloat.tools import runner
+
+    def execute(*a, **k):
+        raise death
+
+    monkeypatch.setattr(runner, "execute", execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and type(death).__name__ in row["text"]
+    out.wait_kind(M.ASSISTANT_END, "done")
+    out.wait_idle_after_end()
+    tool = requests[1][-1]
+    assert tool["role"] == "tool" and tool["tool_call_id"] == "c1" and type(death).__name__ in tool["content"]
+
+
+@pytest.mark.parametrize("death", [SystemExit(1), KeyboardInterrupt(), Custom("odd")], ids=ids)
+def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch, death):
+    from dashfloat.tools import pipeline
+
+    def pre_execute(ctx):
+        raise death
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and f"checking list_directory failed: {type(death).__name__}" in row["text"]
+    out.wait_kind(M.TOKEN, "noted")
+    out.wait_idle_after_end()
+    assert requests[1][-1]["tool_call_id"] == "c1"
+
+
+@pytest.mark.parametrize("death", [SystemExit(1), Custom("odd")], ids=ids)
+def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_path, monkeypatch, death):
+    """post_execute's handler and the notes loop are inside the worker; a death there (here:
+    the call's context, whose notes the worker reads) is still one T_DONE."""
+    from dashfloat.tools import pipeline
+
+    class Notes:
+        def __iter__(self):
+            raise death
+
+    real = pipeline.post_execute
+
+    def post_execute(ctx, res):
+        out_ = real(ctx, res)
+        ctx.notes = Notes()
+        return out_
+
+    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and type(death).__name__ in row["text"]
+    out.wait_kind(M.TOKEN, "noted")
+    out.wait_idle_after_end()
+    assert requests[1][-1]["tool_call_id"] == "c1"
+
+
+def test_spawn_puts_exactly_one_terminal_message_however_the_work_ends():
+    from dashfloat.agent import _spawn
+
+    for body, expect in [
+        (lambda: ("ok",), ("ok",)),
+        (lambda: None, ("failed", "it ended without a result")),
+        (lambda: (_ for _ in ()).throw(SystemExit(2)), ("failed", "SystemExit: 2")),
+        (lambda: (_ for _ in ()).throw(Custom()), ("failed", "Custom")),
+    ]:
+        got: queue.SimpleQueue = queue.SimpleQueue()
+        _spawn("t", got.put, body, lambda why: ("failed", why))
+        assert got.get(timeout=5) == expect
+        with pytest.raises(queue.Empty):
+            got.get(timeout=0.2)
+
+
+@pytest.mark.parametrize("death", DEATHS, ids=ids)
+def test_a_message_whose_handling_raises_ends_the_turn_and_the_agent_goes_on(death):
+    seen = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        seen.append(messages)
+        on_event(("content", "an answer"))
+        return result("an answer")
+
+    agent, out = start(stream)
+    real = agent._on_done
+    state = {"n": 0}
+
+    def on_done(res):
+        state["n"] += 1
+        if state["n"] == 1:
+            raise death
+        return real(res)
+
+    agent._on_done = on_done
+    agent.send((M.PROMPT, "one"))
+    out.wait_kind(M.ASSISTANT_END, "error")
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert f"internal error while handling 's_done': {type(death).__name__}" in err[2]
+    out.wait_idle_after_end()
+    assert agent.messages[-1] == {"role": "assistant", "content": "an answer"}  # the partial answer is kept
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "two"))
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done") and m in out.seen[mark:])
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+
+
+def test_a_crash_between_tool_calls_answers_every_announced_call(tmp_path):
+    stream, requests = tools_then_answer(one_call("c1") + one_call("c2"), "after")
+    agent, out = start(stream, root=str(tmp_path))
+    real = agent._next_call
+    state = {"n": 0}
+
+    def next_call():
+        state["n"] += 1
+        if state["n"] == 2:  # the first call has its result, the second has not run
+            raise KeyboardInterrupt
+        return real()
+
+    agent._next_call = next_call
+    agent.send((M.PROMPT, "list twice"))
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error" and "KeyboardInterrupt" in m[2])
+    out.wait(lambda m: m == (M.PHASE, "idle") and not agent._busy)
+    tools = [m for m in agent.messages if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "go on"))
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done") and m in out.seen[mark:])
+    from dashfloat import conversation
+
+    assert conversation.check(requests[-1]) == []
+
+
+def test_an_agent_that_keeps_failing_posts_agent_down_once_and_stops():
     agent, out = start(lambda *a, **k: result("ok"))
-    agent.handle = None  # the next message makes the loop raise
-    agent.send((M.PROMPT, "x"))
+    agent.handle = None  # every message now makes the loop raise
+    for _ in range(3):
+        agent.send((M.PROMPT, "x"))
     assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1].startswith("TypeError")
     agent.join(2)
     assert not agent.alive
+    assert [m[0] for m in out.seen].count(M.AGENT_DOWN) == 1
+
+
+@pytest.mark.parametrize("death", [SystemExit(0), KeyboardInterrupt(), Custom("odd")], ids=ids)
+def test_an_agent_whose_recovery_fails_posts_agent_down(death):
+    agent, out = start(lambda *a, **k: result("ok"))
+
+    def boom(*a):
+        raise death
+
+    agent.handle = boom
+    agent._recover = boom
+    agent.send((M.PROMPT, "x"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1].startswith(type(death).__name__)
+    agent.join(2)
+    assert not agent.alive
+
+
+def test_an_agent_that_cannot_start_posts_agent_down():
+    agent = Agent(ENDPOINT, "m", Outbox().post, stream_fn=lambda *a, **k: result("ok"))
+    out = Outbox()
+    agent.post = out.post
+
+    def fail():
+        raise SystemExit("no tools")
+
+    agent._load_modules = fail
+    agent.start()
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "SystemExit: no tools"
 
 
 @pytest.mark.parametrize("kind", sorted(M.KINDS))

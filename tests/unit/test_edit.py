@@ -30,16 +30,40 @@ def root(tmp_path):
     return r
 
 
-def test_locate_counts_exact_non_overlapping_matches():
-    assert locate(b"abc", b"x") == 0
-    assert locate(b"abc", b"b") == 1
-    assert locate(b"aaa", b"a") == 3
-    assert locate(b"aaaa", b"aa") == 2  # non-overlapping
-    assert locate(b"aaa", b"aa") == 1
-    assert locate(b"def f():\n    pass\n", b"    pass\n") == 1
-    assert locate(b"x\r\ny\r\n", b"x\ny") == 0  # exact bytes: line endings matter
-    assert locate(b"caf\xe9 caf\xe9", b"caf\xe9") == 2
-    assert locate(b"Abc", b"abc") == 0  # no case folding
+@pytest.mark.parametrize(
+    "data, search, count",
+    [
+        (b"abc", b"x", 0),
+        (b"abc", b"b", 1),
+        (b"aaa", b"a", 3),
+        (b"aaa", b"aa", 2),  # overlapping: positions 0 and 1
+        (b"aaaa", b"aa", 3),  # str.count would say 2
+        (b"xx\nxx\nxx\n", b"xx\nxx\n", 2),  # the issue's case: lines 1-2 and 2-3
+        (b"abab", b"abab", 1),
+        (b"ababab", b"abab", 2),  # overlapping by two bytes
+        (b"abcabc", b"abc", 2),  # side by side, not overlapping
+        (b"def f():\n    pass\n", b"    pass\n", 1),
+        (b"x\r\ny\r\n", b"x\ny", 0),  # exact bytes: line endings matter
+        (b"caf\xe9 caf\xe9", b"caf\xe9", 2),
+        (b"Abc", b"abc", 0),  # no case folding
+        (b"}\n}\n}\n", b"}\n}\n", 2),
+        (b"", b"a", 0),
+    ],
+)
+def test_locate_counts_every_occurrence_overlapping_ones_included(data, search, count):
+    assert locate(data, search) == count
+    assert len(edit.occurrences(data, search)) == count
+
+
+def test_locate_stops_counting_at_its_cap_on_pathological_input():
+    data = b"a" * EDIT_MAX_BYTES
+    assert locate(data, b"a") == edit.LOCATE_CAP == 1000
+    assert locate(data, b"a" * 100) == 1000
+
+
+def test_occurrences_are_the_start_offsets():
+    assert edit.occurrences(b"xx\nxx\nxx\n", b"xx\nxx\n") == [0, 3]
+    assert edit.occurrences(b"abcabc", b"abc") == [0, 3]
 
 
 def test_unique_match_applies(root):
@@ -97,6 +121,44 @@ def test_search_ambiguous_names_the_count(root):
     assert got["code"] == "search_ambiguous" and got["matches"] == 3
     assert "3 times" in got["error"]
     assert (root / "a").read_text() == "x = 1\nx = 1\nx = 1\n"
+
+
+@pytest.mark.parametrize(
+    "text, search, count, overlapping",
+    [
+        ("xx\nxx\nxx\n", "xx\nxx\n", 2, True),  # applied at the first position before the fix
+        ("aaaa", "aa", 3, True),
+        ("}\n}\n}\n", "}\n}\n", 2, True),
+        ("f()\nf()\n", "f()", 2, False),
+        ("a;a;a;", "a;", 3, False),
+    ],
+)
+def test_an_ambiguous_search_block_is_refused_with_the_count(root, text, search, count, overlapping):
+    (root / "a").write_text(text)
+    got = plan_edit(root, "a", search, "y")
+    assert got["ok"] is False and got["code"] == "search_ambiguous"
+    assert got["matches"] == count and got["overlapping"] is overlapping
+    assert f"found {count} times in a" in got["error"]
+    assert ("overlapping" in got["error"]) is overlapping
+    assert "it must match exactly once" in got["error"]
+    assert (root / "a").read_text() == text
+
+
+def test_an_ambiguous_search_block_beyond_the_cap_says_at_least(root):
+    (root / "a").write_bytes(b"a" * 5000)
+    got = plan_edit(root, "a", "aa", "b")
+    assert got["code"] == "search_ambiguous" and got["matches"] == 1000
+    assert "found at least 1000 times" in got["error"]
+
+
+def test_the_preview_path_refuses_an_overlapping_match_too(root):
+    """runner.prepare builds the preview from plan_edit, so it cannot show (or approve) a
+    first-position edit that the count refuses."""
+    from dashfloat.tools import runner
+
+    (root / "a").write_text("xx\nxx\nxx\n")
+    got = runner.prepare("edit_file", {"path": "a", "search_block": "xx\nxx\n", "replace_block": "y\n"}, str(root))
+    assert isinstance(got, dict) and got["code"] == "search_ambiguous" and got["matches"] == 2
 
 
 def test_path_errors(root, tmp_path):

@@ -523,3 +523,104 @@ def test_help_overlay_leaves_the_transcript_visible_around_it():
     rows = screen(app)
     boxed = [r for r in rows if "│" in r]
     assert boxed and any(r.startswith("· li") and r.endswith("xxxx") for r in boxed)
+
+
+# ---- a dead worker never leaves the UI waiting -------------------------------------------
+
+
+def drain_until(app, cond, what, timeout=5.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        app._drain()
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; screen:\n" + "\n".join(screen(app)))
+        time.sleep(0.01)
+
+
+class Odd(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("death", [SystemExit(1), KeyboardInterrupt(), Odd("odd")], ids=lambda e: type(e).__name__)
+def test_a_streamer_killed_by_a_base_exception_returns_the_ui_to_idle_and_the_next_prompt_works(death):
+    """The real agent on its thread, the real app on this one: the first stream dies by a
+    BaseException after some text; the answer is closed as failed, an error entry says why,
+    the status is idle, and the next prompt typed and sent with Enter is answered."""
+    from dashfloat.agent import Agent
+    from dashfloat.llm.client import StreamResult
+    from dashfloat.llm.endpoint import Endpoint
+
+    streams = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        streams.append(messages)
+        if len(streams) == 1:
+            on_event(("content", "Half of the first "))
+            raise death
+        on_event(("content", "Second answer."))
+        return StreamResult(content="Second answer.", reasoning="", tool_calls=[], finish_reason="stop",
+                            usage=None, cancelled=False)
+
+    outbox = Outbox()
+    agent = Agent(Endpoint(base_url="http://127.0.0.1:9/v1"), "test-model", outbox.post, stream_fn=stream)
+    app = App(agent=agent, outbox=outbox, model_name="test-model", ascii=False, depth=256, history=History(None))
+    app.start_agent()
+    try:
+        drain_until(app, lambda: app.phase == "idle" and agent.alive, "the agent to start")
+        press(app.root, (80, 24), *"first", "enter")
+        drain_until(app, lambda: len(streams) == 1 and app.phase == "idle" and app.model.current is None,
+                    "the failed turn to end")
+        text = "\n".join(screen(app))
+        assert "Half of the first" in text
+        assert f"the stream crashed: {type(death).__name__}" in text
+        assert "idle" in screen(app)[-2] and "agent down" not in screen(app)[-2]
+        press(app.root, (80, 24), *"second", "enter")
+        drain_until(app, lambda: "Second answer." in "\n".join(screen(app)) and app.phase == "idle",
+                    "the second answer")
+        assert streams[1][-1] == {"role": "user", "content": "second"}
+    finally:
+        agent.send((M.QUIT,))
+        agent.join(2)
+
+
+def test_an_agent_thread_that_ends_without_a_report_is_found_by_the_tick():
+    app = make_app()
+    app.start_agent()
+    feed(app, (M.USER, "hello"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.TOKEN, "Some text "))
+    app._tick(None, None)  # alive: the turn goes on
+    assert app.phase == "waiting" and not app.agent_down
+    app.agent.alive = False  # gone, and nothing was posted
+    app._tick(None, None)
+    rows = screen(app)
+    assert app.phase == "idle" and "agent down" in rows[-2]
+    assert "The agent stopped: its thread ended without a report" in "\n".join(rows)
+    assert app.model.current is None  # the partial answer is closed
+    press(app.root, (80, 24), *"typing still works")
+    assert app.prompt.edit_text == "typing still works"
+    press(app.root, (80, 24), "enter")
+    assert app.notice == "the agent is down" and app.agent.sent == []
+
+
+def test_an_agent_down_report_and_the_tick_make_one_entry():
+    app = make_app()
+    app.start_agent()
+    feed(app, (M.PHASE, "waiting"))
+    app.agent.alive = False
+    app.outbox.post((M.AGENT_DOWN, "RuntimeError: boom"))
+    app._tick(None, None)
+    text = "\n".join(screen(app))
+    assert text.count("The agent stopped") == 1 and "RuntimeError: boom" in text
+
+
+def test_a_system_entry_wraps_its_continuation_lines_under_their_indent():
+    app = make_app()
+    feed(app, (M.SYSTEM, "info", "Title:\n  item\n      " + "word " * 20))
+    rows = [r.rstrip() for r in screen(app, (40, 24))]
+    body = [r for r in rows if "word" in r]
+    assert len(body) >= 3
+    assert all(r.startswith("        word") for r in body), body
+    assert "    item" in rows

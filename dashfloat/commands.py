@@ -1,0 +1,130 @@
+"""The slash commands: one table that drives the agent's dispatch, `/help`, the F1 overlay,
+the man page's COMMANDS section and the README check, so none of them can drift.
+
+What is a command: a prompt whose very first word is a slash and a name, the name a letter
+then letters, digits, `-` or `_`, with no other slash (`/help`, `/model gpt-4o`, and also
+`/hepl`, which is an unknown command: an error entry, never sent to the model). Anything
+else is a prompt for the model, so a prompt may start with a path: `/etc/hosts is broken`
+and `/usr/bin/python crashes` have a second slash, `/ what` has no name. To send a prompt
+that starts with a word like `/tmp` as text, begin it with a space. Pure: no urwid, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)(?=\s|$)")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # without the slash
+    args: str  # how its arguments are written, "" for none
+    help: str  # one sentence for /help, F1 and the man page
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("help", "", "List these commands."),
+    Command(
+        "model",
+        "[NAME]",
+        "Show the model and the endpoint's models; with NAME, switch to it (a name the "
+        "endpoint's model list does not have is refused, with the closest ones).",
+    ),
+    Command(
+        "mode",
+        "[NAME]",
+        "Show the permission mode; with NAME (ask, accept-edits, read-only, unrestricted), "
+        "switch to it for the session.",
+    ),
+    Command(
+        "permissions",
+        "[revoke N]",
+        "List the permission rules by layer, session rules numbered; revoke N removes "
+        "session rule N.",
+    ),
+)
+
+_BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def parse(text: str) -> tuple[str, str] | None:
+    """(name, the rest stripped) when `text` is a slash command, known or not; None when it
+    is a prompt for the model. The name is lower-cased."""
+    m = _WORD.match(text)
+    if m is None:
+        return None
+    return m.group(1).lower(), text[m.end() :].strip()
+
+
+def lookup(name: str) -> Command | None:
+    return _BY_NAME.get(name.lower())
+
+
+def usage(cmd: Command) -> str:
+    return f"/{cmd.name}" + (f" {cmd.args}" if cmd.args else "")
+
+
+def closest(name: str) -> list[str]:
+    """Known command names that look like `name` (for "did you mean")."""
+    import difflib  # only for a mistyped command: keep it off the start-up path
+
+    return difflib.get_close_matches(name.lower(), list(_BY_NAME), n=2, cutoff=0.6)
+
+
+def unknown_text(name: str) -> str:
+    """The error entry for `/name` when no command has that name."""
+    near = closest(name)
+    mean = f" Did you mean {' or '.join('/' + n for n in near)}?" if near else ""
+    return (f"Unknown command /{name}; /help lists them.{mean} "
+            "(To send a prompt that starts with /, begin it with a space.)")
+
+
+def help_rows() -> list[tuple[str, str]]:
+    """[(usage, help), ...] in table order: for /help and the F1 overlay."""
+    return [(usage(c), c.help) for c in COMMANDS]
+
+
+def help_text() -> str:
+    """The /help entry: each command, then its help indented under it."""
+    lines = ["Commands (typed at the start of a prompt; anything else goes to the model):"]
+    for usage, text in help_rows():
+        lines.append(f"  {usage}")
+        lines.append(f"      {text}")
+    lines.append("F1 shows the keys; a prompt that starts with a space is sent as it is.")
+    return "\n".join(lines)
+
+
+def _groff(text: str) -> str:
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\\&" + text if text[:1] in (".", "'") else text
+
+
+def man_section() -> str:
+    """The groff body of the man page's COMMANDS section (no .SH line)."""
+    lines = [
+        "A prompt whose first word is a slash and a name is a command, not a message to the",
+        "model; an unknown name is an error that says so.",
+        "A first word with a second slash is a path, so",
+        ".B \"/etc/hosts is broken\"",
+        "is sent to the model; to send a prompt that starts with a word like",
+        ".BR /tmp ,",
+        "begin it with a space.",
+    ]
+    for cmd in COMMANDS:
+        lines.append(".TP")
+        lines.append("\\fB" + _groff("/" + cmd.name) + "\\fR" + (" " + _groff_args(cmd.args) if cmd.args else ""))
+        lines.append(_groff(cmd.help))
+    return "\n".join(lines) + "\n"
+
+
+def _groff_args(args: str) -> str:
+    """Literal words bold, placeholders (upper case) italic, brackets roman:
+    `[revoke N]` -> `[\\fBrevoke\\fR \\fIN\\fR]`."""
+
+    def font(m: re.Match) -> str:
+        word = m.group(0)
+        return ("\\fI" if word.isupper() else "\\fB") + word + "\\fR"
+
+    return re.sub(r"[A-Za-z][A-Za-z\\-]*", font, _groff(args))
