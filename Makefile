@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: install run test lint bench man clean
+.PHONY: install run test test-litellm lint bench man clean
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# DashFloat against a real gateway: the LiteLLM proxy with scripted models, on 127.0.0.1.
+# Installs litellm[proxy] into the venv (large; `make test` skips these tests without it).
+test-litellm: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check 'litellm[proxy]'
+	DASHFLOAT_REQUIRE_LITELLM=1 $(PY) -m pytest -q -rs tests/e2e/test_litellm.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --select E,F,W,I,UP,B --ignore E501 dashfloat tests
