@@ -529,6 +529,13 @@ def test_a_200_body_that_is_neither_stream_nor_completion(fake_server, reply, ne
     assert err.kind == "bad_json" and needle in err.message
 
 
+def test_a_json_array_error_in_a_200(fake_server):
+    fake_server.push(json_reply(200, [{"error": {"code": 503, "message": "The model is overloaded.",
+                                                 "status": "UNAVAILABLE"}}]))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error" and err.status == 503 and "overloaded" in err.message
+
+
 def test_a_json_completion_with_finish_reason_error(fake_server):
     body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "error"}]}
     fake_server.push(json_reply(200, body))

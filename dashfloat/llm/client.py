@@ -27,6 +27,15 @@ run_bench's "HTTP streamer" row went from 0.66 s to 0.12 s. On that machine a wa
 costs ~0.4 ms (the sleep, the recv, and the parsing code running cold after it), while
 parsing the 2,000 events back to back takes ~25-45 ms.
 
+Failures inside a 200 (see errors.py for the kinds): an error object in a `data:` event
+in any of the shapes servers use (`_in_band_error`), llama.cpp's `error:` lines (the SSE
+parser dispatches them as error events), finish_reason "error", a body with no event at
+all (empty_stream: llama-cpp-python fails that way), and a stream that ends without
+finish_reason or [DONE] (Ollama's OpenAI layer fails that way mid-answer) are all errors;
+text that had arrived is delivered first and the error says it is partial. A body that is
+one JSON object (a server that ignored stream: true, or a proxy that forwarded an error
+body) is read as a completion or an error, whatever its content type.
+
 Sessions: one `requests.Session` per call, closed in a finally. A shared session would
 save a TCP/TLS handshake per episode, but requests does not promise that a Session is
 thread-safe, and cancel works by shutting down THIS call's socket: with a private session
@@ -760,6 +769,8 @@ def _consume_json(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int
 def _json_answer(obj, text: str, ep: _Episode) -> None:
     """A whole JSON body instead of a stream: a chat.completion (a server that ignored
     stream: true) or an error object inside a 200."""
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict) and _in_band_error(obj[0]):
+        raise errors.stream_error(obj)  # [{"error": {...}}]: Gemini's shape
     if not isinstance(obj, dict):
         raise errors.bad_json(text, where="a reply")
     if _in_band_error(obj):

@@ -499,9 +499,10 @@ def stream_error(payload, *, partial: bool = False, default: str = "no message")
     context-window hint when that is what it says."""
     detail = provider_message(payload)
     status = None
-    holder = payload.get("error") if isinstance(payload, dict) else None
+    first = payload[0] if isinstance(payload, list) and payload else payload  # [{"error": ...}]
+    holder = first.get("error") if isinstance(first, dict) else None
     if not isinstance(holder, dict):
-        holder = payload if isinstance(payload, dict) else {}
+        holder = first if isinstance(first, dict) else {}
     code = holder.get("code")
     if isinstance(code, str) and code.strip().isdigit():
         code = int(code)
