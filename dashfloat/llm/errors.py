@@ -312,6 +312,18 @@ def _context_fields(obj, depth: int = 0) -> bool:
     return _context_fields(obj.get("error"), depth + 1)
 
 
+def _content_filtered(body) -> bool:
+    """Azure OpenAI's (and OpenAI's) refusal of a prompt by its content filter: error.code
+    "content_filter" / "content_policy_violation", innererror "ResponsibleAIPolicyViolation"."""
+    obj = _parse(body)
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if not isinstance(err, dict):
+        return False
+    inner = err.get("innererror")
+    codes = {err.get("code"), inner.get("code") if isinstance(inner, dict) else None}
+    return bool(codes & {"content_filter", "content_policy_violation", "ResponsibleAIPolicyViolation"})
+
+
 def context_overflow(body, message: str | None = None) -> bool:
     """True when a provider's error (a body as bytes/str, or parsed JSON; `message` if the
     caller already extracted it) says the conversation exceeds the context window. PURE."""
@@ -402,6 +414,14 @@ def classify_http(
         and context_overflow(body)
     ):
         return context_length(detail, **kw)
+    if status == 400 and _content_filtered(body):
+        return ChatError(
+            "bad_request",
+            _with(f"the provider's content filter refused the request ({st})", detail),
+            "rephrase the request; the filter may also have matched a file or command output "
+            "already in the conversation, which only a new conversation leaves behind",
+            **kw,
+        )
     if status in (400, 413, 422):
         what = "the request is too large" if status == 413 else "the server rejected the request"
         return ChatError(

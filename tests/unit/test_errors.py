@@ -487,3 +487,13 @@ def test_empty_and_cut_stream_errors_are_one_line_with_hints():
     for e in (errors.empty_stream(), errors.empty_stream(cause="broke"), errors.cut_stream(partial=True),
               errors.cut_stream(partial=False)):
         assert e.message and e.hint and "\n" not in str(e)
+
+
+def test_azure_content_filter_400_says_so_instead_of_blaming_the_model_name():
+    body = {"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content "
+                                 "management policy.", "type": None, "param": "prompt", "code": "content_filter",
+                      "status": 400, "innererror": {"code": "ResponsibleAIPolicyViolation",
+                                                    "content_filter_result": {"hate": {"filtered": True}}}}}
+    e = http(400, body)
+    assert e.kind == "bad_request" and "content filter" in e.message and "content management policy" in e.message
+    assert "model name" not in e.hint and "rephrase" in e.hint
