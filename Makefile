@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 BINDIR  = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 
-.PHONY: install run test lint bench man clean install-user uninstall-user
+.PHONY: install run test test-litellm oracle lint bench man clean install-user uninstall-user
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,17 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# DashFloat against a real gateway: the LiteLLM proxy with scripted models, on 127.0.0.1.
+# Installs litellm[proxy] into the venv (large; `make test` skips these tests without it).
+test-litellm: $(STAMP)
+	$(PY) -m pip install -q --disable-pip-version-check 'litellm[proxy]'
+	DASHFLOAT_REQUIRE_LITELLM=1 $(PY) -m pytest -q -rs tests/e2e/test_litellm.py $(PYTEST_ARGS)
+
+# The screen oracle at length: 1,600 randomised sessions, every frame compared with a full
+# repaint (make test runs 32 of them).
+oracle: $(STAMP)
+	DASHFLOAT_ORACLE_SEEDS=400 $(PY) -m pytest -q tests/widget/test_screen_oracle.py $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --select E,F,W,I,UP,B --ignore E501 dashfloat tests

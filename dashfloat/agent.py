@@ -580,12 +580,15 @@ class Agent:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
             raw_calls = []
+        reason = result.get("finish_reason")
         if not content and not raw_calls:
             self._end_answer("empty")
-            self.post(M.system("warn", "[model returned nothing]"))
+            self.post(M.system("warn", _EMPTY_BECAUSE.get(reason, "[model returned nothing]")))
             self._end_turn()
             return
         self._end_answer("done")
+        if reason in _CUT_BECAUSE:
+            self.post(M.system("warn", _CUT_BECAUSE[reason]))
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(conversation.assistant_message(content, raw_calls))
         if not self._calls:
@@ -903,6 +906,18 @@ def _closest_models(name: str, models: list) -> list[str]:
         if m not in near and (folded in m.casefold() or m.casefold() in folded):
             near.append(m)
     return near
+
+
+# finish_reason values that say why an answer is empty or short (Azure and OpenAI filter
+# with content_filter; every server says length at the output token limit)
+_EMPTY_BECAUSE = {
+    "content_filter": "[the provider's content filter blocked the answer (finish_reason content_filter)]",
+    "length": "[model returned nothing before it reached its output token limit (finish_reason length)]",
+}
+_CUT_BECAUSE = {
+    "content_filter": "The provider's content filter cut the answer short (finish_reason content_filter).",
+    "length": "The answer stopped at the model's output token limit (finish_reason length): it is cut short.",
+}
 
 
 def _error_line(err: dict) -> str:

@@ -15,8 +15,35 @@ from dashfloat.tools import results
 
 
 def assistant_message(content: str, calls: list[dict]) -> dict:
-    """The canonical assistant message: arguments re-encoded as a JSON string."""
-    msg: dict = {"role": "assistant", "content": content or None}
+    """The canonical assistant message: arguments re-encoded as a JSON string, and
+    `"content"` always present, a string: `""` when the model said nothing but called tools.
+
+    No one form is accepted everywhere; `""` is the one every server below accepts but the
+    last, while `null` and a missing key each break several of them:
+
+    | server                   | content null         | content ""         | key missing            | source |
+    | ------------------------ | -------------------- | ------------------ | ---------------------- | ------ |
+    | OpenAI, Azure OpenAI     | ok                   | ok                 | ok with tool_calls     | API reference ("required unless tool_calls") |
+    | vLLM                     | ok                   | ok                 | ok                     | entrypoints/chat_utils.py parse_chat_message_content |
+    | Ollama /v1               | ok with tool_calls   | ok                 | ok with tool_calls     | openai/openai.go FromChatRequest |
+    | llama.cpp server         | ok                   | ok                 | error "Expected 'content'" | common/chat.cpp common_chat_msgs_parse_oaicompat |
+    | llama-cpp-python         | HTTP 500 (validation: content is `str`) | ok | crash after the 200: empty body | llama_types.py, server/errors.py |
+    | LM Studio                | "'content' field must be a string or an array of objects" | ok | - | lmstudio-bug-tracker #261 |
+    | xAI (Grok)               | refused (2024)       | ok                 | refused                | pipecat-ai/pipecat #646 |
+    | Mistral                  | ok in its OpenAPI schema; refused by mistral-common's server | ok | - | mistral-common #324 |
+    | DeepSeek                 | ok                   | ok                 | -                      | agentjido/req_llm #966 (tried live) |
+    | LiteLLM proxy 1.108      | passed on WITHOUT the key | passed on as "" | passed on without it | measured: tests/e2e/test_litellm.py |
+    | Bedrock's OpenAI-compatible endpoint, Anthropic models | ok | 400 "text content blocks must be non-empty" | - | vercel/ai #13466 (req_llm #966 saw "" accepted) |
+
+    LiteLLM drops a null content before it calls the model's server, so a null sent through
+    it reaches a llama.cpp behind it as a missing key; it rewrites an empty text itself for
+    Anthropic and Bedrock models. For the last row, llm/client.py answers that 400 by
+    sending the same conversation once more with `null` in those messages, and keeps
+    sending null to that endpoint. A message with neither text nor calls is never recorded
+    (the agent reports "[model returned nothing]"): Anthropic-backed servers refuse an
+    empty assistant turn in any form.
+    """
+    msg: dict = {"role": "assistant", "content": content or ""}
     if calls:
         msg["tool_calls"] = [
             {
@@ -29,8 +56,6 @@ def assistant_message(content: str, calls: list[dict]) -> dict:
             }
             for c in calls
         ]
-    elif not content:
-        msg["content"] = ""
     return msg
 
 

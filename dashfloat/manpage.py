@@ -67,6 +67,17 @@ When no model is configured it asks the endpoint's
 .B /models
 list: the only model is used, otherwise the list is shown with how to choose.
 .PP
+A request that fails is an entry in the transcript that says what went wrong, in the
+server's own words where it gave any, and what to do about it.
+An error the server reports inside its answer stream, or a stream that stops before its end,
+keeps the text that had arrived and marks it incomplete; a server that answers with an
+empty stream is reported as a server failure, not as an empty answer.
+When the server says the conversation no longer fits the model's context window, every
+further request of that conversation would fail too: quit and start
+.B dashfloat
+again for a new conversation, or switch to a model with a larger window with
+.BR /model .
+.PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
 every @tick_ms@ ms, and an idle
 .B dashfloat

@@ -61,6 +61,8 @@ class Reply:
         every element still reaches the client as soon as it is sent.
     hold_headers: wait until this event is set before sending even the status line (a
         server still loading the model).
+    abort: after the chunks, close the connection without ending the body (no chunked
+        terminator): what a server whose handler raised after the status line sends.
     """
 
     status: int = 200
@@ -75,6 +77,7 @@ class Reply:
     length: bool = False
     gzip: bool = False
     hold_headers: threading.Event | None = None
+    abort: bool = False
 
 
 # ---- building replies ------------------------------------------------------------------
@@ -180,6 +183,7 @@ _REPLY_FIELDS = {
     "length",
     "gzip",
     "hold_headers",
+    "abort",
 }
 
 
@@ -437,7 +441,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._wait(threading.Event())  # until the client leaves or the server stops
         if comp is not None:
             self._write(comp.flush(), framing)
-        if framing == "chunked":
+        if reply.abort:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif framing == "chunked":
             self.connection.sendall(b"0\r\n\r\n")
         self.owner._served()
 

@@ -208,9 +208,10 @@ def test_stream_without_done_is_fine(fake_server):
 
 
 def test_last_event_without_blank_line_is_kept(fake_server):
-    fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), b'data: {"choices":[{"delta":{"content":"b"}}]}']))
+    last = b'data: {"choices":[{"delta":{"content":"b"},"finish_reason":"stop"}]}'
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), last]))
     result, _ = run(fake_server)
-    assert result.content == "ab"
+    assert result.content == "ab" and result.finish_reason == "stop"
 
 
 def test_crlf_stream(fake_server):
@@ -333,6 +334,290 @@ def test_event_error(fake_server):
     fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), b'event: error\ndata: {"message": "model crashed"}\n\n']))
     err, _ = fail(fake_server)
     assert err.kind == "stream_error" and err.partial and "model crashed" in err.message
+
+
+# Each server's own way of failing inside a 200, byte for byte from its source:
+#  llama.cpp tools/server (server_sent_event(sink, "error", ...) in older builds; newer ones
+#    answer the first failure with an HTTP error and later ones with data: {"error": ...}
+#    and no [DONE]); its overflow error carries type exceed_context_size_error and n_ctx.
+#  llama-cpp-python (llama_cpp/server/app.py + errors.py): the stream's 200 goes out before
+#    the model runs; a failure then leaves a body of sse-starlette pings, or no body at all.
+#  Ollama (middleware/openai.go): a failure after the first token is written to the
+#    OpenAI layer as one more chunk with an empty delta, then the body ends (no
+#    finish_reason, no [DONE]).
+#  vLLM (serving_chat.py create_streaming_error_response): data: {"error": {...}} then
+#    [DONE]; older versions {"object": "error", "message": ...}.
+#  OpenRouter: ": OPENROUTER PROCESSING" comments, then an error with finish_reason "error".
+
+LLAMACPP_OVERFLOW = {
+    "code": 400,
+    "message": "request (9412 tokens) exceeds the available context size (8192 tokens), try increasing it",
+    "type": "exceed_context_size_error",
+    "n_prompt_tokens": 9412,
+    "n_ctx": 8192,
+}
+
+
+def test_llamacpp_error_field_mid_stream_is_a_stream_error_with_its_message(fake_server):
+    err_line = b'error: {"code":500,"message":"Failed to decode the batch: KV cache is full","type":"server_error"}\n\n'
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "half an ans"})), err_line, ev("[DONE]")]))
+    err, events = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial and err.status == 500
+    assert "KV cache is full" in err.message
+    assert events == [("content", "half an ans")]
+
+
+def test_llamacpp_error_field_before_any_text_says_the_context_is_too_small(fake_server):
+    """Older llama.cpp: the overflow comes as an `error:` line in a 200 stream, then [DONE]."""
+    line = (
+        b'error: {"code":400,"message":"the request exceeds the available context size, try increasing '
+        b'the context size or enable context shift","type":"invalid_request_error"}\n\n'
+    )
+    fake_server.push(Reply(chunks=[line, ev("[DONE]")]))
+    err, events = fail(fake_server)
+    assert err.kind == "context_length" and not err.partial and events == []
+    assert "exceeds the available context size" in err.message
+    assert "context window" in err.message and "check the model name" not in err.hint
+    assert "new conversation" in err.hint and "/model" in err.hint
+
+
+def test_llamacpp_overflow_as_http_400_has_the_context_hint(fake_server):
+    fake_server.push(json_reply(400, {"error": LLAMACPP_OVERFLOW}))
+    err, _ = fail(fake_server)
+    assert err.kind == "context_length" and err.status == 400
+    assert "9412 tokens" in err.message and "8192 tokens" in err.message
+    assert "model name" not in err.hint and "new conversation" in err.hint
+
+
+def test_llamacpp_data_error_without_done_after_text(fake_server):
+    """Newer llama.cpp: data: {"error": {...}} and the body ends (no [DONE])."""
+    err_obj = {"error": {"code": 500, "message": "Compute error.", "type": "server_error"}}
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "so far"})), ev(err_obj)]))
+    err, events = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial and "Compute error." in err.message
+    assert events == [("content", "so far")]
+
+
+def test_llamacpp_overflow_inside_the_stream_is_recognised_by_n_ctx(fake_server):
+    fake_server.push(Reply(chunks=[ev({"error": dict(LLAMACPP_OVERFLOW, message="context full")})]))
+    err, _ = fail(fake_server)
+    assert err.kind == "context_length" and not err.partial and "context full" in err.message
+
+
+def test_ollama_failure_after_the_first_token_is_an_incomplete_answer(fake_server):
+    empty = {
+        "id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1, "model": "llama3.2",
+        "system_fingerprint": "fp_ollama",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}],
+    }
+    fake_server.push(Reply(chunks=[ev(chunk({"role": "assistant", "content": "The answ"})), ev(empty)]))
+    err, events = fail(fake_server)
+    assert err.kind == "connection" and err.partial
+    assert "in the middle of the answer" in err.message and "Ollama" in err.hint
+    assert events == [("content", "The answ")]
+
+
+def test_a_stream_cut_before_any_text_is_not_an_empty_answer(fake_server):
+    fake_server.push(Reply(chunks=[ev(chunk({"role": "assistant", "content": ""}))]))
+    err, events = fail(fake_server)
+    assert err.kind == "connection" and not err.partial and events == []
+    assert "before the answer began" in err.message
+
+
+@pytest.mark.parametrize(
+    "obj, needle, kind",
+    [
+        pytest.param({"object": "error", "message": "Sampling failed", "type": "BadRequestError", "param": None,
+                      "code": 400}, "Sampling failed", "stream_error", id="vllm-object-error"),
+        pytest.param({"error": {"message": "This model's maximum context length is 4096 tokens. However, you "
+                                "requested 5000 tokens (4000 in the messages, 1000 in the completion).",
+                                "type": "BadRequestError", "param": None, "code": 400}},
+                     "maximum context length is 4096", "context_length", id="vllm-overflow"),
+        pytest.param({"error_type": "context_length_exceeded", "error_message": "prompt too long for this model"},
+                     "prompt too long", "context_length", id="error_type-error_message"),
+        pytest.param({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                     "Overloaded", "stream_error", id="anthropic-style-data"),
+        pytest.param({"error": "an error was encountered while running the model: unexpected EOF"},
+                     "unexpected EOF", "stream_error", id="ollama-string"),
+    ],
+)
+def test_in_stream_error_shapes(fake_server, obj, needle, kind):
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "x"})), ev(obj), ev("[DONE]")]))
+    err, events = fail(fake_server)
+    assert err.kind == kind and err.partial and needle in err.message
+    assert events == [("content", "x")]
+
+
+def test_openrouter_mid_stream_error_with_a_string_code(fake_server):
+    err_chunk = chunk({"content": ""}, finish="error", error={"code": "server_error", "message": "Provider disconnected"})
+    fake_server.push(Reply(chunks=[b": OPENROUTER PROCESSING\n\n", ev(chunk({"content": "Hi"})), ev(err_chunk)]))
+    err, events = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial and "Provider disconnected" in err.message
+    assert events == [("content", "Hi")]
+
+
+def test_finish_reason_error_without_an_error_object(fake_server):
+    fake_server.push(Reply(chunks=[ev(chunk({"content": "a"})), ev(chunk(finish="error")), ev("[DONE]")]))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error" and err.partial and 'finish_reason "error"' in err.message
+
+
+def test_provider_text_in_a_stream_error_is_escaped(fake_server):
+    fake_server.push(Reply(chunks=[ev({"error": {"message": "bad \x1b[31mred\x1b[0m\nthing"}})]))
+    err, _ = fail(fake_server)
+    assert "\x1b" not in str(err) and "\n" not in str(err) and "red" in err.message
+
+
+# ---- a 200 with nothing in it ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(raw_reply(200, b"", "text/event-stream"), id="no-bytes"),
+        pytest.param(Reply(chunks=[]), id="no-bytes-chunked"),
+        pytest.param(Reply(chunks=[b": ping - 2025-06-01 12:00:00.000000+00:00\n\n"] * 2 + [b"\r\n\n"]),
+                     id="sse-starlette-pings-only"),
+        pytest.param(Reply(chunks=[b"data:\n\n", b"event: ping\ndata: {}\n\n"]), id="empty-data-and-pings"),
+        pytest.param(raw_reply(200, b"", "application/json"), id="empty-json"),
+        pytest.param(Reply(headers={"Content-Type": "text/plain"}, chunks=[b"\n\n"]), id="blank-text"),
+    ],
+)
+def test_an_empty_200_is_a_server_failure_not_an_empty_answer(fake_server, reply):
+    fake_server.push(reply)
+    err, events = fail(fake_server)
+    assert err.kind == "empty_stream" and not err.partial and events == []
+    assert "without sending anything" in err.message
+    assert "log" in err.hint
+
+
+def test_a_body_that_breaks_off_before_its_first_event(fake_server):
+    """llama-cpp-python: the handler raised after the status line; the chunked body ends
+    without its terminator."""
+    fake_server.push(Reply(chunks=[b": ping - 2025-06-01 12:00:00.000000+00:00\n\n"], abort=True))
+    err, events = fail(fake_server)
+    assert err.kind == "empty_stream" and events == []
+    assert "without sending anything" in err.message
+
+
+def test_bare_json_error_body_labelled_as_a_stream(fake_server):
+    """A proxy (lemonade) that forwards the upstream's error body into an SSE response."""
+    body = json.dumps({"error": LLAMACPP_OVERFLOW}).encode()
+    fake_server.push(Reply(headers={"Content-Type": "text/event-stream"}, chunks=[body]))
+    err, _ = fail(fake_server)
+    assert err.kind == "context_length" and "9412 tokens" in err.message
+
+
+def test_whole_completion_labelled_as_a_stream(fake_server):
+    body = {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "all"},
+                                                      "finish_reason": "stop"}]}
+    fake_server.push(Reply(headers={"Content-Type": "text/event-stream"}, chunks=[json.dumps(body).encode()]))
+    result, events = run(fake_server)
+    assert result.content == "all" and result.finish_reason == "stop" and events == [("content", "all")]
+
+
+@pytest.mark.parametrize(
+    "reply, needle",
+    [
+        pytest.param(raw_reply(200, b"{}", "application/json"), "neither a chat completion", id="json-without-choices"),
+        pytest.param(Reply(chunks=[b"Internal Server Error"]), "Internal Server Error", id="plain-text-as-sse"),
+    ],
+)
+def test_a_200_body_that_is_neither_stream_nor_completion(fake_server, reply, needle):
+    fake_server.push(reply)
+    err, _ = fail(fake_server)
+    assert err.kind == "bad_json" and needle in err.message
+
+
+def test_a_json_array_error_in_a_200(fake_server):
+    fake_server.push(json_reply(200, [{"error": {"code": 503, "message": "The model is overloaded.",
+                                                 "status": "UNAVAILABLE"}}]))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error" and err.status == 503 and "overloaded" in err.message
+
+
+def test_a_json_completion_with_finish_reason_error(fake_server):
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "error"}]}
+    fake_server.push(json_reply(200, body))
+    err, _ = fail(fake_server)
+    assert err.kind == "stream_error"
+
+
+# ---- llama-cpp-python's own bodies ---------------------------------------------------------
+
+
+def test_llama_cpp_python_context_error_400(fake_server):
+    body = {"error": {"message": "This model's maximum context length is 2048 tokens. However, you requested 2390 "
+                                 "tokens (2390 in the messages, None in the completion). Please reduce the length "
+                                 "of the messages or completion.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+    fake_server.push(json_reply(400, body))
+    err, _ = fail(fake_server)
+    assert err.kind == "context_length" and "2048 tokens" in err.message
+
+
+def test_llama_cpp_python_validation_500_shows_its_message(fake_server):
+    """What llama-cpp-python answers to `"content": null` in an assistant message (its
+    request model types content as str; RouteErrorHandler turns the validation error into
+    a 500)."""
+    msg = ("[{'type': 'string_type', 'loc': ('body', 'messages', 1, 'typed-dict', 'content'), "
+           "'msg': 'Input should be a valid string', 'input': None}]")
+    fake_server.push(json_reply(500, {"error": {"message": msg, "type": "internal_server_error", "param": None,
+                                                "code": None}}))
+    err, _ = fail(fake_server)
+    assert err.kind == "server" and "Input should be a valid string" in err.message
+
+
+# ---- "content": "" refused (Bedrock's OpenAI-compatible endpoint, Anthropic models) ---------
+
+TOOL_ROUND = [
+    {"role": "user", "content": "read a.txt"},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+]
+BEDROCK_400 = {"message": "messages: text content blocks must be non-empty"}
+
+
+@pytest.fixture
+def fresh_null_content(monkeypatch):
+    monkeypatch.setattr(client, "_NULL_CONTENT", set())
+
+
+def test_a_server_refusing_empty_content_gets_null_once_and_from_then_on(fake_server, fresh_null_content):
+    fake_server.push(json_reply(400, BEDROCK_400), sse_reply(["read it"]), sse_reply(["again"]))
+    result, _ = run(fake_server, messages=TOOL_ROUND)
+    assert result.content == "read it"
+    first, second = fake_server.wait_requests(2)
+    assert first["json"]["messages"][1]["content"] == ""
+    assert second["json"]["messages"][1]["content"] is None
+    assert second["json"]["messages"][1]["tool_calls"] == TOOL_ROUND[1]["tool_calls"]
+    assert [m["content"] for m in second["json"]["messages"]][::2] == ["read a.txt", '{"ok": true}']
+    result, _ = run(fake_server, messages=TOOL_ROUND)  # the endpoint is known now: one request
+    assert result.content == "again"
+    assert len(fake_server.wait_requests(3)) == 3
+    assert fake_server.requests[2]["json"]["messages"][1]["content"] is None
+
+
+@pytest.mark.parametrize(
+    "messages, reply",
+    [
+        pytest.param(MSGS, json_reply(400, BEDROCK_400), id="no-tool-only-message"),
+        pytest.param(TOOL_ROUND, json_reply(400, {"error": {"message": "tools are not supported"}}), id="other-400"),
+        pytest.param(TOOL_ROUND, json_reply(500, BEDROCK_400), id="not-a-400"),
+    ],
+)
+def test_no_second_request_otherwise(fake_server, fresh_null_content, messages, reply):
+    fake_server.push(reply, sse_reply(["never"]))
+    err, _ = fail(fake_server, messages=messages)
+    assert err.status == reply.status
+    assert len(fake_server.requests) == 1 and not client._NULL_CONTENT
+
+
+def test_null_retry_that_fails_again_reports_the_second_error(fake_server, fresh_null_content):
+    fake_server.push(json_reply(400, BEDROCK_400), json_reply(400, {"error": {"message": "something else"}}))
+    err, _ = fail(fake_server, messages=TOOL_ROUND)
+    assert "something else" in err.message and len(fake_server.wait_requests(2)) == 2
 
 
 def test_bad_json_mid_stream(fake_server):
@@ -920,7 +1205,8 @@ def test_server_stop_releases_a_held_reply():
     srv.stop()
     w.join(3)
     assert time.monotonic() - t0 < 3 and not w.is_alive()
-    assert isinstance(w.error, ChatError) and w.error.kind == "connection"
+    # the status line had gone out, then the connection closed before any event
+    assert isinstance(w.error, ChatError) and w.error.kind == "empty_stream"
 
 
 def test_netrc_does_not_replace_the_bearer_key(fake_server, tmp_path, monkeypatch):

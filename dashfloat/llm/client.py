@@ -27,6 +27,15 @@ run_bench's "HTTP streamer" row went from 0.66 s to 0.12 s. On that machine a wa
 costs ~0.4 ms (the sleep, the recv, and the parsing code running cold after it), while
 parsing the 2,000 events back to back takes ~25-45 ms.
 
+Failures inside a 200 (see errors.py for the kinds): an error object in a `data:` event
+in any of the shapes servers use (`_in_band_error`), llama.cpp's `error:` lines (the SSE
+parser dispatches them as error events), finish_reason "error", a body with no event at
+all (empty_stream: llama-cpp-python fails that way), and a stream that ends without
+finish_reason or [DONE] (Ollama's OpenAI layer fails that way mid-answer) are all errors;
+text that had arrived is delivered first and the error says it is partial. A body that is
+one JSON object (a server that ignored stream: true, or a proxy that forwarded an error
+body) is read as a completion or an error, whatever its content type.
+
 Sessions: one `requests.Session` per call, closed in a finally. A shared session would
 save a TCP/TLS handshake per episode, but requests does not promise that a Session is
 thread-safe, and cancel works by shutting down THIS call's socket: with a private session
@@ -51,6 +60,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import socket
 import threading
 import time
@@ -266,6 +276,30 @@ def build_request(endpoint: Endpoint, model: str, messages, tools=None) -> tuple
     return url, _headers(endpoint, "text/event-stream"), body
 
 
+_NULL_CONTENT: set[str] = set()
+"""Base URLs that refused `"content": ""` beside tool_calls (Bedrock's OpenAI-compatible
+endpoint with Anthropic models): later requests to them go out with null at once."""
+
+
+def _null_content_body(body: dict) -> bytes | None:
+    """The request body with `"content": null` in every assistant message that has
+    tool_calls and empty content; None when there is no such message. PURE."""
+    messages = body.get("messages") or []
+    if not any(_tool_only(m) for m in messages):
+        return None
+    fixed = [dict(m, content=None) if _tool_only(m) else m for m in messages]
+    return json.dumps(dict(body, messages=fixed), ensure_ascii=False).encode("utf-8")
+
+
+def _tool_only(msg) -> bool:
+    return (
+        isinstance(msg, dict)
+        and msg.get("role") == "assistant"
+        and bool(msg.get("tool_calls"))
+        and msg.get("content") == ""
+    )
+
+
 # ---- result --------------------------------------------------------------------------------
 
 
@@ -307,6 +341,7 @@ class _Episode:
         # content or reasoning was accepted; it reaches on_event at the next flush, which
         # every way out of stream_chat but a cancel makes
         self.delivered = False
+        self.events = 0  # stream events seen (data, [DONE], error): 0 at EOF = empty body
 
     # -- bounds
     def _over(self, extra: int = 0) -> bool:
@@ -556,7 +591,9 @@ def stream_chat(
     the events of one read arrive as one (content and reasoning keep their order; the
     bounds are checked per delta, exactly). Returns the StreamResult (cancelled=True, with
     what was delivered, after a cancel); raises ChatError with .partial=True when content
-    or reasoning had already been delivered. Never retries.
+    or reasoning had already been delivered. Never retries a failure; the one request it
+    may send twice is one a server refused for `"content": ""` in a tool-only assistant
+    message (see _null_content_body).
     """
     _register_secrets(endpoint)
     url, headers, body = build_request(endpoint, model, messages, tools)
@@ -576,39 +613,59 @@ def stream_chat(
             read_timeout=endpoint.read_timeout,
             connect_timeout=endpoint.connect_timeout,
         )
+        if phase == "stream" and not ep.events and err.kind == "connection":
+            # the body broke off before its first event (llama-cpp-python when the model
+            # fails after the status line): a server failure, not a network one
+            err = errors.empty_stream(cause=err.message)
         err.partial = ep.delivered
         return err
 
+    # The same conversation with null instead of "" in tool-only assistant messages, for
+    # the servers that refuse "" (see conversation.assistant_message): sent at once to an
+    # endpoint known to need it, else only after a 400 that says so.
+    null_data = _null_content_body(body)
+    if null_data is not None and endpoint.base_url in _NULL_CONTENT:
+        data, null_data = null_data, None
+
     try:
-        _current.token = cancel
-        try:
-            resp = session.post(
-                url,
-                data=data,
-                headers=headers,
-                stream=True,
-                timeout=(endpoint.connect_timeout, endpoint.read_timeout),
-                allow_redirects=False,
-                auth=_NO_NETRC,
-            )
-        except Exception as exc:
+        while True:
+            _current.token = cancel
+            try:
+                resp = session.post(
+                    url,
+                    data=data,
+                    headers=headers,
+                    stream=True,
+                    timeout=(endpoint.connect_timeout, endpoint.read_timeout),
+                    allow_redirects=False,
+                    auth=_NO_NETRC,
+                )
+            except Exception as exc:
+                if cancel.cancelled:
+                    return ep.result(cancelled=True)
+                if isinstance(exc, _NET_ERRORS):
+                    raise failed(exc, "connect") from exc
+                raise
+            finally:
+                _current.token = None
             if cancel.cancelled:
                 return ep.result(cancelled=True)
-            if isinstance(exc, _NET_ERRORS):
-                raise failed(exc, "connect") from exc
-            raise
-        finally:
-            _current.token = None
-        if cancel.cancelled:
-            return ep.result(cancelled=True)
 
-        read, batched = _reader(resp)
-        status = resp.status_code
-        mtype = _media_type(resp)
-        if status >= 300:
+            read, batched = _reader(resp)
+            status = resp.status_code
+            mtype = _media_type(resp)
+            if status < 300:
+                break
             raw_body = _read_error_body(read)
             if cancel.cancelled:
                 return ep.result(cancelled=True)
+            if status == 400 and null_data is not None and errors.refuses_empty_content(raw_body):
+                # nothing was generated: the request was refused for its form alone
+                _NULL_CONTENT.add(endpoint.base_url)
+                data, null_data = null_data, None
+                _close(resp, None)
+                resp = None
+                continue
             raise errors.classify_http(
                 status,
                 resp.headers,
@@ -655,8 +712,9 @@ def _close(resp, session) -> None:
     if resp is not None:
         with contextlib.suppress(Exception):
             resp.close()
-    with contextlib.suppress(Exception):
-        session.close()
+    if session is not None:
+        with contextlib.suppress(Exception):
+            session.close()
 
 
 def _consume(
@@ -705,25 +763,69 @@ def _consume_json(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int
             "the connection was closed",
             "ask for a shorter answer or split the task into smaller steps",
         )
+    if not (first + rest).strip():
+        raise errors.empty_stream()
     text = (first + rest).decode("utf-8", "replace")
     try:
         obj = json.loads(text)
     except ValueError:
         raise errors.bad_json(text, where="a reply") from None
+    _json_answer(obj, text, ep)
+
+
+def _json_answer(obj, text: str, ep: _Episode) -> None:
+    """A whole JSON body instead of a stream: a chat.completion (a server that ignored
+    stream: true) or an error object inside a 200."""
+    if isinstance(obj, list) and obj and isinstance(obj[0], dict) and _in_band_error(obj[0]):
+        raise errors.stream_error(obj)  # [{"error": {...}}]: Gemini's shape
     if not isinstance(obj, dict):
         raise errors.bad_json(text, where="a reply")
-    if obj.get("error"):
+    if _in_band_error(obj):
         raise errors.stream_error(obj)
+    if not isinstance(obj.get("choices"), list):
+        raise errors.bad_json(text, where="a 200 reply that is neither a chat completion nor an error")
+    ep.events += 1
     ep.completion(obj)
+    _check_finish(obj, ep)
+
+
+def _in_band_error(obj: dict) -> bool:
+    """An error reported inside a 200, in the shapes servers use: {"error": {...}} or
+    {"error": "..."} (OpenAI, OpenRouter with choices[].finish_reason "error", vLLM,
+    llama.cpp, Ollama, LiteLLM), {"object": "error", "message": ...} (older vLLM),
+    {"type": "error", "error": {...}} (Anthropic-style), {"error_type", "error_message"}
+    without choices (vLLM-based providers such as Venice)."""
+    if obj.get("error"):
+        return True
+    if obj.get("object") == "error" or obj.get("type") == "error":
+        return True
+    return "choices" not in obj and ("error_message" in obj or "error_type" in obj)
+
+
+def _check_finish(obj: dict, ep: _Episode) -> None:
+    """finish_reason "error" (OpenRouter, vLLM) ends the answer as a failure even when the
+    chunk carries no error object."""
+    if ep.finish_reason == "error":
+        raise errors.stream_error(
+            obj, partial=ep.delivered,
+            default='the answer ended with finish_reason "error" and no message',
+        )
+
+
+_SSE_FIELD = re.compile(rb"(?:data|event|id|retry)(?::|$)")
+HEAD_MAX = 64 << 10  # bytes of a body kept until its first event, to name what it was
 
 
 def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int) -> None:
     parser = SSEParser(max_event_bytes=max_event_bytes)
     data = first
+    head = bytearray()  # the body until its first event, for a body that never has one
     while True:
         if cancel.cancelled:
             raise _Cancelled
         if data:
+            if not ep.events and len(head) < HEAD_MAX:
+                head += data[: HEAD_MAX - len(head)]
             try:
                 events = parser.feed(data)
             except SSEError as exc:
@@ -742,9 +844,13 @@ def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int)
     except SSEError as exc:
         raise _event_bound(exc, max_event_bytes, ep) from None
     _handle(events, ep, cancel)
+    if not ep.events:
+        _no_events(bytes(head), ep)
+        return
     # A stream may end without [DONE] (several servers do) once finish_reason came. With
-    # neither, the connection was cut: prose is kept as it is, but tool calls from a cut
-    # stream are never run (their arguments may be complete and still not the whole plan).
+    # neither, the server stopped mid-answer (Ollama's way of failing after the first
+    # token): the text is kept and marked incomplete, and tool calls from a cut stream are
+    # never run (their arguments may be complete and still not the whole plan).
     if ep.finish_reason is None and toolcalls.count(ep.acc):
         raise ChatError(
             "connection",
@@ -753,6 +859,27 @@ def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int)
             "try again; if it keeps happening, the server or a proxy is cutting long responses",
             partial=ep.delivered,
         )
+    if ep.finish_reason is None:
+        raise errors.cut_stream(partial=ep.delivered)
+
+
+def _no_events(head: bytes, ep: _Episode) -> None:
+    """A 200 body that ended without one stream event. Nothing, or only keep-alives
+    (comments, blank lines, empty `data:`, named pings), is a server failure; a bare JSON
+    object is an error or a whole completion sent with the stream's content type; anything
+    else is not a stream."""
+    lines = [ln for ln in head.replace(b"\r", b"\n").split(b"\n") if ln.strip() and not ln.startswith(b":")]
+    if all(_SSE_FIELD.match(ln) for ln in lines):
+        raise errors.empty_stream()
+    text = head.decode("utf-8", "replace")
+    if head.lstrip()[:1] in (b"{", b"["):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            raise errors.bad_json(text, where="a 200 body with no stream events") from None
+        _json_answer(obj, text, ep)
+        return
+    raise errors.bad_json(text, where="a 200 body with no stream events")
 
 
 def _event_bound(exc: SSEError, limit: int, ep: _Episode) -> ChatError:
@@ -769,6 +896,7 @@ def _handle(events, ep: _Episode, cancel) -> bool:
         if cancel.cancelled:
             raise _Cancelled
         payload = ev.data
+        ep.events += 1
         if ev.event == "error":
             try:
                 obj = json.loads(payload)
@@ -776,9 +904,11 @@ def _handle(events, ep: _Episode, cancel) -> bool:
                 obj = payload
             raise errors.stream_error(obj, partial=ep.delivered)
         if ev.event not in ("message", ""):
+            ep.events -= 1
             continue  # pings and other named events some servers add
         stripped = payload.strip()
         if not stripped:
+            ep.events -= 1  # `data:` with nothing in it: a keep-alive, not an event
             continue
         if stripped == "[DONE]":
             return True
@@ -788,9 +918,10 @@ def _handle(events, ep: _Episode, cancel) -> bool:
             raise errors.bad_json(payload, partial=ep.delivered) from None
         if not isinstance(obj, dict):
             raise errors.bad_json(payload, partial=ep.delivered)
-        if obj.get("error"):
+        if _in_band_error(obj):
             raise errors.stream_error(obj, partial=ep.delivered)
         ep.chunk(obj)
+        _check_finish(obj, ep)
     return False
 
 

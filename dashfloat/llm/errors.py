@@ -11,7 +11,13 @@ with a token in its query, never shows it, not even cut in half.
 Kinds:
   refused, dns, tls, connect_timeout, idle_timeout, connection   -> classify_exception
   bad_request, auth, not_found, rate_limit, server, http, html   -> classify_http
-  stream_error, bad_json, bound                                  -> raised by the client
+  context_length                                                 -> classify_http, stream_error
+  stream_error, empty_stream, bad_json, bound                    -> raised by the client
+
+A conversation that no longer fits the model's context window is its own kind wherever
+the provider says so (an HTTP 4xx/5xx body or an error inside a 200 stream): every later
+request of the same conversation fails the same way, so its hint says what the user can
+do about the conversation, not "check the model name".
 
 `classify_http` is pure (status, headers, body in; ChatError out). `classify_exception`
 maps what requests/urllib3/socket/ssl raise, walking the whole exception chain (requests
@@ -51,7 +57,9 @@ KINDS = (
     "server",
     "http",
     "html",
+    "context_length",
     "stream_error",
+    "empty_stream",
     "bad_json",
     "bound",
 )
@@ -241,6 +249,112 @@ def _with(text: str, detail: str | None) -> str:
     return f"{text}: {detail}" if detail else text
 
 
+# ---- a conversation longer than the context window -------------------------------------
+
+CONTEXT_HINT = (
+    "every further request of this conversation will fail the same way: quit and start "
+    "DashFloat again for a new conversation, or switch with /model to a model with a larger "
+    "context window (a local server may allow more: llama.cpp -c, Ollama num_ctx, LM Studio's "
+    "context length)"
+)
+# `code`/`type` values that name the overflow, whatever the message says
+_CONTEXT_CODES = frozenset(
+    (
+        "context_length_exceeded",  # OpenAI, Azure, Groq, OpenRouter, llama-cpp-python
+        "exceed_context_size_error",  # llama.cpp's server (with n_prompt_tokens, n_ctx)
+        "context_window_exceeded",
+    )
+)
+# The providers' own words (matched in the first 300 characters of their message):
+#  OpenAI, vLLM, DeepSeek, llama-cpp-python: "This model's maximum context length is N tokens"
+#  OpenRouter: "This endpoint's maximum context length is N tokens"
+#  llama.cpp: "request (N tokens) exceeds the available context size (M tokens)",
+#             "exceeds context size", "is larger than the max context size", older builds
+#             "the request exceeds the available context size, try increasing ..."
+#  llama-cpp-python (raw): "Requested tokens (N) exceed context window of M"
+#  vLLM: "... is longer than the maximum model length of M"
+#  Ollama: "input length (N tokens) exceeds the model's maximum context length (M tokens)"
+#  LM Studio: "Context size has been exceeded", "Input length N exceeds context length M",
+#             "... the model is loaded with context length of only M tokens"
+#  Anthropic: "prompt is too long: N tokens > M maximum", "input length and `max_tokens`
+#             exceed context limit"; Mistral: "... too large for model with N maximum
+#             context length"; Gemini: "exceeds the maximum number of tokens allowed";
+#  Bedrock: "Input is too long for requested model"; LiteLLM: ContextWindowExceededError
+_CONTEXT_TEXT = re.compile(
+    r"context[_ ]?length[_ ]?exceeded|exceed_context_size|context[_ ]?window[_ ]?exceeded"
+    r"|max(?:imum)? context (?:length|size|window)"
+    r"|exceeds?\s+(?:the\s+)?(?:available\s+|model'?s\s+|maximum\s+|max\s+)*(?:context|n_ctx)"
+    r"|context (?:length|size|window|limit) (?:has been |was |is )?exceeded"
+    r"|(?:larger|longer) than the (?:max(?:imum)? )?(?:context|model length)"
+    r"|context length of only|prompt is too long|input is too long|too large for model with"
+    r"|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
+
+
+def _parse(body):
+    """bytes/str -> the parsed JSON (None when it is not JSON); anything else as it is."""
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+    return body
+
+
+def _context_fields(obj, depth: int = 0) -> bool:
+    if depth > 3 or not isinstance(obj, dict):
+        return False
+    if "n_ctx" in obj:  # llama.cpp's overflow error carries the window size
+        return True
+    for key in ("code", "type", "error_type"):
+        val = obj.get(key)
+        if isinstance(val, str) and val.strip().lower() in _CONTEXT_CODES:
+            return True
+    return _context_fields(obj.get("error"), depth + 1)
+
+
+def _content_filtered(body) -> bool:
+    """Azure OpenAI's (and OpenAI's) refusal of a prompt by its content filter: error.code
+    "content_filter" / "content_policy_violation", innererror "ResponsibleAIPolicyViolation"."""
+    obj = _parse(body)
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if not isinstance(err, dict):
+        return False
+    inner = err.get("innererror")
+    codes = {err.get("code"), inner.get("code") if isinstance(inner, dict) else None}
+    return bool(codes & {"content_filter", "content_policy_violation", "ResponsibleAIPolicyViolation"})
+
+
+def context_overflow(body, message: str | None = None) -> bool:
+    """True when a provider's error (a body as bytes/str, or parsed JSON; `message` if the
+    caller already extracted it) says the conversation exceeds the context window. PURE."""
+    obj = _parse(body)
+    if _context_fields(obj):
+        return True
+    if message is None:
+        message = _message_from(obj) if obj is not None else (
+            bytes(body).decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else
+            body if isinstance(body, str) else None
+        )
+    return bool(message) and bool(_CONTEXT_TEXT.search(str(message)[:PROVIDER_TEXT_MAX]))
+
+
+def context_length(detail: str | None, *, status: int | None = None, retry_after=None,
+                   partial: bool = False, mid_stream: bool = False) -> ChatError:
+    where = "the server said mid-stream that " if mid_stream else ""
+    return ChatError(
+        "context_length",
+        _with(f"{where}the conversation is too long for the model's context window", detail),
+        CONTEXT_HINT,
+        status=status,
+        retry_after=retry_after,
+        partial=partial,
+    )
+
+
 # ---- HTTP statuses ---------------------------------------------------------------------
 
 
@@ -295,6 +409,21 @@ def classify_http(
             "http",
             f"{s_url} answered {st}, a redirect{where}; POST requests are not followed",
             "use the final URL as base_url (often https:// instead of http://, or a different path)",
+            **kw,
+        )
+    if (
+        status >= 400
+        and status not in (401, 402, 403, 404, 405, 429)
+        and not is_html
+        and context_overflow(body)
+    ):
+        return context_length(detail, **kw)
+    if status == 400 and _content_filtered(body):
+        return ChatError(
+            "bad_request",
+            _with(f"the provider's content filter refused the request ({st})", detail),
+            "rephrase the request; the filter may also have matched a file or command output "
+            "already in the conversation, which only a new conversation leaves behind",
             **kw,
         )
     if status in (400, 413, 422):
@@ -388,19 +517,75 @@ def classify_http(
 # ---- errors inside a 200 stream ---------------------------------------------------------
 
 
-def stream_error(payload, *, partial: bool = False) -> ChatError:
-    """An error object (or `event: error` data) inside a 200 stream."""
-    detail = provider_message(payload) or "no message"
+def stream_error(payload, *, partial: bool = False, default: str = "no message") -> ChatError:
+    """An error object (or `event: error` data) inside a 200 stream: the provider's
+    message, the status it names (`code`, an int or a string of digits), and the
+    context-window hint when that is what it says."""
+    detail = provider_message(payload)
     status = None
-    if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
-        code = payload["error"].get("code")
-        if isinstance(code, int) and not isinstance(code, bool) and 100 <= code < 600:
-            status = code
+    first = payload[0] if isinstance(payload, list) and payload else payload  # [{"error": ...}]
+    holder = first.get("error") if isinstance(first, dict) else None
+    if not isinstance(holder, dict):
+        holder = first if isinstance(first, dict) else {}
+    code = holder.get("code")
+    if isinstance(code, str) and code.strip().isdigit():
+        code = int(code)
+    if isinstance(code, int) and not isinstance(code, bool) and 100 <= code < 600:
+        status = code
+    if context_overflow(payload, detail):
+        return context_length(detail, status=status, partial=partial, mid_stream=True)
+    detail = detail or default
     return ChatError(
         "stream_error",
         f"the server reported an error mid-stream: {detail}",
         "try again; if it persists, try another model or check the provider's status",
         status=status,
+        partial=partial,
+    )
+
+
+# What a server says when it refuses `"content": ""` in an assistant message that has
+# tool_calls (Anthropic models behind Bedrock's OpenAI-compatible endpoint, and Bedrock's
+# Converse wording through gateways).
+_EMPTY_CONTENT_REFUSED = re.compile(
+    r"text content blocks must be non-empty"
+    r"|text field in the ContentBlock object .{0,40}is blank"
+    r"|content field in the Message object .{0,40}is empty",
+    re.IGNORECASE,
+)
+
+
+def refuses_empty_content(body) -> bool:
+    """True when a 400 body says the server refused an empty assistant content. PURE."""
+    obj = _parse(body)
+    text = _message_from(obj) if obj is not None else None
+    if text is None and isinstance(body, (bytes, bytearray, str)):
+        text = body.decode("utf-8", "replace") if isinstance(body, (bytes, bytearray)) else body
+    return bool(text) and bool(_EMPTY_CONTENT_REFUSED.search(str(text)[:1000]))
+
+
+def empty_stream(*, cause: str | None = None, partial: bool = False) -> ChatError:
+    """A 200 whose body carried no event at all: no `data:`, no [DONE] (nothing, or only
+    comments and blank lines), or broke off before its first one (`cause`). The server
+    failed after it had sent the status line."""
+    return ChatError(
+        "empty_stream",
+        _with("the server closed the stream without sending anything (HTTP 200, no data, no [DONE])", cause),
+        "the server failed after accepting the request and its log says why (llama-cpp-python "
+        "fails this way on a conversation longer than the context window, or on a message "
+        "its chat template cannot render); try again",
+        partial=partial,
+    )
+
+
+def cut_stream(*, partial: bool) -> ChatError:
+    """Events came, but neither a finish_reason nor [DONE]: the server stopped mid-answer."""
+    what = "in the middle of the answer" if partial else "before the answer began"
+    return ChatError(
+        "connection",
+        f"the stream ended {what} (no finish_reason, no [DONE])",
+        "the server stopped without saying why here (Ollama, for one, reports errors that "
+        "happen after the first token only in its log); try again",
         partial=partial,
     )
 

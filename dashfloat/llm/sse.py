@@ -28,6 +28,12 @@ Choices where the API differs from a browser EventSource:
   line, and a pending event without its trailing blank line IS dispatched. WHATWG says to
   discard both, but real providers end streams that way and dropping the last event would
   lose the end of a reply.
+* DEVIATION: an `error` field is not ignored (WHATWG ignores unknown fields). llama.cpp's
+  server (server.cpp's `server_sent_event(sink, "error", ...)`, in builds up to late 2025;
+  newer ones send `data: {"error": {...}}`) reports a failure inside a 200 stream as
+  `error: {"code": 500, "message": ..., "type": ...}` and a blank line; the
+  event carrying such a line is dispatched with type "error" and the `error` values as
+  its data (they replace any `data` lines of that event).
 * `max_event_bytes` bounds memory: the bytes of the line being assembled plus the data
   already buffered for the current event (each data value plus its newline). Exceeding
   it raises `SSEError`; the parser is then unusable (every later call raises again).
@@ -98,6 +104,7 @@ class SSEParser:
         self._data: list[str] = []
         self._data_size = 0
         self._event_type = ""
+        self._error: list[str] = []  # `error:` lines (llama.cpp), see the module docstring
 
     # -- public API --------------------------------------------------------------------
 
@@ -176,6 +183,7 @@ class SSEParser:
         if line_bytes + self._data_size > self._max:
             self._pending = bytearray()
             self._data = []
+            self._error = []
             self._data_size = 0
             self._failed = SSEError(
                 f"one server-sent event exceeded {_human_size(self._max)}"
@@ -212,6 +220,9 @@ class SSEParser:
         if field == b"data":
             self._data.append(value.decode("utf-8", "replace"))
             self._data_size += len(value) + 1
+        elif field == b"error":
+            self._error.append(value.decode("utf-8", "replace"))
+            self._data_size += len(value) + 1
         elif field == b"event":
             self._event_type = value.decode("utf-8", "replace")
         elif field == b"id" and b"\x00" not in value:
@@ -223,7 +234,9 @@ class SSEParser:
     def _dispatch(self) -> Event | None:
         """Blank line: emit the buffered event, unless no data line was seen."""
         data, event_type = self._data, self._event_type
-        self._data, self._data_size, self._event_type = [], 0, ""
+        if self._error:
+            data, event_type = self._error, "error"
+        self._data, self._data_size, self._event_type, self._error = [], 0, "", []
         if not data:
             return None
         return Event(

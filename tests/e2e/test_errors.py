@@ -20,6 +20,26 @@ def _stream_error_reply() -> Reply:
     return Reply(headers={"Content-Type": "text/event-stream"}, chunks=chunks)
 
 
+def _llamacpp_error_field_reply() -> Reply:
+    """llama.cpp's server (older builds): some text, then its failure as an `error:` line
+    that a plain SSE parser ignores, then [DONE]."""
+    chunks = sse_chunks(["Half of ", "the answer"], finish_reason=None, done=False)
+    chunks.append(b'error: {"code":500,"message":"Failed to decode the batch: KV cache is full",'
+                  b'"type":"server_error"}\n\n')
+    chunks.append(b"data: [DONE]\n\n")
+    return Reply(headers={"Content-Type": "text/event-stream"}, chunks=chunks)
+
+
+def _empty_reply() -> Reply:
+    """llama-cpp-python when the model fails after the 200: keep-alive pings, no data."""
+    return Reply(headers={"Content-Type": "text/event-stream"},
+                 chunks=[b": ping - 2025-06-01 12:00:00.000000+00:00\n\n"])
+
+
+LLAMACPP_OVERFLOW = {"error": {"code": 400, "message": "request (9412 tokens) exceeds the available context "
+                               "size (8192 tokens), try increasing it", "type": "exceed_context_size_error",
+                               "n_prompt_tokens": 9412, "n_ctx": 8192}}
+
 HTML = (b"<!DOCTYPE html><html><head><title>Open WebUI Login</title></head>"
         b"<body><h1>Sign in</h1></body></html>")
 
@@ -57,6 +77,21 @@ CASES = {
         ["Partial content before the failure", "[stopped by an error",
          "upstream overloaded, giving up", "incomplete"],
     ),
+    "llamacpp-error-field": (
+        _llamacpp_error_field_reply,
+        {},
+        ["Half of the answer", "[stopped by an error", "KV cache is full", "incomplete"],
+    ),
+    "empty-200": (
+        _empty_reply,
+        {},
+        ["closed the stream without sending anything", "log"],
+    ),
+    "context-overflow": (
+        lambda: json_reply(400, LLAMACPP_OVERFLOW),
+        {},
+        ["too long for the model's context window", "9412 tokens", "new conversation"],
+    ),
 }
 
 
@@ -75,6 +110,7 @@ def test_error_is_a_chat_entry_and_app_stays_usable(case, dash, server, tmp_path
     t.wait_for(lambda t: all(e in t.flat for e in expected) and " idle " in t.status(),
                what=f"the error entry {expected} and idle")
     _no_traceback(t)
+    assert "[model returned nothing]" not in t.flat, t.dump()
     if "OPENAI_API_KEY" in extra_env:
         assert server.requests[0]["headers"].get("authorization") == "Bearer sk-e2e-secret-value"
         assert "sk-e2e-secret-value" not in t.flat, "the key itself is never shown"

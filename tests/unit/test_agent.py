@@ -151,6 +151,31 @@ def test_an_empty_answer_says_so():
     assert out.wait(lambda m: m[0] == M.SYSTEM)[2] == "[model returned nothing]"
 
 
+@pytest.mark.parametrize(
+    "reason, needle",
+    [("content_filter", "content filter blocked"), ("length", "output token limit")],
+)
+def test_an_empty_answer_names_the_finish_reason_that_explains_it(reason, needle):
+    agent, out = start(lambda *a, **k: result("", finish_reason=reason))
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "empty")
+    line = out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    assert needle in line and reason in line
+
+
+@pytest.mark.parametrize(
+    "reason, needle",
+    [("content_filter", "content filter cut the answer short"), ("length", "cut short")],
+)
+def test_an_answer_cut_by_the_provider_says_so(reason, needle):
+    agent, out = start(lambda *a, **k: result("Half an", finish_reason=reason))
+    agent.send((M.PROMPT, "x"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    assert needle in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    out.wait_idle_after_end()
+    assert not [m for m in out.seen if m[0] == M.SYSTEM and "returned nothing" in m[2]]
+
+
 def test_a_prompt_during_a_turn_is_refused_politely():
     gate = threading.Event()
 

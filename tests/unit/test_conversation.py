@@ -231,19 +231,19 @@ ASSISTANT_CASES = [
         [{"id": "c1", "name": "read_file", "args": {"path": "a.txt"}, "error": None}],
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [
                 {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
             ],
         },
-        id="one-call-content-none",
+        id="one-call-content-empty-string",
     ),
     pytest.param(
         None,
         [{"id": "c1", "name": "list_directory", "args": None, "error": "arguments are not valid JSON"}],
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "list_directory", "arguments": "{}"}}],
         },
         id="args-none-becomes-empty-object",
@@ -269,7 +269,7 @@ ASSISTANT_CASES = [
         [{"id": "u", "name": "write_file", "args": {"path": "é.txt", "content": "naïve ✓\n"}, "error": None}],
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [
                 {
                     "id": "u",
@@ -285,7 +285,7 @@ ASSISTANT_CASES = [
         [{"id": "n", "args": {}, "error": "tool call has no function name"}],
         {
             "role": "assistant",
-            "content": None,
+            "content": "",
             "tool_calls": [{"id": "n", "type": "function", "function": {"name": "", "arguments": "{}"}}],
         },
         id="missing-name-is-empty-string",

@@ -410,3 +410,90 @@ def test_every_classified_exception_is_one_line():
         e = classify(exc, phase="stream")
         assert e.kind in errors.KINDS
         assert "\n" not in str(e) and e.hint
+
+
+# ---- a conversation longer than the context window ----------------------------------------
+
+CONTEXT_BODIES = [
+    pytest.param(400, {"error": {"message": "This model's maximum context length is 8192 tokens. However, your "
+                                            "messages resulted in 9000 tokens. Please reduce the length of the "
+                                            "messages.", "type": "invalid_request_error", "param": "messages",
+                                 "code": "context_length_exceeded"}}, id="openai"),
+    pytest.param(400, {"error": {"code": 400, "message": "request (9412 tokens) exceeds the available context size "
+                                                         "(8192 tokens), try increasing it",
+                                 "type": "exceed_context_size_error", "n_prompt_tokens": 9412, "n_ctx": 8192}},
+                 id="llama.cpp"),
+    pytest.param(400, {"error": {"code": 400, "message": "input (9000 tokens) is larger than the max context size "
+                                                         "(8192 tokens). skipping", "type": "invalid_request_error"}},
+                 id="llama.cpp-older-wording"),
+    pytest.param(500, b"Requested tokens (5000) exceed context window of 4096", id="llama-cpp-python-raw"),
+    pytest.param(400, {"object": "error", "message": "The decoder prompt (length 9000) is longer than the maximum "
+                                                     "model length of 8192. Make sure that `max_model_len` is no "
+                                                     "smaller than the number of text tokens.",
+                       "type": "BadRequestError", "param": None, "code": 400}, id="vllm"),
+    pytest.param(400, {"error": {"message": "This endpoint's maximum context length is 131072 tokens. However, you "
+                                            "requested about 140000 tokens", "code": 400}}, id="openrouter"),
+    pytest.param(500, {"error": {"message": "input length (9000 tokens) exceeds the model's maximum context length "
+                                            "(8192 tokens)", "type": "api_error"}}, id="ollama"),
+    pytest.param(400, {"error": "Trying to keep the first 9000 tokens when context the overflows. However, the model "
+                                "is loaded with context length of only 4096 tokens, which is not enough."},
+                 id="lm-studio"),
+    pytest.param(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                  "message": "prompt is too long: 210000 tokens > 200000 maximum"}},
+                 id="anthropic"),
+    pytest.param(400, {"object": "error", "message": "Prompt contains 40000 tokens and 0 draft tokens, too large for "
+                                                     "model with 32768 maximum context length", "type":
+                                                     "invalid_request_error"}, id="mistral"),
+    pytest.param(400, {"error": {"message": "litellm.ContextWindowExceededError: litellm.BadRequestError: ...",
+                                 "type": None, "param": None, "code": "400"}}, id="litellm"),
+    pytest.param(413, {"error": {"message": "Input is too long for requested model."}}, id="bedrock"),
+]
+
+
+@pytest.mark.parametrize(("status", "body"), CONTEXT_BODIES)
+def test_context_overflow_gets_its_own_kind_and_hint(status, body):
+    e = http(status, body)
+    assert e.kind == "context_length", e
+    assert e.status == status
+    assert "context window" in e.message
+    assert "model name" not in e.hint and "new conversation" in e.hint and "/model" in e.hint
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"error": {"message": "Invalid 'messages[1].content': string too long", "type": "invalid_request_error"}},
+        {"error": {"message": "model 'llama9' not found, try pulling it first"}},
+        {"error": {"message": "tools are not supported by this model", "code": 400}},
+        {"error": {"message": "max_tokens must be at least 1", "param": "max_tokens"}},
+    ],
+)
+def test_other_bad_requests_keep_the_bad_request_hint(body):
+    e = http(400, body)
+    assert e.kind == "bad_request" and "model name" in e.hint
+
+
+def test_context_overflow_in_a_stream_error_object():
+    e = errors.stream_error({"error": {"message": "context full", "n_ctx": 4096, "code": 400}}, partial=True)
+    assert e.kind == "context_length" and e.partial and e.status == 400 and "context full" in e.message
+
+
+def test_stream_error_takes_a_numeric_string_code_as_the_status():
+    e = errors.stream_error({"error": {"message": "upstream", "code": "502"}})
+    assert e.kind == "stream_error" and e.status == 502
+
+
+def test_empty_and_cut_stream_errors_are_one_line_with_hints():
+    for e in (errors.empty_stream(), errors.empty_stream(cause="broke"), errors.cut_stream(partial=True),
+              errors.cut_stream(partial=False)):
+        assert e.message and e.hint and "\n" not in str(e)
+
+
+def test_azure_content_filter_400_says_so_instead_of_blaming_the_model_name():
+    body = {"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content "
+                                 "management policy.", "type": None, "param": "prompt", "code": "content_filter",
+                      "status": 400, "innererror": {"code": "ResponsibleAIPolicyViolation",
+                                                    "content_filter_result": {"hate": {"filtered": True}}}}}
+    e = http(400, body)
+    assert e.kind == "bad_request" and "content filter" in e.message and "content management policy" in e.message
+    assert "model name" not in e.hint and "rephrase" in e.hint

@@ -572,3 +572,28 @@ def test_cr_only_stream_in_64k_chunks():
 def test_event_is_frozen():
     with pytest.raises(AttributeError):
         Event().data = "x"  # type: ignore[misc]
+
+
+# ---- the `error` field (llama.cpp's server, older builds) ---------------------------------
+
+
+def test_error_field_is_dispatched_as_an_error_event():
+    body = b'data: {"a":1}\n\nerror: {"code":500,"message":"boom"}\n\ndata: [DONE]\n\n'
+    events = parse(body)
+    assert [(e.event, e.data) for e in events] == [
+        ("message", '{"a":1}'),
+        ("error", '{"code":500,"message":"boom"}'),
+        ("message", "[DONE]"),
+    ]
+
+
+def test_error_field_split_anywhere_and_without_its_blank_line_at_eof():
+    body = b'error: {"message":"late"}'
+    for cut in range(1, len(body)):
+        events = parse(body[:cut], body[cut:])
+        assert [(e.event, e.data) for e in events] == [("error", '{"message":"late"}')]
+
+
+def test_error_field_counts_toward_the_event_bound():
+    with pytest.raises(SSEError):
+        parse(b"error: " + b"x" * 100 + b"\n" + b"error: " + b"y" * 100 + b"\n\n", max_event_bytes=150)
