@@ -178,8 +178,12 @@ class _Full:
         self.chars = 0
         self.dropped = 0
 
+    def full(self) -> bool:
+        """No more lines fit (count the rest with `dropped`, and skip building them)."""
+        return bool(self.dropped) or len(self.lines) >= FULL_MAX_LINES
+
     def add(self, kind: str, text: str) -> None:
-        if self.dropped or len(self.lines) >= FULL_MAX_LINES or self.chars + len(text) > FULL_MAX_CHARS:
+        if self.full() or self.chars + len(text) > FULL_MAX_CHARS:
             self.dropped += 1
             return
         self.lines.append((kind, text))
@@ -237,13 +241,18 @@ def diff_view(
     clipped = False
     events = counted(_diff_events(_split(old_text), _split(new_text), rel_path, old is None))
     for kind, raw in _collapsed(events):
-        full.add(kind, _shown(raw, FULL_LINE_CHARS))
+        text = None
         if shown < max_lines:
             clipped |= len(raw) > DIFF_LINE_CHARS
-            window.append((kind, _shown(raw, DIFF_LINE_CHARS)))
+            text = _shown(raw, DIFF_LINE_CHARS)
+            window.append((kind, text))
             shown += 1
         else:
             hidden += 1
+        if full.full():
+            full.dropped += 1
+        else:
+            full.add(kind, text if text is not None and len(raw) <= DIFF_LINE_CHARS else _shown(raw, FULL_LINE_CHARS))
     added, removed = counts["add"], counts["del"]
     if hidden:
         window.append(("marker", f"… {hidden:,} more diff lines ({added:,} added, {removed:,} removed in all)"))
