@@ -694,8 +694,7 @@ class Agent:
             if kind == "ask":
                 self._confirm_ref += 1
                 self._set_phase("confirming")
-                self.post((M.CONFIRM, self._confirm_ref, {"id": call.id, "name": call.name,
-                                                           "summary": payload.summary, "lines": payload.preview}))
+                self.post((M.CONFIRM, self._confirm_ref, self._confirm_info(call, payload)))
                 return
             batch = [call]
             if call.name in read_only:
@@ -713,6 +712,19 @@ class Agent:
                 self._execute(c)
             return
         self._finish_episode()
+
+    def _confirm_info(self, call: Call, payload) -> dict:
+        """What the front end shows for a question: the preview's window, the whole
+        preview when the window leaves some out (bounded), and the session rule the
+        approve-always key would add."""
+        info = {"id": call.id, "name": call.name, "summary": payload.summary, "lines": payload.preview}
+        if getattr(payload, "full", None) is not None:
+            info["full"] = payload.full
+        try:
+            info["always"] = self._pipeline.rules.exact_rule(call.name, call.args).text
+        except Exception:  # no main argument to make a rule from: the key still works, unnamed
+            log.debug("no exact rule for %s", call.name, exc_info=True)
+        return info
 
     def _commit_ready(self) -> None:
         """Post the outcome rows of finished calls, in call order, up to the first unfinished."""

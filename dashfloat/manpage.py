@@ -311,24 +311,84 @@ One answer of the model may hold at most @max_calls@ tool calls and @episode_byt
 content, reasoning and tool\-call arguments together (one stream event at most
 @event_bytes@); beyond that the stream is closed with an error that names the bound.
 .SH CONFIRMATIONS
-A call that changes something waits for a key while its preview is in the transcript
-(scroll it with PgUp and PgDn first if it is long).
+A call that changes something waits for a key while its preview is in the transcript.
+The preview starts with its totals: a new file's lines and size, or the lines added and
+removed and the file's size now and before.
+Runs of @blank_run@ or more blank lines show as one line that counts them
+(\(lq+\&... 3,000 blank lines ...\(rq), and a line longer than @window_chars@ characters is
+cut there, with a marker that says how many more it has.
+A preview longer than @window_lines@ lines shows its first @window_lines@ and a marker with the totals, and
+.B v
+opens the whole preview in the transcript's place: every line, each cut at @full_chars@
+characters, at most @full_lines@ lines or @full_mb@ MB of text in all.
+PgUp, PgDn, Up, Down, Home and End scroll it; q, Esc or v go back to the transcript;
+.BR y ,
+.B n
+and
+.B a
+decide there as well.
+Reading it is never required: a y counts whenever the rules below let it.
+.PP
 .B y
 approves that one call; the next call asks again.
 .B n
 rejects it; the model is told and may try another way.
+.B a
+pressed twice, with a pause between and within @always@ s, approves the call and allows
+this exact command (or this file) for the rest of the session: the first
+.B a
+shows the rule the second would add, for example
+.BR write_file(notes.md) ,
+and y or n still decide for this call only.
 .B Esc
-rejects it and every other call of the same answer, and ends the turn, so you can say
-what to do instead.
-Keys typed before the preview was drawn are thrown away: typeahead never decides.
-While a call waits, the prompt keeps its text and ignores other keys.
+(or Ctrl\-C) rejects it and every other call of the same answer, and ends the turn, so you
+can say what to do instead.
+.PP
+These are single keys for a person who reads the preview and answers, but a person typing
+a sentence when the preview appears cannot answer it by accident:
+.IP 1. 4
+No key decides before the preview has been drawn, nor in the first @grace@ s after it
+(keys typed before it was drawn are thrown away).
+.IP 2. 4
+A key decides only if it came alone from the terminal: keys that arrive together (a
+paste, a terminal's answer to a query sequence, keys typed faster than they are read)
+never do.
+.IP 3. 4
+.BR y ,
+.BR n ,
+.B a
+and
+.B v
+count only after @quiet@ s without typing.
+Every key but scrolling and help is typing, the keys that decided nothing too, so after a
+stray key the question takes keys again only after a pause.
+.IP 4. 4
+.BR y ,
+.B n
+and the second
+.B a
+act @hold@ s later, and only if no other key follows within that time: a letter followed
+at once by another is the start of a word (\(lqyou ...\(rq).
+.IP 5. 4
+.B Esc
+and Ctrl\-C need rules 1 and 2 only, and act at once: they never occur in typed text.
+.PP
+The question reads
+.B Apply?
+when a y or n pressed now would count and
+.B Wait...
+(dimmed) when it would not; a key that decides nothing says why in the status bar.
+Keys typed on a question are not typed into the prompt, which keeps its text: the
+question lists them as \(lqtyped here, not used\(rq, so what you typed stays in sight.
+A paste while a question waits is dropped the same way.
 .SH KEYBINDINGS
 .\" Generated from dashfloat/ui/keymap.py by `make man`; do not edit by hand.
 """
 
 MIDDLE = r""".PP
 A bracketed paste is inserted into the prompt as text and never submits it, however many
-newlines it holds.
+newlines it holds (while a confirmation waits it is dropped: see
+.BR CONFIRMATIONS ).
 A lone Esc is recognised after about @lone_esc@ s (the time the terminal needs to tell it from
 the start of an escape sequence).
 .SH COMMANDS
@@ -1021,8 +1081,8 @@ def numbers() -> dict[str, str]:
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.tools import files, hooks, runner
-    from dashfloat.ui import app
+    from dashfloat.tools import files, hooks, preview, runner
+    from dashfloat.ui import app, confirmgate
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
@@ -1055,6 +1115,17 @@ def numbers() -> dict[str, str]:
         "dir_mode": f"{private.DIR_MODE:04o}",
         "exit_pipe": str(cli.EXIT_PIPE),
         "default_base_url": DEFAULT_BASE_URL,
+        # the confirmation rules, from the code that applies them
+        "grace": f"{confirmgate.GRACE:g}",
+        "quiet": f"{confirmgate.QUIET:g}",
+        "hold": f"{confirmgate.HOLD:g}",
+        "always": f"{confirmgate.ALWAYS_WINDOW:g}",
+        "blank_run": str(preview.BLANK_RUN),
+        "window_lines": str(preview.PREVIEW_MAX_LINES),
+        "window_chars": str(preview.DIFF_LINE_CHARS),
+        "full_chars": f"{preview.FULL_LINE_CHARS:,}",
+        "full_lines": f"{preview.FULL_MAX_LINES:,}",
+        "full_mb": str(preview.FULL_MAX_CHARS // 1_000_000),
     }
 
 

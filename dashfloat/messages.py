@@ -47,7 +47,9 @@ TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per 
 TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output while a command runs
 TOOL_NOTE = "tool_note"  # ("tool_note", call_id, text)   e.g. which rule allowed it without asking
 TOOL_RESULT = "tool_result"  # ("tool_result", {"id", "name", "status", "text", "excerpt", ["details"]})
-CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kind, text)]})
+CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kind, text)], ["full": [(kind, text)]],
+#                      ["always": rule text]})  lines: the preview's window (50 lines); full: the whole preview,
+#                      bounded, when the window leaves some out; always: the session rule the a key would add
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
 AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
 

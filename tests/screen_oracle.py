@@ -132,8 +132,9 @@ class OracleSession:
         self.stream = pyte.Stream(self.term)
         self.out = _Output(self.stream)
         self._pipe = os.pipe()
+        self.now = 1000.0  # the App's clock: confirmations need pauses, which the session makes
         self.app = App(agent=FakeAgent(), outbox=Outbox(), model_name="test-model", ascii=False,
-                       depth=depth, history=History(None))
+                       depth=depth, history=History(None), clock=lambda: self.now)
         self.screen = DashScreen(input=os.fdopen(self._pipe[0], "rb", buffering=0), output=self.out,
                                  bracketed_paste_mode=True)
         self.loop = self.app.build_loop(self.screen)
@@ -232,6 +233,12 @@ class OracleSession:
         self.screen.screen_buf = None  # what urwid does when it reads SIGWINCH's flag
         self._key("window resize")
 
+    def _pause(self, seconds: float) -> None:
+        """Time passes (the tick's part in a pending question: a held y acts)."""
+        self.now += seconds
+        if self.app.confirm is not None:
+            self.app._confirm_tick(self.now)
+
     def _redraw(self) -> None:
         self._key("ctrl l")
 
@@ -309,9 +316,13 @@ def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
                      (M.CONFIRM, call, {"id": cid, "name": "write_file", "summary": "write_file f.txt", "lines": lines}),
                      (M.PHASE, "confirming"))
             elif r < 0.64 and app.confirm is not None:
-                key = rnd.choice(["y", "n", "x", "page up"])
-                app.confirm_armed = True
+                s.do("pause", 2.0)
+                key = rnd.choice(["y", "n", "x", "page up", "v", "v", "a"])
                 s.do("key", key)
+                s.do("pause", 0.5)
+                if app.view_widget is not None:  # the whole preview: page through it, go back
+                    s.do("key", rnd.choice(["page down", "down", "end"]))
+                    s.do("key", rnd.choice(["q", "esc"]))
                 if app.confirm is None:
                     cid = f"c{call}"
                     s.do("msg", (M.TOOL_OUTPUT, cid, "line one\nline two\rprogress 50%"),

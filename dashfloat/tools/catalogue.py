@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from dashfloat.tools import results
-from dashfloat.tools.preview import safe
+from dashfloat.tools.preview import human_size, safe
 
 # -- the catalogue ---------------------------------------------------------------------
 
@@ -297,15 +297,6 @@ def _path(args: dict, key: str = "path", default: str | None = None) -> str:
     if len(text) > _RAW_MAX:
         text = "…" + text[-_RAW_MAX:]
     return _clip_tail(safe(text), _PATH_MAX)
-
-
-def human_size(nbytes: int) -> str:
-    """`512 B`, `1.2 KiB`, `3.4 MiB`."""
-    if nbytes < 1024:
-        return f"{nbytes} B"
-    if nbytes < 1024 * 1024:
-        return f"{nbytes / 1024:.1f} KiB"
-    return f"{nbytes / (1024 * 1024):.1f} MiB"
 
 
 def _command(value) -> str:

@@ -39,8 +39,9 @@ class Prepared:
 
     name: str
     summary: str
-    preview: list  # [(kind, text)]
+    preview: list  # [(kind, text)]: the window shown in the transcript
     plan: object  # edit.WritePlan | edit.EditPlan | pathpolicy.Resolved (the command's cwd)
+    full: list | None = None  # the whole preview (bounded), when the window does not show it all
 
 
 def prepare(name: str, args: dict, root: str) -> Prepared | dict:
@@ -49,12 +50,12 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
         plan = edit.plan_write(root, args["path"], args["content"])
         if isinstance(plan, dict):
             return plan
-        lines = preview.diff_lines(plan.rel, plan.old, plan.new)
+        lines, full = preview.diff_view(plan.rel, plan.old, plan.new)
     elif name == "edit_file":
         plan = edit.plan_edit(root, args["path"], args["search_block"], args["replace_block"])
         if isinstance(plan, dict):
             return plan
-        lines = preview.diff_lines(plan.rel, plan.old, plan.new)
+        lines, full = preview.diff_view(plan.rel, plan.old, plan.new)
     elif name == "execute_command":
         plan = pathpolicy.resolve(root, args.get("cwd", "."), must_exist=True)
         if isinstance(plan, dict):
@@ -62,13 +63,13 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
         refused = pathpolicy.check_directory(plan)
         if refused is not None:
             return refused
-        lines = preview.command_lines(args["command"], pathpolicy.shown(plan.rel))
+        lines, full = preview.command_view(args["command"], pathpolicy.shown(plan.rel))
     elif name in READ_ONLY:  # asked for by a rule (e.g. ask read_file(.env)): show what it reads
-        lines = [("ctx", f"reads: {summary(name, args)}")]
+        lines, full = [("ctx", f"reads: {summary(name, args)}")], None
         plan = None
     else:
         return results.error("unknown_tool", f"unknown tool {name!r}")
-    return Prepared(name=name, summary=summary(name, args), preview=lines, plan=plan)
+    return Prepared(name=name, summary=summary(name, args), preview=lines, plan=plan, full=full)
 
 
 def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, cancel: Cancel | None = None,

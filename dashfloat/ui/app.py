@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import urwid
 
@@ -21,6 +22,7 @@ from dashfloat import messages as M
 from dashfloat.history import History
 from dashfloat.ui import keymap, theme
 from dashfloat.ui.bridge import Outbox
+from dashfloat.ui.confirmgate import PASSING, ConfirmGate
 from dashfloat.ui.screen import DashScreen
 from dashfloat.ui.statusline import status_markup
 from dashfloat.ui.transcript import TranscriptModel
@@ -30,6 +32,7 @@ log = logging.getLogger("dashfloat.ui")
 
 TICK = 0.1  # seconds between widget flushes and spinner steps while active
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
+HELD_NOTICES = {"approve": "approving", "reject": "rejecting", "approve_always": "allowing for the session"}
 
 
 class DashLoop(urwid.MainLoop):
@@ -123,8 +126,9 @@ class Root(urwid.WidgetWrap):
 
 class App:
     def __init__(self, *, agent, outbox: Outbox, model_name: str | None, ascii: bool, depth: int,
-                 history: History, log_path: str | None = None, base_url: str = ""):
+                 history: History, log_path: str | None = None, base_url: str = "", clock=time.monotonic):
         self.agent = agent
+        self.clock = clock  # when keys arrive and previews are drawn (tests pass their own)
         self.outbox = outbox
         self.ascii = ascii
         self.depth = depth
@@ -153,7 +157,14 @@ class App:
         self._paste: list[str] = []
         self._quitting = False
         self.confirm: tuple[int, str] | None = None  # (ref, call id) waiting for y / n / Esc
-        self.confirm_armed = False
+        self.gate = ConfirmGate()  # which keys on it are decisions (confirmgate.py)
+        self._held_key = ""  # the letter the gate holds, shown as unused if typing follows it
+        self._gate_notice = ""  # what the gate's notice is about: "" (none), "explain", "hold", "step"
+        self.view_widget = None  # the whole preview (pager.PreviewView) in the transcript's place
+        # the read the keys being handled came in: when, how many keys, how many are left
+        self._read_at = 0.0
+        self._read_alone = True
+        self._read_left = 0
         footer = urwid.Pile([self.status, self.prompt_box])
         self.frame = urwid.Frame(body=self.view.listbox, footer=footer, focus_part="footer")
         self.root = Root(self, self.frame)
@@ -166,7 +177,7 @@ class App:
             screen = DashScreen(bracketed_paste_mode=True)
         screen.set_terminal_properties(colors=self.depth)
         if hasattr(screen, "scroll_region_rows"):
-            screen.scroll_region_rows = lambda: self.view.listbox.last_size[1]
+            screen.scroll_region_rows = self._scroll_region_rows
         self.loop = DashLoop(
             self.root,
             theme.palette(self.depth),
@@ -181,6 +192,12 @@ class App:
         self._sig_fd = self.loop.watch_pipe(self._on_signal)
         self.update_status()
         return self.loop
+
+    def _scroll_region_rows(self) -> int:
+        """The rows at the top that scroll together: the transcript (or the whole preview)
+        as last laid out; 0 (no scrolling) before it was."""
+        size = getattr(self.frame.body, "last_size", None)
+        return size[1] if size else 0
 
     def install_signal_handlers(self) -> dict:
         fd = self._sig_fd
@@ -250,10 +267,11 @@ class App:
             self._dirty = True
             return False
         if kind == M.PHASE:
+            if msg[1] != self.phase:
+                self.notice = ""  # a note is about the moment ("a turn is running"): not the next one
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
-                self.confirm = None  # the agent moved on (a cancel): nothing to decide
-                self.confirm_armed = False
+                self._end_confirm()  # the agent moved on (a cancel): nothing to decide
             if self.phase in M.ACTIVE_PHASES:
                 self._ensure_tick()
             self.update_status()
@@ -304,9 +322,10 @@ class App:
             return True
         if kind == M.CONFIRM:
             ref, info = msg[1], msg[2]
-            self.model.tool(info["id"]).set_preview(info.get("lines", []))
+            self.model.tool(info["id"]).set_preview(info.get("lines", []), info.get("full"), info.get("always", ""))
+            self._end_confirm()
             self.confirm = (ref, info["id"])
-            self.confirm_armed = False
+            self.gate.open()
             self.view.following = True  # the preview must be on screen to be decided
             return True
         if kind == M.CRASH:
@@ -335,10 +354,10 @@ class App:
         self.update_status()
 
     def _after_draw(self) -> None:
-        """Arm a pending confirmation once its preview has been drawn, and throw away
-        keys typed before that: typeahead never decides a confirmation."""
-        if self.confirm is not None and not self.confirm_armed:
-            self.confirm_armed = True
+        """Note when a pending confirmation's preview was first drawn (the gate's grace
+        starts then), and throw away keys typed before that: typeahead never decides."""
+        if self.confirm is not None and self.gate.shown_at is None:
+            self.gate.shown(self.clock())
             try:
                 import termios
 
@@ -358,6 +377,8 @@ class App:
         self.outbox.quiet = False
         try:
             self._drain()  # the text that arrived quietly since the last tick
+            if self.confirm is not None:
+                self._confirm_tick(self.clock())
             streamed = self._dirty
             current = self.model.current
             if not streamed and current is not None and current.settle():
@@ -373,6 +394,9 @@ class App:
         except Exception as exc:
             log.exception("tick failed")
             self.model.system("error", f"internal error in the display tick: {exc!r} (see the log)")
+            self.refresh()
+            if self.phase in M.ACTIVE_PHASES and not self.agent_down:
+                self._ensure_tick()  # a failed tick must not stop the next (a question waits on it)
 
     def _check_agent(self) -> bool:
         """False (and the agent-down entry) when the agent thread has ended without saying
@@ -388,7 +412,8 @@ class App:
         return False
 
     def update_status(self) -> None:
-        position = None if self.view.following else self.view.position()
+        # the whole preview shows where it is in its own title row
+        position = None if self.view.following or self.view_widget is not None else self.view.position()
         spinner = self.glyphs.spinner[self.spin % len(self.glyphs.spinner)]
         phase = "agent down" if self.agent_down else self.phase
         markup = status_markup(
@@ -409,7 +434,10 @@ class App:
 
     # ---- input ------------------------------------------------------------------------
     def _input_filter(self, keys, raw):
-        """Gather bracketed paste into the prompt as text, so a pasted newline never submits."""
+        """Gather bracketed paste into the prompt as text, so a pasted newline never submits;
+        note when this read came and how many keys it held (a key alone in its read may be
+        a decision; keys that came together are a paste, fast typing or a terminal's reply)."""
+        now = self.clock()
         out = []
         for key in keys:
             if key == "begin paste":
@@ -418,7 +446,7 @@ class App:
             elif key == "end paste":
                 self._pasting = False
                 if self._paste:
-                    self.prompt.insert_text("".join(self._paste))
+                    self._pasted("".join(self._paste), now)
                 self._paste = []
             elif self._pasting:
                 if key == "enter":
@@ -427,11 +455,38 @@ class App:
                     self._paste.append("    ")
                 elif isinstance(key, str) and len(key) == 1:
                     self._paste.append(key)
+            elif not isinstance(key, str):
+                continue  # a terminal's report (cursor position, device attributes): urwid's
+                # process_input raises on tuples that are not mouse events, and we use no mouse
             else:
                 if key == "window resize" and self.loop is not None:
                     self._on_resize()
                 out.append(key)
+        self._read_at = now
+        self._read_alone = sum(1 for k in keys if k != "window resize") == 1
+        self._read_left = sum(1 for k in out if isinstance(k, str) and k != "window resize")
         return out
+
+    def _pasted(self, text: str, now: float) -> None:
+        if self.confirm is None:
+            self.prompt.insert_text(text)
+            self.gate.typed(now)
+            return
+        # a paste never answers a question, and the prompt keeps its text meanwhile
+        _verdict, cancelled = self.gate.key(None, "paste", now, False)
+        if cancelled is not None:
+            self._unused(self._held_key)
+            self._held_key = ""
+        self._unused(text)
+        self._gate_says("explain", "a paste never decides: it was dropped; y/n alone decide")
+
+    def _key_stamp(self) -> tuple[float, bool]:
+        """(when, alone) of the key being handled: from its read when it came through
+        _input_filter, else (a key handed to the widgets directly) now and alone."""
+        if self._read_left > 0:
+            self._read_left -= 1
+            return self._read_at, self._read_alone
+        return self.clock(), True
 
     def _on_resize(self) -> None:
         try:
@@ -445,10 +500,13 @@ class App:
     def on_key(self, size, key):
         if isinstance(key, tuple):  # mouse events: not used
             return None
+        at, alone = self._key_stamp()
         if self._width != size[0]:
             self._width = size[0]
             self.prompt_box.cap = max(1, min(8, size[1] // 3))
             self.update_status()
+        if self.confirm is not None:
+            self._confirm_tick(at)  # a held y whose time has come acts before this key
         if self.root.overlay is not None:
             cmd = keymap.lookup(("help",), key)
             if cmd == "close_help":
@@ -456,9 +514,13 @@ class App:
             elif cmd == "help_scroll":
                 self.root._w.keypress(size, key)
             return None
+        if self.view_widget is not None:
+            return self._view_key(size, key, at, alone)
         if self.confirm is not None:
-            return self._confirm_key(key)
+            return self._confirm_key(key, at, alone)
         cmd = keymap.lookup(("global", "transcript", "prompt"), key)
+        if cmd not in PASSING:
+            self.gate.typed(at)  # a preview that appears now waits for a pause in this typing
         interrupt = cmd == "interrupt"
         try:
             if cmd is not None and self.command(cmd, size=size) is not False:
@@ -470,39 +532,148 @@ class App:
             if not interrupt:
                 self._last_interrupt = False
 
-    def _confirm_key(self, key: str):
-        """While a call waits for a decision only y, n, Esc and scrolling mean anything;
-        the prompt keeps its text and typed letters never spill into a decision."""
-        cmd = keymap.lookup(("confirm", "transcript", "global"), key)
-        if cmd in ("approve", "approve_always", "reject", "stop_turn", "interrupt"):
-            if not self.confirm_armed:
-                self.notice = "the preview is not on screen yet"
-                self.update_status()
-                return None
-            ref, call_id = self.confirm
-            self.confirm = None
-            self.confirm_armed = False
-            if cmd == "approve":
-                self.model.tool(call_id).decided("approved by you")
-                self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
-            elif cmd == "approve_always":
-                self.model.tool(call_id).decided("approved by you; allowed for the rest of the session")
-                self.agent.send((M.CONFIRM_DECISION, ref, "always"))
-            elif cmd == "reject":
-                self.model.tool(call_id).decided("rejected by you")
-                self.agent.send((M.CONFIRM_DECISION, ref, "rejected"))
-            else:
-                self.model.tool(call_id).decided("rejected by you")
-                self.agent.send((M.CANCEL,))
-            self.notice = ""
-            self.refresh()
-            return None
-        if cmd is not None and (cmd.startswith("scroll_") or cmd in ("redraw", "help", "toggle_reasoning", "suspend")):
+    def _confirm_key(self, key: str, at: float, alone: bool, contexts=("confirm", "transcript", "global")):
+        """While a call waits for a decision only y, n, a, Esc, v and scrolling mean
+        anything, and y, n and a only when pressed on their own (confirmgate.py): typing
+        decides nothing, lands nowhere, and is shown under the question as unused."""
+        cmd = keymap.lookup(contexts, key)
+        verdict, cancelled = self.gate.key(cmd, key, at, alone)
+        if cancelled is not None:  # the held letter began a word: it was typing
+            self._unused(self._held_key)
+            self._held_key = ""
+        action = verdict.action
+        if action == "pass":
             self.command(cmd)
             return None
-        self.notice = "y approves · a always · n rejects · Esc stops the turn"
-        self.update_status()
+        if action == "ignore":
+            return None
+        if action == "decide":
+            self._decide(verdict.command)
+        elif action == "hold":
+            self._held_key = key
+            self._set_always(False)
+            self._gate_says("hold", HELD_NOTICES[verdict.command] + self.glyphs.ellipsis)
+        elif action == "step":
+            self._set_always(True)
+            self._gate_says("step", "a again, after a pause, allows it for the session")
+        elif action == "view" and verdict.command == "view_preview":
+            self._open_view()
+        else:  # explain
+            self._set_always(False)
+            if len(key) == 1:
+                self._unused(key)
+            self._gate_says("explain", verdict.notice)
+        if self.confirm is not None:
+            self._sync_ready(at)
         return None
+
+    def _gate_says(self, about: str, notice: str) -> None:
+        self.notice = notice
+        self._gate_notice = about
+        self.refresh()
+
+    def _unused(self, text: str) -> None:
+        if self.confirm is not None and text:
+            self.model.tool(self.confirm[1]).add_unused(text)
+
+    def _set_always(self, on: bool) -> None:
+        if self.confirm is not None:
+            entry = self.model.tools.get(self.confirm[1])
+            if entry is not None and entry.asking_always != on:
+                self.model.tool(entry.id).ask_always(on)
+
+    def _confirm_tick(self, now: float) -> None:
+        """Time passes on a pending question: a held letter acts once HOLD passed, and a
+        first a that got no second one lapses."""
+        command = self.gate.due(now)
+        if command is not None:
+            self._decide(command)
+            return
+        if self.gate.step_at is not None and not self.gate.stepping(now):
+            self.gate.step_at = None
+            self._set_always(False)
+            if self._gate_notice == "step":
+                self._gate_notice = self.notice = ""
+            self.refresh()
+        self._sync_ready(now)
+
+    def _sync_ready(self, now: float) -> None:
+        """The question reads Apply? when a y or n now would count, else Wait; a notice
+        that explained a key goes once one would."""
+        ready = self.gate.ready(now)
+        if self._gate_notice == "explain" and ready:
+            self._gate_notice = self.notice = ""
+        entry = self.model.tools.get(self.confirm[1])
+        if entry is not None and entry.ready != ready:
+            self.model.tool(entry.id).set_ready(ready)
+            self.refresh()
+        else:
+            self.update_status()
+
+    def _decide(self, cmd: str) -> None:
+        ref, call_id = self.confirm
+        entry = self.model.tool(call_id)
+        if cmd == "approve":
+            entry.decided("approved by you")
+            self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
+        elif cmd == "approve_always":
+            entry.decided("approved by you; allowed for the rest of the session")
+            self.agent.send((M.CONFIRM_DECISION, ref, "always"))
+        elif cmd == "reject":
+            entry.decided("rejected by you")
+            self.agent.send((M.CONFIRM_DECISION, ref, "rejected"))
+        elif cmd == "stop_turn":
+            entry.decided("rejected by you")
+            self.agent.send((M.CANCEL,))
+        else:
+            raise ValueError(f"not a decision: {cmd!r}")
+        self._end_confirm()
+        self.notice = ""
+        self.refresh()
+
+    def _end_confirm(self) -> None:
+        """No question is pending any more (decided, or the agent moved on)."""
+        if self.confirm is not None:
+            entry = self.model.tools.get(self.confirm[1])
+            if entry is not None and entry.asking_always:
+                self.model.tool(entry.id).ask_always(False)
+        self.confirm = None
+        self.gate.close()
+        self._held_key = ""
+        if self._gate_notice:
+            self._gate_notice = self.notice = ""
+        self._close_view()
+
+    # ---- the whole preview ------------------------------------------------------------
+    def _open_view(self) -> None:
+        from dashfloat.textsafe import visible
+        from dashfloat.ui.pager import PreviewView
+
+        entry = self.model.tools.get(self.confirm[1])
+        if entry is None:
+            return
+        self.view_widget = PreviewView(visible(entry.summary), entry.view_lines())
+        self.frame.body = self.view_widget
+        self._gate_notice = self.notice = ""
+        self.update_status()
+
+    def _close_view(self) -> None:
+        if self.view_widget is not None:
+            self.view_widget = None
+            self.frame.body = self.view.listbox
+            self.update_status()
+
+    def _view_key(self, size, key: str, at: float, alone: bool):
+        """Keys in the whole preview: scrolling and closing it; the question's own keys
+        (y, n, a, Ctrl-C) decide here too, by the same rules."""
+        cmd = keymap.lookup(("view",), key)
+        if cmd == "view_scroll":
+            self.view_widget.keypress(self.view_widget.last_size or self.view.listbox.last_size or size, key)
+            return None
+        if cmd == "close_view":  # like scrolling, not typing: y right after it counts
+            self._close_view()
+            return None
+        return self._confirm_key(key, at, alone, contexts=("confirm", "global"))
 
     def command(self, cmd: str, size=None):
         """Run a keymap command. Returns False when the key should go on to the editor."""

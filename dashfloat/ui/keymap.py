@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dashfloat.ui.confirmgate import ALWAYS_WINDOW as _ALWAYS
+from dashfloat.ui.confirmgate import GRACE as _GRACE
+from dashfloat.ui.confirmgate import HOLD as _HOLD
+from dashfloat.ui.confirmgate import QUIET as _QUIET
+
 # Contexts, most specific first. "global" applies everywhere unless an overlay owns keys.
 CONTEXTS = {
     "global": "Anywhere",
     "prompt": "Prompt (the editor at the bottom)",
     "transcript": "Transcript",
     "confirm": "Confirming a tool call (its preview is in the transcript)",
+    "view": "The whole preview (v on a confirmation)",
     "help": "Help overlay",
 }
 
@@ -26,25 +32,60 @@ class Binding:
     context: str
     help: str
     hint: str = ""  # short label for the status bar; empty = not hinted
+    label: str = ""  # how help and hints show the keys, when not just their names ("a a": twice)
 
 
 KEYMAP: tuple[Binding, ...] = (
     # confirmations
-    Binding(("y",), "approve", "confirm", "Approve this call, once: the next call asks again.", "approve"),
+    Binding(
+        ("y",),
+        "approve",
+        "confirm",
+        "Approve this call, once: the next call asks again. Like n and a, it counts only when pressed on its "
+        f"own: after a pause of {_QUIET} s in typing, not sooner than {_GRACE} s after the preview appeared, and "
+        f"not followed by another key within {_HOLD} s (then it was the start of a word). Keys that do not "
+        "decide are dropped, never typed into the prompt; the status bar says why.",
+        "approve",
+    ),
     Binding(
         ("a",),
         "approve_always",
         "confirm",
-        "Approve, and allow this exact command (or this file) without asking for the rest of the session.",
+        "Pressed twice, with a pause between (within "
+        f"{_ALWAYS:g} s): approve, and allow this exact command (or this file) without asking for the rest of "
+        "the session. The first a shows the rule the second would add.",
         "always",
+        label="a a",
     ),
     Binding(("n",), "reject", "confirm", "Reject this call; the model is told and the turn goes on.", "reject"),
     Binding(
-        ("esc",),
+        ("esc", "ctrl c"),
         "stop_turn",
         "confirm",
-        "Reject this call and every other pending call of the answer, and end the turn.",
+        "Reject this call and every other pending call of the answer, and end the turn (at once, even "
+        "right after typing).",
         "stop",
+    ),
+    Binding(
+        ("v",),
+        "view_preview",
+        "confirm",
+        "Read the whole preview (every line of a long diff or command) in a pager before deciding.",
+        "view all",
+    ),
+    # the whole preview (v on a confirmation)
+    Binding(
+        ("up", "down", "page up", "page down", "home", "end"),
+        "view_scroll",
+        "view",
+        "Scroll the preview.",
+    ),
+    Binding(
+        ("q", "esc", "v"),
+        "close_view",
+        "view",
+        "Back to the transcript; the call still waits. y, n, a and Ctrl-C decide here as well.",
+        "back",
     ),
     # prompt
     Binding(("enter",), "submit", "prompt", "Send the prompt to the model.", "send"),
@@ -140,14 +181,14 @@ def key_label(key: str) -> str:
 
 
 def keys_label(b: Binding) -> str:
-    return ", ".join(key_label(k) for k in b.keys)
+    return b.label or ", ".join(key_label(k) for k in b.keys)
 
 
 def hint_for(command: str) -> str:
     """'Esc cancel' style hint built from the table, so hints follow rebinding."""
     for b in KEYMAP:
         if b.command == command and b.hint:
-            return f"{key_label(b.keys[0])} {b.hint}"
+            return f"{b.label or key_label(b.keys[0])} {b.hint}"
     raise KeyError(command)
 
 

@@ -54,8 +54,8 @@ class SystemEntry(Entry):
         attr = "system_" + self.level
         out: list[Line] = []
         for i, raw in enumerate(self.text.split("\n")):
-            if i == 0:
-                out.append([(attr, glyphs.system + " " + visible(raw))])
+            if i == 0:  # the dot hangs: a long first line wraps under its text
+                out.append([(attr, glyphs.system + " "), (attr, visible(raw))])
                 continue
             body = visible(raw)
             rest = body.lstrip(" ")
@@ -251,11 +251,12 @@ def _indented(line: Line) -> Line:
     return line
 
 
-_DIFF_ATTRS = {"add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",
+_DIFF_ATTRS = {"stat": "diff_header", "add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",
                "ctx": "tool_text", "marker": "marker", "command": "diff_add", "cwd": "tool_text"}
 _STATUS_ATTRS = {"ok": "tool_ok", "rejected": "system_warn", "cancelled": "system_warn", "error": "system_error"}
 LIVE_LINES = 8  # lines of a running command's output shown live in its row
 LIVE_LINE_CHARS = 500  # and at most this much of each (the end: where progress is)
+UNUSED_CHARS = 60  # keys typed on a confirmation that decided nothing: the last this many are shown
 
 
 def _live_line(text: str) -> str:
@@ -278,6 +279,11 @@ class ToolEntry(Entry):
     name: str = ""
     summary: str = ""
     preview: list = field(default_factory=list)  # [(kind, text)]
+    full: list | None = None  # the whole preview when `preview` is a window of it
+    always: str = ""  # the session rule the a key would add
+    asking_always: bool = False  # a first a was taken: the Apply line asks for the second
+    ready: bool = False  # a y or n now would count (else the question says Wait, dimmed)
+    unused: str = ""  # keys typed on the confirmation that decided nothing (shown, never used)
     confirm: str = ""  # "" | "pending" | "approved" | "rejected"
     live: list = field(default_factory=list)  # last lines of live output
     _live_partial: str = ""
@@ -294,10 +300,55 @@ class ToolEntry(Entry):
         del self.live[:-LIVE_LINES]
         self.version += 1
 
-    def set_preview(self, lines: list) -> None:
+    def set_preview(self, lines: list, full: list | None = None, always: str = "") -> None:
         self.preview = [tuple(x) for x in lines]
+        self.full = [tuple(x) for x in full] if full else None
+        self.always = always
+        self.ready = self.asking_always = False
+        self.unused = ""
         self.confirm = "pending"
         self.version += 1
+
+    def set_ready(self, ready: bool) -> None:
+        if ready != self.ready:
+            self.ready = ready
+            self.version += 1
+
+    def ask_always(self, on: bool) -> None:
+        if on != self.asking_always:
+            self.asking_always = on
+            self.version += 1
+
+    def add_unused(self, text: str) -> None:
+        """Keys that decided nothing: shown under the question (the last UNUSED_CHARS)."""
+        self.unused = (self.unused + text)[-UNUSED_CHARS:]
+        self.version += 1
+
+    def view_lines(self) -> list[Line]:
+        """The whole preview as markup lines, for the pager."""
+        return [[(_DIFF_ATTRS.get(kind, "tool_text"), visible(text))] for kind, text in (self.full or self.preview)]
+
+    def _question(self, glyphs) -> list[Line]:
+        dot = glyphs.system
+        attr = "confirm" if self.ready else "tool_text"
+        # the same width ready or not, so the rows below do not move when it changes
+        ask = "Apply? " if self.ready else f"Wait{glyphs.ellipsis}  "
+        out: list[Line] = []
+        if self.full:
+            out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} v views all {len(self.full):,} lines "
+                                                  f"of the preview before you decide")])
+        if self.asking_always:
+            rule = visible(self.always) if self.always else "this exact call"
+            if len(rule) > 200:
+                rule = rule[:199] + glyphs.ellipsis
+            out.append([("", INDENT), (attr, f"{glyphs.collapsed} {ask}a again allows {rule} for the session "
+                                             f"{dot} y once {dot} n reject")])
+        else:
+            out.append([("", INDENT), (attr, f"{glyphs.collapsed} {ask}y approve {dot} "
+                                             f"n reject {dot} Esc reject and stop the turn")])
+        if self.unused:
+            out.append([("", INDENT), ("tool_text", f"{glyphs.expanded} typed here, not used: {visible(self.unused)}")])
+        return out
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -322,8 +373,7 @@ class ToolEntry(Entry):
         for kind, text in self.preview:
             out.append([("", INDENT), (_DIFF_ATTRS.get(kind, "tool_text"), visible(text))])
         if self.confirm == "pending":
-            out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} Apply? y approve {glyphs.system} "
-                                                  f"n reject {glyphs.system} Esc reject and stop the turn")])
+            out.extend(self._question(glyphs))
         elif self.confirm and self.preview:
             out.append([("", INDENT), ("tool_text", f"{glyphs.expanded} {self.confirm}")])
         out.extend([("", INDENT), ("tool_text", f"{glyphs.expanded} {visible(n)}")] for n in self.notes)

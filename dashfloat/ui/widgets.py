@@ -21,6 +21,17 @@ from dashfloat.ui.transcript import Entry, Line
 _UTF8 = urwid.util.get_encoding() == "utf-8"
 
 
+# A line whose first segment (after its blank indent) has one of these attributes hangs
+# it: the prefix (the answer's glyph, a bullet, a quote bar, a system entry's dot) sits on
+# the first row and the text wraps under the text, not under the prefix (a tool row's gear
+# too). A quote bar is
+# repeated on every row.
+HANGING = frozenset(("assistant_prefix", "user_prefix", "md_bullet", "md_quote", "tool",
+                     "system_info", "system_warn", "system_error"))
+REPEATED = frozenset(("md_quote",))
+MIN_TEXT = 2  # columns the text needs beside a hanging prefix, else the prefix wraps with it
+
+
 class IndentText(urwid.Text):
     """A Text that wraps under its own indent (one widget, not a Padding around a Text:
     a transcript holds one of these per line, so the extra layer would cost per row)."""
@@ -48,13 +59,61 @@ def _split_indent(line: Line) -> tuple[int, Line]:
     return 0, line
 
 
+def _split_hang(line: Line, width: int) -> tuple[int, tuple | None, Line]:
+    """(indent, hanging prefix or None, the rest) of a line laid out `width` wide: the
+    indent counts the prefix, which takes the first row's last indent columns."""
+    indent, line = _split_indent(line)
+    if len(line) > 1 and line[0][0] in HANGING and line[0][1]:
+        hang_width = calc_width(line[0][1], 0, len(line[0][1]))
+        if width - indent - hang_width >= MIN_TEXT:
+            return indent + hang_width, line[0], line[1:]
+    return indent, None, line
+
+
+def _hang_rows(rows: list, indent: int, hang: tuple) -> list:
+    """Rows laid out under `indent` (each starting with its blank pad run) with the
+    hanging prefix put into the pad of the first row (of every row for a quote bar)."""
+    attr, text = hang
+    data = text.encode()
+    lead = indent - calc_width(text, 0, len(text))
+    prefix = ([(None, None, b" " * lead)] if lead else []) + [(attr or None, None, data)]
+    out = []
+    for i, row in enumerate(rows):
+        if i == 0 or attr in REPEATED:
+            row = prefix + row[1:]
+        out.append(row)
+    return out
+
+
 def _widget(indent: int, line: Line) -> urwid.Widget:
     return IndentText(_markup(line), indent) if indent else urwid.Text(_markup(line))
 
 
+class _LineWidget(urwid.Widget):
+    """make_row's widget: lays its line out for the width it is given (whether a prefix
+    hangs depends on the width), the way line_rows does, with urwid's own Text."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+
+    def __init__(self, line: Line):
+        super().__init__()
+        self.line = line
+
+    def rows(self, size, focus=False):
+        return self.render(size, focus).rows()
+
+    def render(self, size, focus=False):
+        (maxcol,) = size
+        indent, hang, rest = _split_hang(self.line, maxcol)
+        if hang is None:
+            return _widget(indent, rest).render(size, focus)
+        inner = _LineWidget([("", " " * indent), *rest] if rest else rest).render(size)
+        return RowsCanvas(_hang_rows(list(inner.content()), indent, hang), maxcol)
+
+
 def make_row(line: Line) -> urwid.Widget:
     """One transcript row as a widget (line_rows gives the same rows without one)."""
-    return _widget(*_split_indent(line))
+    return _LineWidget(line)
 
 
 def line_rows(line: Line, width: int) -> list:
@@ -63,7 +122,9 @@ def line_rows(line: Line, width: int) -> list:
     widget and a canvas per line (the transcript lays out a line whenever it changes,
     the streaming one every frame). urwid's own layout decides the wrapping; anything
     but plain text segments in its layout (tabs) falls back to the widget."""
-    indent, line = _split_indent(line)
+    indent, hang, line = _split_hang(line, width)
+    if hang is not None:
+        return _hang_rows(line_rows([("", " " * indent), *line] if line else line, width), indent, hang)
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
     text = "".join(t for _a, t in segs)

@@ -62,6 +62,7 @@ class Term:
         self.stream = pyte.ByteStream(self.screen)
         self.stream.use_utf8 = utf8
         self.raw = bytearray()
+        self.env = env
         self.child = pexpect.spawn(argv[0], argv[1:], env=env, dimensions=(rows, cols), echo=False, cwd=cwd)
         self.eof = False
 
@@ -108,13 +109,25 @@ class Term:
             if result:
                 return result
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.dump()}")
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.dump()}{self.log_tail()}")
             if self.eof:
                 result = pred(self)
                 if result:
                     return result
                 raise AssertionError(f"process ended while waiting for {what}; screen:\n{self.dump()}")
             self.pump()
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The end of this dashfloat's log (for a failure's report), if it has one."""
+        state = self.env.get("XDG_STATE_HOME")
+        if not state:
+            return ""
+        try:
+            with open(os.path.join(state, "dashfloat", "dashfloat.log"), encoding="utf-8", errors="replace") as f:
+                tail = f.readlines()[-lines:]
+        except OSError:
+            return ""
+        return "\nlog:\n" + "".join(tail)
 
     def wait_text(self, text: str, timeout: float = 10.0) -> None:
         self.wait_for(lambda t: text in t.text, timeout, repr(text))

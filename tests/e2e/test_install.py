@@ -20,6 +20,8 @@ CHECKOUT_PAGE = ROOT / "man" / "dashfloat.1"
 def test_f1_help_names_the_checkout_page_when_no_page_is_installed(dash, tmp_path):
     t = dash(rows=60)
     t.send("\x1bOP")
+    t.wait_text("DashFloat keys")
+    t.send("\x1b[6~" * 6)  # PgDn to the help's end
     t.wait_for(lambda t: "for options and configuration" in t.flat, what="the help's last line")
     assert f"man {CHECKOUT_PAGE} for options and configuration" in t.flat
 

@@ -21,6 +21,9 @@ def test_a_approves_and_the_same_command_then_runs_without_asking(dash, server, 
     t = dash("-C", str(project))
     t.type("first\r")
     wait_confirming(t)
+    t.type("a")  # the first a asks, naming the rule; a second a after a pause allows
+    t.wait_flat(f"▸ Apply? a again allows execute_command({command}) for the session")
+    assert not (project / "log.txt").exists()
     t.type("a")
     t.wait_text("First done.")
     t.wait_text("allowed for the rest of the session")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -99,6 +100,8 @@ def rows_with(t, text: str) -> list[str]:
 
 
 def wait_confirming(t) -> None:
+    """Until a preview waits and a y or n would count: the question reads "Apply?" (it
+    reads "Wait…" in the first half second and after typing, until a pause)."""
     t.wait_for(lambda t: APPLY in t.text and " confirming " in t.status(), what="a pending preview, confirming")
 
 
@@ -246,7 +249,7 @@ def test_keys_typed_before_the_preview_never_decide_it(agent, server, project):
     spins = {t.status()}
     t.wait_for(lambda t: spins.add(t.status()) or len(spins) >= 3, what="the spinner stepping while confirming")
     assert " confirming " in t.status(), t.dump()
-    assert APPLY in t.text, t.dump()
+    wait_confirming(t)  # after the x, keys count again once typing paused
     assert not (project / "t.txt").exists(), "a key typed before the preview approved it"
     assert "→" not in t.text, t.dump()
     assert len(chat_posts(server)) == 1
@@ -391,7 +394,7 @@ def test_escape_sequences_in_output_names_previews_and_model_text_are_shown_esca
         ),
         sse_reply(["Output was \x1b]0;pwned\x07 shown."]),
     )
-    t = agent()
+    t = agent(rows=30)  # the whole story stays on screen
     t.type("print colour\r")
     wait_confirming(t)
     assert rows_with(t, "printf 'x\\033[31mred\\n'"), t.dump()  # the exact command, as typed
@@ -455,6 +458,7 @@ def test_an_approval_is_for_one_call_the_next_asks_again(agent, server, project)
     assert " confirming " in t.status(), t.dump()
     assert (project / "one.txt").read_bytes() == b"1\n"
     assert not (project / "two.txt").exists(), "the first y approved the second call too"
+    wait_confirming(t)  # keys count again after a pause
     t.type("n")
     t.wait_text("One of two.")
     t.wait_status("idle")
@@ -526,7 +530,7 @@ def test_sighup_while_a_command_runs_leaves_no_process(agent, server, project):
 
 # ---- scrolling and the preview -----------------------------------------------------------------
 
-PGUP, HOME = "\x1b[5~", "\x1b[H"
+PGUP, PGDN, HOME, END = "\x1b[5~", "\x1b[6~", "\x1b[H", "\x1b[F"
 
 
 def test_a_long_preview_can_be_scrolled_before_deciding(agent, server, project):
@@ -684,3 +688,178 @@ def test_a_long_line_of_live_output_is_bounded_too(agent, server, project):
 def _rows_of(t, ch: str) -> int:
     """How many screen rows hold nothing but `ch` (after the indent)."""
     return sum(1 for line in t.lines if line.strip() and set(line.strip()) == {ch})
+
+
+# ---- deliberate keys: typing a sentence never answers a question --------------------------
+
+
+def no_session_rules(t) -> None:
+    """/permissions lists the session's rules: there must be none."""
+    t.type("/permissions\r")
+    t.wait_flat("No session rules yet")
+
+
+@pytest.mark.parametrize("how", ["one read", "key by key"])
+def test_typing_a_sentence_on_a_preview_decides_nothing(agent, server, project, how):
+    """The defect: "can you stop" typed while a write waited approved it (the a of "can")
+    and added a session rule; the rest went into the prompt. Typed in one go (one read) or
+    key by key at a brisk typist's pace, no key of it decides and none lands in the prompt;
+    a y after a pause then approves, once."""
+    server.push(
+        calls_reply(call("write_file", {"path": "w.txt", "content": "written\n"})),
+        sse_reply(["Written."]),
+    )
+    t = agent()
+    t.type("write w.txt\r")
+    wait_confirming(t)
+    if how == "one read":
+        t.type("can you stop")
+    else:
+        for ch in "can you stop":
+            t.type(ch)
+            time.sleep(0.08)  # the typist's pace (~12 keys/s), not a wait for the app
+    # the keys were handled once the question shows them as unused (or, with the defect,
+    # once one of them approved the write)
+    t.wait_for(lambda t: (project / "w.txt").exists() or "typed here, not used: can you stop" in t.flat,
+               what="the sentence handled")
+    assert not (project / "w.txt").exists(), "a key of the sentence approved the write"
+    assert " confirming " in t.status() and len(chat_posts(server)) == 1, t.dump()
+    assert "→" not in t.text and "approved by you" not in t.text, t.dump()
+    assert "can" not in prompt_row(t), "typed keys landed in the prompt"
+
+    wait_confirming(t)  # after a pause the question reads "Apply?" again
+    t.type("y")
+    t.wait_text("Written.")
+    t.wait_status("idle")
+    assert (project / "w.txt").read_text() == "written\n"
+    assert rows_with(t, "approved by you"), t.dump()
+    assert "allowed for the rest of the session" not in t.text
+    no_session_rules(t)
+
+
+def test_a_terminal_reply_on_a_preview_decides_nothing(agent, server, project):
+    """Answers to query sequences (device attributes, a colour report, a cursor position,
+    focus events) arrive as bytes on the input while a question waits: none decides."""
+    server.push(
+        calls_reply(call("write_file", {"path": "r.txt", "content": "r\n"})),
+        sse_reply(["Done."]),
+    )
+    t = agent()
+    t.type("write r.txt\r")
+    wait_confirming(t)
+    for reply in ("\x1b[?1;2c", "\x1b]11;rgb:ffff/ffff/ffff\x1b\\", "\x1b[12;5R", "\x1b[I", "\x1b[O",
+                  "\x1b]11;rgb:0000/0000/0000\x07y", "yy", "ny"):
+        t.send(reply)
+    t.type("x")  # a barrier: once its hint shows, every reply before it has been read
+    t.wait_for(lambda t: "y approves" in t.status() or "typing" in t.status(), what="the hint")
+    assert not (project / "r.txt").exists(), "a terminal reply decided the question"
+    assert " confirming " in t.status() and "Turn stopped" not in t.text, t.dump()
+    wait_confirming(t)
+    t.type("n")
+    t.wait_text("Done.")
+    assert rows_with(t, "→ rejected"), t.dump()
+
+
+def test_always_takes_a_second_a_after_a_pause(agent, server, project):
+    server.push(
+        calls_reply(call("write_file", {"path": "aa.txt", "content": "aa\n"})),
+        sse_reply(["Done."]),
+    )
+    t = agent()
+    t.type("write aa.txt\r")
+    wait_confirming(t)
+    t.type("aa")  # typed at once: typing, not the deliberate second a
+    t.wait_flat("typed here, not used: aa")
+    assert not (project / "aa.txt").exists()
+    wait_confirming(t)
+    t.type("a")
+    t.wait_flat("▸ Apply? a again allows write_file(aa.txt) for the session")
+    assert not (project / "aa.txt").exists()
+    t.type("a")
+    t.wait_text("Done.")
+    t.wait_status("idle")
+    assert (project / "aa.txt").read_text() == "aa\n"
+    t.type("/permissions\r")
+    t.wait_flat("1. write_file(aa.txt)")
+
+
+# ---- long previews: totals, the whole view, honest long lines and blank runs -----------------
+
+
+def test_the_whole_preview_pages_through_a_500_line_write(agent, server, project):
+    content = "".join(f"line {i}\n" for i in range(500))
+    server.push(
+        calls_reply(call("write_file", {"path": "long.txt", "content": content})),
+        sse_reply(["Long file written."]),
+    )
+    t = agent()
+    t.type("write a long file\r")
+    wait_confirming(t)
+    t.wait_flat("v views all 504 lines of the preview before you decide")
+    assert rows_with(t, "… 453 more diff lines (500 added, 0 removed in all)"), t.dump()
+    t.type("v")
+    t.wait_for(lambda t: t.lines[0].startswith("write_file long.txt") and "lines 1-" in t.lines[0]
+               and "of 504" in t.lines[0], what="the whole preview, from its top")
+    assert t.lines[1].strip() == "new file · 500 lines · 4.3 KiB", t.dump()
+    assert " confirming " in t.status(), t.dump()
+    def line(n: int) -> str:  # line n (from 1) of the whole preview
+        return {1: "new file", 2: "--- /dev/null", 3: "+++ b/long.txt", 4: "@@"}.get(n, f"+line {n - 5}")
+
+    def page_drawn(t, after: int = 0) -> int:
+        """The first line number the title shows, once rows 1 and 21 show its first and
+        last line (the page is drawn whole), and it is past `after`."""
+        m = re.search(r"lines ([\d,]+)-([\d,]+) of", t.lines[0])
+        if not m:
+            return 0
+        first, last = (int(g.replace(",", "")) for g in m.groups())
+        drawn = t.lines[1].strip().startswith(line(first)) and t.lines[21].strip() == line(last)
+        return first if first > after and drawn else 0
+
+    seen = set()
+    first = t.wait_for(page_drawn, what="the first page")
+    for _ in range(40):  # page through it all
+        seen.update(line.strip() for line in t.lines[1:22])
+        if "+line 499" in seen:
+            break
+        t.send(PGDN)
+        first = t.wait_for(lambda t, f=first: page_drawn(t, f), what="the next page")
+    assert {f"+line {i}" for i in range(500)} <= seen, "a line of the preview could not be reached"
+    t.send(HOME)
+    t.wait_for(lambda t: t.lines[1].strip().startswith("new file"), what="the top again")
+    t.send(END)
+    t.wait_for(lambda t: "+line 499" in t.text, what="the end")
+    t.type("q")
+    t.wait_for(lambda t: "lines 1-" not in t.lines[0] and APPLY in t.text, what="back in the transcript")
+    assert not (project / "long.txt").exists()
+    wait_confirming(t)
+    t.type("y")
+    t.wait_text("Long file written.")
+    assert (project / "long.txt").read_text() == content
+
+
+def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, project):
+    content = "head\n" + "\n" * 3000 + "x" * 200_000 + "\ntail\n"
+    server.push(
+        calls_reply(call("write_file", {"path": "odd.txt", "content": content})),
+        sse_reply(["Odd file written."]),
+    )
+    t = agent(rows=40)
+    t.type("write an odd file\r")
+    wait_confirming(t)
+    flat = t.flat
+    assert "new file · 3,003 lines · 198.3 KiB" in flat, t.dump()
+    assert "+… 3,000 blank lines …" in flat, t.dump()
+    assert "… [199,501 more chars]" in flat, t.dump()  # the window shows 500 chars of it
+    assert rows_with(t, "+tail"), t.dump()
+    x_rows = [line for line in t.lines if "xxxxxxxxxx" in line]
+    assert 5 <= len(x_rows) <= 8, t.dump()  # ~500 chars at 80 columns, not 2,500 rows
+    t.type("v")
+    t.wait_for(lambda t: "lines 1-" in t.lines[0], what="the whole preview")
+    t.send(END)
+    t.wait_for(lambda t: "+tail" in t.text, what="the end of the whole preview")
+    t.wait_flat("… [180,001 more chars]")  # the whole view shows 20,000 chars of the line
+    t.type("q")
+    wait_confirming(t)
+    t.type("y")
+    t.wait_text("Odd file written.")
+    assert (project / "odd.txt").read_text() == content

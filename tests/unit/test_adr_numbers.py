@@ -220,10 +220,12 @@ def test_edit_file_accepts_exactly_8_mib(root):
 
 @pytest.mark.parametrize("n, hidden", [(47, 0), (48, 1), (200, 153)])
 def test_a_write_preview_shows_50_diff_lines_then_a_marker(n, hidden):
-    """A new file of n lines is n + 3 diff lines (two headers, one hunk line)."""
+    """A new file of n lines is n + 3 diff lines (two headers, one hunk line), under a
+    totals line."""
     new = "".join(f"line {i}\n" for i in range(n)).encode()
     lines = preview.diff_lines("new.txt", None, new)
-    body = [ln for ln in lines if ln[0] != "marker"]
+    assert lines[0][0] == "stat" and f"{n} lines" in lines[0][1]
+    body = [ln for ln in lines if ln[0] not in ("marker", "stat")]
     assert len(body) == n + 3 - hidden
     assert len(body) <= 50
     markers = [t for k, t in lines if k == "marker"]
@@ -237,13 +239,13 @@ def test_an_edit_preview_is_capped_at_50_lines_too(root):
     prepared = runner.prepare("edit_file", {"path": "f", "search_block": old,
                                             "replace_block": "".join(f"new {i}\n" for i in range(100))}, str(root))
     assert isinstance(plan, edit.EditPlan)
-    body = [ln for ln in prepared.preview if ln[0] != "marker"]
+    body = [ln for ln in prepared.preview if ln[0] not in ("marker", "stat")]
     assert len(body) == 50
     assert prepared.preview[-1][0] == "marker" and "100 added, 100 removed in all" in prepared.preview[-1][1]
 
 
 def test_a_command_preview_is_capped_at_50_lines(root):
-    assert len(preview.command_lines("\n".join(f"echo {i}" for i in range(50)), ".")) == 51  # and the cwd
+    assert len(preview.command_lines("\n".join(f"echo {i}" for i in range(50)), ".")) == 52  # totals, cwd
     lines = preview.command_lines("\n".join(f"echo {i}" for i in range(51)), ".")
     assert [k for k, _ in lines].count("command") == 50
     assert lines[-2:] == [("marker", "… 1 more command lines (51 in all)"), ("cwd", "cwd: .")]

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dashfloat.tools.preview import command_lines, diff_lines, excerpt, safe
+from dashfloat.tools import preview
+from dashfloat.tools.preview import (
+    command_lines,
+    command_view,
+    diff_lines,
+    diff_view,
+    excerpt,
+    safe,
+)
 
-KINDS = {"header", "hunk", "add", "del", "ctx", "marker"}
+KINDS = {"stat", "header", "hunk", "add", "del", "ctx", "marker"}
 
 
 def kinds(lines):
@@ -31,6 +39,7 @@ def assert_terminal_safe(lines):
 def test_new_file_is_all_added():
     lines = diff_lines("notes.md", None, b"one\ntwo\nthree\n")
     assert lines == [
+        ("stat", "new file · 3 lines · 14 B"),
         ("header", "--- /dev/null"),
         ("header", "+++ b/notes.md"),
         ("hunk", "@@ -0,0 +1,3 @@"),
@@ -50,8 +59,9 @@ def test_edit_diff_has_three_lines_of_context():
     old = b"".join(f"line {i}\n".encode() for i in range(1, 21))
     new = old.replace(b"line 10\n", b"line ten\n")
     lines = diff_lines("app.py", old, new)
-    assert lines[:3] == [("header", "--- a/app.py"), ("header", "+++ b/app.py"), ("hunk", "@@ -7,7 +7,7 @@")]
-    assert lines[3:] == [
+    assert lines[0] == ("stat", "+1 -1 lines · 20 lines, 152 B (was 151 B)")
+    assert lines[1:4] == [("header", "--- a/app.py"), ("header", "+++ b/app.py"), ("hunk", "@@ -7,7 +7,7 @@")]
+    assert lines[4:] == [
         ("ctx", " line 7"),
         ("ctx", " line 8"),
         ("ctx", " line 9"),
@@ -88,16 +98,17 @@ def test_lines_starting_with_dashes_are_not_headers():
 def test_cap_at_max_lines_with_totals():
     new = b"".join(f"l{i}\n".encode() for i in range(200))
     lines = diff_lines("big.txt", None, new)
-    assert len(lines) == 51
+    assert len(lines) == 52
+    assert lines[0] == ("stat", "new file · 200 lines · 890 B")
     assert lines[-1] == ("marker", "… 153 more diff lines (200 added, 0 removed in all)")
-    assert lines[:50][-1] == ("add", "+l46")
+    assert lines[:51][-1] == ("add", "+l46")
 
 
 def test_cap_counts_added_and_removed_in_all():
     old = b"".join(f"old{i}\n".encode() for i in range(100))
     new = b"".join(f"new{i}\n".encode() for i in range(60))
     lines = diff_lines("f", old, new, max_lines=10)
-    assert len(lines) == 11
+    assert len(lines) == 12
     assert lines[-1][0] == "marker"
     assert lines[-1][1].endswith("(60 added, 100 removed in all)")
     assert lines[-1][1].startswith(f"… {2 + 1 + 160 - 10} more diff lines")
@@ -120,7 +131,8 @@ def test_binary_old_content():
 
 def test_non_utf8_is_replaced_and_noted():
     lines = diff_lines("latin1.txt", None, b"caf\xe9\nok\n")
-    assert lines[0][0] == "marker" and "not valid UTF-8" in lines[0][1]
+    assert lines[0] == ("stat", "new file · 2 lines · 8 B")
+    assert lines[1][0] == "marker" and "not valid UTF-8" in lines[1][1]
     assert ("add", "+caf\ufffd") in lines
     assert ("add", "+ok") in lines
 
@@ -191,7 +203,7 @@ def test_dangerous_content_is_escaped(payload, shown):
 
 def test_path_is_escaped_in_headers():
     lines = diff_lines("evil\x1b[2J\nname", None, b"x\n")
-    assert lines[1] == ("header", "+++ b/evil\\e[2J\\nname")
+    assert lines[2] == ("header", "+++ b/evil\\e[2J\\nname")
     assert_terminal_safe(lines)
 
 
@@ -213,6 +225,85 @@ def test_every_kind_is_known():
         assert kind in KINDS and isinstance(text, str)
 
 
+# -- long previews: totals, blank runs, long lines, the whole view ---------------------
+
+
+def test_totals_of_a_new_file_and_of_a_change():
+    window, _ = diff_view("big.txt", None, b"x\n" * 812)
+    assert window[0] == ("stat", "new file · 812 lines · 1.6 KiB")
+    old = b"".join(f"{i}\n".encode() for i in range(100))
+    new = old.replace(b"\n7\n", b"\nseven\nmore\n") + b"tail"
+    window, _ = diff_view("f", old, new)
+    assert window[0] == ("stat", f"+3 -1 lines · 102 lines, {len(new)} B (was {len(old)} B)")
+
+
+def test_a_run_of_blank_lines_is_one_marker_with_its_count():
+    content = b"top\n" + b"\n" * 3000 + b"bottom\n"
+    window, full = diff_view("gap.txt", None, content)
+    assert ("marker", "+… 3,000 blank lines …") in window
+    assert ("add", "+top") in window and ("add", "+bottom") in window
+    assert window[0] == ("stat", "new file · 3,002 lines · 2.9 KiB")
+    assert len(window) < 10 and full is None  # the window shows it all: no whole view needed
+
+
+def test_blank_runs_keep_their_kind_and_short_runs_stay():
+    old = b"a\n\n\nb\n" + b"   \n\t\n \n\n" + b"c\n"
+    new = b"a\n\n\nb\nc\n"
+    lines = diff_lines("f", old, new)
+    assert ("marker", "-… 4 blank lines (spaces or tabs only) …") in lines
+    assert texts(lines, "ctx").count(" ") == 2  # two blank context lines: below the run length
+    lines = diff_lines("f", b"x\n", b"x\n" + b"\n" * 5 + b"y\n" + b"\n" * 2)
+    assert ("marker", "+… 5 blank lines …") in lines
+    assert texts(lines, "add")[-2:] == ["+", "+"]
+
+
+def test_a_200_kb_line_is_clipped_with_what_is_left_out():
+    window, full = diff_view("min.js", None, b"x" * 200_000)
+    add = texts(window, "add")[0]
+    assert add == "+" + "x" * (preview.DIFF_LINE_CHARS - 1) + " … [199,501 more chars]"
+    assert window[0] == ("stat", "new file · 1 line · 195.3 KiB")
+    assert window[-1] == ("marker", "\\ No newline at end of file")
+    # the whole view shows more of it, still bounded
+    whole = texts(full, "add")[0]
+    assert whole.startswith("+" + "x" * (preview.FULL_LINE_CHARS - 1) + " … [")
+    assert whole.endswith(f"[{200_001 - preview.FULL_LINE_CHARS:,} more chars]")
+
+
+def test_the_whole_view_holds_every_line_of_a_long_diff():
+    new = b"".join(f"line {i}\n".encode() for i in range(500))
+    window, full = diff_view("long.txt", None, new)
+    assert len(window) == 1 + 50 + 1 and window[-1][1].startswith("… 453 more diff lines (500 added")
+    assert full[0] == window[0] and full[1:4] == window[1:4]
+    assert texts(full, "add") == [f"+line {i}" for i in range(500)]
+    assert len(full) == 1 + 3 + 500
+
+
+def test_the_whole_view_is_bounded():
+    new = b"y\n" * (preview.FULL_MAX_LINES + 5000)
+    _, full = diff_view("many.txt", None, new)
+    assert len(full) == 1 + preview.FULL_MAX_LINES + 1
+    assert full[-1][0] == "marker" and full[-1][1].startswith("… 5,003 more diff lines not shown")
+    wide = b"".join(b"z" * 5000 + b"\n" for _ in range(400))  # 2 MB in 400 lines
+    _, full = diff_view("wide.txt", None, wide)
+    assert sum(len(t) for _k, t in full) < preview.FULL_MAX_CHARS + 1000
+    assert full[-1][1].startswith("… ") and "not shown" in full[-1][1]
+
+
+def test_short_previews_have_no_whole_view():
+    assert diff_view("f", b"a\n", b"b\n")[1] is None
+    assert diff_view("f", None, b"\x00")[1] is None
+    assert command_view("ls", ".")[1] is None
+
+
+def test_a_long_command_has_a_whole_view_with_every_line():
+    cmd = "\n".join(f"echo {i}" for i in range(300))
+    window, full = command_view(cmd, "sub")
+    assert len(window) == 1 + 50 + 1 + 1
+    assert full[0] == ("stat", "300 command lines · 2.5 KiB")
+    assert texts(full, "command") == [f"echo {i}" for i in range(300)]
+    assert full[-1] == ("cwd", "cwd: sub")
+
+
 # -- commands ---------------------------------------------------------------------------
 
 
@@ -223,6 +314,7 @@ def test_command_single_line():
 def test_command_multi_line_shows_every_line():
     cmd = "set -e\ncd build\nmake && make install\n"
     assert command_lines(cmd, "sub/dir") == [
+        ("stat", "3 command lines · 37 B"),
         ("command", "set -e"),
         ("command", "cd build"),
         ("command", "make && make install"),
@@ -246,14 +338,15 @@ def test_command_capped_at_50_lines():
     cmd = "\n".join(f"echo {i}" for i in range(120))
     lines = command_lines(cmd, ".")
     assert texts(lines, "command") == [f"echo {i}" for i in range(50)]
-    assert lines[50] == ("marker", "… 70 more command lines (120 in all)")
+    assert lines[0] == ("stat", "120 command lines · 969 B")
+    assert lines[51] == ("marker", "… 70 more command lines (120 in all)")
     assert lines[-1] == ("cwd", "cwd: .")
-    assert len(lines) == 52
+    assert len(lines) == 53
 
 
 def test_command_exactly_50_lines_has_no_marker():
     lines = command_lines("\n".join("x" * 50), ".")
-    assert kinds(lines) == ["command"] * 50 + ["cwd"]
+    assert kinds(lines) == ["stat"] + ["command"] * 50 + ["cwd"]
 
 
 def test_empty_command():
@@ -295,7 +388,7 @@ def test_excerpt_custom_cap():
 
 def test_excerpt_clips_long_lines():
     lines = excerpt("y" * 10_000 + "\nshort\n")
-    assert lines[0] == "y" * 500 + " … [9500 more chars]"
+    assert lines[0] == "y" * 500 + " … [9,500 more chars]"
     assert lines[1] == "short"
     assert excerpt("abcdef", max_line_chars=3) == ["abc … [3 more chars]"]
 

@@ -358,21 +358,265 @@ def test_unrestricted_mode_is_a_permanent_warning_in_the_status_bar():
     assert "mode accept-edits" in status and "UNRESTRICTED" not in status
 
 
-def test_a_confirmation_takes_only_its_keys_and_keeps_the_prompt():
-    app = make_app()
+class Clock:
+    """An injected monotonic clock: tests move time by hand, so no rule is timing-flaky."""
+
+    def __init__(self, now=100.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def confirm_app(lines=None, full=None, always="write_file(a.txt)"):
+    """An App with a write waiting for a decision (ref 7, call c1), the prompt holding a
+    draft, the preview drawn at t=100."""
+    clock = Clock()
+    app = App(agent=FakeAgent(), outbox=Outbox(), model_name="test-model", ascii=False, depth=256,
+              history=History(None), clock=clock)
     app.prompt.insert_text("my draft")
+    info = {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)",
+            "lines": lines or [("stat", "new file · 1 line · 2 B"), ("header", "+++ b/a.txt"), ("add", "+x")]}
+    if full is not None:
+        info["full"] = full
+    if always:
+        info["always"] = always
     feed(app, (M.TOOL_CALL, {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)"}),
-         (M.CONFIRM, 7, {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)",
-                         "lines": [("header", "+++ b/a.txt"), ("add", "+x")]}),
-         (M.PHASE, "confirming"))
-    press(app.root, (80, 24), "y")  # not armed: the preview has not been drawn yet
-    assert app.agent.sent == [] and app.confirm is not None
+         (M.CONFIRM, 7, info), (M.PHASE, "confirming"))
     screen(app)
     app._after_draw()  # the loop calls this after a frame: now the preview is on screen
-    press(app.root, (80, 24), "x", "a")
-    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
+    return app, clock
+
+
+def keys_in(app, clock, at, *keys, read=False):
+    """Keys as the MainLoop hands them over: one read through the input filter (read=True:
+    all in the same read), or each key in its own read."""
+    clock.now = at
+    reads = [list(keys)] if read else [[k] for k in keys]
+    for batch in reads:
+        for key in app._input_filter(batch, [ord(k) for k in batch if len(k) == 1]):
+            app.root.keypress((80, 24), key)
+
+
+def tick(app, clock, at):
+    clock.now = at
+    app._tick(None, None)
+
+
+def question(app):
+    return next((r.strip() for r in screen(app) if "y approve" in r or "a again" in r), "")
+
+
+def test_a_confirmation_waits_for_its_preview_and_a_grace_period():
+    app, clock = confirm_app()
+    app.gate.shown_at = None  # not drawn yet
+    keys_in(app, clock, 100.0, "y")
+    assert app.agent.sent == [] and "not on screen yet" in screen(app)[-2]
+    app._after_draw()
+    assert question(app).startswith("▸ Wait…  y approve")
+    keys_in(app, clock, 100.3, "y")  # 0.3 s after it appeared: too soon
+    assert "too soon" in screen(app)[-2]
+    tick(app, clock, 101.0)
+    assert app.agent.sent == []
+    tick(app, clock, 102.0)  # a pause: the question says keys count now
+    assert question(app).startswith("▸ Apply? y approve")
+    assert "too soon" not in screen(app)[-2]
+    keys_in(app, clock, 102.0, "y")
+    assert app.agent.sent == [] and "approving" in screen(app)[-2]  # held while a word could follow
+    tick(app, clock, 102.4)
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "approved")]
     assert app.prompt.edit_text == "my draft"
+
+
+def test_typing_a_sentence_on_a_confirmation_decides_nothing_and_lands_nowhere():
+    """The defect: "can you stop" typed while a write waited approved it (the a) and added
+    a session rule; the rest went into the prompt."""
+    app, clock = confirm_app()
+    t = 103.0
+    for ch in "can you stop":
+        keys_in(app, clock, t, ch)
+        t += 0.12
+        tick(app, clock, t)
+    tick(app, clock, t + 2)
+    assert app.agent.sent == []
+    assert app.confirm is not None and app.prompt.edit_text == "my draft"
+    text = "\n".join(screen(app))
+    assert "typed here, not used: can you stop" in text
+    assert "Apply? y approve" in text  # re-armed after the pause
+    keys_in(app, clock, t + 3, "y")
+    tick(app, clock, t + 3.5)
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "approved")]
+
+
+def test_a_sentence_in_one_read_or_a_terminal_reply_decides_nothing():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, *"yes go ahead", read=True)
+    keys_in(app, clock, 105.0, "meta ]", "1", "1", ";", "r", "g", "b", ":", "f", "meta \\", read=True)
+    keys_in(app, clock, 107.0, "y", "y", read=True)
+    tick(app, clock, 110.0)
+    assert app.agent.sent == [] and app.confirm is not None
+    assert "typed here, not used: yes go ahead11;rgb:fyy" in "\n".join(screen(app))
+
+
+def test_a_word_that_starts_with_y_is_typing():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, "y")
+    keys_in(app, clock, 103.15, "o")
+    keys_in(app, clock, 103.3, "u")
+    tick(app, clock, 106.0)
+    assert app.agent.sent == []
+    assert "typed here, not used: you" in "\n".join(screen(app))
+
+
+def test_always_needs_a_second_a_and_names_the_rule():
+    app, clock = confirm_app(always="write_file(a.txt)")
+    keys_in(app, clock, 103.0, "a")
+    tick(app, clock, 103.5)
+    assert app.agent.sent == []
+    assert "▸ Wait…  a again allows write_file(a.txt) for the session · y once · n reject" in "\n".join(screen(app))
+    tick(app, clock, 104.0)
+    assert "▸ Apply? a again allows write_file(a.txt) for the session" in "\n".join(screen(app))
+    keys_in(app, clock, 104.5, "a")
+    tick(app, clock, 105.0)
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
     assert "allowed for the rest of the session" in "\n".join(screen(app))
+
+
+def test_a_lone_a_lapses():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, "a")
+    tick(app, clock, 109.0)
+    assert "a again" not in "\n".join(screen(app)) and question(app).startswith("▸ Apply?")
+    keys_in(app, clock, 110.0, "a")  # after the window: the first a again, not the second
+    tick(app, clock, 111.0)
+    assert app.agent.sent == []
+
+
+def test_esc_stops_at_once_even_right_after_typing():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, "h", "m")
+    keys_in(app, clock, 103.1, "esc")
+    assert app.agent.sent == [(M.CANCEL,)]
+    assert app.confirm is None
+
+
+def test_ctrl_c_on_a_confirmation_stops_the_turn():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, "ctrl c")
+    assert app.agent.sent == [(M.CANCEL,)]
+
+
+def test_a_paste_on_a_confirmation_is_dropped_with_a_notice():
+    app, clock = confirm_app()
+    clock.now = 103.0
+    app._input_filter(["begin paste", *"yes", "end paste"], [])
+    tick(app, clock, 110.0)
+    assert app.agent.sent == [] and app.prompt.edit_text == "my draft"
+    assert "typed here, not used: yes" in "\n".join(screen(app))
+
+
+def test_typing_just_before_the_preview_keeps_it_waiting_for_a_pause():
+    clock = Clock(100.0)
+    app = App(agent=FakeAgent(), outbox=Outbox(), model_name="m", ascii=False, depth=256,
+              history=History(None), clock=clock)
+    feed(app, (M.PHASE, "streaming"))
+    keys_in(app, clock, 100.0, "h")  # typing into the prompt while the answer streams
+    keys_in(app, clock, 100.1, "i")
+    feed(app, (M.TOOL_CALL, {"id": "c1", "name": "write_file", "summary": "write_file a.txt"}),
+         (M.CONFIRM, 3, {"id": "c1", "name": "write_file", "summary": "write_file a.txt", "lines": [("add", "+x")]}),
+         (M.PHASE, "confirming"))
+    clock.now = 100.1
+    screen(app)
+    app._after_draw()
+    keys_in(app, clock, 100.65, "y")  # past the grace, but the typing goes on
+    tick(app, clock, 101.0)
+    assert app.agent.sent == [] and app.prompt.edit_text == "hi"
+
+
+def test_terminal_reports_never_reach_the_widgets():
+    """A cursor position report (ESC[12;5R) or device attributes (ESC[?1;2c) arrive as
+    tuples; urwid's process_input raises TypeError on a tuple that is not a mouse event,
+    which ended DashFloat. The input filter drops them, and they make the read's other keys
+    "came together"."""
+    app, clock = confirm_app()
+    reports = [("cursor position", 4, 11), ("device attributes", (1, 2))]
+    loop = urwid.MainLoop(urwid.SolidFill("x"), screen=urwid.display.raw.Screen())
+    with pytest.raises(TypeError):
+        loop.process_input(reports[:1])
+    clock.now = 103.0
+    assert app._input_filter(reports, []) == []
+    assert app._input_filter([reports[0], "y"], []) == ["y"]
+    app.root.keypress((80, 24), "y")
+    tick(app, clock, 110.0)
+    assert app.agent.sent == [] and "typed here, not used: y" in "\n".join(screen(app))
+
+
+def test_the_whole_preview_pages_and_y_decides_from_it():
+    full = [("stat", "new file · 500 lines · 4.3 KiB"), ("header", "--- /dev/null"), ("header", "+++ b/a.txt"),
+            ("hunk", "@@ -0,0 +1,500 @@")] + [("add", f"+line {i}") for i in range(500)]
+    window = full[:54] + [("marker", "… 450 more diff lines (500 added, 0 removed in all)")]
+    app, clock = confirm_app(lines=window, full=full)
+    assert "v views all 504 lines of the preview" in "\n".join(screen(app))
+    keys_in(app, clock, 103.0, "v")
+    rows = screen(app)
+    assert "lines 1-" in rows[0] and "of 504" in rows[0]
+    assert rows[1].strip() == "new file · 500 lines · 4.3 KiB"
+    assert "line 499" not in "\n".join(rows)
+    keys_in(app, clock, 103.2, "page down")
+    rows = screen(app)
+    assert "+line 20" in "\n".join(rows) and "+line 0\n" not in "\n".join(rows) + "\n"
+    keys_in(app, clock, 103.4, "end")
+    rows = screen(app)
+    assert rows[21].strip() == "+line 499" and "of 504" in rows[0]
+    keys_in(app, clock, 103.6, "home")
+    assert screen(app)[1].strip() == "new file · 500 lines · 4.3 KiB"
+    for _ in range(30):
+        keys_in(app, clock, 103.7, "down")
+    assert screen(app)[1].strip() == "+line 26"
+    keys_in(app, clock, 104.0, "esc")  # closes the view; it does not stop the turn
+    assert app.agent.sent == [] and app.view_widget is None
+    assert "Apply? y approve" in "\n".join(screen(app))
+    keys_in(app, clock, 105.0, "v")
+    keys_in(app, clock, 106.0, "y")  # decides from the view too
+    tick(app, clock, 106.5)
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "approved")]
+    assert app.view_widget is None and "Apply?" not in "\n".join(screen(app))
+
+
+def test_the_view_scrolls_by_rows_through_a_wrapped_line():
+    from dashfloat.ui.pager import PreviewView
+
+    lines = [[("diff_add", "+first")], [("diff_add", "+" + "".join(f"{i:03d}" for i in range(300)))],
+             [("diff_add", "+last")]]
+    view = PreviewView("t", lines)
+    size = (40, 6)  # 5 rows of lines under the title; the long line takes 23 rows at 40 columns
+    rows = render_text(view, size)
+    assert rows[1].startswith("+first") and rows[2].startswith("+000001002")
+    view.keypress(size, "page down")  # 4 rows on: inside the long line
+    rows = render_text(view, size)
+    assert rows[1].startswith("9040041042") and view.top == (1, 3)
+    view.keypress(size, "end")
+    rows = render_text(view, size)
+    assert rows[-1].startswith("+last") and rows[-2].rstrip().endswith("299")
+    view.keypress(size, "down")  # the end stays the end
+    assert render_text(view, size) == rows
+    view.keypress(size, "up")
+    assert render_text(view, size)[-1].rstrip().endswith("299")
+    view.keypress(size, "home")
+    assert render_text(view, size)[1].startswith("+first")
+    view.keypress(size, "up")
+    assert view.top == (0, 0)
+
+
+def test_the_view_of_a_short_preview_and_at_small_sizes():
+    app, clock = confirm_app()
+    keys_in(app, clock, 103.0, "v")
+    for size in ((80, 24), (40, 12), (20, 5)):
+        rows = render_text(app.root, size)
+        assert len(rows) == size[1] and all(len(r) == size[0] for r in rows)
+    assert "+x" in "\n".join(screen(app))
+    keys_in(app, clock, 104.0, "q")
+    assert app.view_widget is None
 
 
 @pytest.mark.parametrize("name,width", [("realistic", 60), ("bench", 100)])
@@ -503,9 +747,12 @@ def test_line_rows_equal_the_widget_rendering():
     rng = random.Random(7)
     words = ["a", "word", "longerword", "x" * 30, "é", "世界", "ab\u0301c", " ", "  ", "snake_case", "--flag", "tab\there"]
     attrs = ["", "md_code", "user", "md_strong"]
+    hanging = [("assistant_prefix", "● "), ("md_bullet", "• "), ("md_bullet", "12. "), ("md_quote", "│ "),
+               ("system_error", "· "), ("user_prefix", "❯ ")]
     checked = 0
     for _ in range(400):
         line = [("", " " * rng.randrange(1, 6))] if rng.random() < 0.3 else []
+        line += rng.sample(hanging, rng.choice([0, 0, 1, 2]))
         for _ in range(rng.randrange(0, 8)):
             text = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 6)))
             line.append((rng.choice(attrs), text + rng.choice(["", " "])))
@@ -624,3 +871,33 @@ def test_a_system_entry_wraps_its_continuation_lines_under_their_indent():
     assert len(body) >= 3
     assert all(r.startswith("        word") for r in body), body
     assert "    item" in rows
+
+
+def test_wrapped_text_keeps_its_indent_everywhere():
+    """The first paragraph of an answer, a system entry's first line, list items and
+    quotes wrap under their text, never back to column 0 or under the prefix."""
+    app = make_app()
+    stream_answer(app, "word " * 30 + "\n\n- item " + "text " * 20 + "\n\n> quoted " + "words " * 20)
+    feed(app, (M.ASSISTANT_END, "done"), (M.SYSTEM, "error", "failure " * 20))
+    rows = [r.rstrip() for r in screen(app, (40, 30))]
+    answer = rows.index(next(r for r in rows if r.startswith("● word")))
+    body = rows[answer + 1 : rows.index("", answer)]
+    assert len(body) >= 3 and all(r.startswith("  word") for r in body), rows
+    item = rows.index(next(r for r in rows if r.startswith("  • item")))
+    assert rows[item + 1].startswith("    text"), rows
+    quote = rows.index(next(r for r in rows if r.startswith("  │ quoted")))
+    assert rows[quote + 1].startswith("  │ words"), rows
+    error = rows.index(next(r for r in rows if r.startswith("· failure")))
+    assert all(r.startswith("  failure") for r in rows[error + 1 : error + 4]), rows
+
+
+def test_a_refused_enters_note_does_not_outlive_the_turn():
+    app = make_app()
+    feed(app, (M.USER, "first"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    app.prompt.insert_text("second")
+    press(app.root, (80, 24), "enter")
+    assert "a turn is running" in screen(app)[-2]
+    assert app.prompt.edit_text == "second"  # kept, to send once the turn ends
+    feed(app, (M.TOKEN, "done."), (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    status = screen(app)[-2]
+    assert " idle " in status and "a turn is running" not in status, status
