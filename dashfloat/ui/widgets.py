@@ -486,8 +486,9 @@ class Prompt(urwid.Edit):
     """The multi-line prompt editor. Keys with a meaning beyond typing are taken by the
     root widget from the keymap first; what reaches here is plain editing."""
 
-    def __init__(self, caption_glyph: str):
-        super().__init__(caption=[("prompt_prefix", caption_glyph + " ")], multiline=True, allow_tab=False)
+    def __init__(self, caption_glyph: str = ""):
+        # no caption: the PromptBox draws the glyph beside the text (lines align under it)
+        super().__init__(multiline=True, allow_tab=False)
 
     def insert_newline(self) -> None:
         self.insert_text("\n")

@@ -901,3 +901,14 @@ def test_a_refused_enters_note_does_not_outlive_the_turn():
     feed(app, (M.TOKEN, "done."), (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
     status = screen(app)[-2]
     assert " idle " in status and "a turn is running" not in status, status
+
+
+def test_prompt_lines_align_under_the_first_lines_text():
+    app = make_app()
+    app.prompt.insert_text("line one that is long enough to wrap at forty\nline two")
+    rows = screen(app, (40, 12))
+    prompt = rows[rows.index(next(r for r in rows if r.startswith("❯ "))):]
+    assert prompt[0].startswith("❯ line one")
+    assert all(r.startswith("  ") and r.strip() for r in prompt[1:]), prompt
+    canvas = app.root.render((40, 12), focus=True)
+    assert canvas.cursor == (len("  line two"), 11)  # after the last character typed
