@@ -336,11 +336,8 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     from dashfloat.ui import theme
 
     use_ascii = theme.choose_ascii(config.ascii, theme.startup_environ())
-    import urwid
-
     if use_ascii:
-        urwid.set_encoding("ascii")
-        urwid.set_ascii_fallbacks(theme.ASCII_FALLBACKS)
+        theme.use_ascii_encoding()
     from dashfloat.ui.app import App
     from dashfloat.ui.bridge import Outbox
 

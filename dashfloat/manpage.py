@@ -1074,15 +1074,13 @@ def numbers() -> dict[str, str]:
     (so the page cannot drift from them). Imports what the program itself runs with."""
     import inspect
 
-    from urwid.display.raw import Screen
-
     from dashfloat import agent, cli, history, masking, private
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
     from dashfloat.tools import exec as exec_tool
     from dashfloat.tools import files, hooks, preview, runner
-    from dashfloat.ui import app, confirmgate
+    from dashfloat.ui import app, confirmgate, keymap
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
@@ -1103,7 +1101,7 @@ def numbers() -> dict[str, str]:
         "exec_output": human_size(exec_tool.MAX_OUTPUT),
         "read_pool": str(agent.READ_POOL),
         "excerpt_lines": str(runner.EXCERPT_LINES),
-        "lone_esc": f"{inspect.signature(Screen.set_input_timeouts).parameters['complete_wait'].default:g}",
+        "lone_esc": f"{keymap.lone_esc_wait():g}",
         "hook_output": human_size(hooks.MAX_OUTPUT),
         "hook_note": human_size(hooks.MAX_NOTE),
         "mask_min": str(masking.MIN_LENGTH),

@@ -220,3 +220,13 @@ def man_keybindings_section() -> str:
             lines.append(".B " + _groff_escape(keys))
             lines.append(_groff_escape(text))
     return "\n".join(lines) + "\n"
+
+
+def lone_esc_wait() -> float:
+    """Seconds urwid waits before it takes a lone Esc for the key, not the start of a
+    sequence (its default; the man page states it)."""
+    import inspect
+
+    from urwid.display.raw import Screen
+
+    return inspect.signature(Screen.set_input_timeouts).parameters["complete_wait"].default

@@ -225,3 +225,11 @@ def choose_depth(setting: str, detected: int, term_colors: int | None = None) ->
     if detected < 256:
         return 16
     return 256
+
+
+def use_ascii_encoding() -> None:
+    """Make urwid draw with ASCII only (its fallbacks for line and box characters too)."""
+    import urwid
+
+    urwid.set_encoding("ascii")
+    urwid.set_ascii_fallbacks(ASCII_FALLBACKS)
