@@ -4,8 +4,6 @@ repaint draws, text and colours: after a long streamed answer, Ctrl-L must chang
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from tests.fakeserver import markdown_answer, sse_reply
