@@ -936,6 +936,8 @@ def _error_line(err: dict) -> str:
     message = str(err.get("message") or "request failed").rstrip(".")
     hint = str(err.get("hint") or "").strip()
     hint = hint[:1].upper() + hint[1:]
+    if hint and hint[-1] not in ".!?":
+        hint += "."
     line = f"{message}." + (f" {hint}" if hint else "")
     if err.get("partial"):
         line += " (The text above is incomplete.)"

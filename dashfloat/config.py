@@ -232,6 +232,14 @@ def _parse_headers(value: object, from_text: bool) -> dict[str, str]:
             raise _Invalid(
                 f"header {shown}: the value must not contain CR, LF or NUL characters"
             )
+        if header_value != header_value.strip(" \t"):
+            # HTTP trims it, and requests refuses it on every request (quoting the value)
+            raise _Invalid(f"header {shown}: the value must not start or end with spaces or tabs")
+        if any(ord(c) > 0xFF for c in header_value):
+            raise _Invalid(
+                f"header {shown}: the value has characters HTTP headers cannot carry "
+                "(only Latin-1: encode it, e.g. percent-encoding)"
+            )
         headers[name] = header_value
     return headers
 

@@ -516,3 +516,10 @@ def test_an_agent_that_cannot_start_posts_agent_down():
 @pytest.mark.parametrize("kind", sorted(M.KINDS))
 def test_every_message_kind_is_a_plain_string(kind):
     assert isinstance(kind, str) and kind == kind.lower()
+
+
+def test_an_error_line_ends_its_hint_before_the_partial_note():
+    from dashfloat.agent import _error_line
+
+    line = _error_line({"message": "the stream broke", "hint": "check the provider's status", "partial": True})
+    assert line == "the stream broke. Check the provider's status. (The text above is incomplete.)"
