@@ -2,7 +2,8 @@
 
 ADR 0007 §3, three steps, in this order:
 
-1. Lexical expand against the root: ``normpath(join(root, path))``. Absolute paths are
+1. Lexical step: the text becomes bytes (``names.to_bytes``: a name written with ``\\xNN``
+   escapes finds the same bytes). Then ``normpath(join(root, path))``: absolute paths are
    allowed, ``..`` is collapsed. ``~`` and ``$VARS`` are NEVER expanded: ``"~/x"`` is the file
    ``~/x`` inside the root.
 2. Byte-prefix scope check with a ``/`` boundary against the (lexical) root: ``/x/root`` does
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashfloat.textsafe import visible
+from dashfloat.tools import names
 from dashfloat.tools.results import error
 
 MAX_SYMLINKS = 40
@@ -68,31 +70,14 @@ class _NotDir(Exception):
 
 
 def shown(name: str | bytes) -> str:
-    """A name as it may be shown to the model and the user: JSON- and terminal-safe.
-
-    Undecodable bytes become ``\\xNN``, control/bidi/zero-width characters are escaped by
-    ``textsafe.visible``; newlines and tabs in names are escaped too.
-    """
-    if isinstance(name, str):
-        try:
-            raw = os.fsencode(name)
-        except UnicodeEncodeError:
-            raw = name.encode("utf-8", "backslashreplace")
-    else:
-        raw = bytes(name)
-    text = raw.decode("utf-8", "backslashreplace")
+    """A name as an error message shows it: its written form (``names.written``: bytes that
+    are not UTF-8 as ``\\xNN``), with newlines, tabs and the characters ``textsafe.visible``
+    escapes (controls, bidi, zero-width) escaped too, so a message is one safe line. The
+    ``path``/``name`` fields of a result carry ``names.written`` instead: that is the text
+    the model gives back."""
+    text = names.written(name)
     text = text.replace("\n", "\\n").replace("\t", "\\t")
     return visible(text)
-
-
-def is_clean_name(name: str | bytes) -> bool:
-    """True when ``shown(name)`` is exactly the name (valid UTF-8, nothing escaped)."""
-    raw = name if isinstance(name, bytes) else os.fsencode(name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return shown(text) == text
 
 
 def _inside(path: bytes, root: bytes) -> bool:
@@ -177,28 +162,34 @@ def real_root(root: str | Path | bytes) -> str:
 def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) -> Resolved | dict:
     """Resolve a tool's path argument against the root, or return an error result.
 
-    Codes: ``bad_arguments`` (not a string, empty, NUL byte), ``path_escape`` (lexically outside,
-    or a symlink leads outside), ``not_found`` (``must_exist`` and it does not exist, or a
-    non-directory is used as a directory), ``permission_denied``, ``io_error`` (link loop, other
-    OS errors).
+    ``path``: the model's text (read with ``names.to_bytes``), or bytes from DashFloat itself
+    (taken as they are: an internal path is never read for escapes).
+
+    Codes: ``bad_arguments`` (not a string, empty, NUL byte, a lone surrogate that is no byte),
+    ``path_escape`` (lexically outside, or a symlink leads outside), ``not_found``
+    (``must_exist`` and it does not exist, or a non-directory is used as a directory),
+    ``permission_denied``, ``io_error`` (link loop, other OS errors).
     """
-    if isinstance(path, bytes):
-        given = shown(path)
-        raw = path
+    if isinstance(path, bytes | bytearray):
+        raw = bytes(path)  # from DashFloat itself: the exact bytes, no escapes read
     elif isinstance(path, str):
-        given = shown(path)
         raw = None
     else:
         return error("bad_arguments", f"path must be a string, not {type(path).__name__}")
+    given = shown(path)
     if not path:
         return error("bad_arguments", "path is empty; use \".\" for the working directory")
     if (b"\0" in raw) if raw is not None else ("\0" in path):
         return error("bad_arguments", f"path contains a NUL byte: {given}")
     if raw is None:
-        try:
-            raw = os.fsencode(path)
-        except UnicodeEncodeError:
-            return error("bad_arguments", f"path is not valid text (lone surrogates): {given}")
+        raw = names.to_bytes(path)
+        if raw is None:
+            return error(
+                "bad_arguments",
+                f"path is not valid text: it holds the lone surrogate "
+                f"{names.stray_surrogate(path)}, which stands for no byte: {given}",
+            )
+    given = shown(raw)  # as the tools read it: the model's caf\xe9 stays caf\xe9
 
     root_b = _root_bytes(root)
     # 1. lexical expand (no ~, no $VARS)
@@ -234,7 +225,7 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
             f"(a symbolic link leads outside; {ALLOWED})",
         )
     if must_exist and not exists:
-        return error("not_found", f"no such file or directory: {given}")
+        return error("not_found", f"no such file or directory: {given}{_escape_hint(path, raw)}")
     rel_b = b"." if abs_b == root_b else os.path.relpath(abs_b, root_b)
     return Resolved(
         abs=os.fsdecode(abs_b),
@@ -243,6 +234,14 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         exists=exists,
         real_root=os.fsdecode(root_real),
     )
+
+
+def _escape_hint(path: str | bytes, raw: bytes) -> str:
+    """For a missing path the model wrote with ``\\xNN`` escapes: how they were read."""
+    if not isinstance(path, str) or raw == path.encode("utf-8", "surrogateescape"):
+        return ""
+    return (" (each \\xNN in it was read as a byte that is not UTF-8, the way list_directory "
+            "writes such names; a backslash in such a name is written \\\\)")
 
 
 def kind(mode: int) -> str:

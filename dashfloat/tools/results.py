@@ -8,7 +8,7 @@ result, never an exception that escapes.
 
 from __future__ import annotations
 
-import json
+from dashfloat import wire
 
 # code -> what it means (documentation; the man page and tests read this table)
 CODES: dict[str, str] = {
@@ -68,5 +68,6 @@ def status(result: dict) -> str:
 
 
 def encode(result: dict) -> str:
-    """The tool message content: compact JSON, non-ASCII kept as is."""
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    """The tool message content: compact JSON, non-ASCII kept as is, always encodable
+    (`wire.dumps`)."""
+    return wire.dumps(result, separators=(",", ":"))

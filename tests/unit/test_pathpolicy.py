@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from dashfloat.tools import files, pathpolicy
+from dashfloat.tools import files, pathpolicy, results
 from dashfloat.tools.pathpolicy import Resolved, resolve
 
 
@@ -115,6 +115,11 @@ CASES = [
     ("$HOME/x", "ok", "$HOME/x", False),
     ("${HOME}", "ok", "${HOME}", False),
     ("sub/", "ok", "sub", True),
+    # a name written with \xNN escapes (as list_directory writes it) is the same file
+    ("caf\\xe9.txt", "ok", os.fsdecode(b"caf\xe9.txt"), True),
+    ("sub/../caf\\xe9.txt", "ok", os.fsdecode(b"caf\xe9.txt"), True),
+    ("caf\\xc3\\xa9.txt", "ok", "caf\\xc3\\xa9.txt", False),
+    ("caf\\XE9.txt", "ok", "caf\\XE9.txt", False),
     (".", "ok", ".", True),
     ("./", "ok", ".", True),
     ("sub/..", "ok", ".", True),
@@ -134,7 +139,7 @@ def test_resolve_table(tree, path, expected, rel, exists):
         assert got.rel == rel
         assert got.exists is exists
         assert pathpolicy._inside(os.fsencode(got.real), os.fsencode(os.path.realpath(tree)))
-        assert got.abs == os.path.normpath(os.path.join(str(tree), path))
+        assert got.abs == os.path.normpath(os.path.join(str(tree), rel))
     else:
         assert isinstance(got, dict), got
         assert got["ok"] is False and got["code"] == expected, got
@@ -203,7 +208,19 @@ def test_non_string_paths_are_bad_arguments(tree):
 
 
 def test_lone_surrogate_is_bad_arguments(tree):
-    assert resolve(tree, "x\ud800")["code"] == "bad_arguments"
+    got = resolve(tree, "x\ud800")
+    assert got["code"] == "bad_arguments" and "\\ud800" in got["error"]
+    results.encode(got).encode("utf-8")
+
+
+def test_a_surrogate_escape_from_the_model_is_the_byte(tree):
+    """The model's own "\\udce9" stands for the byte 0xe9, like Python's surrogateescape;
+    the one that spells valid UTF-8 ("\\udcc3\\udca9") finds the valid name (é)."""
+    got = resolve(tree, "caf\udce9.txt", must_exist=True)
+    assert isinstance(got, Resolved) and os.fsencode(got.real).endswith(b"/caf\xe9.txt")
+    (tree / "é.txt").write_text("x")
+    got = resolve(tree, "\udcc3\udca9.txt", must_exist=True)
+    assert isinstance(got, Resolved) and got.rel == "é.txt"
 
 
 def test_bytes_paths_with_non_utf8_names(tree):
@@ -312,6 +329,6 @@ def test_shown_is_json_and_terminal_safe():
     assert pathpolicy.shown(b"caf\xe9") == "caf\\xe9"
     assert pathpolicy.shown(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
     assert pathpolicy.shown("a\nb\tc\x1bd") == "a\\nb\\tc\\ed"
-    assert pathpolicy.is_clean_name("ok.txt")
-    assert not pathpolicy.is_clean_name(b"caf\xe9")
-    assert not pathpolicy.is_clean_name("a\x1b")
+    assert pathpolicy.shown("x\ud800") == "x\ufffd"  # stands for no byte
+    # a backslash in a name written with escapes is doubled, as names.written writes it
+    assert pathpolicy.shown(b"a\\b\xff") == "a\\\\b\\xff"
