@@ -17,8 +17,9 @@ from dashfloat.tools.preview import human_size, safe
 # -- the catalogue ---------------------------------------------------------------------
 
 _PATH_NOTE = (
-    "relative to the working directory (paths outside it are refused). A name that "
-    "list_directory wrote with \\xNN escapes is given back exactly as written"
+    "relative to the working directory (paths outside it are refused; there is no shell: "
+    "~ and $VARIABLES are not expanded). A name that list_directory wrote with \\xNN "
+    "escapes is given back exactly as written"
 )
 
 

@@ -290,6 +290,9 @@ def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
     res = pathpolicy.resolve(root, path)
     if isinstance(res, dict):
         return res
+    bad = files.check_write_target(res)
+    if bad is not None:
+        return bad
     rel = shown(res.rel)
     if not res.exists:
         return WritePlan(

@@ -419,7 +419,15 @@ def encode_content(content: object, what: str = "content") -> bytes | dict:
 
 
 def check_write_target(res: Resolved) -> dict | None:
-    """None when ``res`` may be written: new, or an existing regular file."""
+    """None when ``res`` may be written: new, or an existing regular file; a path ending in
+    ``/`` names a directory, which write_file does not create."""
+    if res.slash and not res.exists:
+        return error(
+            "bad_arguments",
+            f"write_file writes a file, but {shown(res.rel)}/ ends in / (a directory); give "
+            "the file's path without the trailing / (a missing directory is created for a "
+            "file written inside it)",
+        )
     if res.exists:
         return pathpolicy.check_regular(res)
     return None

@@ -377,12 +377,12 @@ def test_summary_long_path_keeps_the_file_name():
 # -- names and shell-isms in path parameters (issue 14 §3, §4) --------------------------------
 
 
-def test_every_path_parameter_tells_the_model_how_names_are_written():
+def test_every_path_parameter_tells_the_model_there_is_no_shell_and_how_names_are_written():
     for tool in catalogue.TOOLS:
         fn = tool["function"]
         key = catalogue.PATH_PARAMS[fn["name"]]
         text = fn["parameters"]["properties"][key]["description"]
-        assert "relative to the working directory" in text
+        assert "relative to the working directory" in text and "~" in text and "not expanded" in text
         assert "\\xNN" in text and "as written" in text
     listing = next(t for t in catalogue.TOOLS if t["function"]["name"] == "list_directory")
     assert "\\xNN" in listing["function"]["description"]
