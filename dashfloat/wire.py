@@ -80,5 +80,11 @@ def dumps(value, **kw) -> str:
 
 
 def body(value) -> bytes:
-    """A request body: ``dumps`` encoded as UTF-8 (never raises UnicodeEncodeError)."""
-    return dumps(value).encode("utf-8")
+    """A request body: ``dumps`` encoded as UTF-8 (never raises UnicodeEncodeError).
+
+    The encode is the check here (no extra scan): 4 MB of conversation costs what a plain
+    ``json.dumps(...).encode()`` costs."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError):  # UnicodeEncodeError is a ValueError too
+        return json.dumps(clean(value), ensure_ascii=False, allow_nan=False).encode("utf-8")
