@@ -217,10 +217,54 @@ Paths are relative to the working directory (see
 .BR \-C );
 a path that resolves outside it, also through a symbolic link, is refused, and so are
 FIFOs, sockets and devices.
+There is no shell:
 .B ~
 and
 .B $VARIABLES
-in paths are never expanded.
+are never expanded, and a path that starts with either is refused (it would otherwise
+create a directory named
+.B ~
+in the project, a trap for a later
+.BR "rm \-rf ~" );
+.B ./~
+is the file named
+.BR ~ ,
+and a
+.B ~
+or
+.B $
+later in a path is an ordinary character.
+A path that ends in
+.B /
+names a directory: on a file it is \(lqnot a directory\(rq, and
+.B write_file
+refuses it.
+A name above @name_max@ bytes or a path above @path_max@ bytes is \(lqname too long\(rq,
+refused before anything on disk is looked at.
+.PP
+File names are bytes; the model reads text.
+A name that is valid UTF\-8 reaches the model as it is; in one that is not, each byte that is
+not is written
+.BI \ex NN
+(and each backslash of that name
+.BR \e\e ),
+and the result says so.
+Every tool reads such a name back to the same bytes, so a name from
+.B list_directory
+reaches the same file in
+.BR read_file ,
+.BR write_file ,
+.B edit_file
+and as the
+.I cwd
+of
+.BR execute_command .
+Whatever bytes file names, file contents, command output or the model itself carry
+(invalid UTF\-8, lone surrogates, NUL), every request dashfloat sends is valid UTF\-8 JSON:
+file content and command output that are not UTF\-8 reach the model with U+FFFD in place
+of those bytes (a
+.B read_file
+result says so).
 .TP
 .B read_file \fIpath\fP [\fIoffset\fP] [\fIlimit\fP]
 A window of lines (default the first @read_max_lines@; at most @read_max_lines@ lines and @read_max_bytes@ are returned, with
@@ -1079,7 +1123,7 @@ def numbers() -> dict[str, str]:
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.tools import files, hooks, preview, runner
+    from dashfloat.tools import files, hooks, pathpolicy, preview, runner
     from dashfloat.ui import app, confirmgate, keymap
 
     default = {spec.name: spec.default for spec in KEYS}
@@ -1097,6 +1141,8 @@ def numbers() -> dict[str, str]:
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),
         "list_max": str(files.LIST_MAX),
+        "name_max": str(pathpolicy.NAME_MAX),
+        "path_max": str(pathpolicy.PATH_MAX - 1),
         "edit_max": human_size(files.EDIT_MAX_BYTES),
         "exec_output": human_size(exec_tool.MAX_OUTPUT),
         "read_pool": str(agent.READ_POOL),

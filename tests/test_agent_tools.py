@@ -637,6 +637,34 @@ def test_a_path_escape_in_write_file_is_refused_without_a_confirmation(rig, path
     assert not os.path.exists(path)
 
 
+@pytest.mark.parametrize(
+    ("tool", "args", "code", "words"),
+    [
+        ("write_file", {"path": "~/.bashrc", "content": "x"}, "bad_arguments", "~ is not expanded"),
+        ("write_file", {"path": "$HOME/.profile", "content": "x"}, "bad_arguments", "$VARIABLES"),
+        ("execute_command", {"command": "ls", "cwd": "~"}, "bad_arguments", "~ is not expanded"),
+        ("write_file", {"path": "notes/", "content": "x"}, "bad_arguments", "ends in /"),
+        ("write_file", {"path": "a.txt/", "content": "x"}, "not_a_directory", "not a directory: a.txt/"),
+        ("edit_file", {"path": "a.txt/", "search_block": "a", "replace_block": "b"}, "not_a_directory",
+         "not a directory"),
+        ("write_file", {"path": "n" * 256, "content": "x"}, "name_too_long", "255 bytes (NAME_MAX)"),
+    ],
+)
+def test_a_shell_style_path_is_refused_without_a_confirmation(rig, tool, args, code, words):
+    """Issue 14 §4: write_file ~/.bashrc used to ask, then create a directory named ~ in the
+    project (a trap for a later rm -rf ~); a trailing slash wrote the file without it."""
+    (rig.root / "a.txt").write_text("a\n")
+    rig.server.push(calls_reply(("call_S1", tool, args)), answer("OK."))
+    rig.start()
+    t = rig.prompt("do it")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    res = result_of(rig.messages_of(2), "call_S1")
+    assert res["ok"] is False and res["code"] == code and words in res["error"], res
+    assert sorted(p.name for p in rig.root.iterdir()) == ["a.txt"]
+    assert (rig.root / "a.txt").read_text() == "a\n"
+
+
 # ---- edit_file ------------------------------------------------------------------------------
 
 

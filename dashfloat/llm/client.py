@@ -74,7 +74,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from dashfloat import __version__, masking
+from dashfloat import __version__, masking, wire
 from dashfloat.llm import bodyreader, errors, toolcalls
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
@@ -288,7 +288,7 @@ def _null_content_body(body: dict) -> bytes | None:
     if not any(_tool_only(m) for m in messages):
         return None
     fixed = [dict(m, content=None) if _tool_only(m) else m for m in messages]
-    return json.dumps(dict(body, messages=fixed), ensure_ascii=False).encode("utf-8")
+    return wire.body(dict(body, messages=fixed))
 
 
 def _tool_only(msg) -> bool:
@@ -600,7 +600,7 @@ def stream_chat(
     ep = _Episode(on_event, cancel, max_episode_bytes, max_calls)
     if cancel.cancelled:
         return ep.result(cancelled=True)
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    data = wire.body(body)  # the one place a request becomes bytes: always encodable
     session = _session()
     resp = None
 

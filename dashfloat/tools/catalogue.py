@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 
-from dashfloat.tools import results
+from dashfloat.tools import names, results
 from dashfloat.tools.preview import human_size, safe
 
 # -- the catalogue ---------------------------------------------------------------------
 
-_PATH_NOTE = "relative to the working directory (paths outside it are refused)"
+_PATH_NOTE = (
+    "relative to the working directory (paths outside it are refused; there is no shell: "
+    "~ and $VARIABLES are not expanded). A name that list_directory wrote with \\xNN "
+    "escapes is given back exactly as written"
+)
 
 
 def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -111,7 +115,9 @@ TOOLS: list[dict] = [
     _tool(
         "list_directory",
         "List a directory's entries (name, type, size), sorted by name; at most 500 entries, "
-        "the result says `truncated` beyond that. Runs without asking the user.",
+        "the result says `truncated` beyond that. A name that is not valid UTF-8 is written "
+        "with \\xNN escapes (the result says how); pass it to the other tools as written. "
+        "Runs without asking the user.",
         {
             "path": {
                 "type": "string",
@@ -124,6 +130,9 @@ TOOLS: list[dict] = [
 ]
 
 READ_ONLY = frozenset({"read_file", "list_directory"})
+PATH_PARAMS = {"read_file": "path", "write_file": "path", "edit_file": "path",
+               "list_directory": "path", "execute_command": "cwd"}
+"""The parameter of each tool that names a file or directory (canonicalised by validate)."""
 MUTATING = frozenset({"write_file", "edit_file", "execute_command"})
 
 _SCHEMAS: dict[str, dict] = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
@@ -214,7 +223,9 @@ def _unknown_tool(name, extra: str | None = None) -> dict:
 def validate(name: str, args, error: str | None = None) -> tuple[dict | None, dict | None]:
     """Check a call against the catalogue.
 
-    Returns `(normalised_args, None)` with every default filled in, or `(None, result)` with
+    Returns `(normalised_args, None)` with every default filled in and the path parameter in
+    its one written form (`names.canonical`: the model's `caf\\udce9` and `caf\\xe9` are the
+    same file, so rules, hooks, the preview and the tool all see `caf\\xe9`), or `(None, result)` with
     an `unknown_tool` / `bad_arguments` error result naming every problem found. `error` is
     the accumulator's reason when the arguments did not parse (`args` is then None).
     """
@@ -248,6 +259,17 @@ def validate(name: str, args, error: str | None = None) -> tuple[dict | None, di
                 out[param] = args[param]
         elif "default" in pschema:
             out[param] = pschema["default"]
+    path_param = PATH_PARAMS.get(name)
+    if not problems and isinstance(out.get(path_param), str):
+        written = names.canonical(out[path_param])
+        if written is None:
+            problems.append(
+                f"parameter '{path_param}' holds the lone surrogate "
+                f"{names.stray_surrogate(out[path_param])}, which stands for no byte; a byte "
+                "that is not UTF-8 is written \\xNN"
+            )
+        else:
+            out[path_param] = written
     if problems:
         if len(problems) > _PROBLEMS_MAX:
             more = len(problems) - _PROBLEMS_MAX

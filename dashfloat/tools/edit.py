@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from dashfloat.tools import files, pathpolicy
+from dashfloat.tools import files, names, pathpolicy
 from dashfloat.tools.files import EDIT_MAX_BYTES
 from dashfloat.tools.pathpolicy import shown
 from dashfloat.tools.results import error, ok
@@ -176,7 +176,7 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
         return error(
             "search_not_found",
             f"search block not found in {rel} (it must match the file's text exactly, "
-            "including whitespace and line endings)",
+            "including whitespace and line endings)" + _replacement_hint(search_block, old),
         )
     if len(found) > 1:
         return _ambiguous(rel, search, found)
@@ -196,6 +196,20 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
     )
 
 
+def _replacement_hint(search_block: str, data: bytes) -> str:
+    """Why a search block holding U+FFFD cannot match a file that is not UTF-8: read_file
+    showed the file's undecodable bytes as U+FFFD, and those are not the bytes on disk."""
+    if "\ufffd" not in search_block:
+        return ""
+    try:
+        data.decode("utf-8")
+        return ""
+    except UnicodeDecodeError:
+        return ("; the file is not valid UTF-8, and U+FFFD in the search block stands for bytes "
+                "read_file could not decode: it matches none of them. Choose a search block "
+                "without them")
+
+
 def _changed(rel: str, why: str) -> dict:
     return error(
         "changed_since_preview",
@@ -205,7 +219,7 @@ def _changed(rel: str, why: str) -> dict:
 
 def _recheck(plan: EditPlan | WritePlan) -> pathpolicy.Resolved | dict:
     """Re-resolve the plan's path; it must still resolve to the planned real path."""
-    res = pathpolicy.resolve(plan.root, plan.abs)
+    res = pathpolicy.resolve(plan.root, os.fsencode(plan.abs))  # our own path: bytes, no escapes
     if isinstance(res, dict):
         return res
     if res.real != plan.path:
@@ -258,7 +272,9 @@ def apply_edit(plan: EditPlan) -> dict:
         return _changed(plan.rel, "it is no longer a regular file")
     except OSError as exc:
         return files._os_error(exc, "write", plan.rel)
-    return ok(path=plan.rel, bytes=len(plan.new), line=plan.line)
+    return files.mark_written_names(
+        ok(path=names.written(res.rel), bytes=len(plan.new), line=plan.line), res.rel
+    )
 
 
 def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
@@ -274,6 +290,9 @@ def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
     res = pathpolicy.resolve(root, path)
     if isinstance(res, dict):
         return res
+    bad = files.check_write_target(res)
+    if bad is not None:
+        return bad
     rel = shown(res.rel)
     if not res.exists:
         return WritePlan(

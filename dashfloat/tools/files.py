@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from dashfloat.tools import pathpolicy
+from dashfloat.tools import names, pathpolicy
 from dashfloat.tools.pathpolicy import Resolved, shown
 from dashfloat.tools.results import error, ok
 
@@ -82,6 +82,14 @@ def decode_text(data: bytes, *, cut: bool = False) -> tuple[str, bool]:
         return data.decode("utf-8"), False
     except UnicodeDecodeError:
         return data.decode("utf-8", "replace"), True
+
+
+def mark_written_names(result: dict, *raw_names: str | bytes) -> dict:
+    """Add ``names_escaped`` (how such names are written) when a name in the result is
+    written with escapes (``names.written``)."""
+    if any(names.is_written(n) for n in raw_names):
+        result["names_escaped"] = names.NOTE
+    return result
 
 
 def count_lines(data: bytes) -> int:
@@ -238,7 +246,9 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     finally:
         os.close(fd)
     content, enc_errors = decode_text(raw, cut=cut)
-    result = ok(path=rel, content=content, lines=total, size=size, offset=offset, truncated=more)
+    result = ok(path=names.written(res.rel), content=content, lines=total, size=size, offset=offset,
+                truncated=more)
+    mark_written_names(result, res.rel)
     if enc_errors:
         result["encoding_errors"] = True
     total_text = f"{total}" if total is not None else "? (file above 256 KiB: not counted)"
@@ -381,7 +391,7 @@ def make_parents(res: Resolved) -> dict | None:
             )
         break
     for directory in reversed(missing):
-        checked = pathpolicy.resolve(res.real_root, directory)
+        checked = pathpolicy.resolve(res.real_root, os.fsencode(directory))
         if isinstance(checked, dict):
             return checked
         try:
@@ -390,7 +400,7 @@ def make_parents(res: Resolved) -> dict | None:
             pass
         except OSError as exc:
             return _os_error(exc, "create directory", shown(checked.rel))
-        again = pathpolicy.resolve(res.real_root, directory, must_exist=True)
+        again = pathpolicy.resolve(res.real_root, os.fsencode(directory), must_exist=True)
         if isinstance(again, dict):
             return again
         bad = pathpolicy.check_directory(again)
@@ -409,7 +419,15 @@ def encode_content(content: object, what: str = "content") -> bytes | dict:
 
 
 def check_write_target(res: Resolved) -> dict | None:
-    """None when ``res`` may be written: new, or an existing regular file."""
+    """None when ``res`` may be written: new, or an existing regular file; a path ending in
+    ``/`` names a directory, which write_file does not create."""
+    if res.slash and not res.exists:
+        return error(
+            "bad_arguments",
+            f"write_file writes a file, but {shown(res.rel)}/ ends in / (a directory); give "
+            "the file's path without the trailing / (a missing directory is created for a "
+            "file written inside it)",
+        )
     if res.exists:
         return pathpolicy.check_regular(res)
     return None
@@ -428,7 +446,7 @@ def write_resolved(res: Resolved, data: bytes) -> dict:
         return error("not_a_file", f"not a regular file: {rel}")
     except OSError as exc:
         return _os_error(exc, "write", rel)
-    return ok(path=rel, bytes=len(data), created=created)
+    return mark_written_names(ok(path=names.written(res.rel), bytes=len(data), created=created), res.rel)
 
 
 def write_file(root: str | Path, path: str, content: str) -> dict:
@@ -473,8 +491,9 @@ def list_directory(root: str | Path, path: str = ".") -> dict:
 
     Result: ``{"ok": true, "path": rel, "entries": [{"name", "type", "size"?, "target"?,
     "escaped"?}], "total": n, "truncated": bool}``. ``type`` is file, dir, link or other;
-    ``size`` only for files; ``target`` (escaped) for links; ``escaped: true`` when the name is
-    not valid UTF-8 or holds characters shown escaped.
+    ``size`` only for files; ``target`` for links. Names (and ``path``) are ``names.written``:
+    as they are when valid UTF-8, else with ``\\xNN`` escapes and then ``escaped: true`` on the
+    entry and ``names_escaped`` (how to give them back) on the result.
     """
     res = pathpolicy.resolve(root, path, must_exist=True)
     if isinstance(res, dict):
@@ -484,15 +503,17 @@ def list_directory(root: str | Path, path: str = ".") -> dict:
         return bad
     rel = shown(res.rel)
     try:
-        names, total = _names(res.real)
+        listed, total = _names(res.real)
     except OSError as exc:
         return _os_error(exc, "list", rel)
     base = os.fsencode(res.real)
     entries = []
-    for name in names:
-        entry: dict = {"name": shown(name)}
-        if not pathpolicy.is_clean_name(name):
+    escaped: list[bytes] = []  # names (and link targets) written with escapes
+    for name in listed:
+        entry: dict = {"name": names.written(name)}
+        if names.is_written(name):
             entry["escaped"] = True
+            escaped.append(name)
         full = os.path.join(base, name)
         try:
             st = os.lstat(full)
@@ -508,10 +529,14 @@ def list_directory(root: str | Path, path: str = ".") -> dict:
         elif stat.S_ISLNK(st.st_mode):
             entry["type"] = "link"
             try:
-                entry["target"] = shown(os.readlink(full))
+                target = os.readlink(full)
+                entry["target"] = names.written(target)
+                if names.is_written(target):
+                    escaped.append(target)
             except OSError:
                 pass
         else:
             entry["type"] = "other"
         entries.append(entry)
-    return ok(path=rel, entries=entries, total=total, truncated=total > len(entries))
+    result = ok(path=names.written(res.rel), entries=entries, total=total, truncated=total > len(entries))
+    return mark_written_names(result, res.rel, *escaped)

@@ -2,9 +2,13 @@
 
 ADR 0007 §3, three steps, in this order:
 
-1. Lexical expand against the root: ``normpath(join(root, path))``. Absolute paths are
-   allowed, ``..`` is collapsed. ``~`` and ``$VARS`` are NEVER expanded: ``"~/x"`` is the file
-   ``~/x`` inside the root.
+1. Lexical step, before the filesystem is touched: the text becomes bytes (``names.to_bytes``:
+   a name written with ``\\xNN`` escapes finds the same bytes), and a path that only a shell
+   would understand is refused (``lexical_problem``): a leading ``~`` or ``$VAR`` (neither is
+   expanded here; ``./~`` is the file named ``~``), a component above NAME_MAX or a path above
+   PATH_MAX ("name too long", with the limit). Then ``normpath(join(root, path))``: absolute
+   paths are allowed, ``..`` is collapsed. A trailing ``/`` (or ``/.``) means "a directory":
+   on an existing non-directory it is "not a directory", as the kernel says.
 2. Byte-prefix scope check with a ``/`` boundary against the (lexical) root: ``/x/root`` does
    not admit ``/x/root-evil``. Done on ``os.fsencode`` bytes, so non-UTF-8 names work; no case
    folding, no Unicode normalisation (strict on case-insensitive filesystems, sound otherwise).
@@ -24,14 +28,18 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from dashfloat.textsafe import visible
+from dashfloat.tools import names
 from dashfloat.tools.results import error
 
 MAX_SYMLINKS = 40
+PATH_MAX = 4096  # bytes, the terminating NUL included (linux/limits.h): a path has at most 4095
+NAME_MAX = 255  # bytes in one component (linux/limits.h; every common Linux filesystem)
 
 ALLOWED = "only paths inside the working directory are allowed"
 
@@ -48,6 +56,7 @@ class Resolved:
           not exist yet, the real deepest existing ancestor plus the lexical remainder
     exists: whether ``real`` exists (a dangling link counts as not existing)
     real_root: realpath of the root
+    slash: the path ended in ``/`` (or ``/.``): it names a directory
     """
 
     abs: str
@@ -55,6 +64,7 @@ class Resolved:
     real: str
     exists: bool = True
     real_root: str = ""
+    slash: bool = False
 
 
 class _Loop(Exception):
@@ -68,31 +78,56 @@ class _NotDir(Exception):
 
 
 def shown(name: str | bytes) -> str:
-    """A name as it may be shown to the model and the user: JSON- and terminal-safe.
-
-    Undecodable bytes become ``\\xNN``, control/bidi/zero-width characters are escaped by
-    ``textsafe.visible``; newlines and tabs in names are escaped too.
-    """
-    if isinstance(name, str):
-        try:
-            raw = os.fsencode(name)
-        except UnicodeEncodeError:
-            raw = name.encode("utf-8", "backslashreplace")
-    else:
-        raw = bytes(name)
-    text = raw.decode("utf-8", "backslashreplace")
+    """A name as an error message shows it: its written form (``names.written``: bytes that
+    are not UTF-8 as ``\\xNN``), with newlines, tabs and the characters ``textsafe.visible``
+    escapes (controls, bidi, zero-width) escaped too, so a message is one safe line. The
+    ``path``/``name`` fields of a result carry ``names.written`` instead: that is the text
+    the model gives back."""
+    text = names.written(name)
     text = text.replace("\n", "\\n").replace("\t", "\\t")
     return visible(text)
 
 
-def is_clean_name(name: str | bytes) -> bool:
-    """True when ``shown(name)`` is exactly the name (valid UTF-8, nothing escaped)."""
-    raw = name if isinstance(name, bytes) else os.fsencode(name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return shown(text) == text
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_SHELL_VAR = re.compile(rb"\$(?:\{|[A-Za-z_])")
+
+
+def lexical_problem(raw: bytes) -> dict | None:
+    """The error for a path only a shell would understand, or one the kernel would refuse as
+    too long; None when the path may go on. Pure: nothing on disk is looked at."""
+    given = shown(raw)
+    first = raw.split(b"/", 1)[0]
+    if first.startswith(b"~"):
+        return error(
+            "bad_arguments",
+            f"paths are relative to the working directory; ~ is not expanded (there is no "
+            f"shell here): {_clip(given)}. A file literally named {shown(first)} in the "
+            f"working directory is ./{shown(first)}",
+        )
+    if _SHELL_VAR.match(first):
+        return error(
+            "bad_arguments",
+            f"paths are relative to the working directory; $VARIABLES are not expanded (there "
+            f"is no shell here): {_clip(given)}. A file literally named {shown(first)} in the "
+            f"working directory is ./{shown(first)}",
+        )
+    if len(raw) >= PATH_MAX:
+        return error(
+            "name_too_long",
+            f"name too long: the path is {len(raw)} bytes; the limit is {PATH_MAX - 1} "
+            f"bytes (PATH_MAX): {_clip(given)}",
+        )
+    for part in raw.split(b"/"):
+        if len(part) > NAME_MAX:
+            return error(
+                "name_too_long",
+                f"name too long: a component of the path is {len(part)} bytes; the limit "
+                f"is {NAME_MAX} bytes (NAME_MAX): {_clip(shown(part))}",
+            )
+    return None
 
 
 def _inside(path: bytes, root: bytes) -> bool:
@@ -177,32 +212,49 @@ def real_root(root: str | Path | bytes) -> str:
 def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) -> Resolved | dict:
     """Resolve a tool's path argument against the root, or return an error result.
 
-    Codes: ``bad_arguments`` (not a string, empty, NUL byte), ``path_escape`` (lexically outside,
+    ``path``: the model's text (read with ``names.to_bytes``), or bytes from DashFloat itself
+    (taken as they are: an internal path is never read for escapes).
+
+    Codes: ``bad_arguments`` (not a string, empty, NUL byte, a lone surrogate, a leading ``~``
+    or ``$VAR``), ``name_too_long`` (NAME_MAX, PATH_MAX), ``path_escape`` (lexically outside,
     or a symlink leads outside), ``not_found`` (``must_exist`` and it does not exist, or a
-    non-directory is used as a directory), ``permission_denied``, ``io_error`` (link loop, other
-    OS errors).
+    non-directory is used as a directory), ``not_a_directory`` (``file/``),
+    ``permission_denied``, ``io_error`` (link loop, other OS errors).
     """
-    if isinstance(path, bytes):
-        given = shown(path)
-        raw = path
+    if isinstance(path, bytes | bytearray):
+        raw = bytes(path)  # from DashFloat itself: the exact bytes, no escapes read
     elif isinstance(path, str):
-        given = shown(path)
         raw = None
     else:
         return error("bad_arguments", f"path must be a string, not {type(path).__name__}")
+    given = shown(path)
     if not path:
         return error("bad_arguments", "path is empty; use \".\" for the working directory")
     if (b"\0" in raw) if raw is not None else ("\0" in path):
         return error("bad_arguments", f"path contains a NUL byte: {given}")
     if raw is None:
-        try:
-            raw = os.fsencode(path)
-        except UnicodeEncodeError:
-            return error("bad_arguments", f"path is not valid text (lone surrogates): {given}")
+        raw = names.to_bytes(path)
+        if raw is None:
+            return error(
+                "bad_arguments",
+                f"path is not valid text: it holds the lone surrogate "
+                f"{names.stray_surrogate(path)}, which stands for no byte: {given}",
+            )
+    given = shown(raw)  # as the tools read it: the model's caf\xe9 stays caf\xe9
+    bad = lexical_problem(raw)
+    if bad is not None:
+        return bad
+    slash = raw.endswith(b"/") or raw.endswith(b"/.")
 
     root_b = _root_bytes(root)
     # 1. lexical expand (no ~, no $VARS)
     abs_b = os.path.normpath(os.path.join(root_b, raw))
+    if len(abs_b) >= PATH_MAX:
+        return error(
+            "name_too_long",
+            f"name too long: inside the working directory ({len(root_b)} bytes) the path is "
+            f"{len(abs_b)} bytes; the limit is {PATH_MAX - 1} bytes (PATH_MAX): {_clip(given)}",
+        )
     # 2. byte-prefix check with a "/" boundary
     if not _inside(abs_b, root_b):
         return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
@@ -234,7 +286,11 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
             f"(a symbolic link leads outside; {ALLOWED})",
         )
     if must_exist and not exists:
-        return error("not_found", f"no such file or directory: {given}")
+        return error("not_found", f"no such file or directory: {given}{_escape_hint(path, raw)}")
+    if slash and exists:
+        bad = _slash_on_non_directory(real_b, given)
+        if bad is not None:
+            return bad
     rel_b = b"." if abs_b == root_b else os.path.relpath(abs_b, root_b)
     return Resolved(
         abs=os.fsdecode(abs_b),
@@ -242,6 +298,30 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         real=os.fsdecode(real_b),
         exists=exists,
         real_root=os.fsdecode(root_real),
+        slash=slash,
+    )
+
+
+def _escape_hint(path: str | bytes, raw: bytes) -> str:
+    """For a missing path the model wrote with ``\\xNN`` escapes: how they were read."""
+    if not isinstance(path, str) or raw == path.encode("utf-8", "surrogateescape"):
+        return ""
+    return (" (each \\xNN in it was read as a byte that is not UTF-8, the way list_directory "
+            "writes such names; a backslash in such a name is written \\\\)")
+
+
+def _slash_on_non_directory(real_b: bytes, given: str) -> dict | None:
+    """"not a directory" for ``a.txt/``: a trailing slash names a directory (the kernel agrees)."""
+    try:
+        st = os.stat(real_b)
+    except OSError:
+        return None  # gone meanwhile: the tool's own open reports it
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return error(
+        "not_a_directory",
+        f"not a directory: {given} (a path that ends in / names a directory, and this is "
+        f"{_KIND_TEXT.get(kind(st.st_mode), 'not one')}; leave out the trailing /)",
     )
 
 
@@ -263,6 +343,9 @@ def kind(mode: int) -> str:
         return "block_device"
     return "other"
 
+
+_KIND_TEXT = {"file": "a file", "fifo": "a FIFO", "socket": "a socket", "char_device": "a device",
+              "block_device": "a device"}
 
 _SPECIAL = {
     "fifo": "a FIFO (named pipe)",

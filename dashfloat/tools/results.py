@@ -8,7 +8,7 @@ result, never an exception that escapes.
 
 from __future__ import annotations
 
-import json
+from dashfloat import wire
 
 # code -> what it means (documentation; the man page and tests read this table)
 CODES: dict[str, str] = {
@@ -16,6 +16,7 @@ CODES: dict[str, str] = {
     "denied": "a deny rule, the read-only mode or a hook refused the call",
     "bad_arguments": "arguments missing, extra, mistyped, out of range, or not valid JSON",
     "path_escape": "the path resolves outside the working directory",
+    "name_too_long": "a path component is above 255 bytes or the path above 4095 (NAME_MAX, PATH_MAX)",
     "not_found": "no such file or directory",
     "not_a_file": "the path is not a regular file",
     "not_a_directory": "the path is not a directory",
@@ -68,5 +69,6 @@ def status(result: dict) -> str:
 
 
 def encode(result: dict) -> str:
-    """The tool message content: compact JSON, non-ASCII kept as is."""
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    """The tool message content: compact JSON, non-ASCII kept as is, always encodable
+    (`wire.dumps`)."""
+    return wire.dumps(result, separators=(",", ":"))

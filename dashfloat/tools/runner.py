@@ -124,8 +124,10 @@ def _excerpt_source(name: str, result: dict) -> str:
     if name == "read_file" and result.get("ok"):
         return result.get("content") or ""
     if name == "list_directory" and result.get("ok"):
+        # one row per entry: a newline in a name is shown escaped, never as a second entry
         return "\n".join(
-            (e.get("name", "?") + ("/" if e.get("type") == "dir" else "")) for e in result.get("entries") or []
+            (preview.safe(str(e.get("name", "?"))) + ("/" if e.get("type") == "dir" else ""))
+            for e in result.get("entries") or []
         )
     return ""
 

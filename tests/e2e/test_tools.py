@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tests.fakeserver import sse_reply
+from tests.fakeserver import Reply, sse_chunks, sse_reply
 from tests.procs import live_with_marker
 
 ESC = "\x1b"
@@ -414,6 +414,54 @@ def test_escape_sequences_in_output_names_previews_and_model_text_are_shown_esca
                 "\u202e".encode(), "\u200b".encode()):
         assert raw not in t.raw, f"{raw!r} reached the terminal raw"
     assert "pwned" not in (t.screen.title or "")
+
+
+# ---- 8b. names that are not UTF-8: the listing's name reads the file (issue 14 §3) -------------------
+
+
+def test_a_name_from_the_listing_reads_that_file(agent, server, project):
+    """list_directory, then read_file with the very names the listing gave (taken from the
+    tool message the model received), then with the model's own surrogate escape. Before the
+    fix the first read said "no such file", and the last killed the turn with "the stream
+    crashed: UnicodeEncodeError"."""
+    base = os.fsencode(str(project))
+    for raw, text in ((b"caf\xe9.txt", b"bonjour latin-1\n"), (b"nl\nname", b"line in nl name\n")):
+        with open(os.path.join(base, raw), "wb") as fh:
+            fh.write(text)
+    second = Reply(headers={"Content-Type": "text/event-stream"}, chunks=[], hold_headers=threading.Event())
+    server.push(calls_reply(call("list_directory", {}, call_id="c_l")), second, sse_reply(["Read them all."]))
+    t = agent(rows=30)
+    t.type("read the odd files\r")
+    posts = wait_posts(server, 2)
+    listing = tool_results(posts[1])["c_l"]
+    by_type = {("nl" in e["name"]): e["name"] for e in listing["entries"]}
+    latin, newline = by_type[False], by_type[True]
+    assert latin == "caf\\xe9.txt", listing
+    second.chunks[:] = sse_chunks([], tool_calls=[
+        [call("read_file", {"path": latin}, call_id="c_r1", index=0)],
+        [call("read_file", {"path": newline}, call_id="c_r2", index=1)],
+        [{"index": 2, "id": "c_r3", "type": "function",
+          "function": {"name": "read_file", "arguments": '{"path": "caf\\udce9.txt"}'}}],
+    ], finish_reason="tool_calls")
+    # and the model's own text with lone surrogates (JSON escapes, as a server sends them)
+    second.chunks.insert(1, b'data: {"choices":[{"index":0,"delta":{"content":'
+                            b'"odd \\ud800 and \\udce9 text"}}]}\n\n')
+    second.hold_headers.set()
+    t.wait_text("Read them all.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    assert "⚙ list_directory ." in lines and "caf\\xe9.txt" in lines and "nl\\nname" in lines, t.dump()
+    assert lines.count("→ ok: 1 lines") == 3, t.dump()
+    assert lines.count("bonjour latin-1") == 2 and "line in nl name" in lines, t.dump()
+    assert "crashed" not in t.text and "no such file" not in t.text, t.dump()
+    assert "odd \\ud800 and \\xe9 text" in t.text, t.dump()  # shown escaped
+
+    posts = wait_posts(server, 3)
+    reads = tool_results(posts[2])
+    assert [reads[c]["path"] for c in ("c_r1", "c_r2", "c_r3")] == [latin, newline, latin], reads
+    assert "\\xNN" in listing["names_escaped"] and "\\xNN" in reads["c_r1"]["names_escaped"]
+    posts[2]["body"].decode("utf-8")  # strict: the request was encodable
+    check_pairing(posts[2])
 
 
 # ---- 9. a path that escapes the root ---------------------------------------------------------------

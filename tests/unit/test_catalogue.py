@@ -372,3 +372,43 @@ def test_summary_long_path_keeps_the_file_name():
     text = summary("edit_file", {"path": "d/" * 100 + "target.py"})
     assert text.endswith("target.py") and "…" in text
     assert len(text) < 100
+
+
+# -- names and shell-isms in path parameters (issue 14 §3, §4) --------------------------------
+
+
+def test_every_path_parameter_tells_the_model_there_is_no_shell_and_how_names_are_written():
+    for tool in catalogue.TOOLS:
+        fn = tool["function"]
+        key = catalogue.PATH_PARAMS[fn["name"]]
+        text = fn["parameters"]["properties"][key]["description"]
+        assert "relative to the working directory" in text and "~" in text and "not expanded" in text
+        assert "\\xNN" in text and "as written" in text
+    listing = next(t for t in catalogue.TOOLS if t["function"]["name"] == "list_directory")
+    assert "\\xNN" in listing["function"]["description"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "key", "want"),
+    [
+        ("read_file", {"path": "caf\udce9.txt"}, "path", "caf\\xe9.txt"),
+        ("write_file", {"path": "d\udcff/x", "content": "x"}, "path", "d\\xff/x"),
+        ("edit_file", {"path": "\udcc3\udca9", "search_block": "a", "replace_block": "b"}, "path", "é"),
+        ("list_directory", {"path": "caf\\xe9"}, "path", "caf\\xe9"),
+        ("execute_command", {"command": "ls \udce9", "cwd": "d\udcff"}, "cwd", "d\\xff"),
+        ("read_file", {"path": "plain/é.txt"}, "path", "plain/é.txt"),
+    ],
+)
+def test_validate_gives_the_path_in_its_one_written_form(tool, args, key, want):
+    out, bad = validate(tool, args)
+    assert bad is None, bad
+    assert out[key] == want
+    if tool == "execute_command":
+        assert out["command"] == "ls \udce9"  # a command is shell text: never rewritten
+
+
+def test_a_lone_surrogate_that_is_no_byte_is_a_named_problem():
+    out, bad = validate("read_file", {"path": "x\ud800"})
+    assert out is None and bad["code"] == "bad_arguments"
+    assert "\\ud800" in bad["error"] and "\\xNN" in bad["error"]
+    results.encode(bad).encode("utf-8")

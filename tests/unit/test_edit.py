@@ -19,7 +19,7 @@ from dashfloat.tools.edit import (
     plan_edit,
     plan_write,
 )
-from dashfloat.tools.files import EDIT_MAX_BYTES
+from dashfloat.tools.files import EDIT_MAX_BYTES, read_file
 
 
 @pytest.fixture
@@ -321,7 +321,9 @@ def test_edit_non_utf8_name(root):
     (root / name).write_text("a\n")
     plan = plan_edit(root, name, "a", "b")
     assert plan.rel == "caf\\xe9.txt"
-    assert apply_edit(plan) == {"ok": True, "path": "caf\\xe9.txt", "bytes": 2, "line": 1}
+    got = apply_edit(plan)
+    assert {k: got[k] for k in ("ok", "path", "bytes", "line")} == {"ok": True, "path": "caf\\xe9.txt", "bytes": 2, "line": 1}
+    assert "\\xNN" in got["names_escaped"]
 
 
 # -- write plans --------------------------------------------------------------------------
@@ -403,3 +405,15 @@ def test_plans_are_frozen(root):
     plan = plan_edit(root, "a.txt", "x", "y")
     with pytest.raises(AttributeError):
         plan.new = b"something else"
+
+
+def test_a_search_block_with_the_replacement_character_says_why_it_cannot_match(root):
+    """read_file shows bytes that are not UTF-8 as U+FFFD; a search block copied from it
+    matches nothing, and the error says why (issue 14 §3)."""
+    (root / "latin.txt").write_bytes(b"caf\xe9 au lait\n")
+    shown = read_file(root, "latin.txt")["content"]
+    assert shown == "caf\ufffd au lait\n"
+    got = plan_edit(root, "latin.txt", shown, "tea\n")
+    assert got["code"] == "search_not_found" and "not valid UTF-8" in got["error"], got
+    assert "not valid UTF-8" not in plan_edit(root, "latin.txt", "nothing", "x")["error"]
+    assert plan_edit(root, "latin.txt", " au lait", " noir").new == b"caf\xe9 noir\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 
@@ -526,7 +527,9 @@ def test_list_exactly_501_not_truncated(root):
     assert got["truncated"] is False and got["total"] == 501 and len(got["entries"]) == 501
 
 
-def test_list_sorts_by_bytes_and_escapes_names(root):
+def test_list_sorts_by_bytes_and_writes_names_to_give_back(root):
+    """Valid UTF-8 names go as they are (JSON carries a newline or an ESC; the screen escapes
+    them itself); a name that is not UTF-8 is written with \\xNN and flagged."""
     for raw in (b"caf\xe9.txt", b"Zeta", b"alpha", b"\xc3\xa9t\xc3\xa9", b"a\x1b[31mred", b"nl\nx"):
         with open(os.path.join(os.fsencode(str(root)), raw), "wb"):
             pass
@@ -535,16 +538,21 @@ def test_list_sorts_by_bytes_and_escapes_names(root):
     by_name = {e["name"]: e for e in got["entries"]}
     assert [e["name"] for e in got["entries"]] == [
         "Zeta",
-        "a\\e[31mred",
+        "a\x1b[31mred",
         "alpha",
         "caf\\xe9.txt",
-        "nl\\nx",
+        "nl\nx",
         "été",
     ]
     assert by_name["caf\\xe9.txt"]["escaped"] is True
-    assert by_name["a\\e[31mred"]["escaped"] is True
-    assert by_name["nl\\nx"]["escaped"] is True
-    assert "escaped" not in by_name["été"] and "escaped" not in by_name["alpha"]
+    assert [n for n, e in by_name.items() if e.get("escaped")] == ["caf\\xe9.txt"]
+    assert "\\xNN" in got["names_escaped"]
+
+
+def test_list_without_escaped_names_has_no_note(root):
+    (root / "plain.txt").write_text("")
+    got = list_directory(root)
+    assert "names_escaped" not in got and "escaped" not in got["entries"][0]
 
 
 def test_list_non_utf8_directory(root):
@@ -554,3 +562,128 @@ def test_list_non_utf8_directory(root):
     got = list_directory(root, os.fsdecode(b"d\xff"))
     assert got["ok"] and got["path"] == "d\\xff" and got["entries"][0]["name"] == "x"
     encodable(got)
+
+
+# -- names from a listing go back into every tool (issue 14 §3) --------------------------------
+
+# Each name, with the content its file holds. b"a\\xff" (ASCII) and b"a\xff" side by side: two
+# files that a listing must not give the same text.
+ROUND_TRIP = {
+    b"caf\xe9.txt": b"latin-1 name\n",
+    b"\xff\xfe": b"two bytes, neither UTF-8\n",
+    b"nl\nname": b"a newline in the name\n",
+    b"a\\xff": b"ASCII: a, backslash, x, f, f\n",
+    b"a\xff": b"a and the byte 0xff\n",
+    "é.txt".encode(): b"valid UTF-8\n",
+    b"back\\slash": b"one backslash\n",
+    b"sub\xe9": None,  # a directory
+}
+
+
+def _as_the_model_sends(name: str, **args) -> dict:
+    """A listing's name as the model reads it (the tool message JSON) and sends it back (a
+    call's arguments JSON)."""
+    return json.loads(json.dumps({"path": name, **args}))
+
+
+def _run(root, tool: str, args: dict) -> dict:
+    from dashfloat.tools import catalogue, runner
+
+    args, bad = catalogue.validate(tool, args)
+    assert bad is None, bad
+    prepared = runner.prepare(tool, args, str(root)) if runner.needs_confirmation(tool) else None
+    if isinstance(prepared, dict):
+        return prepared
+    return json.loads(results.encode(runner.execute(tool, args, str(root), prepared)))
+
+
+@pytest.fixture
+def odd_names(root):
+    base = os.fsencode(str(root))
+    for raw, data in ROUND_TRIP.items():
+        if data is None:
+            os.mkdir(os.path.join(base, raw))
+            with open(os.path.join(base, raw, b"in\xff.txt"), "wb") as fh:
+                fh.write(b"inside\n")
+        else:
+            with open(os.path.join(base, raw), "wb") as fh:
+                fh.write(data)
+    return root
+
+
+def _listed(root, path: str = ".") -> dict[bytes, str]:
+    """{the name on disk: the text the listing gives for it}, through the JSON the model reads."""
+    got = json.loads(results.encode(list_directory(root, path)))
+    assert got["ok"], got
+    texts = [e["name"] for e in got["entries"]]
+    assert len(set(texts)) == len(texts), f"two names share a text: {texts}"
+    base = os.fsencode(os.path.join(str(root), path))
+    on_disk = sorted(os.listdir(base))
+    assert len(texts) == len(on_disk)
+    assert "\\xNN" in got["names_escaped"]
+    return dict(zip(on_disk, texts, strict=True))
+
+
+def test_read_file_by_the_name_the_listing_gave(odd_names):
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        got = _run(odd_names, "read_file", _as_the_model_sends(text))
+        assert got["ok"], (raw, text, got)
+        assert got["content"] == ROUND_TRIP[raw].decode(), (raw, text)
+        assert got["path"] == text
+    listed = _listed(odd_names)
+    inner = _listed(odd_names, os.fsdecode(b"sub\xe9"))
+    got = _run(odd_names, "read_file", _as_the_model_sends(listed[b"sub\xe9"] + "/" + inner[b"in\xff.txt"]))
+    assert got["ok"] and got["content"] == "inside\n", got
+
+
+def test_write_file_by_the_name_the_listing_gave_overwrites_that_file(odd_names):
+    before = sorted(os.listdir(os.fsencode(str(odd_names))))
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        got = _run(odd_names, "write_file", _as_the_model_sends(text, content=f"new {text!r}\n"))
+        assert got["ok"] and got["created"] is False, (raw, text, got)
+        with open(os.path.join(os.fsencode(str(odd_names)), raw), "rb") as fh:
+            assert fh.read() == f"new {text!r}\n".encode(), raw
+    assert sorted(os.listdir(os.fsencode(str(odd_names)))) == before, "a differently named file appeared"
+
+
+def test_edit_file_by_the_name_the_listing_gave(odd_names):
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        old = ROUND_TRIP[raw].decode()
+        got = _run(odd_names, "edit_file", _as_the_model_sends(text, search_block=old, replace_block="edited\n"))
+        assert got["ok"], (raw, text, got)
+        with open(os.path.join(os.fsencode(str(odd_names)), raw), "rb") as fh:
+            assert fh.read() == b"edited\n", raw
+
+
+def test_list_and_cwd_by_the_name_the_listing_gave(odd_names):
+    text = _listed(odd_names)[b"sub\xe9"]
+    got = _run(odd_names, "list_directory", _as_the_model_sends(text))
+    assert got["ok"] and got["path"] == text and [e["name"] for e in got["entries"]] == ["in\\xff.txt"]
+    got = _run(odd_names, "execute_command", {"command": "pwd", "cwd": text})
+    assert got["ok"] and got["output"].rstrip("\n").endswith("sub\ufffd"), got  # the shell's bytes, replaced
+
+
+def test_a_missing_escaped_name_says_how_it_was_read(root):
+    got = read_file(root, "nothing\\xff.txt")
+    assert got["code"] == "not_found" and "read as a byte" in got["error"], got
+    assert got["error"].startswith("no such file or directory: nothing\\xff.txt ("), got
+    got = read_file(root, "caf\\xc3\\xa9")  # no written form (é is written as é): literal
+    assert got["error"].startswith("no such file or directory: caf\\\\xc3\\\\xa9"), got
+    assert "read as" not in read_file(root, "nothing.txt")["error"]
+
+
+def test_the_listing_row_on_screen_has_one_line_per_entry(odd_names):
+    """A newline in a name is shown escaped on the outcome row, not as a second entry; bytes
+    that are not UTF-8 are shown as the model reads them."""
+    from dashfloat.tools import runner
+
+    row = runner.result_row("c1", "list_directory", list_directory(odd_names))
+    assert row["text"] == f"ok: {len(ROUND_TRIP)} entries"
+    assert len(row["excerpt"]) == len(ROUND_TRIP)
+    assert "nl\\nname" in row["excerpt"] and "caf\\xe9.txt" in row["excerpt"] and "sub\\xe9/" in row["excerpt"]
