@@ -15,9 +15,11 @@ ADR 0007 §3, three steps, in this order:
    target would be outside are rejected; a dangling link whose target is inside counts as "does
    not exist yet". Link loops are reported after 40 links (the kernel's MAXSYMLINKS), never hang.
 
-Rejections are result dicts (``results.error``), never exceptions. Residual TOCTOU between this
-check and the open is accepted (ADR 0007 §3); the file tools narrow it further with
-``O_NOFOLLOW``/``O_NONBLOCK`` opens and an ``fstat`` re-check.
+Rejections are result dicts (``results.error``), never exceptions. This check gives the clear
+answer and the names the permission rules match; it is not what keeps a tool inside: every
+open, stat, listing, temp file and rename goes through ``safeopen`` (beneath a descriptor of
+the root), so a directory swapped for a link between this check and the open cannot lead
+outside (the TOCTOU window ADR 0007 §3 accepted is closed).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashfloat.textsafe import visible
+from dashfloat.tools import safeopen
 from dashfloat.tools.results import error
 
 MAX_SYMLINKS = 40
@@ -48,6 +51,7 @@ class Resolved:
           not exist yet, the real deepest existing ancestor plus the lexical remainder
     exists: whether ``real`` exists (a dangling link counts as not existing)
     real_root: realpath of the root
+    root: the lexical absolute root (as given): ``rel`` is opened beneath it (``safeopen``)
     """
 
     abs: str
@@ -55,6 +59,7 @@ class Resolved:
     real: str
     exists: bool = True
     real_root: str = ""
+    root: str = ""
 
 
 class _Loop(Exception):
@@ -142,7 +147,13 @@ def _real(path: bytes) -> tuple[bytes, bool]:
             links += 1
             if links > MAX_SYMLINKS:
                 raise _Loop()
-            target = os.readlink(nxt)
+            try:
+                target = os.readlink(nxt)
+            except OSError as exc:
+                if exc.errno != errno.EINVAL:
+                    raise
+                parts.append(name)  # no longer a link (swapped meanwhile): look again
+                continue
             if target.startswith(b"/"):
                 cur = b"/"
             more = target.split(b"/")
@@ -242,6 +253,7 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         real=os.fsdecode(real_b),
         exists=exists,
         real_root=os.fsdecode(root_real),
+        root=os.fsdecode(root_b),
     )
 
 
@@ -283,10 +295,20 @@ def special_error(name: str, mode: int) -> dict | None:
     )
 
 
-def _stat(resolved: Resolved) -> os.stat_result | dict:
+def _stat(resolved: Resolved, beneath: safeopen.Root | None = None) -> os.stat_result | dict:
     given = shown(resolved.rel)
     try:
-        return os.stat(resolved.real)  # stat, never open: a FIFO cannot block here
+        if beneath is None:
+            with safeopen.Root(resolved.root or resolved.real_root) as root:
+                return root.stat(resolved.rel)  # never opens the file: a FIFO cannot block
+        return beneath.stat(resolved.rel)
+    except safeopen.Escape as exc:
+        return error("path_escape", f"path escapes the working directory: {given} "
+                                    f"({exc.strerror}; {ALLOWED})")
+    except safeopen.Changed as exc:
+        return error("path_changed", f"cannot stat {given}: {exc.strerror}; try again")
+    except NotADirectoryError:
+        return error("not_found", f"not a directory: a component of {given}")
     except FileNotFoundError:
         return error("not_found", f"no such file or directory: {given}")
     except PermissionError:
@@ -295,18 +317,18 @@ def _stat(resolved: Resolved) -> os.stat_result | dict:
         return error("io_error", f"cannot stat {given}: {exc.strerror or exc}")
 
 
-def _checked_mode(resolved: Resolved) -> int | dict:
+def _checked_mode(resolved: Resolved, beneath: safeopen.Root | None) -> int | dict:
     """The file's mode, or the error result for a missing path or a special file."""
-    st = _stat(resolved)
+    st = _stat(resolved, beneath)
     if isinstance(st, dict):
         return st
     special = special_error(shown(resolved.rel), st.st_mode)
     return special if special is not None else st.st_mode
 
 
-def check_regular(resolved: Resolved) -> dict | None:
+def check_regular(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing regular file, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     given = shown(resolved.rel)
@@ -317,9 +339,9 @@ def check_regular(resolved: Resolved) -> dict | None:
     return None
 
 
-def check_directory(resolved: Resolved) -> dict | None:
+def check_directory(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing directory, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     if not stat.S_ISDIR(mode):

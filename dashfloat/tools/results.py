@@ -16,6 +16,7 @@ CODES: dict[str, str] = {
     "denied": "a deny rule, the read-only mode or a hook refused the call",
     "bad_arguments": "arguments missing, extra, mistyped, out of range, or not valid JSON",
     "path_escape": "the path resolves outside the working directory",
+    "path_changed": "a directory on the path kept changing (swapped with a link) while it was opened; nothing was used",
     "not_found": "no such file or directory",
     "not_a_file": "the path is not a regular file",
     "not_a_directory": "the path is not a directory",

@@ -8,6 +8,7 @@ the user approved is what lands. Every failure is a result dict, never an except
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from dashfloat.tools import edit, files, pathpolicy, preview, results
@@ -86,9 +87,26 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
     if name == "edit_file":
         return edit.apply_edit(prepared.plan)
     if name == "execute_command":
-        return run_command(args["command"], prepared.plan.abs, timeout=exec_timeout, cancel=cancel,
-                           on_output=on_output, max_processes=exec_max_processes)
+        return _run_in(prepared.plan, args["command"], timeout=exec_timeout, cancel=cancel,
+                       on_output=on_output, max_processes=exec_max_processes)
     return results.error("unknown_tool", f"unknown tool {name!r}")
+
+
+def _run_in(cwd: pathpolicy.Resolved, command: str, **kw) -> dict:
+    """Run the approved command in its cwd, opened beneath the root now: the command runs in
+    a directory inside the root even if the name was swapped for a link since the preview."""
+    beneath = files.open_root(cwd)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        try:
+            dir_fd = beneath.open_dir(cwd.rel)
+        except OSError as exc:
+            return files._os_error(exc, "enter", pathpolicy.shown(cwd.rel))
+    try:
+        return run_command(command, cwd.abs, cwd_fd=dir_fd, **kw)
+    finally:
+        os.close(dir_fd)
 
 
 def _ok_text(name: str, result: dict) -> str:
