@@ -15,6 +15,12 @@ ADR 0007 §3, three steps, in this order:
    target would be outside are rejected; a dangling link whose target is inside counts as "does
    not exist yet". Link loops are reported after 40 links (the kernel's MAXSYMLINKS), never hang.
 
+DEVIATION from step 2 (issue 14 §2): an absolute path spelled through a symbolic link to the
+root (the root entered through a link, macOS ``/tmp``), or through the root's real path when
+the root was given through a link, is inside when its real location is: the shortest leading
+part of it that really is the root (or a directory in it) is replaced by the root, the rest
+kept as spelled, and step 3 checks it as usual. Relative paths are never respelled.
+
 Rejections are result dicts (``results.error``), never exceptions. This check gives the clear
 answer and the names the permission rules match; it is not what keeps a tool inside: every
 open, stat, listing, temp file and rename goes through ``safeopen`` (beneath a descriptor of
@@ -216,7 +222,10 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
     abs_b = os.path.normpath(os.path.join(root_b, raw))
     # 2. byte-prefix check with a "/" boundary
     if not _inside(abs_b, root_b):
-        return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        respelled = _through_a_link(abs_b, raw, root_b)
+        if respelled is None:
+            return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        abs_b = respelled
     # 3. realpath of the deepest existing ancestor inside realpath(root)
     try:
         root_real, root_exists = _real(root_b)
@@ -255,6 +264,35 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         real_root=os.fsdecode(root_real),
         root=os.fsdecode(root_b),
     )
+
+
+def _through_a_link(abs_b: bytes, raw: bytes, root_b: bytes) -> bytes | None:
+    """An absolute path lexically outside the root that really is inside it (spelled through
+    a link to the root or to a directory in it, or through the root's real path), spelled
+    again through the root; None for anything else (relative paths never: ``..`` stays out).
+    Only the location is decided here; step 3 then checks the path as usual."""
+    if not raw.startswith(b"/"):
+        return None
+    try:
+        root_real, root_exists = _real(root_b)
+    except (OSError, _Loop, _NotDir):
+        return None
+    if not root_exists:
+        return None
+    # The shortest leading part that really is the root or a directory in it; the names after
+    # it stay as spelled (a link among them is then judged by step 3 like any other).
+    parts = [p for p in abs_b.split(b"/") if p]
+    for i in range(1, len(parts) + 1):
+        try:
+            real_b, exists = _real(b"/" + b"/".join(parts[:i]))
+        except (OSError, _Loop, _NotDir):
+            return None
+        if not exists:
+            return None
+        if _inside(real_b, root_real):
+            rel_b = os.path.relpath(real_b, root_real)
+            return os.path.normpath(os.path.join(root_b, rel_b, *parts[i:]))
+    return None
 
 
 def kind(mode: int) -> str:
