@@ -12,7 +12,8 @@ will land (``new``) and the bytes they replace (``old``). The preview is built f
 holds ``plan.old`` (and still resolves to the same place); otherwise nothing is written and the
 result is ``changed_since_preview``. What the user approved is byte-identical to what lands.
 Reads, the check and the write all go through one descriptor of the root (``safeopen``), the
-check and the write through the same directory descriptor.
+check and the write through the same directory descriptor. A file with several hard links
+(``links`` > 1) is replaced under this name only; the preview and the result say so.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ class EditPlan:
     line: int = 1
     root: str = ""
     abs: str = ""
+    links: int = 1
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class WritePlan:
     old_binary: bool = False
     root: str = ""
     abs: str = ""
+    links: int = 1  # hard links of the existing file: above 1, the write breaks the link
 
 
 def _read_existing(res: pathpolicy.Resolved, what: str) -> tuple[bytes, os.stat_result] | dict:
@@ -199,6 +202,7 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
         line=old.count(b"\n", 0, at) + 1,
         root=pathpolicy.root_abs(root),
         abs=res.abs,
+        links=st.st_nlink,
     )
 
 
@@ -258,7 +262,8 @@ def _still_as_planned(rel: str, expected: bytes | None):
 def apply_edit(plan: EditPlan) -> dict:
     """Write ``plan.new`` if the file still holds ``plan.old``.
 
-    Result: ``{"ok": true, "path": rel, "bytes": len(new), "line": n}``; errors:
+    Result: ``{"ok": true, "path": rel, "bytes": len(new), "line": n}`` (with ``hard_links``
+    and ``hard_links_note`` when the file had several names: only this one changed); errors:
     changed_since_preview (nothing written), path_escape, permission_denied, io_error.
     """
     res = _recheck(plan)
@@ -270,7 +275,11 @@ def apply_edit(plan: EditPlan) -> dict:
                                  make_parents=False)
     if not wrote.get("ok"):
         return wrote
-    return ok(path=plan.rel, bytes=len(plan.new), line=plan.line)
+    result = ok(path=plan.rel, bytes=len(plan.new), line=plan.line)
+    for key in ("hard_links", "hard_links_note"):
+        if key in wrote:
+            result[key] = wrote[key]
+    return result
 
 
 def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
@@ -313,6 +322,7 @@ def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
         old_binary=files.is_binary(old[: files.BINARY_SAMPLE]),
         root=pathpolicy.root_abs(root),
         abs=res.abs,
+        links=st.st_nlink,
     )
 
 

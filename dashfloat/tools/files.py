@@ -13,7 +13,9 @@ to the outside meanwhile is refused, never followed.
 Writes go through ``atomic_write_at``: an ``O_EXCL`` temp file with a random name created
 (``dir_fd``) in the directory descriptor that holds the target, fsync, the existing file's mode
 kept, ``os.replace`` into place within that same descriptor, the directory fsynced. Any failure
-removes the temp file and leaves the original untouched.
+removes the temp file and leaves the original untouched. A file with several hard links is
+replaced under this name only: the other names keep the old content (results and previews say
+so); read_file reports the link count.
 
 Every function returns a result dict (``results.ok`` / ``results.error``); none raises for an
 operating-system failure.
@@ -212,7 +214,8 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     "offset": offset, "truncated": bool}``; when truncated also ``next_offset`` and a ``note``
     reporting both totals; ``encoding_errors: true`` when invalid UTF-8 was replaced; a ``note``
     when the offset is past the end or the file is empty. ``lines`` is null for files above
-    256 KiB (streamed; total not counted). Errors: bad_arguments, path_escape, not_found,
+    256 KiB (streamed; total not counted). A file with more than one hard link adds
+    ``hard_links`` (the count) and ``hard_links_note``. Errors: bad_arguments, path_escape, not_found,
     not_a_file, special_file, binary (with ``size``), permission_denied, io_error.
     """
     for name, value, top in (("offset", offset, None), ("limit", limit, READ_LIMIT_MAX)):
@@ -236,7 +239,8 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
         return fd
     rel = shown(res.rel)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size, links = st.st_size, st.st_nlink
         sample = os.pread(fd, BINARY_SAMPLE, 0)
         if is_binary(sample):
             return error(
@@ -268,6 +272,8 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     result = ok(path=rel, content=content, lines=total, size=size, offset=offset, truncated=more)
     if enc_errors:
         result["encoding_errors"] = True
+    if links > 1:
+        result.update(hard_links_result(links))
     total_text = f"{total}" if total is not None else "? (file above 256 KiB: not counted)"
     if past_end:
         if size == 0:
@@ -297,6 +303,19 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
                 f"{len(raw)} of {size} bytes ({why}); continue with offset={offset + n}]"
             )
     return result
+
+
+def hard_links_result(links: int) -> dict:
+    """The fields read_file adds for a file with more than one hard link."""
+    return {"hard_links": links,
+            "hard_links_note": f"this file has {links} hard links: other names see the same content"}
+
+
+def hard_links_broken(links: int) -> str:
+    """What a write or edit of a file with ``links`` hard links does to the other names."""
+    others = "the other name keeps" if links == 2 else f"the other {links - 1} names keep"
+    return (f"this file has {links} hard links: the write replaces this name only and breaks "
+            f"the link; {others} the old content")
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -423,7 +442,11 @@ def write_beneath(beneath: safeopen.Root, rel: str, data: bytes,
             return _os_error(exc, "write", name_shown)
     finally:
         os.close(dir_fd)
-    return ok(path=name_shown, bytes=len(data), created=old is None)
+    result = ok(path=name_shown, bytes=len(data), created=old is None)
+    if old is not None and old.st_nlink > 1:
+        result["hard_links"] = old.st_nlink
+        result["hard_links_note"] = hard_links_broken(old.st_nlink)
+    return result
 
 
 def encode_content(content: object, what: str = "content") -> bytes | dict:

@@ -907,3 +907,25 @@ def test_a_root_entered_through_a_link_takes_paths_spelled_through_the_link_or_t
     assert got["c_e"]["ok"] and got["c_e"]["path"] == "a.txt", got
     assert got["c_x"]["ok"] and got["c_x"]["output"] == f"{os.path.realpath(real / 'sub')}\nnew.txt\n", got
 
+
+def test_a_file_with_two_hard_links_says_so_when_read_and_when_written(agent, server, project, tmp_path):
+    (project / "a.txt").write_text("one\n")
+    os.link(project / "a.txt", tmp_path / "other-name.txt")
+    server.push(
+        calls_reply(call("read_file", {"path": "a.txt"}, call_id="c_r", index=0),
+                    call("write_file", {"path": "a.txt", "content": "two\n"}, call_id="c_w", index=1)),
+        sse_reply(["Written."]),
+    )
+    t = agent(rows=30)
+    t.type("rewrite it\r")
+    wait_confirming(t)
+    assert rows_with(t, "→ ok: 1 lines, 2 hard links"), t.dump()
+    assert ("this file has 2 hard links: the write replaces this name only and breaks the link; "
+            "the other name keeps the old content") in t.flat, t.dump()
+    t.type("y")
+    t.wait_text("Written.")
+    t.wait_flat("→ ok: wrote 4 B, hard link broken: 1 other name keeps the old content")
+    assert (project / "a.txt").read_text() == "two\n"
+    assert (tmp_path / "other-name.txt").read_text() == "one\n"
+    got = tool_results(wait_posts(server, 2)[1])
+    assert got["c_r"]["hard_links"] == 2 and got["c_w"]["hard_links"] == 2, got
