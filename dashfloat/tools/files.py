@@ -110,7 +110,8 @@ def _os_error(exc: OSError, what: str, name: str) -> dict:
     if isinstance(exc, FileNotFoundError):
         return error("not_found", f"no such file or directory: {name}")
     if isinstance(exc, NotADirectoryError):
-        return error("not_a_directory", f"cannot {what} {name}: a directory in its path is not a directory")
+        return error("not_a_directory", f"cannot {what} {name}: not a directory (it, or a "
+                                        "directory on its path, is something else now)")
     if exc.errno == errno.ELOOP:
         return error("io_error", f"cannot {what} {name}: too many levels of symbolic links "
                                  "(a symlink loop?), or it turned into a symbolic link meanwhile")
