@@ -28,7 +28,7 @@ COMMANDS = 40  # execute_command in the swapped directory (each starts a process
 # renameat2(RENAME_EXCHANGE) each time, so "d" is always one or the other; where the kernel or
 # libc has no renameat2, three renames (then "d" is briefly missing).
 SWAPPER = r"""
-import ctypes, os, sys
+import ctypes, os, sys, time
 d, alt, spare = sys.argv[1:4]
 libc = ctypes.CDLL(None, use_errno=True)
 exchange = getattr(libc, "renameat2", None)
@@ -43,6 +43,8 @@ n = 0
 while True:
     swap()
     n += 1
+    if n % 1000 == 0:
+        time.sleep(0.001)  # now and then a quiet millisecond: some calls get through whole
 """
 
 # The clear errors a call may end with while its directory is being swapped.
@@ -136,10 +138,12 @@ def test_a_directory_swapped_with_an_outside_link_never_lets_the_outside_through
         if i < COMMANDS:
             mutate("execute_command", i, {"command": "cat f.txt e.txt; ls", "cwd": "d"})
 
-    # the race was really run: through the directory some calls worked, some were refused
-    for kind in ("read_file", "write_file", "edit_file"):
-        assert outcomes[kind].get("ok", 0) > 0, outcomes
-        assert sum(n for code, n in outcomes[kind].items() if code != "ok") > 0, outcomes
+    # the race was really run: through the directory some reads and some writes worked, and
+    # some of each were refused
+    for kinds in (("read_file",), ("write_file", "edit_file")):
+        worked = sum(outcomes[k].get("ok", 0) for k in kinds)
+        refused = sum(n for k in kinds for code, n in outcomes[k].items() if code != "ok")
+        assert worked > 0 and refused > 0, outcomes
     assert snapshot(outside) == before
 
 
