@@ -745,7 +745,7 @@ class Agent:
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"
         if key == "a":  # approve, and allow this exact call for the session
-            who += f" (session rule {self.policy.allow_exact(call.name, call.args).text})"
+            who += f" (session rule {self.policy.allow_exact(call.name, call.args, self.root).text})"
         log.info("audit: %s", self.policy.audit_line(call.name, call.args,
                                                      self._pipeline.rules.Decision(verdict, who, "")))
         if verdict == "allow":

@@ -217,6 +217,15 @@ Paths are relative to the working directory (see
 .BR \-C );
 a path that resolves outside it, also through a symbolic link, is refused, and so are
 FIFOs, sockets and devices.
+An absolute path may be spelled through a symbolic link to the working directory or through
+its real path (a project entered through a link, macOS
+.IR /tmp ):
+both name the same place, shown relative to the working directory.
+Every file and directory is opened beneath the working directory, one name at a time
+.RB ( openat2 (2)
+with RESOLVE_BENEATH where the kernel has it, else a walk of directory descriptors), and
+written and renamed in the directory that was checked, so a directory swapped for a link
+to the outside while a tool runs never leads there: the call fails with an error instead.
 There is no shell:
 .B ~
 and
@@ -271,6 +280,8 @@ A window of lines (default the first @read_max_lines@; at most @read_max_lines@ 
 both totals reported).
 Files above @stream_above@ are read only as far as the window; binary files are reported, not
 dumped.
+A file with more than one hard link is read as usual, and the result (and its row) says how
+many names it has.
 Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
@@ -342,6 +353,8 @@ alone.
 .PP
 Files are written through a temporary file in the same directory that is renamed into
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
+A file with several hard links is replaced under the name given only: the other names keep
+the old content, and the preview and the result say that the link is broken.
 If a file changes between the preview and the approval, nothing is written and the model
 is told.
 The transcript shows a row per call and its outcome with at most @excerpt_lines@ lines of output.
@@ -563,7 +576,8 @@ The call's path is normalised first:
 .BR ./ ,
 doubled slashes and
 .B ..
-are collapsed and an absolute path inside the working directory is made relative;
+are collapsed and an absolute path inside the working directory (also one spelled through
+its real path or through a link to it) is made relative;
 .B ~
 is never expanded.
 An allow rule matches case\-sensitively and must match every name of the file, also its

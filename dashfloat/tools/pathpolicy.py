@@ -19,9 +19,17 @@ ADR 0007 §3, three steps, in this order:
    target would be outside are rejected; a dangling link whose target is inside counts as "does
    not exist yet". Link loops are reported after 40 links (the kernel's MAXSYMLINKS), never hang.
 
-Rejections are result dicts (``results.error``), never exceptions. Residual TOCTOU between this
-check and the open is accepted (ADR 0007 §3); the file tools narrow it further with
-``O_NOFOLLOW``/``O_NONBLOCK`` opens and an ``fstat`` re-check.
+DEVIATION from step 2 (issue 14 §2): an absolute path spelled through a symbolic link to the
+root (the root entered through a link, macOS ``/tmp``), or through the root's real path when
+the root was given through a link, is inside when its real location is: the shortest leading
+part of it that really is the root (or a directory in it) is replaced by the root, the rest
+kept as spelled, and step 3 checks it as usual. Relative paths are never respelled.
+
+Rejections are result dicts (``results.error``), never exceptions. This check gives the clear
+answer and the names the permission rules match; it is not what keeps a tool inside: every
+open, stat, listing, temp file and rename goes through ``safeopen`` (beneath a descriptor of
+the root), so a directory swapped for a link between this check and the open cannot lead
+outside (the TOCTOU window ADR 0007 §3 accepted is closed).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dashfloat.textsafe import visible
-from dashfloat.tools import names
+from dashfloat.tools import names, safeopen
 from dashfloat.tools.results import error
 
 MAX_SYMLINKS = 40
@@ -57,6 +65,7 @@ class Resolved:
     exists: whether ``real`` exists (a dangling link counts as not existing)
     real_root: realpath of the root
     slash: the path ended in ``/`` (or ``/.``): it names a directory
+    root: the lexical absolute root (as given): ``rel`` is opened beneath it (``safeopen``)
     """
 
     abs: str
@@ -65,6 +74,7 @@ class Resolved:
     exists: bool = True
     real_root: str = ""
     slash: bool = False
+    root: str = ""
 
 
 class _Loop(Exception):
@@ -177,7 +187,13 @@ def _real(path: bytes) -> tuple[bytes, bool]:
             links += 1
             if links > MAX_SYMLINKS:
                 raise _Loop()
-            target = os.readlink(nxt)
+            try:
+                target = os.readlink(nxt)
+            except OSError as exc:
+                if exc.errno != errno.EINVAL:
+                    raise
+                parts.append(name)  # no longer a link (swapped meanwhile): look again
+                continue
             if target.startswith(b"/"):
                 cur = b"/"
             more = target.split(b"/")
@@ -257,7 +273,10 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         )
     # 2. byte-prefix check with a "/" boundary
     if not _inside(abs_b, root_b):
-        return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        respelled = _through_a_link(abs_b, raw, root_b)
+        if respelled is None:
+            return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        abs_b = respelled
     # 3. realpath of the deepest existing ancestor inside realpath(root)
     try:
         root_real, root_exists = _real(root_b)
@@ -299,6 +318,7 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         exists=exists,
         real_root=os.fsdecode(root_real),
         slash=slash,
+        root=os.fsdecode(root_b),
     )
 
 
@@ -323,6 +343,35 @@ def _slash_on_non_directory(real_b: bytes, given: str) -> dict | None:
         f"not a directory: {given} (a path that ends in / names a directory, and this is "
         f"{_KIND_TEXT.get(kind(st.st_mode), 'not one')}; leave out the trailing /)",
     )
+
+
+def _through_a_link(abs_b: bytes, raw: bytes, root_b: bytes) -> bytes | None:
+    """An absolute path lexically outside the root that really is inside it (spelled through
+    a link to the root or to a directory in it, or through the root's real path), spelled
+    again through the root; None for anything else (relative paths never: ``..`` stays out).
+    Only the location is decided here; step 3 then checks the path as usual."""
+    if not raw.startswith(b"/"):
+        return None
+    try:
+        root_real, root_exists = _real(root_b)
+    except (OSError, _Loop, _NotDir):
+        return None
+    if not root_exists:
+        return None
+    # The shortest leading part that really is the root or a directory in it; the names after
+    # it stay as spelled (a link among them is then judged by step 3 like any other).
+    parts = [p for p in abs_b.split(b"/") if p]
+    for i in range(1, len(parts) + 1):
+        try:
+            real_b, exists = _real(b"/" + b"/".join(parts[:i]))
+        except (OSError, _Loop, _NotDir):
+            return None
+        if not exists:
+            return None
+        if _inside(real_b, root_real):
+            rel_b = os.path.relpath(real_b, root_real)
+            return os.path.normpath(os.path.join(root_b, rel_b, *parts[i:]))
+    return None
 
 
 def kind(mode: int) -> str:
@@ -366,10 +415,20 @@ def special_error(name: str, mode: int) -> dict | None:
     )
 
 
-def _stat(resolved: Resolved) -> os.stat_result | dict:
+def _stat(resolved: Resolved, beneath: safeopen.Root | None = None) -> os.stat_result | dict:
     given = shown(resolved.rel)
     try:
-        return os.stat(resolved.real)  # stat, never open: a FIFO cannot block here
+        if beneath is None:
+            with safeopen.Root(resolved.root or resolved.real_root) as root:
+                return root.stat(resolved.rel)  # never opens the file: a FIFO cannot block
+        return beneath.stat(resolved.rel)
+    except safeopen.Escape as exc:
+        return error("path_escape", f"path escapes the working directory: {given} "
+                                    f"({exc.strerror}; {ALLOWED})")
+    except safeopen.Changed as exc:
+        return error("path_changed", f"cannot stat {given}: {exc.strerror}; try again")
+    except NotADirectoryError:
+        return error("not_found", f"not a directory: a component of {given}")
     except FileNotFoundError:
         return error("not_found", f"no such file or directory: {given}")
     except PermissionError:
@@ -378,18 +437,18 @@ def _stat(resolved: Resolved) -> os.stat_result | dict:
         return error("io_error", f"cannot stat {given}: {exc.strerror or exc}")
 
 
-def _checked_mode(resolved: Resolved) -> int | dict:
+def _checked_mode(resolved: Resolved, beneath: safeopen.Root | None) -> int | dict:
     """The file's mode, or the error result for a missing path or a special file."""
-    st = _stat(resolved)
+    st = _stat(resolved, beneath)
     if isinstance(st, dict):
         return st
     special = special_error(shown(resolved.rel), st.st_mode)
     return special if special is not None else st.st_mode
 
 
-def check_regular(resolved: Resolved) -> dict | None:
+def check_regular(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing regular file, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     given = shown(resolved.rel)
@@ -400,9 +459,9 @@ def check_regular(resolved: Resolved) -> dict | None:
     return None
 
 
-def check_directory(resolved: Resolved) -> dict | None:
+def check_directory(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing directory, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     if not stat.S_ISDIR(mode):

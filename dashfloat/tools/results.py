@@ -17,6 +17,7 @@ CODES: dict[str, str] = {
     "bad_arguments": "arguments missing, extra, mistyped, out of range, or not valid JSON",
     "path_escape": "the path resolves outside the working directory",
     "name_too_long": "a path component is above 255 bytes or the path above 4095 (NAME_MAX, PATH_MAX)",
+    "path_changed": "a directory on the path kept changing (swapped with a link) while it was opened; nothing was used",
     "not_found": "no such file or directory",
     "not_a_file": "the path is not a regular file",
     "not_a_directory": "the path is not a directory",

@@ -8,6 +8,7 @@ the user approved is what lands. Every failure is a result dict, never an except
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from dashfloat.tools import edit, files, pathpolicy, preview, results
@@ -50,12 +51,12 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
         plan = edit.plan_write(root, args["path"], args["content"])
         if isinstance(plan, dict):
             return plan
-        lines, full = preview.diff_view(plan.rel, plan.old, plan.new)
+        lines, full = _with_links(plan, *preview.diff_view(plan.rel, plan.old, plan.new))
     elif name == "edit_file":
         plan = edit.plan_edit(root, args["path"], args["search_block"], args["replace_block"])
         if isinstance(plan, dict):
             return plan
-        lines, full = preview.diff_view(plan.rel, plan.old, plan.new)
+        lines, full = _with_links(plan, *preview.diff_view(plan.rel, plan.old, plan.new))
     elif name == "execute_command":
         plan = pathpolicy.resolve(root, args.get("cwd", "."), must_exist=True)
         if isinstance(plan, dict):
@@ -72,6 +73,19 @@ def prepare(name: str, args: dict, root: str) -> Prepared | dict:
     return Prepared(name=name, summary=summary(name, args), preview=lines, plan=plan, full=full)
 
 
+def _with_links(plan, lines: list, full: list | None) -> tuple[list, list | None]:
+    """A write or edit of a file with several hard links says, under the totals, that it
+    breaks the link (the other names keep the old content)."""
+    if plan.links <= 1:
+        return lines, full
+
+    def added(view: list) -> list:
+        at = 1 if view and view[0][0] == "stat" else 0
+        return [*view[:at], ("marker", files.hard_links_broken(plan.links)), *view[at:]]
+
+    return added(lines), None if full is None else added(full)
+
+
 def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, cancel: Cancel | None = None,
             on_output=None, exec_timeout: float = 30.0, exec_max_processes: int = 1024) -> dict:
     """Run a validated call (a mutation only with its approved plan)."""
@@ -86,25 +100,56 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
     if name == "edit_file":
         return edit.apply_edit(prepared.plan)
     if name == "execute_command":
-        return run_command(args["command"], prepared.plan.abs, timeout=exec_timeout, cancel=cancel,
-                           on_output=on_output, max_processes=exec_max_processes)
+        return _run_in(prepared.plan, args["command"], timeout=exec_timeout, cancel=cancel,
+                       on_output=on_output, max_processes=exec_max_processes)
     return results.error("unknown_tool", f"unknown tool {name!r}")
+
+
+def _run_in(cwd: pathpolicy.Resolved, command: str, **kw) -> dict:
+    """Run the approved command in its cwd, opened beneath the root now: the command runs in
+    a directory inside the root even if the name was swapped for a link since the preview."""
+    beneath = files.open_root(cwd)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        try:
+            dir_fd = beneath.open_dir(cwd.rel)
+        except OSError as exc:
+            return files._os_error(exc, "enter", pathpolicy.shown(cwd.rel))
+    try:
+        return run_command(command, cwd.abs, cwd_fd=dir_fd, **kw)
+    finally:
+        os.close(dir_fd)
+
+
+def _links_text(name: str, result: dict) -> str:
+    """", 2 hard links" on a read; ", hard link broken: 1 other name keeps the old content"
+    on a write or edit of a file that had several names."""
+    links = result.get("hard_links")
+    if not isinstance(links, int) or isinstance(links, bool) or links <= 1:
+        return ""
+    if name == "read_file":
+        return f", {links} hard links"
+    others = links - 1
+    return (f", hard link broken: {others} other name{'s' * (others != 1)} "
+            f"keep{'s' * (others == 1)} the old content")
 
 
 def _ok_text(name: str, result: dict) -> str:
     if name == "read_file":
         lines = result.get("lines")
         text = f"ok: {lines} lines" if isinstance(lines, int) else "ok"
-        return text + (", truncated" if result.get("truncated") else "")
+        return text + (", truncated" if result.get("truncated") else "") + _links_text(name, result)
     if name == "list_directory":
         n = result.get("total", len(result.get("entries") or []))
         return f"ok: {n} entries" + (", truncated" if result.get("truncated") else "")
     if name == "write_file":
         size = result.get("bytes")
         verb = "created" if result.get("created") else "wrote"
-        return f"ok: {verb} {human_size(size)}" if isinstance(size, int) else "ok"
+        text = f"ok: {verb} {human_size(size)}" if isinstance(size, int) else "ok"
+        return text + _links_text(name, result)
     if name == "edit_file":
-        return "ok: edited"
+        return "ok: edited" + _links_text(name, result)
     if name == "execute_command":
         return "ok: exit 0" + (", output truncated" if result.get("truncated") else "") + _stopped_text(result)
     return "ok"

@@ -911,3 +911,69 @@ def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, pr
     t.type("y")
     t.wait_text("Odd file written.")
     assert (project / "odd.txt").read_text() == content
+
+
+# ---- issue 14: a root entered through a symlink; hard links ---------------------------------------
+
+
+def test_a_root_entered_through_a_link_takes_paths_spelled_through_the_link_or_the_real_path(dash, server, tmp_path):
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.txt").write_text("alpha\n")
+    link = tmp_path / "link"
+    os.symlink(real, link)
+    server.push(
+        calls_reply(call("read_file", {"path": str(link / "a.txt")}, call_id="c_r", index=0),
+                    call("list_directory", {"path": str(real / "sub")}, call_id="c_l", index=1),
+                    call("write_file", {"path": str(real / "sub" / "new.txt"), "content": "new\n"},
+                         call_id="c_w", index=2),
+                    call("edit_file", {"path": str(link / "a.txt"), "search_block": "alpha",
+                                       "replace_block": "ALPHA"}, call_id="c_e", index=3),
+                    call("execute_command", {"command": "pwd -P; ls", "cwd": str(link / "sub")},
+                         call_id="c_x", index=4)),
+        sse_reply(["All five worked."]),
+    )
+    t = dash("-C", str(link), rows=40, cols=100)
+    t.type("work through the link\r")
+    wait_confirming(t)
+    assert rows_with(t, "+++ b/sub/new.txt"), t.dump()  # named relative to the root
+    t.type("y")
+    t.wait_for(lambda t: "--- a/a.txt" in t.text and APPLY in t.text, what="the edit's preview")
+    t.type("y")
+    t.wait_for(lambda t: "cwd: sub" in t.text and APPLY in t.text, what="the command's preview")
+    t.type("y")
+    t.wait_text("All five worked.")
+    t.wait_status("idle")
+    assert "path escapes" not in t.flat, t.dump()
+    assert (real / "sub" / "new.txt").read_text() == "new\n"
+    assert (real / "a.txt").read_text() == "ALPHA\n"
+
+    got = tool_results(wait_posts(server, 2)[1])
+    assert got["c_r"]["ok"] and got["c_r"]["path"] == "a.txt" and got["c_r"]["content"] == "alpha\n", got
+    assert got["c_l"]["ok"] and got["c_l"]["path"] == "sub", got
+    assert got["c_w"] == {"ok": True, "path": "sub/new.txt", "bytes": 4, "created": True}, got
+    assert got["c_e"]["ok"] and got["c_e"]["path"] == "a.txt", got
+    assert got["c_x"]["ok"] and got["c_x"]["output"] == f"{os.path.realpath(real / 'sub')}\nnew.txt\n", got
+
+
+def test_a_file_with_two_hard_links_says_so_when_read_and_when_written(agent, server, project, tmp_path):
+    (project / "a.txt").write_text("one\n")
+    os.link(project / "a.txt", tmp_path / "other-name.txt")
+    server.push(
+        calls_reply(call("read_file", {"path": "a.txt"}, call_id="c_r", index=0),
+                    call("write_file", {"path": "a.txt", "content": "two\n"}, call_id="c_w", index=1)),
+        sse_reply(["Written."]),
+    )
+    t = agent(rows=30)
+    t.type("rewrite it\r")
+    wait_confirming(t)
+    assert rows_with(t, "→ ok: 1 lines, 2 hard links"), t.dump()
+    assert ("this file has 2 hard links: the write replaces this name only and breaks the link; "
+            "the other name keeps the old content") in t.flat, t.dump()
+    t.type("y")
+    t.wait_text("Written.")
+    t.wait_flat("→ ok: wrote 4 B, hard link broken: 1 other name keeps the old content")
+    assert (project / "a.txt").read_text() == "two\n"
+    assert (tmp_path / "other-name.txt").read_text() == "one\n"
+    got = tool_results(wait_posts(server, 2)[1])
+    assert got["c_r"]["hard_links"] == 2 and got["c_w"]["hard_links"] == 2, got

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from dashfloat.tools import edit, files
+from dashfloat.tools import edit, files, safeopen
 from dashfloat.tools.edit import (
     EditPlan,
     WritePlan,
@@ -195,20 +195,25 @@ def test_too_large_refused_by_stat_without_reading(root, monkeypatch):
     with open(p, "wb") as f:
         f.truncate(EDIT_MAX_BYTES + 1)  # sparse: cheap
     opened = []
-    real_open = os.open
+    real_open, real_beneath = os.open, safeopen.Root.open
 
     def spy_os_open(path, flags, *a, **kw):
-        opened.append(path)
+        opened.append((path, flags))
         return real_open(path, flags, *a, **kw)
 
+    def spy_beneath(self, rel, flags, *a, **kw):  # openat2 opens are not os.open calls
+        opened.append((rel, flags))
+        return real_beneath(self, rel, flags, *a, **kw)
+
     monkeypatch.setattr(os, "open", spy_os_open)
+    monkeypatch.setattr(safeopen.Root, "open", spy_beneath)
     monkeypatch.setattr(builtins, "open", lambda *a, **k: pytest.fail("open() called"))
     got = plan_edit(root, "big.log", "a", "b")
     assert got["code"] == "too_large" and got["size"] == EDIT_MAX_BYTES + 1
-    assert opened == []
     got = plan_write(root, "big.log", "x")
     assert got["code"] == "too_large"
-    assert opened == []
+    # only directories were opened (the root, the walk): never the file itself
+    assert opened and all(flags & os.O_DIRECTORY for _path, flags in opened), opened
 
 
 def test_exactly_8_mib_is_allowed(root):
@@ -290,7 +295,7 @@ def test_failed_edit_leaves_original(root, monkeypatch):
     p.write_text("x = 1\n")
     plan = plan_edit(root, "a.py", "x = 1", "x = 2")
 
-    def boom(src, dst):
+    def boom(src, dst, **dir_fds):
         raise OSError(5, "simulated")
 
     monkeypatch.setattr(files.os, "replace", boom)

@@ -312,7 +312,7 @@ def test_failed_replace_leaves_original(root, monkeypatch):
     p.write_text("original")
     os.chmod(p, 0o600)
 
-    def boom(src, dst):
+    def boom(src, dst, **dir_fds):
         raise OSError(errno.EIO, "simulated I/O error")
 
     monkeypatch.setattr(files.os, "replace", boom)
@@ -388,17 +388,17 @@ def test_temp_in_target_dir_random_and_exclusive(root, tmp_path, monkeypatch):
     seen = []
     real_replace = os.replace
 
-    def spy(src, dst):
-        seen.append((src, dst))
-        return real_replace(src, dst)
+    def spy(src, dst, *, src_dir_fd, dst_dir_fd):
+        seen.append((src, dst, os.readlink(f"/proc/self/fd/{src_dir_fd}"), src_dir_fd == dst_dir_fd))
+        return real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     monkeypatch.setattr(files.os, "replace", spy)
     atomic_write(str(target), b"new")
     assert target.read_bytes() == b"new"
     assert secret.read_text() == "untouched" and os.path.islink(trap)
-    (src, dst), = seen
-    assert os.path.dirname(src) == os.fsencode(str(root / "d"))
-    assert b"b" * 16 in src
+    (src, dst, directory, same), = seen
+    assert directory == str(root / "d") and same  # created and renamed in the target's directory
+    assert b"b" * 16 in src and dst == b"t.txt"
 
 
 def test_temp_names_differ():
@@ -452,11 +452,11 @@ def test_parent_created_dirs_rechecked(root, tmp_path, monkeypatch):
     """A directory swapped for an outside link right after mkdir is caught by the re-check."""
     real_mkdir = os.mkdir
 
-    def racing_mkdir(path, *a, **kw):
-        real_mkdir(path, *a, **kw)
-        if os.path.basename(path) == "a":
-            os.rmdir(path)
-            os.symlink(tmp_path / "outside", path)
+    def racing_mkdir(path, *a, dir_fd=None, **kw):
+        real_mkdir(path, *a, dir_fd=dir_fd, **kw)
+        if os.path.basename(os.fsdecode(path)) == "a":
+            os.rmdir(path, dir_fd=dir_fd)
+            os.symlink(tmp_path / "outside", path, dir_fd=dir_fd)
 
     monkeypatch.setattr(files.os, "mkdir", racing_mkdir)
     got = write_file(root, "a/b/c.txt", "x")

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from dashfloat.tools import edit, files, pathpolicy, results
+from dashfloat.tools import edit, files, pathpolicy, results, safeopen
 from dashfloat.tools.pathpolicy import Resolved, resolve
 
 
@@ -265,8 +265,45 @@ def test_root_given_as_a_symlink(tree, tmp_path):
     assert isinstance(got, Resolved)
     assert got.abs == str(via / "file.txt")
     assert got.real == os.path.realpath(tree / "file.txt")
-    # the real root's spelling is lexically outside the given root: strict, rejected
-    assert resolve(via, str(tree / "file.txt"))["code"] == "path_escape"
+    # the root's real path is the same place: inside, named relative to the root, spelled via it
+    got = resolve(via, str(tree / "sub" / "inner.txt"))
+    assert isinstance(got, Resolved), got
+    assert (got.rel, got.abs, got.exists) == ("sub/inner.txt", str(via / "sub" / "inner.txt"), True)
+    assert resolve(via, str(tree)).rel == "."
+
+
+@pytest.mark.parametrize("given", ["link", "real"])
+def test_absolute_paths_spelled_through_either_name_of_the_root(tree, tmp_path, given):
+    """Issue 14 §2: the root entered through a link (a linked project, macOS /tmp): a path
+    spelled through the link or through the real path is inside, whichever the root is."""
+    link = tmp_path / "root_link"
+    os.symlink(tree, link)
+    os.symlink(tree / "sub", tmp_path / "shortcut")  # a link from outside to a directory inside
+    root = link if given == "link" else tree
+    for spelled, rel, exists in [
+        (link / "file.txt", "file.txt", True),
+        (tree / "file.txt", "file.txt", True),
+        (link / "sub" / "inner.txt", "sub/inner.txt", True),
+        (link / "new" / "dir" / "x.txt", "new/dir/x.txt", False),
+        (tree / "new.txt", "new.txt", False),
+        (link, ".", True),
+        (tmp_path / "shortcut" / "inner.txt", "sub/inner.txt", True),
+        (link / "link_in", "link_in", True),
+    ]:
+        got = resolve(root, str(spelled))
+        assert isinstance(got, Resolved), (spelled, got)
+        assert (got.rel, got.exists) == (rel, exists), spelled
+        assert got.abs == os.path.normpath(os.path.join(str(root), rel))
+    # what is outside stays outside, however it is spelled
+    for spelled in [link / ".." / "outside" / "secret.txt", tmp_path / "outside" / "secret.txt",
+                    link / "link_out", link / "linkdir_out" / "secret.txt", link / "dangling_out",
+                    str(link) + "-evil/x.txt", tmp_path / "root-evil" / "x.txt", link / "..",
+                    link / "sub" / "up_out" / "secret.txt"]:
+        got = resolve(root, str(spelled))
+        assert isinstance(got, dict) and got["code"] == "path_escape", (spelled, got)
+    # relative paths are never respelled: ".." leaves the root, whatever it leads back into
+    assert resolve(tree, "../root_link/file.txt")["code"] == "path_escape"
+    assert resolve(link, "../root/file.txt")["code"] == "path_escape"
 
 
 def test_relative_root(tree, monkeypatch):
@@ -309,7 +346,8 @@ def test_fifo_refused_without_blocking(tree):
 
 
 def test_open_regular_refuses_a_fifo_without_blocking(tree):
-    got = no_block(lambda: files.open_regular(str(tree / "fifo")))
+    with safeopen.Root(tree) as beneath:
+        got = no_block(lambda: files.open_regular(beneath, "fifo"))
     assert isinstance(got, dict) and got["code"] == "special_file"
 
 
