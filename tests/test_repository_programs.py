@@ -27,22 +27,7 @@ NEUTRALISED = "neutralised"
 ASKS = "asks"
 
 
-@pytest.fixture(autouse=True)
-def git_home(tmp_path, monkeypatch):
-    """git with only a global config of the test's (no system file, no user's ~/.gitconfig),
-    and a HOME of its own (gpg creates ~/.gnupg)."""
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.invalid\n"
-                                     "[init]\n\tdefaultBranch = main\n")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS",
-                "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "LESSOPEN", "LESSCLOSE",
-                "GIT_CEILING_DIRECTORIES"):
-        monkeypatch.delenv(var, raising=False)
-    return home
+pytestmark = pytest.mark.usefixtures("git_home")  # (tests/conftest.py)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -394,3 +379,23 @@ def test_a_question_runs_the_approved_command_as_git_normally_would(rig, tmp_pat
     rig.decide(rig.confirm(t)[1], "approved")
     rig.wait_idle(t)
     assert marker.exists()
+
+
+def test_a_session_rule_does_not_silence_the_repository(rig, tmp_path):
+    """`a` allows the exact command for the session; a repository that names a program still
+    makes it ask (the rule is about the command, the check about the repository)."""
+    marker = tmp_path / "MARKER"
+    clean_filter(rig.root, marker)
+    call = ("c1", "execute_command", {"command": "git status"})
+    rig.server.push(calls_reply(call), answer("once"), calls_reply(("c2", *call[1:])), answer("twice"))
+    rig.start(policy=Policy())
+    t = rig.prompt("go")
+    rig.decide(rig.confirm(t)[1], "rejected")  # asked by the built-in default
+    rig.wait_idle(t)
+    rig.agent.policy.allow_exact("execute_command", {"command": "git status"})
+    t = rig.prompt("again")
+    info = rig.confirm(t)[2]
+    assert any("filter.x.clean" in line for _, line in info["lines"])
+    rig.decide(rig.confirm(t)[1], "rejected")
+    rig.wait_idle(t)
+    assert not marker.exists()

@@ -57,6 +57,7 @@ __all__ = ["WHO", "FIXED", "Verdict", "check", "describe", "untrusted_program", 
 
 WHO = "repository check (git)"
 
+MIN_GIT = (2, 38)  # GIT_CONFIG_COUNT came in 2.31, safe.bareRepository in 2.38
 PROBE_TIMEOUT = 5.0  # seconds for all the git runs of one check together
 MAX_REPOSITORIES = 16  # repositories read for one command, submodules included
 MAX_DEPTH = 4  # submodules of submodules of ...
@@ -263,7 +264,6 @@ class _Probe:
         self.config_env.update(config_env(_FORCED.items(), environ))
         self.config_env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
         self.deadline = time.monotonic() + PROBE_TIMEOUT
-        self._builtins: frozenset[str] | None = None
 
     def run(self, args: list[str], cwd: str, *, env=None, limit: int = MAX_CONFIG_BYTES,
             keep=None) -> tuple[int, bytes, str]:
@@ -325,12 +325,34 @@ class _Probe:
             raise _Unreadable(f"git cannot read the config: {err or f'exit status {status}'}")
         return _parse_config(out, cwd)
 
-    def builtins(self) -> frozenset[str]:
-        """The names of git's built-in commands (an alias never shadows one)."""
-        if self._builtins is None:
-            status, out, _ = self.run(["--list-cmds=builtins"], "/")
-            self._builtins = frozenset(out.decode("utf-8", "replace").split()) if status == 0 else frozenset()
-        return self._builtins
+    def about(self) -> _About:
+        """This git's version and built-in commands (cached while the binary is the same)."""
+        try:
+            st = os.stat(self.git)
+            ident = (self.git, st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            ident = None
+        if ident is not None and ident in _ABOUT:
+            return _ABOUT[ident]
+        status, out, _ = self.run(["--version"], "/")
+        found = re.search(rb"(\d+)\.(\d+)", out) if status == 0 else None
+        version = (int(found[1]), int(found[2])) if found else (0, 0)
+        status, out, _ = self.run(["--list-cmds=builtins"], "/")
+        names = frozenset(out.decode("utf-8", "replace").split()) if status == 0 else frozenset()
+        about = _About(version, names)
+        if ident is not None:
+            _ABOUT.clear()
+            _ABOUT[ident] = about
+        return about
+
+
+@dataclass(frozen=True)
+class _About:
+    version: tuple[int, int]
+    builtins: frozenset[str]
+
+
+_ABOUT: dict[tuple, _About] = {}
 
 
 def _parse_config(out: bytes, cwd: str) -> list[_Entry]:
@@ -381,6 +403,9 @@ def check(command: str, cwd: str, root: str, *, environ: Mapping[str, str] | Non
     env.update(neutral_env(entries, root_real, environ))
     if runs_git:
         try:
+            if probe.about().version < MIN_GIT:
+                reasons.append("this git is older than {}.{}: it would ignore the settings that keep "
+                               "a repository from running programs".format(*MIN_GIT))
             reasons.extend(_check_repositories(analysis, cwd, root_real, probe, environ))
         except _Unreadable as exc:
             reasons.append(str(exc))
@@ -460,7 +485,7 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
         c_dirs, sub, why = _git_options(argv)
         if why:
             reasons.append(why)
-        if sub is not None and sub not in probe.builtins():
+        if sub is not None and sub not in probe.about().builtins:
             aliases_matter = True  # an alias is looked up for a command that is not built in
         for base in bases:
             d = base
