@@ -749,7 +749,8 @@ and
 .B "dashfloat policy check"
 .I CALL
 prints the decision a call would get, what decided it (the path policy, a rule and its
-layer, a built\-in default, the mode, the command's shape or a dangerous argument), the
+layer, a built\-in default, the mode, the command's shape, a dangerous argument or the
+repository check), the
 reason and the mode.
 It goes through the same checks as a real run, in the same order: a path that resolves
 outside the working directory (also through a symbolic link) is refused by the path policy
