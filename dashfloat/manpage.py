@@ -807,7 +807,8 @@ and
 .B "dashfloat policy check"
 .I CALL
 prints the decision a call would get, what decided it (the path policy, a rule and its
-layer, a built\-in default, the mode, the command's shape or a dangerous argument), the
+layer, a built\-in default, the mode, the command's shape, a dangerous argument or the
+repository check), the
 reason and the mode.
 It goes through the same checks as a real run, in the same order: a path that resolves
 outside the working directory (also through a symbolic link) is refused by the path policy
@@ -816,7 +817,8 @@ decided by
 .BR "path policy" )
 before any rule is asked.
 It reads the same configuration files, environment and options as a real run, executes
-nothing (hooks are not run) and needs no terminal.
+nothing (hooks are not run; for a command that runs git, git itself reads the repository, see
+below) and needs no terminal.
 A
 .I CALL
 is written like a rule with the exact argument:
@@ -839,6 +841,205 @@ deny   execute_command(git status; rm \-rf /)
 .PP
 .B "dashfloat policy list"
 prints the mode and every rule by layer, lowest first, the built\-in defaults included.
+.SS Commands that run without a question
+No command runs without a question by default: execute_command asks unless an allow rule
+(the user file, the command line, the
+.B a
+key) or the
+.B unrestricted
+mode allows it.
+A rule judges the command line, but a repository can name programs that a harmless\-looking
+command runs:
+.B "git status"
+runs
+.BR core.fsmonitor ,
+the
+.I post\-index\-change
+hook and the clean filter that
+.I .gitattributes
+names;
+.B "git diff"
+runs
+.BR diff.external ,
+textconv and filter drivers;
+.B "git log"
+runs
+.B gpg.program
+when
+.B log.showSignature
+is set; an alias runs anything; a
+.I .git
+file may point at another repository; a directory that looks like a bare repository is one.
+A cloned repository (or an unpacked archive, or files the model wrote) is untrusted, so a
+command that runs without a question (not in
+.B unrestricted
+mode) gets two more checks, after the rules and the hooks; they can only turn an allow into
+ask.
+.PP
+It runs with git's program\-running settings neutralised: git configuration in the
+environment
+.RB ( GIT_CONFIG_COUNT ,
+.BR GIT_CONFIG_KEY_ \fIn\fP,
+.BR GIT_CONFIG_VALUE_ \fIn\fP),
+which git reads after every configuration file and hands to every git the command starts,
+submodules included, sets
+.B core.fsmonitor
+to false,
+.B core.hooksPath
+to
+.I /dev/null
+(no hook of the repository runs),
+.B core.editor
+and
+.B sequence.editor
+to
+.B :
+(no editor),
+.BR core.sshCommand ,
+.BR core.askPass ,
+the gpg programs and
+.B credential.helper
+to git's defaults,
+.B protocol.ext.allow
+to never and
+.B safe.bareRepository
+to explicit.
+Where your own configuration (the system and global files, outside the working directory,
+and the environment) sets one of these, your value is used instead.
+.B GIT_PAGER
+and
+.B PAGER
+are
+.B cat
+and
+.B LESSOPEN
+and
+.B LESSCLOSE
+are removed, so
+.B less
+runs no input preprocessor on the repository's files.
+.PP
+A command that runs git asks instead when a repository it would use (the working
+directory's, those of
+.B "git \-C"
+and
+.B cd
+targets, and their submodules) names, in its own configuration or in any configuration
+file inside the working directory, a program that no single setting can switch off: a
+filter driver
+.RB ( filter. \fIx\fP .clean ,
+.BR .smudge ,
+.BR .process ),
+.BR diff. \fIx\fP .textconv ,
+.BR diff. \fIx\fP .command ,
+.BR diff.external ,
+.BR merge. \fIx\fP .driver ,
+.BR remote. \fIx\fP .uploadpack ,
+a credential helper for one URL, an alias (for a git command that is not built in), a value
+that starts with
+.BR ! ,
+or any other key whose name ends like a program
+.RI ( cmd ,
+.IR command ,
+.IR program ,
+.IR helper ,
+.IR driver ...);
+when its
+.I .git
+points outside the working directory (other than to the repository that contains the
+working directory, a linked worktree's or a submodule's own directory); when its work tree
+is elsewhere
+.RB ( core.worktree );
+when the command sets
+.B GIT_
+variables or names
+.B \-\-git\-dir
+or
+.BR \-\-work\-tree ;
+when its words are known only when it runs; when git is older than 2.38; and when git
+cannot read the repository.
+The question and
+.B "policy check"
+(decided by
+.BR "repository check (git)" )
+name the key, its value and its file.
+What
+.B "git lfs install \-\-local"
+writes does not ask.
+A command you approve at the question runs as git runs it, hooks and filters included.
+.PP
+What the usual allow rules allow, and why:
+.TP
+.BR "git status" ", " "git diff" ", " "git log" ", " "git show" ", " "git branch" ", " "git blame"
+Safe with the neutralisation and the checks above
+.RB ( "git \-c" ,
+.BR \-\-output ,
+.BR \-\-ext\-diff ,
+.B \-\-textconv
+and
+.B \-\-git\-dir
+ask as dangerous arguments).
+.TP
+.BR ls ", " cat ", " head ", " tail ", " wc ", " pwd ", " which ", " stat ", " du ", " file
+Read files and run nothing that a repository names.
+.TP
+.BR grep ", " rg ", " find
+Read no project configuration
+.RB ( rg
+reads a configuration file only when
+.B RIPGREP_CONFIG_PATH
+in your environment names one);
+.BR "rg \-\-pre" ,
+.BR "find \-exec" ,
+.BR \-ok ,
+.B \-delete
+and
+.B \-fprint
+ask.
+.TP
+.B less
+Its output is not a terminal, so it copies the file; without
+.B LESSOPEN
+it runs nothing.
+.TP
+.BR make ", " npm ", " yarn ", " pnpm ", " cargo ", " "pip install" ", " "python \-m" ", " pytest ", " tox ", " pre\-commit
+Run what the project names, whatever the arguments: a rule that allows them lets the
+repository run any program.
+.B "make \-n"
+is no dry run (the Makefile's
+.B $(shell ...)
+runs when it is read, and so do the lines that use
+.BR $(MAKE) ),
+so
+.BR "make \-n" ,
+.BR \-q ,
+.B \-p
+and
+.B \-t
+ask as dangerous arguments;
+.B yarn
+runs the script that
+.B yarnPath
+in
+.I .yarnrc.yml
+names;
+.B "cargo metadata"
+and
+.B "cargo tree"
+run the
+.B rustc
+that
+.I .cargo/config.toml
+names.
+.TP
+.BR sed ", " awk
+Their scripts run programs
+.RB ( sed 's
+.B e
+command,
+.BR awk 's
+.BR system() )
+and write files; an allow rule for them allows that.
 .SH HOOKS
 Hooks are your own commands, run around every tool call.
 They are set in the user file only, in a

@@ -14,13 +14,22 @@ into an error result). No urwid, no agent state: the agent runs `pre_execute` an
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashfloat import masking
 from dashfloat.tools import guard as guard_module
-from dashfloat.tools import hooks, pathpolicy, results, rules, runner
+from dashfloat.tools import (
+    hooks,
+    pathpolicy,
+    preview,
+    repocheck,
+    results,
+    rules,
+    runner,
+)
 
 log = logging.getLogger("dashfloat.pipeline")
 
@@ -47,6 +56,8 @@ class CallContext:
     reason: str = ""
     notes: list[str] = field(default_factory=list)
     rule_decision: object = None  # the rules.Decision, for the audit line
+    exec_env: dict | None = None  # environment changes for a command that runs unasked
+    preview_notes: list[str] = field(default_factory=list)  # lines added to the question
 
 
 # ---- pre-execute stages: each returns an error result to end the call, or None --------
@@ -99,12 +110,36 @@ def stage_hooks(ctx: CallContext) -> dict | None:
     return None
 
 
+def stage_repository(ctx: CallContext) -> dict | None:
+    """A command that would run without a question cannot run programs that a repository's
+    git config names (tools/repocheck.py): it runs with them neutralised, or it asks, naming
+    them. Only for an allow (not the unrestricted mode's): it can only tighten."""
+    if ctx.name != "execute_command" or ctx.guard.decision != guard_module.ALLOW:
+        return None
+    if getattr(ctx.policy, "mode", None) == rules.MODE_UNRESTRICTED:
+        return None  # everything runs anyway: the user's hooks too
+    cwd = pathpolicy.resolve(ctx.root, ctx.args.get("cwd", "."))
+    if isinstance(cwd, dict):
+        return None  # (the path policy refused it already)
+    verdict = repocheck.check(ctx.args["command"], cwd.abs, ctx.root)
+    ctx.exec_env = verdict.env
+    if verdict.reasons:
+        reason = repocheck.describe(verdict.reasons)
+        ctx.guard.update(guard_module.ASK, repocheck.WHO)
+        ctx.reason = reason
+        ctx.rule_decision = rules.Decision(guard_module.ASK, repocheck.WHO, reason,
+                                           getattr(ctx.rule_decision, "rule", None))
+        ctx.preview_notes.append(f"asks: {reason}")
+    return None
+
+
 # THE order of the pre-execute chain. Changing policy means changing this tuple.
 PRE_EXECUTE: tuple[Callable[[CallContext], dict | None], ...] = (
     stage_validate,
     stage_path_policy,
     stage_rules,
     stage_hooks,
+    stage_repository,
 )
 
 
@@ -129,7 +164,14 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
     if decision == guard_module.ALLOW:
         if prepared is not None:  # a mutation a rule or the mode allows: say which
             ctx.notes.append(f"allowed by {who}")
+            if ctx.exec_env:
+                prepared = dataclasses.replace(prepared, env=ctx.exec_env)
         return ("run", prepared)
+    if ctx.preview_notes and prepared is not None:
+        notes = [("marker", preview.safe(note)) for note in ctx.preview_notes]
+        prepared = dataclasses.replace(
+            prepared, preview=[*prepared.preview, *notes],
+            full=None if prepared.full is None else [*prepared.full, *notes])
     return ("ask", prepared)
 
 

@@ -234,6 +234,10 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
             "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
             "--ext-diff", "--textconv"),
+    # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
+    # lines that name $(MAKE); -q, -p and -t read it too (and -t writes files)
+    "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
+             "--print-data-base", "-t", "--touch"),
     "rg": ("--pre", "--hostname-bin"),
     "sed": ("-i", "--in-place"),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",

@@ -43,6 +43,7 @@ class Prepared:
     preview: list  # [(kind, text)]: the window shown in the transcript
     plan: object  # edit.WritePlan | edit.EditPlan | pathpolicy.Resolved (the command's cwd)
     full: list | None = None  # the whole preview (bounded), when the window does not show it all
+    env: dict | None = None  # a command's environment changes (tools/repocheck.py), None: none
 
 
 def prepare(name: str, args: dict, root: str) -> Prepared | dict:
@@ -101,7 +102,7 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
         return edit.apply_edit(prepared.plan)
     if name == "execute_command":
         return _run_in(prepared.plan, args["command"], timeout=exec_timeout, cancel=cancel,
-                       on_output=on_output, max_processes=exec_max_processes)
+                       on_output=on_output, max_processes=exec_max_processes, env=prepared.env)
     return results.error("unknown_tool", f"unknown tool {name!r}")
 
 
