@@ -24,7 +24,7 @@ def test_no_key_bound_twice_in_one_context():
 
 
 def test_every_binding_has_context_help_and_a_handled_command():
-    from dashfloat.ui import app, confirming, confirmgate
+    from dashfloat.ui import app, confirmgate, confirming
 
     # the App (and its confirmation half) dispatch commands; the gate names the decisions
     source = "".join(Path(m.__file__).read_text() for m in (app, confirming, confirmgate))
