@@ -281,6 +281,7 @@ class ToolEntry(Entry):
     preview: list = field(default_factory=list)  # [(kind, text)]
     full: list | None = None  # the whole preview when `preview` is a window of it
     always: str = ""  # the session rule the a key would add
+    always_asks: str = ""  # why this call always asks (built-in protection): a adds no rule
     asking_always: bool = False  # a first a was taken: the Apply line asks for the second
     ready: bool = False  # a y or n now would count (else the question says Wait, dimmed)
     unused: str = ""  # keys typed on the confirmation that decided nothing (shown, never used)
@@ -300,10 +301,12 @@ class ToolEntry(Entry):
         del self.live[:-LIVE_LINES]
         self.version += 1
 
-    def set_preview(self, lines: list, full: list | None = None, always: str = "") -> None:
+    def set_preview(self, lines: list, full: list | None = None, always: str = "", *,
+                    always_asks: str = "") -> None:
         self.preview = [tuple(x) for x in lines]
         self.full = [tuple(x) for x in full] if full else None
         self.always = always
+        self.always_asks = always_asks
         self.ready = self.asking_always = False
         self.unused = ""
         self.confirm = "pending"
@@ -337,7 +340,12 @@ class ToolEntry(Entry):
         if self.full:
             out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} v views all {len(self.full):,} lines "
                                                   f"of the preview before you decide")])
-        if self.asking_always:
+        if self.always_asks:  # next to the keys: why this one asks whatever the mode or rules
+            out.append([("", INDENT), ("system_warn", f"{glyphs.collapsed} always asks: {visible(self.always_asks)}")])
+        if self.asking_always and self.always_asks:
+            out.append([("", INDENT), (attr, f"{glyphs.collapsed} {ask}a again approves it once (no session rule: "
+                                             f"it always asks) {dot} y once {dot} n reject")])
+        elif self.asking_always:
             rule = visible(self.always) if self.always else "this exact call"
             if len(rule) > 200:
                 rule = rule[:199] + glyphs.ellipsis
