@@ -933,3 +933,24 @@ def test_prompt_lines_align_under_the_first_lines_text():
     assert all(r.startswith("  ") and r.strip() for r in prompt[1:]), prompt
     canvas = app.root.render((40, 12), focus=True)
     assert canvas.cursor == (len("  line two"), 11)  # after the last character typed
+
+
+def test_counts_in_a_command_preview_are_drawn_as_markers_in_the_row_the_preview_and_the_pager():
+    from dashfloat.tools import preview
+    from dashfloat.tools.catalogue import summary
+    from dashfloat.ui.theme import UNICODE
+    from dashfloat.ui.transcript import ToolEntry
+
+    command = "echo hi" + " " * 4000 + "; echo ⟨fake⟩"
+    lines, full = preview.command_view(command, ".")
+    entry = ToolEntry(id="c1", name="execute_command", summary=summary("execute_command", {"command": command}))
+    entry.set_preview(lines, full)
+    drawn = entry.lines(UNICODE, False)
+    row = drawn[0]
+    assert ("marker", "⟨4,000 spaces⟩") in row and "".join(t for _, t in row).endswith("; echo \\u27e8fake\\u27e9")
+    (cmd_line,) = [ln for ln in drawn if ("diff_add", "echo hi") in ln]
+    assert cmd_line[1:] == [("diff_add", "echo hi"), ("marker", "⟨4,000 spaces⟩"),
+                            ("diff_add", "; echo \\u27e8fake\\u27e9")]  # a literal ⟨ is no marker
+    assert [("diff_add", "echo hi"), ("marker", "⟨4,000 spaces⟩")] == entry.view_lines()[1][:2]
+    other = ToolEntry(id="c2", name="write_file", summary="write_file ⟨4,000 spaces⟩.txt (1 B)")
+    assert ("marker", "⟨4,000 spaces⟩") not in other.lines(UNICODE, False)[0]  # a file name is not a count
