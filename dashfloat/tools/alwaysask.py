@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["Entry", "TABLE", "patterns"]
+__all__ = ["Entry", "TABLE", "patterns", "man_list"]
 
 
 class Entry(NamedTuple):
@@ -87,3 +87,18 @@ TABLE: tuple[Entry, ...] = (
 def patterns() -> list[tuple[str, str]]:
     """(pattern, reason) for every pattern of `TABLE`, in table order."""
     return [(pattern, entry.reason) for entry in TABLE for pattern in entry.patterns]
+
+
+def _roff(text: str) -> str:
+    return text.replace("\\", "\\e").replace("-", "\\-")
+
+
+def man_list() -> str:
+    """The table as a man page list (roff): the paths in bold, then the reason."""
+    out = [".na"]  # long lists of names: ragged right, not stretched
+    for entry in TABLE:
+        out.append(".TP")
+        out.append(", ".join(f"\\fB\\%{_roff(p)}\\fR" for p in entry.patterns))  # \\%: no hyphen
+        out.append("\\&" + _roff(entry.reason) + ".")
+    out.append(".ad")
+    return "\n".join(out)

@@ -279,3 +279,12 @@ def test_policy_list_shows_every_path_with_its_reason(cli_root: Path, capsys):
     for pattern, reason in alwaysask.patterns():
         assert (f"  ask    write_file(**/{pattern}), edit_file(**/{pattern})   "
                 f"(protection: {reason})") in out.splitlines()
+
+
+def test_the_man_page_lists_every_entry_from_the_table():
+    from dashfloat import manpage
+
+    page = manpage.generate()
+    for entry in alwaysask.TABLE:
+        names = ", ".join(f"\\fB\\%{p.replace('-', chr(92) + '-')}\\fR" for p in entry.patterns)
+        assert f".TP\n{names}\n\\&{entry.reason.replace('-', chr(92) + '-')}.\n" in page, entry
