@@ -185,11 +185,11 @@ class Policy:
         builtin = rules.default_rules()
         lines.append(f"{rules.BUILTIN_LAYER}:")
         lines.extend(_rule_line(r) for r in builtin if not r.sticky)
-        lines.append("  protection: writes and edits of these paths always ask; no mode and no "
-                     "allow rule relaxes it")
-        for pattern, reason in alwaysask.patterns():  # one line per path: both tools
-            lines.append(f"  ask    write_file(**/{pattern}), edit_file(**/{pattern})   "
-                         f"(protection: {reason})")
+        lines.append("  protection: write_file and edit_file of these paths, at any depth, always ask "
+                     "(rules write_file(**/PATH), edit_file(**/PATH)); no mode and no allow rule "
+                     "relaxes it")
+        for entry in alwaysask.TABLE:  # one line per entry: its paths and why
+            lines.append(f"  ask    {', '.join(entry.patterns)}   ({entry.reason})")
         for label, layer_rules in (*self._layers, (SESSION_LAYER, tuple(session))):
             lines.append(f"{one_line(label)}:")
             if not layer_rules:

@@ -237,7 +237,7 @@ def test_list_prints_every_layer_and_the_mode(root: Path, home: Path, capsys) ->
         "command line:\n  ask    execute_command(make *)\n"
         "session:\n  (no rules)"
     ) in body
-    assert "  ask    write_file(**/.dashfloat/**), edit_file(**/.dashfloat/**)   (protection: " in body
+    assert "  ask    .dashfloat/**, .config/dashfloat/**   (DashFloat's own configuration: " in body
 
 
 def test_list_without_any_configuration(root: Path, capsys) -> None:
