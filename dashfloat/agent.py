@@ -86,6 +86,13 @@ class Call:
         self.result: dict | None = None
 
 
+def _always_asks(call: Call) -> str:
+    """Why the built-in protection makes this call ask every time ("" if it does not): a
+    file that runs code later, .git internals, DashFloat's own config."""
+    decision = getattr(call.ctx, "rule_decision", None)
+    return getattr(decision, "always_asks", "") or ""
+
+
 class Agent:
     """Conversation state plus the turn state machine.
 
@@ -720,6 +727,10 @@ class Agent:
         info = {"id": call.id, "name": call.name, "summary": payload.summary, "lines": payload.preview}
         if getattr(payload, "full", None) is not None:
             info["full"] = payload.full
+        why = _always_asks(call)
+        if why:  # a session rule would never stop this question: the a key adds none
+            info["always_asks"] = why
+            return info
         try:
             info["always"] = self._pipeline.rules.exact_rule(call.name, call.args).text
         except Exception:  # no main argument to make a rule from: the key still works, unnamed
@@ -744,7 +755,9 @@ class Agent:
         key = {"always": "a", "approved": "y"}.get(decision, "n")
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"
-        if key == "a":  # approve, and allow this exact call for the session
+        if key == "a" and _always_asks(call):  # the protection: a rule would never be used
+            who += " (once: this call always asks, no session rule)"
+        elif key == "a":  # approve, and allow this exact call for the session
             who += f" (session rule {self.policy.allow_exact(call.name, call.args, self.root).text})"
         log.info("audit: %s", self.policy.audit_line(call.name, call.args,
                                                      self._pipeline.rules.Decision(verdict, who, "")))

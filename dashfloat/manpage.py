@@ -386,6 +386,27 @@ and
 decide there as well.
 Reading it is never required: a y counts whenever the rules below let it.
 .PP
+A command's preview is the exact command, and nothing of it may sit out of sight while y is
+offered.
+A run of @blank_run_chars@ or more spaces and tabs (or of invisible characters), and any run of
+characters that look blank but are not spaces (U+00A0, U+2000 to U+200A, U+3000, U+2800,
+U+FFA0 and others), shows as a count in the marker style:
+\(lqecho hi\(la4,000 spaces\(ra; touch x\(rq,
+\(lq\(la2,000 \(mu U+3000\(ra\(rq; @blank_run@ or more blank lines show as
+\(lq\(la2,999 blank lines\(ra\(rq.
+A line still longer than @command_chars@ characters shows its head and its end around
+\(lq\(laN more characters\(ra\(rq, and a command of more than @window_lines@ lines shows its first and
+last @window_half@ around a marker that names the lines between, so the end of a command, where
+\(lq; touch ...\(rq would hide, is always in the window; the totals line says what was
+counted or left out, and
+.B v
+shows every line whole.
+A \(la or \(ra in the command itself is shown escaped
+.RB ( \eu27e8 ),
+so a count cannot be faked.
+The command runs exactly as sent: only its display changes.
+The tool's row shows the command the same way, its head and its end.
+.PP
 .B y
 approves that one call; the next call asks again.
 .B n
@@ -688,14 +709,48 @@ names the rule and the layer that decided.
 .PP
 The built\-in defaults: read_file and list_directory allow; write_file, edit_file and
 execute_command ask.
-Writes and edits under any
+.PP
+Some files make a program run code later: when you next
+.B cd
+into the directory, open your editor, start a shell, commit, install packages or push.
+A write or edit of one of them always asks, in every mode
+.RB ( unrestricted
+included) and whatever allow rule matches, a blanket one such as
+.B "write_file(**)"
+or a session rule from the
+.B a
+key (there,
+.B a
+approves the call once and adds no rule); only a deny rule makes it stricter.
+The question says why, beside the keys
+.RB ( "always asks: direnv runs it when you next cd here" ),
+and so does
+.BR "policy check" .
+The paths are matched at any depth below the working directory, ignoring case (and through
+symbolic links), like a deny rule:
+@always_ask_list@
+.PP
+Not on the list, because they run only when you run the project's own code, which the
+model writes anyway (a question for each would teach you to press y without reading):
+.IR Makefile ,
+.IR setup.py ,
+.IR pyproject.toml ,
+.IR conftest.py .
+Nor files that hold values, not code:
+.I .env
+(read by the program you run; direnv loads it only with its
+.BR load_dotenv ),
+.IR .editorconfig ,
+.IR .gitignore .
+A command that writes one of these files (\(lqecho ... > .envrc\(rq) is judged as a command:
+it asks unless a command rule or the mode allows it.
+Commands that name a
 .I .git
 or
 .I .dashfloat
-directory, and commands that name such a directory or run
+directory, or run
 .B "git config"
-to set something, always at least ask: no allow rule and no mode relaxes this; only a
-deny rule makes it stricter.
+to set something, always ask too.
 .PP
 In the user or project file, the rules are the
 .BR allow ,
@@ -799,10 +854,8 @@ deny or ask rule matches (or might match, for a command that cannot be fully ana
 and the built\-in protection.
 .PP
 Deny rules hold in every mode, and no mode relaxes an ask rule or the built\-in
-protection of
-.I .git
-and
-.IR .dashfloat .
+protection of the files that run code later (see
+.BR Layers ).
 .SS Checking the policy
 .B "dashfloat policy check"
 .I CALL
@@ -1337,8 +1390,8 @@ def numbers() -> dict[str, str]:
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
+    from dashfloat.tools import alwaysask, files, hooks, pathpolicy, preview, runner
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.tools import files, hooks, pathpolicy, preview, runner
     from dashfloat.ui import app, confirmgate, keymap
 
     default = {spec.name: spec.default for spec in KEYS}
@@ -1380,6 +1433,11 @@ def numbers() -> dict[str, str]:
         "hold": f"{confirmgate.HOLD:g}",
         "always": f"{confirmgate.ALWAYS_WINDOW:g}",
         "blank_run": str(preview.BLANK_RUN),
+        "blank_run_chars": str(preview.BLANK_RUN_CHARS),
+        "command_chars": str(preview.COMMAND_LINE_CHARS),
+        "window_half": str(preview.PREVIEW_MAX_LINES // 2),
+        # not a number: the always-ask list, from the table the rules are built from
+        "always_ask_list": alwaysask.man_list(),
         "window_lines": str(preview.PREVIEW_MAX_LINES),
         "window_chars": str(preview.DIFF_LINE_CHARS),
         "full_chars": f"{preview.FULL_LINE_CHARS:,}",

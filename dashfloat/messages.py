@@ -48,8 +48,10 @@ TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output whil
 TOOL_NOTE = "tool_note"  # ("tool_note", call_id, text)   e.g. which rule allowed it without asking
 TOOL_RESULT = "tool_result"  # ("tool_result", {"id", "name", "status", "text", "excerpt", ["details"]})
 CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kind, text)], ["full": [(kind, text)]],
-#                      ["always": rule text]})  lines: the preview's window (50 lines); full: the whole preview,
-#                      bounded, when the window leaves some out; always: the session rule the a key would add
+#                      ["always": rule text], ["always_asks": reason]})  lines: the preview's window (50 lines);
+#                      full: the whole preview, bounded, when the window leaves some out; always: the session
+#                      rule the a key would add; always_asks: why this call always asks (the built-in
+#                      protection: a file that runs code later), then the a key adds no rule
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
 AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from dashfloat.tools import names, results
-from dashfloat.tools.preview import human_size, safe
+from dashfloat.tools.preview import command_summary, human_size, safe
 
 # -- the catalogue ---------------------------------------------------------------------
 
@@ -322,13 +322,10 @@ def _path(args: dict, key: str = "path", default: str | None = None) -> str:
 
 
 def _command(value) -> str:
-    text = _as_text(value)
-    clipped = len(text) > _RAW_MAX
-    text = text[:_RAW_MAX].rstrip("\n")
-    shown = safe(text.replace("\n", "⏎"))
-    if clipped and not shown.endswith("…"):
-        shown += "…"
-    return _clip_head(shown, _COMMAND_MAX)
+    """The command on one row: blank runs counted, its head and its tail (preview.py)."""
+    if not isinstance(value, str):
+        return _clip_head(safe(_show(value)), _COMMAND_MAX)
+    return command_summary(value, _COMMAND_MAX)
 
 
 def _details(name: str, args: dict) -> str:

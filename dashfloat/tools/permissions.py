@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from dashfloat.textsafe import visible
-from dashfloat.tools import pathpolicy, rules
+from dashfloat.tools import alwaysask, pathpolicy, rules
 from dashfloat.tools.rules import Decision, Rule
 
 __all__ = ["SESSION_LAYER", "Policy", "audit_line", "one_line"]
@@ -189,8 +189,12 @@ class Policy:
                      "(deny > ask > allow):")
         builtin = rules.default_rules()
         lines.append(f"{rules.BUILTIN_LAYER}:")
-        lines.extend(_rule_line(r, note="protection: a mode or allow rule never relaxes it"
-                                if r.sticky else "") for r in builtin)
+        lines.extend(_rule_line(r) for r in builtin if not r.sticky)
+        lines.append("  protection: write_file and edit_file of these paths, at any depth, always ask "
+                     "(rules write_file(**/PATH), edit_file(**/PATH)); no mode and no allow rule "
+                     "relaxes it")
+        for entry in alwaysask.TABLE:  # one line per entry: its paths and why
+            lines.append(f"  ask    {', '.join(entry.patterns)}   ({entry.reason})")
         for label, layer_rules in (*self._layers, (SESSION_LAYER, tuple(session))):
             lines.append(f"{one_line(label)}:")
             if not layer_rules:

@@ -89,10 +89,13 @@ Evaluation (`evaluate`)
 -----------------------
 1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file and
    list_directory allow; write_file, edit_file and execute_command ask. Built-in *protection*
-   rules: write_file/edit_file of anything under a ``.git`` or ``.dashfloat`` directory (any
-   depth, folded as above) always at least ask; so does an execute_command that names such a
-   path in any word (or runs in one) or runs ``git config`` to set something. Only an explicit
-   deny makes them stricter; no rule and no mode relaxes them.
+   rules: write_file/edit_file of a file that makes a program run code later (the table of
+   `alwaysask`: ``.git/**``, ``.dashfloat/**``, ``.envrc``, ``.vscode/**``, shell start-up
+   files, CI workflows...; any depth, folded as above) always at least ask, and the decision
+   carries the table's reason (`Decision.always_asks`); so does an execute_command that
+   names a ``.git`` or ``.dashfloat`` path in any word (or runs in one) or runs ``git
+   config`` to set something. Only an explicit deny makes them stricter; no rule (a session
+   rule included) and no mode (``unrestricted`` included) relaxes them.
 2. Explicit rules of all layers (user config, project config, command line, session; in that
    order for naming the decider) that match: the strictest decision wins (deny > ask > allow), so a
    project allow never beats a user deny. Deny holds in every mode.
@@ -120,9 +123,10 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from dashfloat.tools import alwaysask
 from dashfloat.tools.catalogue import MUTATING, NAMES
 from dashfloat.tools.guard import ALLOW, ASK, DENY, STRICTNESS, check_decision
 
@@ -293,6 +297,8 @@ class Decision:
     who: str
     reason: str
     rule: Rule | None = field(default=None, compare=False)
+    # the built-in protection matched (an ask that nothing relaxes): why, for the question
+    always_asks: str = field(default="", compare=False)
 
 
 # -- text helpers ------------------------------------------------------------------------
@@ -339,6 +345,7 @@ def _fold_text(text: str) -> str:
     return "".join(out).translate(_SMART)
 
 
+@lru_cache(maxsize=256)  # a call's path is folded once, not once per protection rule
 def _fold_name(text: str) -> str:
     """The folded form of a path (or pattern) for deny/ask matching (module docstring)."""
     text = "".join(ch for ch in unicodedata.normalize("NFC", text) if not _is_invisible(ch))
@@ -1689,11 +1696,11 @@ _DEFAULTS: tuple[Rule, ...] = (
     _builtin("write_file", ASK),
     _builtin("edit_file", ASK),
     _builtin("execute_command", ASK),
-    _builtin("write_file(**/.git/**)", ASK, sticky=True),
-    _builtin("edit_file(**/.git/**)", ASK, sticky=True),
-    _builtin("write_file(**/.dashfloat/**)", ASK, sticky=True),
-    _builtin("edit_file(**/.dashfloat/**)", ASK, sticky=True),
+    *(_builtin(f"{tool}(**/{pattern})", ASK, sticky=True)
+      for pattern, _ in alwaysask.patterns() for tool in ("write_file", "edit_file")),
 )
+# the reason of each protection rule's pattern (alwaysask.TABLE), shown when it asks
+_ALWAYS_ASK_REASONS: dict[str, str] = {f"**/{p}": reason for p, reason in alwaysask.patterns()}
 _PROTECTED_NAMES = frozenset((".git", ".dashfloat"))
 
 
@@ -1777,18 +1784,18 @@ def evaluate(
     protection: Decision | None = None
     for rule in _DEFAULTS:
         if rule.sticky and rule.tool == name and _matches(rule, call):
+            why = _ALWAYS_ASK_REASONS[rule.pattern]
             protection = Decision(
                 ASK, f'built-in protection "{rule.text}"',
-                "writes to .git internals and DashFloat's own config always ask", rule,
+                f"{why} (writes here always ask)", rule, always_asks=why,
             )
             break
     if protection is None and name == _COMMAND and call.valid:
         why = _command_protected(call)
         if why:
-            protection = Decision(
-                ASK, "built-in protection (.git / .dashfloat)",
-                f"the command may change .git internals or DashFloat's config: {why}",
-            )
+            why = f"the command may change .git internals or DashFloat's config: {why}"
+            protection = Decision(ASK, "built-in protection (.git / .dashfloat)", why,
+                                  always_asks=why)
 
     if best is not None:
         decision = Decision(best[0], _rule_who(best[1], best[2]),
@@ -1840,7 +1847,9 @@ def evaluate(
             )
 
     if protection is not None and (decision.decision == ALLOW or not from_rule):
-        return protection  # (an explicit ask rule keeps its own name)
+        return protection  # (an explicit ask rule keeps its own name, and gets the reason)
+    if protection is not None and decision.decision == ASK:
+        return replace(decision, always_asks=protection.always_asks)
     return decision
 
 

@@ -293,7 +293,8 @@ class App(Confirming):
             return True
         if kind == M.CONFIRM:
             ref, info = msg[1], msg[2]
-            self.model.tool(info["id"]).set_preview(info.get("lines", []), info.get("full"), info.get("always", ""))
+            self.model.tool(info["id"]).set_preview(info.get("lines", []), info.get("full"), info.get("always", ""),
+                                                    always_asks=info.get("always_asks", ""))
             self._end_confirm()
             self.confirm = (ref, info["id"])
             self.gate.open()

@@ -39,7 +39,11 @@ class Confirming:
             self._gate_says("hold", HELD_NOTICES[verdict.command] + self.glyphs.ellipsis)
         elif action == "step":
             self._set_always(True)
-            self._gate_says("step", "a again, after a pause, allows it for the session")
+            entry = self.model.tools.get(self.confirm[1]) if self.confirm is not None else None
+            if entry is not None and entry.always_asks:
+                self._gate_says("step", "a again approves it once: this call always asks")
+            else:
+                self._gate_says("step", "a again, after a pause, allows it for the session")
         elif action == "view" and verdict.command == "view_preview":
             self._open_view()
         else:  # explain
@@ -100,6 +104,9 @@ class Confirming:
         if cmd == "approve":
             entry.decided("approved by you")
             self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
+        elif cmd == "approve_always" and entry.always_asks:
+            entry.decided("approved by you, once (it always asks)")
+            self.agent.send((M.CONFIRM_DECISION, ref, "always"))
         elif cmd == "approve_always":
             entry.decided("approved by you; allowed for the rest of the session")
             self.agent.send((M.CONFIRM_DECISION, ref, "always"))

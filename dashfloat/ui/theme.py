@@ -137,7 +137,9 @@ ASCII = Glyphs(
     sep="|",
 )
 
-ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
+ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v",
+                   # a command preview's counts (⟨4,000 × U+3000⟩) and line breaks in a summary
+                   "⟨": "<", "⟩": ">", "×": "x", "⏎": "/"}
 
 
 LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")

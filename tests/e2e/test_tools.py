@@ -977,3 +977,63 @@ def test_a_file_with_two_hard_links_says_so_when_read_and_when_written(agent, se
     assert (tmp_path / "other-name.txt").read_text() == "one\n"
     got = tool_results(wait_posts(server, 2)[1])
     assert got["c_r"]["hard_links"] == 2 and got["c_w"]["hard_links"] == 2, got
+
+
+# ---- command previews hide nothing (issue 14, section 7) -------------------------------------
+# The review's cases: padding before `; touch …` put only the harmless head (or only the
+# end, with nothing to say it belongs to the same command) on screen while y was offered.
+
+PADDED = {
+    "4000 spaces": (" " * 4000, "echo hi⟨4,000 spaces⟩; touch pwned"),
+    "4000 tabs": ("\t" * 4000, "echo hi⟨4,000 tabs⟩; touch pwned"),
+    "3000 blank lines": ("\n" * 3000, "⟨2,999 blank lines⟩"),
+    "U+3000 x 2000": ("\u3000" * 2000, "echo hi⟨2,000 × U+3000⟩; touch pwned"),
+    "U+2800 x 2000": ("\u2800" * 2000, "echo hi⟨2,000 × U+2800⟩; touch pwned"),
+}
+
+
+@pytest.mark.parametrize("case", list(PADDED))
+def test_the_whole_padded_command_is_on_screen_while_y_is_offered(agent, server, project, case):
+    pad, shown = PADDED[case]
+    command = f"echo hi{pad}; touch pwned" if "lines" not in case else f"echo hi{pad}touch pwned"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Ran."]))
+    t = agent()  # 80x24
+    t.type("run it\r")
+    wait_confirming(t)
+    screen = t.flat
+    assert shown in screen, t.dump()  # the count, and what is around it
+    assert "echo hi" in screen and "touch pwned" in screen, t.dump()
+    assert screen.index("touch pwned") < screen.index(APPLY) and "blank runs shown as ⟨counts⟩" in screen
+    assert "v views all" not in screen  # nothing left out: the counts are exact
+    if case == "4000 spaces":
+        t.type("y")  # what runs is what was sent, byte for byte
+        t.wait_text("Ran.")
+        assert (project / "pwned").exists()
+        request = chat_posts(server)[-1]
+        assert tool_results(request)["call_1"]["ok"] is True
+    else:
+        t.type("n")
+        t.wait_text("Ran.")
+        assert not (project / "pwned").exists()
+
+
+def test_a_200_kb_command_shows_its_end_and_v_shows_all_of_it(agent, server, project):
+    command = "echo " + "a" * 200_000 + " > /dev/null; touch pwned"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Ran."]))
+    t = agent()
+    t.type("run it\r")
+    wait_confirming(t)
+    flat = t.flat
+    assert "⟨199,5" in flat and "more characters⟩" in flat, t.dump()
+    assert "> /dev/null; touch pwned" in flat, t.dump()
+    assert "v views all 3 lines of the preview" in flat, t.dump()
+    t.type("v")
+    t.wait_for(lambda t: t.lines[1].startswith("1 command line · 195.3 KiB"), what="the whole preview")
+    t.send(END)
+    t.wait_for(lambda t: "aaaa > /dev/null; touch pwned" in t.flat and "more characters" not in t.flat,
+               what="the end of the whole command, unclipped")
+    t.type("q")
+    wait_confirming(t)
+    t.type("n")
+    t.wait_text("Ran.")
+    assert not (project / "pwned").exists()

@@ -313,10 +313,19 @@ def test_summary(name, args, expected):
 
 
 def test_summary_long_command_is_shortened():
-    text = summary("execute_command", {"command": "echo " + "a" * 200})
+    text = summary("execute_command", {"command": "echo " + "a" * 200 + "; touch x"})
     assert text.startswith("execute_command echo aaa")
-    assert text.endswith("…")
+    assert text.endswith("a; touch x") and "…" in text  # the head and the end: where the rest hides
     assert len(text) <= len("execute_command ") + 60
+
+
+@pytest.mark.parametrize("pad, count", [(" " * 4000, "⟨4,000 spaces⟩"), ("\t" * 4000, "⟨4,000 tabs⟩"),
+                                        ("\n" * 3000, "⏎⟨2,999 blank lines⟩⏎"),
+                                        ("\u3000" * 2000, "⟨2,000 × U+3000⟩"),
+                                        ("\u2800" * 2000, "⟨2,000 × U+2800⟩")])
+def test_summary_counts_blank_runs_so_the_end_shows(pad, count):
+    text = summary("execute_command", {"command": f"echo hi{pad}; touch /tmp/x"})
+    assert text == f"execute_command echo hi{count}; touch /tmp/x"
 
 
 def test_summary_escapes_control_sequences():
