@@ -18,7 +18,7 @@ from dashfloat.textsafe import visible
 
 PREVIEW_MAX_LINES = 50  # diff (or command) lines in the window shown in the transcript (ADR 0007)
 EXCERPT_MAX_LINES = 30
-DIFF_LINE_CHARS = 500  # a diff line longer than this is clipped in the window (~7 rows at 80 columns)
+DIFF_LINE_CHARS = 500  # a diff line longer than this shows its head and tail in the window (~7 rows at 80 columns)
 FULL_LINE_CHARS = 20_000  # and in the whole preview (v on a confirmation)
 FULL_MAX_LINES = 20_000  # the whole preview holds at most this many lines
 FULL_MAX_CHARS = 1_000_000  # and this much text, then a marker: bounded for any file
@@ -63,6 +63,15 @@ def _clip(text: str, limit: int) -> str:
     return f"{text[:limit]} … [{len(text) - limit:,} more chars]"
 
 
+def _clip_middle(text: str, limit: int) -> str:
+    """A long line as its head and its tail around a count of what is between: the end of a
+    line (where `; curl … | sh` hides after thousands of spaces) is always shown."""
+    if len(text) <= limit:
+        return text
+    tail = limit // 4
+    return f"{text[: limit - tail]} … [{len(text) - limit:,} more chars] … {text[len(text) - tail :]}"
+
+
 def human_size(nbytes: int) -> str:
     """`512 B`, `1.2 KiB`, `3.4 MiB`."""
     if nbytes < 1024:
@@ -96,7 +105,7 @@ def _shown(line: str, limit: int) -> str:
     """Display form of one diff line: undecodable bytes as U+FFFD (errors="replace")."""
     if _SURROGATE.search(line):
         line = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    return safe(_clip(line, limit))
+    return safe(_clip_middle(line, limit))
 
 
 _NO_NEWLINE = "\\ No newline at end of file"

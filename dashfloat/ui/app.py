@@ -383,6 +383,13 @@ class App(Confirming):
             self.refresh()
         return False
 
+    def _question_always_asks(self) -> bool:
+        """The pending question is one that always asks (a session rule would never be used)."""
+        if self.confirm is None:
+            return False
+        entry = self.model.tools.get(self.confirm[1])
+        return bool(entry is not None and entry.always_asks)
+
     def update_status(self) -> None:
         # the whole preview shows where it is in its own title row
         position = None if self.view.following or self.view_widget is not None else self.view.position()
@@ -399,6 +406,7 @@ class App(Confirming):
             width=self._width,
             sep=self.glyphs.sep,
             dot=self.glyphs.system,
+            session_rule=not self._question_always_asks(),
         )
         if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
             self._status_markup = markup

@@ -18,8 +18,11 @@ def status_markup(
     mode: str = "ask",
     sep: str,
     dot: str = "·",
+    session_rule: bool = True,
 ) -> list:
-    """Pure: the status bar's markup for the current state (tested without a screen)."""
+    """Pure: the status bar's markup for the current state (tested without a screen).
+    `session_rule`: the pending question can become a session rule (a a); not for a call
+    that always asks."""
     left: list = []
     active = phase != "idle"
     left.append(("status_phase", f" {spinner if active else ' '} {phase} "))
@@ -37,8 +40,8 @@ def status_markup(
     if notice:
         left.append(("status_error", f"{sep} {notice} "))
     if phase == "confirming":
-        hints = [keymap.hint_for("approve"), keymap.hint_for("approve_always"), keymap.hint_for("reject"),
-                 keymap.hint_for("stop_turn")]
+        hints = [keymap.hint_for("approve"), *([keymap.hint_for("approve_always")] if session_rule else []),
+                 keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
     elif phase in ("waiting", "streaming", "running"):
         hints = [keymap.hint_for("cancel")]
     elif position is not None:

