@@ -1086,13 +1086,32 @@ that
 names.
 .TP
 .BR sed ", " awk
-Their scripts run programs
-.RB ( sed 's
+Their scripts can run programs and write files, so an allowed
+.B sed
+or
+.B awk
+asks when its script does more than filter text:
+.BR sed 's
 .B e
-command,
+command and the
+.B e
+flag of
+.BR s ,
+its
+.BR w " and " W
+commands and the
+.B w
+flag,
 .BR awk 's
-.BR system() )
-and write files; an allow rule for them allows that.
+.BR system() ,
+pipes,
+.B getline
+and
+.B >
+(asked for even where it is a comparison), and a script read from a file
+.RB ( \-f ).
+.B "tree \-o"
+(it writes its listing to a file) asks as a dangerous argument.
 .SH HOOKS
 Hooks are your own commands, run around every tool call.
 They are set in the user file only, in a

@@ -399,3 +399,16 @@ def test_a_session_rule_does_not_silence_the_repository(rig, tmp_path):
     rig.decide(rig.confirm(t)[1], "rejected")
     rig.wait_idle(t)
     assert not marker.exists()
+
+
+def test_a_question_that_asks_anyway_says_what_the_repository_would_run(rig, tmp_path):
+    """With no allow rule the command asks by default, and once approved runs as git
+    normally would: the question names the repository's programs, so y is pressed knowing
+    what it runs (a command that runs no git gets no note)."""
+    marker = tmp_path / "MARKER"
+    clean_filter(rig.root, marker)
+    outcome, preview_text = run_call(rig, "git status", ".", Policy())
+    assert outcome == ASKS and "note: " in preview_text and "filter.x.clean" in preview_text, preview_text
+    assert not marker.exists()
+    outcome, preview_text = run_call(rig, "ls", ".", Policy())
+    assert outcome == ASKS and "note: " not in preview_text, preview_text

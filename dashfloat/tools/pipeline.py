@@ -113,14 +113,23 @@ def stage_hooks(ctx: CallContext) -> dict | None:
 def stage_repository(ctx: CallContext) -> dict | None:
     """A command that would run without a question cannot run programs that a repository's
     git config names (tools/repocheck.py): it runs with them neutralised, or it asks, naming
-    them. Only for an allow (not the unrestricted mode's): it can only tighten."""
-    if ctx.name != "execute_command" or ctx.guard.decision != guard_module.ALLOW:
+    them. Only for an allow (not the unrestricted mode's): it can only tighten. A git command
+    that asks anyway gets the findings as a note on its preview."""
+    if ctx.name != "execute_command" or ctx.guard.decision == guard_module.DENY:
         return None
     if getattr(ctx.policy, "mode", None) == rules.MODE_UNRESTRICTED:
         return None  # everything runs anyway: the user's hooks too
     cwd = pathpolicy.resolve(ctx.root, ctx.args.get("cwd", "."))
     if isinstance(cwd, dict):
         return None  # (the path policy refused it already)
+    if ctx.guard.decision == guard_module.ASK:
+        # it asks anyway, and runs as git normally would once approved: the question says
+        # what the repository would make it run, so y is given knowing it
+        if repocheck.runs_git(ctx.args["command"]):
+            reasons = repocheck.check(ctx.args["command"], cwd.abs, ctx.root).reasons
+            if reasons:
+                ctx.preview_notes.append(f"note: {repocheck.describe(reasons)}")
+        return None
     verdict = repocheck.check(ctx.args["command"], cwd.abs, ctx.root)
     ctx.exec_env = verdict.env
     if verdict.reasons:

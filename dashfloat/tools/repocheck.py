@@ -421,6 +421,11 @@ def _is_git(word: str) -> bool:
     return base == "git" or base.startswith("git-")
 
 
+def runs_git(command: str) -> bool:
+    """Whether a command line runs git (by name, as rules.analyze_command reads it)."""
+    return _runs_git(rules.analyze_command(command))
+
+
 def _runs_git(a: rules.Analysis) -> bool:
     return bool(_git_argvs(a)) or any(_is_git(w) for w in a.loose_words)
 

@@ -156,6 +156,7 @@ __all__ = [
     "parse_call",
     "args_hash",
     "dangerous_argument",
+    "dangerous_script",
 ]
 
 # -- vocabulary ------------------------------------------------------------------------
@@ -243,6 +244,7 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
              "--print-data-base", "-t", "--touch"),
     "rg": ("--pre", "--hostname-bin"),
+    "tree": ("-o",),  # writes its listing to a file
     "sed": ("-i", "--in-place"),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
             "--rsh-command", "--info-script", "-F", "--new-volume-script"),
@@ -1500,6 +1502,15 @@ def _dangerous_word(entry: str, word: str) -> bool:
     return word == entry
 
 
+def dangerous_script(argv: Sequence[str]) -> str | None:
+    """What the script of a sed or awk in `argv` does beyond filtering text (runs a command,
+    writes a file, is read from a file), or None (tools/scripts.py)."""
+    from dashfloat.tools import scripts
+
+    check = scripts.CHECKS.get(_basename(argv[0])) if argv else None
+    return check(argv) if check is not None else None
+
+
 def dangerous_argument(argv: Sequence[str]) -> str | None:
     """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
     if not argv:
@@ -1820,13 +1831,22 @@ def evaluate(
         a = call.analysis
         exact = decision.rule is not None and decision.rule.exact
         if decision.decision == ALLOW and not exact:
-            bad = None
+            bad = script = None
             if from_rule and mode != MODE_UNRESTRICTED and a.simple:
                 bad = dangerous_argument(a.simple[0])
+                if bad is None:
+                    script = dangerous_script(a.simple[0])
             if bad is not None:
                 decision = Decision(
                     ASK, f'dangerous argument "{bad}" ({_basename(a.simple[0][0])})',
                     f"{decision.who} would allow it, but {bad} can run programs or write files",
+                    decision.rule,
+                )
+            elif script is not None:
+                program = _basename(a.simple[0][0])
+                decision = Decision(
+                    ASK, f"{program} script: {script}",
+                    f"{decision.who} would allow it, but its {program} script {script}",
                     decision.rule,
                 )
             elif a.opaque:
