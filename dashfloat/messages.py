@@ -5,6 +5,9 @@ element is the kind. Every tuple a front end sees (agent -> UI) is JSON-serialis
 same stream can later be written to a session journal or a headless JSON event stream;
 T_GATE, inside the agent, carries the prepared plan of a call (the exact bytes to write).
 
+The agent journals what it posts (dashfloat/journal.py), so a resumed session draws its
+transcript again through the same messages.
+
 Directions:
   UI -> agent       (the agent's inbox)
   streamer -> agent (the agent's inbox, tagged with the episode number)
@@ -16,7 +19,7 @@ from __future__ import annotations
 # ---- UI -> agent -------------------------------------------------------------------
 PROMPT = "prompt"  # ("prompt", text)
 CANCEL = "cancel"  # ("cancel",)               Esc / Ctrl-C while a turn runs
-QUIT = "quit"  # ("quit",)                 the app is leaving: stop everything
+QUIT = "quit"  # ("quit",) or ("quit", why)  the app is leaving: stop everything (why: "hangup", "signal")
 CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"always"|"rejected")
 
 # ---- streamer -> agent (episode = int, so stale events of a cancelled stream are dropped).
@@ -31,6 +34,8 @@ MODEL_CHECK = "model_check"  # ("model_check", ref, name, ok, payload)  the mode
 T_OUTPUT = "t_output"  # ("t_output", episode, call_id, text)  live output of a running command
 T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
 T_GATE = "t_gate"  # ("t_gate", episode, call_id, (kind, payload), notes)  a call's pre-execute verdict
+T_NOTE = "t_note"  # ("t_note", episode, call_id, text)  a note for a call's row (post-execute, git status)
+U_DONE = "u_done"  # ("u_done", ref, payload)   an /undo step finished on its worker (tools/undo.py)
 
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
@@ -52,6 +57,7 @@ CONFIRM = "confirm"  # ("confirm", ref, {"id", "name", "summary", "lines": [(kin
 #                      full: the whole preview, bounded, when the window leaves some out; always: the session
 #                      rule the a key would add; always_asks: why this call always asks (the built-in
 #                      protection: a file that runs code later), then the a key adds no rule
+DECIDED = "decided"  # ("decided", call_id, text)  how a question was answered ("approved by you", ...)
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
 AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
 
@@ -61,7 +67,7 @@ ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,
@@ -79,6 +85,7 @@ AGENT_TO_UI = frozenset(
         TOOL_NOTE,
         TOOL_RESULT,
         CONFIRM,
+        DECIDED,
         CRASH,
         AGENT_DOWN,
     )
