@@ -8,12 +8,14 @@ header; every line, the header included, is one JSON object whose first keys are
 
     session   the header: format, id, cwd (real path), model, host, start, dashfloat, title
     prompt    a prompt: turn (1, 2, ...), text, and note (what the model was told with it)
-    answer    the model's answer: status, content, reasoning, calls [{id, name, arguments}]
+    reasoning the reasoning the model streamed apart, before the answer it belongs to: text
+    answer    the model's answer: status, content, calls [{id, name, arguments}]
     ui        an agent -> UI message (dashfloat/messages.py) the events above do not imply: m
     decision  a permission decision for a call: id, tool, decision, by, reason, mode, args_sha256
     audit     a change of permissions: what (mode, rule, revoke) and its details
     run       a call starts executing: id, tool (a side effect may follow)
-    result    a call's result as the model reads it: id, tool, content (the tool message)
+    result    a call's result as the model reads it: id, tool, content (the tool message's
+              JSON text; written as a JSON value, last on its line, after its length clen)
     change    a file DashFloat's tools are about to change: turn, id, path, real, before, after
     undo      /undo restored files: turns, files [{path, outcome}], note (told to the model)
     turn_end  the end of a turn: turn, status, usage, tokens
@@ -313,6 +315,21 @@ class Journal:
             return
         self._append(type_, at, fields)
 
+    def result(self, call_id: str, tool: str, content: str, **fields) -> None:
+        """A call's result: `content` is the tool message's text, JSON, exactly what the model
+        reads. It is written as it is, as the last value on the line, with its length
+        (`clen`) first, so a resume slices it out instead of parsing it (and nothing in it is
+        escaped twice). Long or odd content goes the ordinary way (a string, or the store)."""
+        try:
+            content.encode("utf-8")
+            plain = len(content) > BIG or "\n" in content or not (content.startswith("{") and content.endswith("}"))
+        except UnicodeEncodeError:
+            plain = True
+        if plain:
+            self.event("result", id=call_id, tool=tool, content=content, **fields)
+        else:
+            self.event("result", _raw=content, id=call_id, tool=tool, **fields)
+
     def ui(self, msg: tuple) -> None:
         """Journal an agent -> UI message unless other events imply it (UI_IMPLIED). A
         question's whole preview is left out: only its window stays on screen."""
@@ -324,16 +341,22 @@ class Journal:
         self.event("ui", m=list(msg))
 
     def _append(self, type_: str, at: float, fields: dict) -> None:
+        raw = fields.pop("_raw", None)
         try:
             body = externalize(fields, self.store)
         except OSError as exc:
             self._fail(exc)
             return
-        self._write({"seq": self.seq, "time": at, "type": type_, **body})
+        if raw is None:
+            self._write({"seq": self.seq, "time": at, "type": type_, **body})
+        else:  # {"seq","time","type","clen",...,"content":<raw JSON>}
+            head = encode_line({"seq": self.seq, "time": at, "type": type_, "clen": len(raw), **body})
+            self._write(None, head[:-2] + b',"content":' + raw.encode("utf-8") + b"}\n")
         self.seq += 1
 
-    def _write(self, obj: dict) -> None:
-        line = encode_line(obj)
+    def _write(self, obj: dict | None, line: bytes | None = None) -> None:
+        if line is None:
+            line = encode_line(obj)
         try:
             if self._check_tail:  # a torn last line (a kill during a write) ends here
                 self._check_tail = False

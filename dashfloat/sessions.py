@@ -278,10 +278,46 @@ def _result_ok(content: str) -> bool:
         return False
 
 
+# Events a resume does not need (the audit trail and the ends of runs), and the kinds of ui
+# event it looks at as they come (the others, and reasoning, are parsed only if they are in
+# the tail): a journal loads in about the time json needs for the conversation alone.
+_NOT_NEEDED = frozenset(("decision", "audit", "cancel", "note", "end"))
+_UI_LOOKED_AT = frozenset((M.MODEL, M.CONFIRM, M.DECIDED))
+
+
+def _seq(line: str) -> int | None:
+    if line.startswith('{"seq":'):
+        try:
+            return int(line[7:line.index(",", 7)])
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_result(line: str, scan) -> dict | None:
+    """A result line written with its content raw (journal.Journal.result): the content is
+    sliced out by its length, only the short head is parsed. None if the line is damaged."""
+    c = line.find('"clen":', 20, 120)
+    try:
+        clen = int(line[c + 7:line.index(",", c)])
+    except ValueError:
+        return None
+    cut = len(line) - 2 - clen
+    if not line.endswith("}\n") or line[cut - 11:cut] != ',"content":' or line[cut] != "{":
+        return None
+    ev, _end = scan(line[:cut - 11] + "}", 0)
+    ev["content"] = line[cut:-2]
+    return ev
+
+
+# a ui line: {"seq":1,"time":2,"type":"ui","m":["KIND",... (journal.Journal.ui): KIND is 18
+# characters after the start of '"type":"'
 def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TAIL_BYTES) -> Loaded:
     """Stream a journal once: the conversation, the screen's tail, the state of the last turn.
 
-    Raises SessionError when the file cannot be read or is not a session journal."""
+    Only the events that rebuild the conversation are parsed as they come (a result's content
+    is sliced, not parsed); the screen's events are kept as text and parsed only if they end
+    up in the tail. Raises SessionError when the file cannot be read or is not a journal."""
     path = Path(path)
     store = Store(path.with_name(path.stem + ".store"), 0)
     missing_blobs: list[str] = []
@@ -296,10 +332,14 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
     groups.append(group)
     turns_held = 0
     held = 0  # journal bytes in `groups`
-    out: Loaded | None = None
     calls: dict[str, dict] = {}
+    changed_ids: set = set()
+    last_good = ""
+    decoder = json.JSONDecoder()
+    decode, scan = decoder.decode, decoder.scan_once  # scan: the C scanner, without decode's checks
+    not_needed, looked_at = _NOT_NEEDED, _UI_LOOKED_AT
     try:
-        f = open(path, "rb")
+        f = open(path, encoding="utf-8", errors="surrogateescape", newline="\n")
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
     with f:
@@ -312,36 +352,77 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
                                "update DashFloat to resume it")
         out = Loaded(header=head, path=path, size=size)
         conv = out.conversation
+        append = conv.append
         lineno = 1
-        for raw in f:
+        for line in f:
             lineno += 1
-            if raw == b"\n":
-                continue
-            try:
-                ev = json.loads(raw)
-                kind = ev["type"]
-            except (ValueError, KeyError, TypeError):
-                damaged.append((lineno, _damage(raw)))
-                continue
-            if b'"$blob"' in raw:
-                ev = internalize(ev, store, missing)
-            seq = ev.get("seq")
-            if isinstance(seq, int) and seq >= out.next_seq:
-                out.next_seq = seq + 1
-            shown = False
-            if kind == "ui":
-                m = ev.get("m") or [None]
-                if m[0] == M.MODEL and len(m) > 1:
-                    out.model = m[1]
-                elif m[0] == M.CONFIRM and len(m) > 2 and isinstance(m[2], dict):
-                    out.pending_confirm = m[2].get("id")
-                elif m[0] == M.DECIDED and len(m) > 1 and m[1] == out.pending_confirm:
-                    out.pending_confirm = None
-                shown = True
+            at = line.find('"type":"', 10, 80)
+            kind = line[at + 8:line.find('"', at + 8)] if at >= 0 else ""
+            if kind in not_needed or kind == "reasoning" or (kind == "ui" and line[at + 18:line.find('"', at + 18)] not in looked_at):
+                # not needed now (or only if in the tail): checked for a tear, not parsed
+                if not line.endswith("}\n") or "\0" in line:
+                    damaged.append((lineno, _damage(line)))
+                    continue
+                last_good = line
+                if kind in not_needed:
+                    continue
+                ev = line
+            else:
+                try:
+                    if kind == "result" and '"clen":' in line[:120]:
+                        ev = _parse_result(line, scan)
+                        if ev is None:
+                            raise ValueError
+                    else:
+                        ev, end = scan(line, 0)
+                        if end < len(line) - 1:  # more than the newline after the object
+                            raise ValueError
+                    kind = ev["type"]
+                except (ValueError, KeyError, TypeError, StopIteration):
+                    if line != "\n":
+                        damaged.append((lineno, _damage(line)))
+                    continue
+                last_good = line
+                if '"$blob"' in line:
+                    ev = internalize(ev, store, missing)
+            if kind == "result":
+                cid = ev.get("id")
+                content = ev.get("content")
+                if not isinstance(content, str):
+                    content = '{"ok":false,"error":"the result was not recorded","code":"internal"}'
+                append({"role": "tool", "tool_call_id": cid, "content": content})
+                calls.pop(cid, None)
+                if cid in changed_ids:
+                    out.outcomes[cid] = _result_ok(content)
+                if not ev.get("row", True):
+                    continue
+            elif kind == "ui" or kind == "reasoning":
+                if ev.__class__ is dict:
+                    m = ev.get("m") or [None]
+                    if m[0] == M.MODEL and len(m) > 1:
+                        out.model = m[1]
+                    elif m[0] == M.CONFIRM and len(m) > 2 and isinstance(m[2], dict):
+                        out.pending_confirm = m[2].get("id")
+                    elif m[0] == M.DECIDED and len(m) > 1 and m[1] == out.pending_confirm:
+                        out.pending_confirm = None
+            elif kind == "answer":
+                content = ev.get("content") or ""
+                msg_calls = ev.get("calls")
+                if msg_calls:
+                    tool_calls = []
+                    for c in msg_calls:
+                        cid = c.get("id")
+                        name = c.get("name") or ""
+                        tool_calls.append({"id": cid, "type": "function",
+                                           "function": {"name": name, "arguments": c.get("arguments", "{}")}})
+                        calls[cid] = {"id": cid, "name": name, "started": False}
+                    append({"role": "assistant", "content": content, "tool_calls": tool_calls})
+                elif content:
+                    append({"role": "assistant", "content": content})
             elif kind == "prompt":
                 text = ev.get("text", "")
                 note = ev.get("note")
-                conv.append({"role": "user", "content": f"{note}\n\n{text}" if note else text})
+                append({"role": "user", "content": f"{note}\n\n{text}" if note else text})
                 out.model_notes = []
                 out.turns = ev.get("turn", out.turns + 1)
                 out.open_turn = True
@@ -356,78 +437,68 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
                     if gone[2]:
                         turns_held -= 1
                         out.hidden_turns += 1
-                shown = True
-            elif kind == "answer":
-                content = ev.get("content") or ""
-                msg_calls = ev.get("calls") or []
-                if content or msg_calls:
-                    msg: dict = {"role": "assistant", "content": content}
-                    if msg_calls:
-                        msg["tool_calls"] = [{"id": c.get("id"), "type": "function",
-                                              "function": {"name": c.get("name") or "", "arguments": c.get("arguments", "{}")}}
-                                             for c in msg_calls]
-                        for c in msg_calls:
-                            calls[c.get("id")] = {"id": c.get("id"), "name": c.get("name") or "", "started": False}
-                    conv.append(msg)
-                shown = True
-            elif kind == "result":
-                cid = ev.get("id")
-                content = ev.get("content")
-                if not isinstance(content, str):
-                    content = json.dumps({"ok": False, "error": "the result was not recorded", "code": "internal"})
-                conv.append({"role": "tool", "tool_call_id": cid, "content": content})
-                calls.pop(cid, None)
-                out.outcomes[cid] = _result_ok(content)
-                shown = ev.get("row", True)
-            elif kind == "run":
-                if ev.get("id") in calls:
-                    calls[ev["id"]]["started"] = True
             elif kind == "turn_end":
                 out.open_turn = False
                 if isinstance(ev.get("tokens"), int):
                     out.tokens = ev["tokens"]
-                shown = bool(ev.get("usage"))
-            elif kind == "change":
-                out.changes.append(ev)
-            elif kind == "undo":
-                out.undone.update(t for t in ev.get("turns", ()) if isinstance(t, int))
-                if ev.get("note"):
-                    out.model_notes.append(ev["note"])
-            elif kind == "resume":
-                if ev.get("note"):
-                    out.model_notes.append(ev["note"])
-            elif kind == "end":
-                if isinstance(ev.get("tokens"), int):
-                    out.tokens = ev["tokens"]
-            if shown:
-                n = len(raw)
-                group[0] += n
-                group[1].append(ev)
-                held += n
-                while held > tail_bytes and len(groups) > 1:
-                    gone = groups.popleft()
-                    held -= gone[0]
-                    if gone[2]:
-                        turns_held -= 1
-                        out.hidden_turns += 1
+                if not ev.get("usage"):
+                    continue
+            else:
+                if kind == "run":
+                    if ev.get("id") in calls:
+                        calls[ev["id"]]["started"] = True
+                elif kind == "change":
+                    out.changes.append(ev)
+                    changed_ids.add(ev.get("id"))
+                elif kind == "undo":
+                    out.undone.update(t for t in ev.get("turns", ()) if isinstance(t, int))
+                    if ev.get("note"):
+                        out.model_notes.append(ev["note"])
+                elif kind == "resume":
+                    if ev.get("note"):
+                        out.model_notes.append(ev["note"])
+                continue
+            n = len(line)  # shown: into the current turn's group
+            group[0] += n
+            group[1].append(ev)
+            held += n
+            while held > tail_bytes and len(groups) > 1:
+                gone = groups.popleft()
+                held -= gone[0]
+                if gone[2]:
+                    turns_held -= 1
+                    out.hidden_turns += 1
         out.lines = lineno
+    seq = _seq(last_good)
+    out.next_seq = seq + 1 if seq is not None else 1
     out.open_calls = list(calls.values()) if out.open_turn else []
     if not out.open_turn:
         out.pending_confirm = None
-    out.tail = [ev for g in groups for ev in g[1]]
+    for g in groups:
+        for ev in g[1]:
+            if isinstance(ev, str):  # kept as text: parse it now
+                text = ev
+                try:
+                    ev = decode(text)
+                except ValueError:
+                    continue
+                if '"$blob"' in text:
+                    ev = internalize(ev, store, missing)
+            out.tail.append(ev)
     for lineno, what in damaged:
         last = lineno == out.lines
-        out.notes.append(f"line {lineno} of the journal {what}{' (the last line: DashFloat was stopped while writing it)' if last else ''}: skipped")
+        out.notes.append(f"line {lineno} of the journal {what}"
+                         f"{' (the last line: DashFloat was stopped while writing it)' if last else ''}: skipped")
     if missing_blobs:
         out.notes.append(f"{len(missing_blobs)} text(s) kept apart from the journal are missing from {store.path}")
     return out
 
 
-def _damage(raw: bytes) -> str:
-    body = raw.rstrip(b"\n")
-    if body and not body.strip(b"\0"):
+def _damage(line: str) -> str:
+    body = line.rstrip("\n")
+    if body and not body.strip("\0"):
         return f"is {len(body)} zero bytes (written by a crash before its data reached the disk)"
-    if not raw.endswith(b"\n"):
+    if not line.endswith("\n"):
         return "is cut off"
     return "is damaged"
 
@@ -440,18 +511,23 @@ def ui_messages(loaded: Loaded) -> list[tuple]:
     if loaded.hidden_turns:
         out.append(M.system("info", f"{loaded.hidden_turns} earlier turn{'s' if loaded.hidden_turns != 1 else ''} "
                                     "of this session are not shown; the conversation holds them all."))
+    reasoning = ""
     for ev in loaded.tail:
         kind = ev["type"]
-        if kind == "ui":
+        if kind == "reasoning":  # the reasoning of the answer that follows
+            reasoning = ev.get("text") or ""
+        elif kind == "ui":
             m = ev.get("m")
             if isinstance(m, list) and m and m[0] in M.AGENT_TO_UI:
                 out.append(tuple(m))
         elif kind == "prompt":
+            reasoning = ""
             out.append((M.USER, ev.get("text", "")))
         elif kind == "answer":
             out.append((M.ASSISTANT_START,))
-            if ev.get("reasoning"):
-                out.append((M.REASONING, ev["reasoning"]))
+            reasoning, shown = "", reasoning or ev.get("reasoning")
+            if shown:
+                out.append((M.REASONING, shown))
             if ev.get("content"):
                 out.append((M.TOKEN, ev["content"]))
             out.append((M.ASSISTANT_END, ev.get("status") or "done"))
