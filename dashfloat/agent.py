@@ -14,6 +14,13 @@ pairing invariant again before each request.
 
 Worker events carry the episode number, so events that arrive after a cancel are dropped.
 
+The session journal (dashfloat/journal.py) is written here and only here, on this thread:
+everything posted to the front end (but what other events imply), the prompt and the answer,
+each call's decision and result as the model reads it, file changes for /undo, the end of each
+turn, with an fsync before a call with a side effect runs and at the end of a turn. A resumed
+session starts with the conversation its journal holds; a turn that never ended gets its calls
+answered (`cancelled`, outcome unknown) and the model is told with the next prompt.
+
 Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
 started by `_spawn`, which puts exactly one terminal message in the inbox however the work
 ends, a BaseException (SystemExit from a tool, GeneratorExit...) included, so no turn ever
@@ -25,6 +32,7 @@ of that recovery stops the agent thread, and then `_run` posts AGENT_DOWN on its
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -43,6 +51,12 @@ CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in betw
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
 EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
+TITLE_CHARS = 100  # of a session's first prompt, in its journal's header (for the listing)
+UNDO_NAMED = 10  # files an /undo report names; the rest are counted
+INTERRUPTED_NOTE = ("[DashFloat: your previous turn was interrupted: DashFloat stopped (it was killed, crashed "
+                    "or lost its terminal) before the turn ended. A call whose result says cancelled and "
+                    "'outcome unknown' may or may not have run: check the state of what it touches before "
+                    "repeating it.]")
 
 
 def describe(exc: BaseException) -> str:
@@ -84,6 +98,7 @@ class Call:
         self.gate: tuple[str, object] | None = None
         self.ctx = None  # its tools.pipeline.CallContext once gated
         self.result: dict | None = None
+        self.recorded = False  # its result is in the journal
 
 
 def _always_asks(call: Call) -> str:
@@ -116,10 +131,15 @@ class Agent:
         pre_hooks: tuple[str, ...] = (),
         post_hooks: tuple[str, ...] = (),
         hook_timeout: float = 10.0,
+        journal=None,
+        resumed=None,
+        git_report: bool = True,
     ):
         self.endpoint = endpoint
         self.model = model
-        self.post = post
+        self._ui_post = post
+        self.journal = journal  # journal.Journal, or None: this session is not recorded
+        self.git_report = git_report  # say which files an approved command changed (git status)
         self.root = root
         self.tools_enabled = tools_enabled
         self.max_episodes = max_episodes
@@ -159,6 +179,45 @@ class Agent:
         self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
         self._model_check: tuple[int, str] | None = None  # (ref, name) of a /model NAME being checked
         self._check_ref = 0
+        self._reasoning: list[str] = []  # the episode's reasoning, for the journal
+        # the session (journal): turns so far, the last request's token count, notes the model
+        # gets with the next prompt, file changes for /undo and how their calls ended
+        self._resumed = resumed
+        self._turn = 0
+        self._turn_open = False
+        self._tokens: int | None = None
+        self._model_notes: list[str] = []
+        self._changes: list[dict] = []
+        self._outcomes: dict[str, bool] = {}
+        self._undone: set[int] = set()
+        self._undo = None  # the /undo being run (UndoRun)
+        self._undo_ref = 0
+        if resumed is not None:
+            self.messages = list(resumed.conversation)
+            self._turn = resumed.turns
+            self._tokens = resumed.tokens
+            self._model_notes = list(resumed.model_notes)
+            self._changes = list(resumed.changes)
+            self._outcomes = dict(resumed.outcomes)
+            self._undone = set(resumed.undone)
+        if journal is not None:
+            journal.on_error = lambda text: self.post(M.system("warn", text))
+
+    # ---- the journal -------------------------------------------------------------------
+    def post(self, msg: tuple) -> None:
+        """Journal a message for the front end (journal.ui skips what other events imply),
+        then hand it over."""
+        if self.journal is not None:
+            self.journal.ui(msg)
+        self._ui_post(msg)
+
+    def _j(self, type_: str, **fields) -> None:
+        if self.journal is not None:
+            self.journal.event(type_, **fields)
+
+    def _sync(self) -> None:
+        if self.journal is not None:
+            self.journal.sync()
 
     # ---- lifecycle --------------------------------------------------------------------
     def start(self) -> None:
@@ -209,6 +268,8 @@ class Agent:
                 self.post((M.MODEL, self.model))
             else:
                 self._discover()
+            if self._resumed is not None:
+                self._resume()
             crashes = 0
             while True:
                 try:
@@ -218,6 +279,7 @@ class Agent:
                 if msg[0] == M.QUIT:
                     down = None
                     self._shutdown()
+                    self._close_journal(msg[1] if len(msg) > 1 else "quit")
                     return
                 try:
                     if msg[0] == "deadline":
@@ -240,6 +302,7 @@ class Agent:
                 except BaseException:  # the report below matters more
                     log.error("shutdown after the crash failed", exc_info=True)
                 self.post((M.AGENT_DOWN, down))
+                self._close_journal("agent_down", why=down)
 
     def _recover(self, msg: tuple, exc: BaseException) -> None:
         """Handling `msg` raised: stop what runs, end the turn as a failure (the partial
@@ -257,11 +320,13 @@ class Agent:
         for cancel in list(self._gating.values()):
             cancel.cancel()
         self._pending_prompt = None
+        if self._undo is not None:
+            self._undo = None
         if self._answer_open:
             content = "".join(self._content)
             if content:
                 self.messages.append({"role": "assistant", "content": content})
-            self._end_answer("error")
+            self._end_answer("error", content)
         announced = {c.get("id") for m in self.messages if m.get("role") == "assistant"
                      for c in (m.get("tool_calls") or [])}
         answered = {m.get("tool_call_id") for m in self.messages if m.get("role") == "tool"}
@@ -269,7 +334,7 @@ class Agent:
             if call.id in announced and call.id not in answered:
                 if call.result is None:
                     call.result = results.error("internal", f"not run: {what}")
-                self.messages.append(conversation.tool_message(call.id, call.result))
+                self._append_result(call)
         self._calls = []
         self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
                                     "say how to go on (details in the log)."))
@@ -303,6 +368,10 @@ class Agent:
             if msg[1] != self._episode or not self._busy or self._cancel is None:
                 return  # a late event of a cancelled episode
             self._on_stream(kind, msg[2])
+        elif kind == M.T_NOTE:  # a note for a row on screen, whenever it comes
+            self.post((M.TOOL_NOTE, msg[2], msg[3]))
+        elif kind == M.U_DONE:
+            self._on_undo_step(msg[1], msg[2])
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
@@ -315,8 +384,20 @@ class Agent:
         else:
             log.warning("agent ignored unknown message %r", kind)
 
-    def _end_answer(self, status: str) -> None:
+    def _end_answer(self, status: str, content: str = "", tool_calls: list | None = None) -> None:
+        """End the answer on screen, and journal it: what it said (the conversation holds
+        its message when it has content or calls), the reasoning shown apart, the calls."""
         self._answer_open = False
+        reasoning = "".join(self._reasoning)
+        if reasoning:  # an event of its own: a resume reads it only for the turns it shows
+            self._j("reasoning", text=reasoning)
+        fields: dict = {"status": status}
+        if content:
+            fields["content"] = content
+        if tool_calls:
+            fields["calls"] = [{"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
+                               for c in tool_calls]
+        self._j("answer", **fields)
         self.post((M.ASSISTANT_END, status))
 
     def _set_phase(self, name: str) -> None:
@@ -378,8 +459,15 @@ class Agent:
         if command is not None:
             self._dispatch_slash(*command)
             return
+        self._turn += 1
+        self._turn_open = True
+        note = "\n\n".join(self._model_notes)
+        self._model_notes = []
+        if self.journal is not None and not self.journal.started:
+            self.journal.begin(title=text.strip().split("\n", 1)[0][:TITLE_CHARS], model=self.model)
+        self._j("prompt", turn=self._turn, text=text, **({"note": note} if note else {}))
         self.post((M.USER, text))
-        self.messages.append({"role": "user", "content": text})
+        self.messages.append({"role": "user", "content": f"{note}\n\n{text}" if note else text})
         self._busy = True
         self._episodes_in_turn = 0
         self._final_usage = None
@@ -464,7 +552,9 @@ class Agent:
         except ValueError as exc:
             self.post(M.system("error", str(exc)))
             return
-        log.info("audit: permission mode set to %s by the user (/mode)", name)
+        if self.journal is None:
+            log.info("audit: permission mode set to %s by the user (/mode)", name)
+        self._j("audit", what="mode", mode=self.policy.mode, by="user (/mode)")
         self.post((M.MODE, self.policy.mode))
         self.post(M.system("info", f"Permission mode set to {self.policy.mode}."))
 
@@ -506,8 +596,236 @@ class Agent:
         except IndexError:  # revoked meanwhile (the policy is shared)
             self.post(M.system("error", f"There is no session rule {n} any more (see /permissions)."))
             return
-        log.info("audit: session rule revoked by the user: %s", rule.text)
+        if self.journal is None:
+            log.info("audit: session rule revoked by the user: %s", rule.text)
+        self._j("audit", what="revoke", rule=rule.text, by="user (/permissions revoke)")
         self.post(M.system("info", f"Revoked session rule {n}: {rule.text}"))
+
+    # ---- resume ----------------------------------------------------------------------------
+    def _resume(self) -> None:
+        """The first thing a resumed session does: say what was skipped in its journal and,
+        when its last turn never ended, answer every call left open (`cancelled`: did not
+        run, or outcome unknown when it was running) and tell the model with the next prompt."""
+        r, self._resumed = self._resumed, None
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(r.header.get("time") or 0)))
+        for note in r.notes:
+            self.post(M.system("warn", f"Resuming: {note}."))
+        if r.open_turn:
+            self._answer_interrupted(r)
+        else:
+            self._j("resume", interrupted=False)
+        self.post(M.system("info", f"Resumed session {r.header.get('id', '?')}, started {when}: "
+                                   f"{r.turns} turn{'s' if r.turns != 1 else ''} so far."))
+        self._sync()
+
+    def _answer_interrupted(self, r) -> None:
+        """The last turn never ended: answer its open calls, close it, note it for the model."""
+        from dashfloat.sessions import INTERRUPTED_RUNNING, INTERRUPTED_WAITING
+
+        if r.pending_confirm:
+            self.post((M.DECIDED, r.pending_confirm, "not decided: DashFloat stopped while this question was open"))
+        for c in r.open_calls:
+            if c.get("started"):
+                why = INTERRUPTED_RUNNING
+            elif c.get("name") in self._runner.READ_ONLY:
+                why = "DashFloat stopped before this call's result was recorded; it only reads, so it changed nothing"
+            else:
+                why = INTERRUPTED_WAITING
+            call = Call({"id": c["id"], "name": c.get("name") or ""})
+            call.result = results.cancelled(error=why)
+            self._record_result(call)
+            self._ui_post((M.TOOL_RESULT, self._runner.result_row(call.id, call.name, call.result)))
+            self.messages.append(conversation.tool_message(call.id, call.result))
+        self._model_notes.append(INTERRUPTED_NOTE)
+        self._j("resume", interrupted=True, note=INTERRUPTED_NOTE)
+        fields: dict = {"turn": self._turn, "status": "interrupted"}
+        if self._tokens is not None:
+            fields["tokens"] = self._tokens
+        self._j("turn_end", **fields)
+        open_calls = len(r.open_calls)
+        calls = (f" {open_calls} call{'s' if open_calls != 1 else ''} it left open "
+                 f"{'are' if open_calls != 1 else 'is'} marked cancelled." if open_calls else "")
+        self.post(M.system("warn", "The last turn was interrupted: DashFloat stopped before it ended." + calls
+                           + " The model is told so with your next prompt, and checks before repeating anything."))
+
+    def _close_journal(self, reason: str, **fields) -> None:
+        if self.journal is None:
+            return
+        try:
+            if self._tokens is not None:
+                fields["tokens"] = self._tokens
+            self.journal.close(reason, turn=self._turn, **fields)
+        except Exception:
+            log.exception("closing the journal failed")
+
+    # ---- /undo -------------------------------------------------------------------------------
+    def _undo_command(self, rest: str) -> None:
+        from dashfloat.tools import undo
+
+        words = rest.split()
+        if len(words) > 1 or (words and (not words[0].isdigit() or int(words[0]) < 1)):
+            self.post(M.system("error", f"/undo takes a number of turns, not {rest!r}: /undo undoes the file "
+                                        "changes of the last turn that changed files, /undo N those of the last N."))
+            return
+        if self.journal is None:
+            self.post(M.system("error", "/undo needs the session journal, and it is off for this session "
+                                        "(journal = false or --no-journal): no earlier content was kept."))
+            return
+        n = int(words[0]) if words else 1
+        turns = sorted({c.get("turn") for c in self._changes if isinstance(c.get("turn"), int)
+                        and c.get("turn") not in self._undone and self._outcomes.get(c.get("id")) is not False},
+                       reverse=True)
+        if not turns:
+            self.post(M.system("info", "Nothing to undo: DashFloat's tools have changed no file in this session "
+                                       f"since the last /undo. ({undo_not_covered()})"))
+            return
+        chosen = turns[:n]
+        items = []
+        for ch in undo.plan([c for c in self._changes if c.get("turn") in chosen], self._outcomes):
+            before = ch.get("before")
+            data = lost = None
+            if before is not None:
+                data = None if ch.get("lost") else self.journal.kept(before)
+                if data is None:
+                    lost = ("its previous content was not kept when it changed" if ch.get("lost") else
+                            "its previous content is no longer kept (the undo store's bound, undo_store_mb)")
+            items.append(undo.Item(path=ch["path"], shown=str(ch.get("shown") or ch["path"]), real=str(ch.get("real") or ""),
+                                   before=before, after=str(ch.get("after")), data=data, lost=lost or ""))
+        self._undo_ref += 1
+        run = self._undo = UndoRun(self._undo_ref, chosen, len(turns) < n)
+        self._busy = True
+        self._set_phase("running")
+        root = self.root
+
+        def work() -> tuple:
+            outcomes, asks = [], []
+            for item in items:
+                now = undo.inspect(root, item)
+                if now.problem:
+                    outcomes.append((item, f"left as it is: {now.problem}"))
+                elif now.digest == item.after and not (item.before is not None and item.data is None):
+                    why = undo.restore(root, item, now.digest)
+                    done = "removed (DashFloat had created it)" if item.before is None else "restored"
+                    outcomes.append((item, f"not restored: {why}" if why else done))
+                elif now.digest == item.before:
+                    outcomes.append((item, "already as it was before"))
+                elif item.before is not None and item.data is None:
+                    outcomes.append((item, f"not restored: {item.lost}"))
+                else:
+                    asks.append((item, now))
+            return (M.U_DONE, run.ref, {"step": "inspect", "outcomes": outcomes, "asks": asks})
+
+        _spawn("undo", self.inbox.put, work,
+               lambda why: (M.U_DONE, run.ref, {"step": "inspect", "outcomes": [], "asks": [], "failed": why}))
+
+    def _on_undo_step(self, ref: int, payload: dict) -> None:
+        run = self._undo
+        if run is None or ref != run.ref:
+            return
+        if payload.get("failed"):
+            self.post(M.system("error", f"/undo failed: {payload['failed']} (details in the log)."))
+        if payload["step"] == "inspect":
+            run.outcomes.extend(payload["outcomes"])
+            run.asks.extend(payload["asks"])
+        else:  # a restore the user approved
+            item, why = payload["item"], payload.get("why", "")
+            done = "removed" if item.before is None else "restored"
+            run.outcomes.append((item, f"not restored: {why}" if why else f"{done} (you said y)"))
+            self.post((M.TOOL_RESULT, {"id": run.row, "name": "undo", "status": "error" if why else "ok",
+                                       "text": f"error: {why}" if why else done, "excerpt": []}))
+        if run.cancelled:
+            for item, _now in run.asks:
+                run.outcomes.append((item, "left as it is (Esc)"))
+            run.asks = []
+        self._undo_next()
+
+    def _undo_next(self) -> None:
+        from dashfloat.tools import undo
+
+        run = self._undo
+        if not run.asks:
+            self._undo_finish()
+            return
+        item, now = run.asks[0]
+        run.asked += 1
+        run.row = f"undo-{run.ref}-{run.asked}"
+        lines, full = undo.question(item, now)
+        self.post((M.TOOL_CALL, {"id": run.row, "name": "undo", "summary": f"undo {undo_shown(item.shown)}"}))
+        self._confirm_ref += 1
+        run.confirm_ref = self._confirm_ref
+        info = {"id": run.row, "name": "undo", "summary": f"undo {undo_shown(item.shown)}", "lines": lines,
+                "always_asks": "it changed since DashFloat wrote it: y puts back the earlier content over "
+                               "these changes, n leaves it as it is"}
+        if full is not None:
+            info["full"] = full
+        self._set_phase("confirming")
+        self.post((M.CONFIRM, self._confirm_ref, info))
+
+    def _undo_decision(self, ref: int, decision: str) -> None:
+        from dashfloat.tools import undo
+
+        run = self._undo
+        if self._phase != "confirming" or ref != run.confirm_ref or not run.asks:
+            return
+        item, now = run.asks.pop(0)
+        if decision in ("approved", "always"):
+            self.post((M.DECIDED, run.row, "approved by you"))
+            self._set_phase("running")
+            root = self.root
+            _spawn("undo", self.inbox.put,
+                   lambda: (M.U_DONE, run.ref, {"step": "restore", "item": item,
+                                                "why": undo.restore(root, item, now.digest)}),
+                   lambda why: (M.U_DONE, run.ref, {"step": "restore", "item": item, "why": why}))
+            return
+        self.post((M.DECIDED, run.row, "rejected by you"))
+        self.post((M.TOOL_RESULT, {"id": run.row, "name": "undo", "status": "rejected",
+                                   "text": "left as it is", "excerpt": []}))
+        run.outcomes.append((item, "left as it is (you said n)"))
+        self._undo_next()
+
+    def _undo_cancel(self) -> None:
+        run = self._undo
+        run.cancelled = True
+        if self._phase == "confirming" and run.asks:
+            item, _now = run.asks.pop(0)
+            self.post((M.DECIDED, run.row, "rejected by you"))
+            self.post((M.TOOL_RESULT, {"id": run.row, "name": "undo", "status": "rejected",
+                                       "text": "left as it is", "excerpt": []}))
+            run.outcomes.append((item, "left as it is (Esc)"))
+            for item, _now in run.asks:
+                run.outcomes.append((item, "left as it is (Esc)"))
+            run.asks = []
+            self._undo_finish()
+        # else a worker is running: its answer finishes the undo (cancelled: no more questions)
+
+    def _undo_finish(self) -> None:
+        run, self._undo = self._undo, None
+        self._undone.update(run.turns)
+        turns = ", ".join(str(t) for t in run.turns)
+        what = f"turn{'s' if len(run.turns) != 1 else ''} {turns}"
+        lines = [f"/undo of the file changes of {what}"
+                 + (" (all the turns that changed files)" if run.short else "") + ":"]
+        for item, outcome in run.outcomes[:UNDO_NAMED]:
+            lines.append(f"  {undo_shown(item.shown)}: {outcome}")
+        if len(run.outcomes) > UNDO_NAMED:
+            lines.append(f"  and {len(run.outcomes) - UNDO_NAMED} more files")
+        lines.append(undo_not_covered() + ".")
+        back = [undo_shown(i.shown) for i, o in run.outcomes if o.startswith(("restored", "removed"))]
+        left = [undo_shown(i.shown) for i, o in run.outcomes if not o.startswith(("restored", "removed", "already"))]
+        note = None
+        if back or left:
+            note = (f"[DashFloat: the user ran /undo on the file changes of {what}. "
+                    + (f"Put back as they were before: {', '.join(back[:UNDO_NAMED])}"
+                       + (f" and {len(back) - UNDO_NAMED} more" if len(back) > UNDO_NAMED else "") + ". " if back else "")
+                    + (f"Left as they are: {', '.join(left[:UNDO_NAMED])}. " if left else "")
+                    + "Read a file again before you change it.]")
+            self._model_notes.append(note)
+        files = [{"path": item.path, "outcome": outcome} for item, outcome in run.outcomes]
+        self._j("undo", turns=run.turns, files=files, **({"note": note} if note else {}))
+        self.post(M.system("info", "\n".join(lines)))
+        self._sync()
+        self._busy = False
+        self._set_phase("idle")
 
     def _start_episode(self) -> None:
         self._episode += 1
@@ -515,6 +833,7 @@ class Agent:
         episode = self._episode
         self._cancel = cancel = self._client.CancelToken()
         self._content = []
+        self._reasoning = []
         self._calls = []
         self._call_index = 0
         self._set_phase("waiting")
@@ -536,6 +855,7 @@ class Agent:
         # it against a cancel: once the agent has ended the episode under the lock, no late
         # token can follow the "cancelled" marker.
         content = self._content
+        reasoning = self._reasoning
         lock = self._episode_lock = threading.Lock()
         post = self.post
         started = [False]
@@ -553,6 +873,7 @@ class Agent:
                         content.append(ev[1])
                         post((M.TOKEN, ev[1]))
                     else:
+                        reasoning.append(ev[1])
                         post((M.REASONING, ev[1]))
 
         def work() -> tuple:
@@ -588,16 +909,19 @@ class Agent:
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
             raw_calls = []
         reason = result.get("finish_reason")
+        if not self._reasoning and result.get("reasoning"):
+            self._reasoning = [result["reasoning"]]
         if not content and not raw_calls:
             self._end_answer("empty")
             self.post(M.system("warn", _EMPTY_BECAUSE.get(reason, "[model returned nothing]")))
             self._end_turn()
             return
-        self._end_answer("done")
+        message = conversation.assistant_message(content, raw_calls)
+        self._end_answer("done", content, message.get("tool_calls"))
         if reason in _CUT_BECAUSE:
             self.post(M.system("warn", _CUT_BECAUSE[reason]))
         self._calls = [Call(c) for c in raw_calls]
-        self.messages.append(conversation.assistant_message(content, raw_calls))
+        self.messages.append(message)
         if not self._calls:
             self._end_turn()
             return
@@ -611,7 +935,7 @@ class Agent:
         content = "".join(self._content)
         if content:
             self.messages.append({"role": "assistant", "content": content})
-        self._end_answer("error")
+        self._end_answer("error", content)
         self.post(M.system("error", _error_line(err)))
         self._end_turn()
 
@@ -657,6 +981,9 @@ class Agent:
         if call is None:
             return
         call.gate = tuple(gate)
+        decided = getattr(call.ctx, "audit", None)
+        if decided is not None:
+            self._audit(call, decided)
         for note in notes:
             self.post((M.TOOL_NOTE, call.id, note))
         if self._stopping:
@@ -746,31 +1073,101 @@ class Agent:
             if call.gate is not None and call.gate[0] == "run" and call.prepared is not None:
                 # a mutation no one was asked about: the screen still shows what it did
                 row["details"] = list(call.prepared.preview)
-            self.post((M.TOOL_RESULT, row))
+            self._record_result(call, details=row.get("details"))
+            self._ui_post((M.TOOL_RESULT, row))  # the journal's result event draws it again
+
+    def _record_result(self, call: Call, *, details=None, row: bool = True) -> None:
+        """Journal a call's result as the model reads it (once per call); a resumed session
+        rebuilds the tool message and, with `row`, the row on screen from it."""
+        if call.recorded:
+            return
+        call.recorded = True
+        fields: dict = {}
+        if details:
+            fields["details"] = details
+        if not row:
+            fields["row"] = False
+        if self.journal is not None:
+            self.journal.result(call.id, call.name, results.encode(call.result), **fields)
+
+    def _append_result(self, call: Call) -> None:
+        """The call's tool message into the conversation (journalled, if not yet)."""
+        self._record_result(call, row=False)
+        self.messages.append(conversation.tool_message(call.id, call.result))
+
+    def _audit(self, call: Call, decision) -> None:
+        """A permission decision on a call: a structured journal event (the audit trail);
+        the log's audit line when the session is not journalled."""
+        if self.journal is None:
+            log.info("audit: %s", self.policy.audit_line(call.name, call.args, decision))
+            return
+        from dashfloat.tools.rules import args_hash
+
+        fields = {"id": call.id, "tool": call.name, "decision": decision.decision, "by": decision.who,
+                  "mode": self.policy.mode, "args_sha256": args_hash(call.name, call.args)}
+        if decision.reason:
+            fields["reason"] = decision.reason
+        self._j("decision", **fields)
 
     def _on_decision(self, ref: int, decision: str) -> None:
+        if self._undo is not None:
+            self._undo_decision(ref, decision)
+            return
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
         key = {"always": "a", "approved": "y"}.get(decision, "n")
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"
+        shown = "approved by you" if verdict == "allow" else "rejected by you"
         if key == "a" and _always_asks(call):  # the protection: a rule would never be used
             who += " (once: this call always asks, no session rule)"
+            shown = "approved by you, once (it always asks)"
         elif key == "a":  # approve, and allow this exact call for the session
-            who += f" (session rule {self.policy.allow_exact(call.name, call.args, self.root).text})"
-        log.info("audit: %s", self.policy.audit_line(call.name, call.args,
-                                                     self._pipeline.rules.Decision(verdict, who, "")))
+            rule = self.policy.allow_exact(call.name, call.args, self.root).text
+            who += f" (session rule {rule})"
+            shown = "approved by you; allowed for the rest of the session"
+            self._j("audit", what="session_rule", rule=rule, by="user key a")
+        self._audit(call, self._pipeline.rules.Decision(verdict, who, ""))
+        self.post((M.DECIDED, call.id, shown))
         if verdict == "allow":
             self._execute(call)
         else:
             call.result = results.rejected()
             self._next_call()
 
+    def _record_change(self, call: Call) -> None:
+        """Before write_file or edit_file changes a file: keep its previous bytes (the ones
+        the approved plan read beneath the root, and that the write checks again in the
+        directory it writes in) and journal the change, for /undo."""
+        plan = getattr(call.prepared, "plan", None)
+        if self.journal is None or call.name not in ("write_file", "edit_file") or plan is None:
+            return
+        from dashfloat.journal import sha256
+
+        before = kept = None  # before None: the file is new (undo removes it)
+        if plan.old is not None:
+            kept, why = self.journal.keep(plan.old)
+            before = kept or sha256(plan.old)  # the hash all the same: undo must never take it for new
+            if kept is None:
+                self.post((M.TOOL_NOTE, call.id, f"/undo cannot restore this file: its previous content is not kept ({why})"))
+        rel = os.fsdecode(os.path.relpath(os.fsencode(plan.abs), os.fsencode(plan.root)))
+        change = {"turn": self._turn, "id": call.id, "path": rel, "shown": plan.rel, "real": plan.path,
+                  "before": before, "after": sha256(plan.new)}
+        if plan.old is not None and kept is None:
+            change["lost"] = True
+        self._j("change", **change)
+        self._changes.append(change)
+
     def _execute(self, call: Call) -> None:
         self._set_phase("running")
         episode = self._episode
         inbox = self.inbox
+        if call.name in self._runner.MUTATING:
+            self._record_change(call)
+            self._j("run", id=call.id, tool=call.name)
+            self._sync()  # a side effect follows: what led to it is on disk first
+        git_before = call.name == "execute_command" and self.git_report
         cancel = self._runner.Cancel()
         self._running[call.id] = (call, cancel)
         limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
@@ -782,6 +1179,9 @@ class Agent:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
 
         def work() -> tuple:
+            before = None
+            if git_before:
+                before = _git_snapshot(self.root)
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
                                               on_output=on_output, exec_timeout=self.exec_timeout,
@@ -796,7 +1196,10 @@ class Agent:
                     log.error("post-execute of %s failed", call.name, exc_info=True)
                     result = results.error("internal", f"{call.name}: post-processing failed: {describe(exc)}")
                 for note in call.ctx.notes:
-                    self.post((M.TOOL_NOTE, call.id, note))
+                    inbox.put((M.T_NOTE, episode, call.id, note))
+            if before is not None:  # after the result: the next request does not wait for git
+                threading.Thread(target=_git_report, args=(self.root, before, inbox, episode, call.id),
+                                 name="git-status", daemon=True).start()
             return (M.T_DONE, episode, call.id, result)
 
         def failed(why: str) -> tuple:
@@ -811,6 +1214,8 @@ class Agent:
             return  # abandoned after its deadline: its result came too late
         call, _cancel = entry
         call.result = result
+        if call.name in ("write_file", "edit_file"):
+            self._outcomes[call.id] = bool(result.get("ok"))
         if self._stopping:
             if not self._running and not self._gating:
                 self._stop_turn(results.cancelled())
@@ -839,7 +1244,7 @@ class Agent:
 
     def _finish_episode(self) -> None:
         for call in self._calls:
-            self.messages.append(conversation.tool_message(call.id, call.result))
+            self._append_result(call)
         self._calls = []
         if self._episodes_in_turn >= self.max_episodes:
             self.post(M.system("warn", f"Stopped after {self.max_episodes} episodes in one turn (max_episodes). "
@@ -852,6 +1257,11 @@ class Agent:
     def _on_cancel(self) -> None:
         if not self._busy:
             return
+        if self._undo is not None:
+            self._undo_cancel()
+            return
+        if self._turn_open:
+            self._j("cancel")
         if self._model_check is not None:
             name = self._model_check[1]
             self._model_check = None
@@ -868,6 +1278,8 @@ class Agent:
                 cancel.cancel()
             return
         if self._phase == "confirming":
+            if self._call_index < len(self._calls):
+                self.post((M.DECIDED, self._calls[self._call_index].id, "rejected by you"))
             self._stop_turn(results.rejected())
             return
         with self._episode_lock:  # no token of this episode is posted after this
@@ -876,7 +1288,7 @@ class Agent:
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
-        self._end_answer("cancelled")
+        self._end_answer("cancelled", content)
         self._end_turn()
 
     def _stop_turn(self, unresolved: dict) -> None:
@@ -886,7 +1298,7 @@ class Agent:
                 call.result = dict(unresolved)
         self._commit_ready()
         for call in self._calls:
-            self.messages.append(conversation.tool_message(call.id, call.result))
+            self._append_result(call)
         self._calls = []
         self.post(M.system("info", "Turn stopped. Say what to do instead."))
         self._end_turn()
@@ -902,6 +1314,18 @@ class Agent:
     def _end_turn(self) -> None:
         if self._final_usage:
             self.post((M.USAGE, self._final_usage))  # only the final episode's usage
+            total = _total_tokens(self._final_usage)
+            if total is not None:
+                self._tokens = total
+        if self._turn_open:
+            self._turn_open = False
+            fields: dict = {"turn": self._turn}
+            if self._final_usage:
+                fields["usage"] = self._final_usage
+            if self._tokens is not None:
+                fields["tokens"] = self._tokens
+            self._j("turn_end", **fields)
+            self._sync()
         self._busy = False
         self._cancel = None
         self._running.clear()
@@ -910,6 +1334,62 @@ class Agent:
         self._stopping = False
         self._model_check = None
         self._set_phase("idle")
+
+
+class UndoRun:
+    """An /undo in progress: its turns, what happened to each file, the questions left."""
+
+    def __init__(self, ref: int, turns: list[int], short: bool):
+        self.ref = ref
+        self.turns = turns
+        self.short = short  # fewer turns had changes than asked for
+        self.outcomes: list = []  # (undo.Item, outcome text)
+        self.asks: list = []  # (undo.Item, undo.Now) waiting for a question
+        self.asked = 0
+        self.row = ""  # the id of the question's row on screen
+        self.confirm_ref = 0
+        self.cancelled = False
+
+
+def undo_shown(name: str) -> str:
+    from dashfloat.tools.preview import safe
+
+    return safe(name)
+
+
+def undo_not_covered() -> str:
+    return "/undo covers only the files DashFloat's own tools wrote, not changes made by commands"
+
+
+def _git_snapshot(root: str):
+    """The work tree's status before a command runs (tools/gitchanges.py); None if none."""
+    try:
+        from dashfloat.tools import gitchanges
+
+        return gitchanges.snapshot(root)
+    except Exception:
+        log.exception("git status before a command failed")
+        return None
+
+
+def _git_report(root: str, before, inbox, episode: int, call_id: str) -> None:
+    """After the command: which files it changed, as a note on its row (on its own thread)."""
+    try:
+        from dashfloat.tools import gitchanges
+
+        text = gitchanges.report(before, gitchanges.snapshot(root))
+    except Exception:
+        log.exception("git status after a command failed")
+        return
+    if text:
+        inbox.put((M.T_NOTE, episode, call_id, text))
+
+
+def _total_tokens(usage: dict) -> int | None:
+    total = usage.get("total_tokens")
+    if total is None and usage.get("prompt_tokens") is not None:
+        total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    return total if isinstance(total, int) and not isinstance(total, bool) else None
 
 
 def _model_listed(name: str, models: list) -> bool:

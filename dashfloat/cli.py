@@ -67,19 +67,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
     p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")
     p.add_argument("--deny", action="append", metavar="RULE", help="deny calls matching RULE, e.g. 'read_file(**/.env)'; deny always wins (repeatable)")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument("--continue", dest="continue_", action="store_true",
+                   help="resume the latest session of this working directory")
+    s.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough; 'dashfloat sessions' lists them)")
+    s.add_argument("--no-journal", dest="journal", action="store_const", const=False,
+                   help="keep no journal of this session (no --continue, no /undo)")
+    p.add_argument("--all", action="store_true", help="with 'sessions': list the sessions of every directory")
     p.add_argument("--show-config", action="store_true", help="print the effective configuration and where each value came from, then exit")
     p.add_argument("--reset-terminal", action="store_true", help="print the sequence that repairs a terminal left broken by a killed program, then exit")
     p.add_argument("--version", action="version", version=f"dashfloat {__version__}")
     p.add_argument(
-        "command", nargs="*", metavar="policy",
+        "command", nargs="*", metavar="policy|sessions",
         help="'policy check CALL...' prints the permission decision for each CALL, e.g. "
         "'execute_command(git status)'; 'policy list' prints every rule by layer and the mode. "
-        "Both use the same configuration and options as a real run and execute nothing.",
+        "Both use the same configuration and options as a real run and execute nothing. "
+        "'sessions' lists the sessions of this working directory (--all: of every directory).",
     )
     return p
 
 
-POLICY_USAGE = "policy check CALL... | policy list"
+POLICY_USAGE = "policy check CALL... | policy list | sessions [--all]"
 
 
 def reset_sequence(environ) -> str:
@@ -202,6 +210,12 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     words = list(args.command)
+    if words[:1] == ["sessions"]:
+        if len(words) > 1:
+            parser.error(f"sessions takes no arguments, got {' '.join(map(repr, words[1:]))} (--all lists every directory's)")
+        return sessions_command(args)
+    if args.all:
+        parser.error("--all goes with 'sessions' (dashfloat sessions --all)")
     if words:
         example = "e.g. dashfloat policy check 'execute_command(git status)'"
         if words[0] != "policy" or len(words) < 2 or words[1] not in ("check", "list"):
@@ -216,6 +230,16 @@ def _main(argv: list[str] | None) -> int:
 
     from dashfloat.config import ConfigError, load_config, state_dir
 
+    session = None
+    if args.continue_ or args.resume:
+        if words or args.show_config:
+            parser.error("--continue and --resume start a session: not with policy or --show-config")
+        try:
+            session = find_session(args)
+        except ValueError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+        args.root = session.cwd
     cli = {
         "root": args.root,
         "base_url": args.base_url,
@@ -228,6 +252,7 @@ def _main(argv: list[str] | None) -> int:
         "allow": args.allow,
         "ask": args.ask,
         "deny": args.deny,
+        "journal": args.journal,
     }
     try:
         config = load_config(cli, os.environ, os.getcwd())
@@ -261,14 +286,103 @@ def _main(argv: list[str] | None) -> int:
         _err(f"cannot enter {config.root}: {exc.strerror}")
         return EXIT_USAGE
 
+    journal = None
+    if session is not None:
+        if not config.journal:
+            _err("--continue and --resume add to the session's journal, and the journal is off "
+                 f"({config.sources.get('journal', 'journal = false')}); turn it on to resume")
+            return EXIT_USAGE
+        from dashfloat.journal import Busy
+
+        try:
+            journal = open_journal(session.path, config)
+        except Busy as exc:
+            _err(f"{exc} (its other DashFloat must quit first; a new session starts without --continue)")
+            return EXIT_USAGE
+        except OSError as exc:
+            _err(f"cannot open the session's journal {session.path}: {exc.strerror or exc}")
+            return EXIT_USAGE
+
     early = show_early_frame(config)
     try:
         log_path = setup_logging(state_dir(os.environ))
-        return run_ui(config, log_path, early)
+        return run_ui(config, log_path, early, journal)
     except BaseException:
         if early is not None:
             early.abort()
         raise
+
+
+def find_session(args):
+    """The session --continue or --resume names (sessions.Info); ValueError saying why not.
+    It runs in its own working directory: -C, if given, must be that directory."""
+    from dashfloat import sessions
+
+    given = os.path.realpath(args.root) if args.root else None
+    if args.resume:
+        try:
+            info = sessions.find(os.environ, args.resume)
+        except sessions.SessionError as exc:
+            raise ValueError(str(exc)) from None
+        if given is not None and given != info.cwd:
+            raise ValueError(f"session {info.id} belongs to {info.cwd}, not {given}: leave out -C "
+                             "(it resumes in its own directory)")
+    else:
+        here = given or os.path.realpath(os.getcwd())
+        info = sessions.latest(os.environ, here)
+        if info is None:
+            raise ValueError(f"there is no session to continue in {here}; `dashfloat sessions --all` "
+                             "lists the sessions of every directory")
+    if not os.path.isdir(info.cwd):
+        raise ValueError(f"session {info.id} belongs to {info.cwd}, which no longer exists")
+    return info
+
+
+def open_journal(path, config):
+    """An existing session's journal, locked for appending (journal.Busy when another
+    DashFloat has it)."""
+    from dashfloat import masking
+    from dashfloat.journal import Journal
+    from dashfloat.sessions import read_info
+
+    info = read_info(path)
+    header = {"id": info.id if info else path.stem}
+    return Journal(path, header, secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024,
+                   existing=True)
+
+
+def new_journal(config):
+    """The journal of a new session (its file is created at the first prompt)."""
+    from urllib.parse import urlsplit
+
+    from dashfloat import masking, sessions
+    from dashfloat.journal import Journal
+
+    real = os.path.realpath(config.root)
+    sid = sessions.new_id()
+    header = {"id": sid, "cwd": real, "model": config.model, "host": urlsplit(config.base_url).hostname or "",
+              "dashfloat": __version__}
+    return Journal(sessions.project_dir(os.environ, real) / f"{sid}.jsonl", header,
+                   secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024)
+
+
+def sessions_command(args) -> int:
+    """`dashfloat sessions [--all]`: id, start, last activity, turns, tokens, first prompt
+    (and directory, with --all), newest first; each file's header and tail only."""
+    from dashfloat import sessions
+
+    here = os.path.realpath(args.root or os.getcwd())
+    infos = sessions.list_sessions(os.environ, None if args.all else here)
+    if not infos:
+        where = "" if args.all else f" in {here}"
+        more = "" if args.all else " (`dashfloat sessions --all` lists every directory's)"
+        _out(f"No sessions{where}{more}.")
+        return EXIT_OK
+    text = sessions.format_listing(infos, with_dirs=args.all)
+    tail = "\ndashfloat --resume ID resumes one (a unique prefix of the ID is enough)" + (
+        "; dashfloat --continue the latest." if not args.all else ".")
+    _out(text + tail)
+    return EXIT_OK
 
 
 def policy_command(config, action: str, calls: list[str]) -> int:
@@ -327,7 +441,7 @@ def show_early_frame(config):
         return None
 
 
-def run_ui(config, log_path: str | None, early=None) -> int:
+def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
     log = logging.getLogger("dashfloat")
     from dashfloat.agent import Agent
     from dashfloat.config import state_dir
@@ -355,11 +469,33 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     outbox = Outbox(QUIET_KINDS)
     from dashfloat.tools.permissions import Policy
 
+    resumed = None
+    if journal is not None:  # --continue / --resume: the journal is locked; read it now
+        from dashfloat import sessions
+
+        try:
+            resumed = sessions.load(journal.path)
+        except sessions.SessionError as exc:
+            if early is not None:
+                early.abort()
+            journal.close("unreadable")
+            _err(str(exc))
+            return EXIT_USAGE
+        journal.seq = resumed.next_seq
+        journal.header.update(resumed.header)
+        if resumed.model and not config.sources.get("model", "").startswith("command line"):
+            import dataclasses
+
+            config = dataclasses.replace(config, model=resumed.model)  # the session's model
+        log.info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size, resumed.turns)
+    elif config.journal:
+        journal = new_journal(config)
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
                   exec_max_processes=config.exec_max_processes,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
-                  post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
+                  post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout,
+                  journal=journal, resumed=resumed)
     from dashfloat import masking
 
     # the configured key in a prompt is masked in the history file (Up shows the mask then)
@@ -384,6 +520,10 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     crash: BaseException | None = None
     try:
         app.build_loop(screen)
+        if resumed is not None:  # the transcript as it was
+            from dashfloat.sessions import ui_messages
+
+            app.replay(ui_messages(resumed))
         if early is not None:  # urwid takes over: what was typed meanwhile is replayed
             screen.early_input = early.finish()
         app.run()

@@ -44,6 +44,13 @@ COMMANDS: tuple[Command, ...] = (
         "List the permission rules by layer, session rules numbered; revoke N removes "
         "session rule N.",
     ),
+    Command(
+        "undo",
+        "[N]",
+        "Put back the files DashFloat's own tools changed in the last turn that changed files "
+        "(with N, the last N such turns): a file changed since is shown as a diff and asked "
+        "about, never overwritten unasked. Changes made by commands are not covered.",
+    ),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}

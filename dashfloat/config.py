@@ -201,6 +201,14 @@ def _choice_parser(
     return parse
 
 
+def _parse_bool(value: object, from_text: bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    if from_text and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _expected("true or false", value)
+
+
 # RFC 9110 token characters
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
@@ -605,11 +613,38 @@ KEYS: list[KeySpec] = [
         _parse_seconds,
         10.0,
     ),
+    KeySpec(
+        "journal",
+        "true or false",
+        "true",
+        None,
+        "--no-journal",
+        "Keep a journal of each session under $XDG_STATE_HOME/dashfloat/sessions/ (see "
+        "SESSIONS): what --continue, --resume and /undo work from, and the audit trail of "
+        "every permission decision. With false (or --no-journal for one run) nothing is "
+        "recorded, /undo is off, and the decisions go to the log. Only the user file, or "
+        "the command line, may turn it off.",
+        _parse_bool,
+        True,
+    ),
+    KeySpec(
+        "undo_store_mb",
+        "a whole number from 0 to 65536",
+        "256",
+        None,
+        None,
+        "Most space, in MiB, that the previous contents of files kept for /undo may take in "
+        "one session's store; past it the least recently used go first (an /undo that "
+        "needs one says so), and 0 keeps none.",
+        _int_parser(0, 65536),
+        256,
+    ),
 ]
 
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _CLI_KEYS = (
     "base_url", "model", "colors", "ascii", "connect_timeout", "read_timeout", "permission_mode",
+    "journal",
 )
 # keys that look like an attempt to store the secret in a file
 _SECRET_KEYS = {"api_key", "apikey", "openai_api_key", "key", "token", "api_token"}
@@ -657,6 +692,8 @@ class Config:
     pre_tool_use: tuple[str, ...] = ()
     post_tool_use: tuple[str, ...] = ()
     hook_timeout: float = 10.0
+    journal: bool = True
+    undo_store_mb: int = 256
 
     def __repr__(self) -> str:
         # Hand-written so that neither the key nor secret-looking header values appear.
@@ -684,6 +721,8 @@ class Config:
             f"pre_tool_use={self.pre_tool_use!r}",
             f"post_tool_use={self.post_tool_use!r}",
             f"hook_timeout={self.hook_timeout!r}",
+            f"journal={self.journal!r}",
+            f"undo_store_mb={self.undo_store_mb!r}",
         ]
         return f"Config({', '.join(parts)})"
 
@@ -777,6 +816,8 @@ _PROJECT_FORBIDDEN_WHY: dict[str, str] = {
     "hooks": "hooks run commands without asking, so a cloned repository could run any "
              "command on your machine",
     "hook_timeout": "it belongs with the hooks, which only your user file may set",
+    "journal": "the session journal is the record of what ran and what changed, so a cloned "
+               "repository could hide it",
 }
 PROJECT_FORBIDDEN = frozenset(_PROJECT_FORBIDDEN_WHY)
 
@@ -999,6 +1040,8 @@ def load_config(
         pre_tool_use=tuple(values["pre_tool_use"]),  # type: ignore[arg-type]
         post_tool_use=tuple(values["post_tool_use"]),  # type: ignore[arg-type]
         hook_timeout=float(values["hook_timeout"]),  # type: ignore[arg-type]
+        journal=bool(values["journal"]),
+        undo_store_mb=int(values["undo_store_mb"]),  # type: ignore[call-overload]
     )
 
 
@@ -1120,6 +1163,8 @@ def describe(config: Config) -> list[str]:
         ("permissions", _rules_summary(config)),
         ("hooks", _hooks_summary(config)),
         ("hook_timeout", _format_seconds(config.hook_timeout)),
+        ("journal", "true" if config.journal else "false"),
+        ("undo_store_mb", str(config.undo_store_mb)),
         ("root", str(config.root)),
     ]
     width = max(len(name) for name, _ in rows)

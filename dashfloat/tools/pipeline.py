@@ -55,7 +55,8 @@ class CallContext:
     guard: guard_module.MonotonicGuard = field(default_factory=guard_module.MonotonicGuard)
     reason: str = ""
     notes: list[str] = field(default_factory=list)
-    rule_decision: object = None  # the rules.Decision, for the audit line
+    rule_decision: object = None  # the rules.Decision of the rules stage
+    audit: object = None  # the final rules.Decision (decision, who, reason): the agent records it
     exec_env: dict | None = None  # environment changes for a command that runs unasked
     preview_notes: list[str] = field(default_factory=list)  # lines added to the question
 
@@ -162,7 +163,7 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
             return ("done", ended)
     decision = ctx.guard.final
     who = ctx.guard.decided_by
-    log.info("audit: %s", ctx.policy.audit_line(ctx.name, ctx.args, rules.Decision(decision, who, ctx.reason)))
+    ctx.audit = rules.Decision(decision, who, ctx.reason)  # the agent journals it (or logs it)
     if decision == guard_module.DENY:
         return ("done", results.error("denied", f"denied by {who}: {ctx.reason}"))
     prepared = None

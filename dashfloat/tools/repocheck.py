@@ -253,7 +253,7 @@ class _Unreadable(Exception):
 class _Probe:
     """Runs git's read-only plumbing in the environment the command will get."""
 
-    def __init__(self, git: str, environ: Mapping[str, str]) -> None:
+    def __init__(self, git: str, environ: Mapping[str, str], timeout: float | None = None) -> None:
         self.git = git
         self.env = dict(environ)
         self.env.update(config_env(
@@ -263,7 +263,7 @@ class _Probe:
         self.config_env = dict(environ)  # for `git config --list`: only our forced key added
         self.config_env.update(config_env(_FORCED.items(), environ))
         self.config_env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
-        self.deadline = time.monotonic() + PROBE_TIMEOUT
+        self.deadline = time.monotonic() + (PROBE_TIMEOUT if timeout is None else timeout)
 
     def run(self, args: list[str], cwd: str, *, env=None, limit: int = MAX_CONFIG_BYTES,
             keep=None) -> tuple[int, bytes, str]:
@@ -376,9 +376,12 @@ def _parse_config(out: bytes, cwd: str) -> list[_Entry]:
 # -- the check ------------------------------------------------------------------------------
 
 
-def check(command: str, cwd: str, root: str, *, environ: Mapping[str, str] | None = None) -> Verdict:
+def check(command: str, cwd: str, root: str, *, environ: Mapping[str, str] | None = None,
+          timeout: float | None = None) -> Verdict:
     """The environment for running `command` in `cwd` without a question, and the reasons
-    (if any) to ask instead (module docstring). Never raises."""
+    (if any) to ask instead (module docstring). `timeout` bounds all its git runs together
+(default PROBE_TIMEOUT).
+    Never raises."""
     from dashfloat.tools import exec as _exec
 
     environ = dict(os.environ if environ is None else environ)
@@ -392,7 +395,7 @@ def check(command: str, cwd: str, root: str, *, environ: Mapping[str, str] | Non
         return Verdict(env, ())
     analysis = rules.analyze_command(command)
     runs_git = _runs_git(analysis)
-    probe = _Probe(git, command_env)
+    probe = _Probe(git, command_env, timeout)
     reasons: list[str] = []
     try:
         entries = probe.config(cwd)

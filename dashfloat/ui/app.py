@@ -190,16 +190,16 @@ class App(Confirming):
                 self.command("interrupt")
             elif signum == signal.SIGHUP:
                 log.info("terminal closed (hangup)")
-                self.quit()
+                self.quit("hangup")
             else:
                 log.info("leaving on signal %d", signum)
-                self.quit()
+                self.quit("signal")
         return True
 
-    def quit(self) -> None:
+    def quit(self, why: str = "quit") -> None:
         self._quitting = True
         try:
-            self.agent.send((M.QUIT,))
+            self.agent.send((M.QUIT,) if why == "quit" else (M.QUIT, why))
         except Exception:
             log.exception("could not tell the agent to quit")
         raise urwid.ExitMainLoop()
@@ -300,6 +300,9 @@ class App(Confirming):
             self.gate.open()
             self.view.following = True  # the preview must be on screen to be decided
             return True
+        if kind == M.DECIDED:
+            self.model.tool(msg[1]).decided(msg[2])
+            return True
         if kind == M.CRASH:
             self.model.system("error", f"{msg[1]}: {msg[2]} (details in the log)")
             return True
@@ -317,6 +320,31 @@ class App(Confirming):
             return True
         log.warning("UI ignored unknown message %r", kind)
         return False
+
+    def replay(self, msgs: list[tuple]) -> None:
+        """Draw a resumed session's transcript again from its journal's messages, through
+        `apply`, as they came: only the state of the moment is left out (the phase, and a
+        question: it is answered by now, or the agent answers it when it starts)."""
+        from dashfloat import masking
+
+        for msg in msgs:
+            msg = (msg[0], *masking.mask_deep(msg[1:], self.outbox.secrets))
+            kind = msg[0]
+            try:
+                if kind in (M.PHASE, M.AGENT_DOWN):
+                    continue
+                if kind == M.CONFIRM:
+                    info = msg[2]
+                    self.model.tool(info["id"]).set_preview(info.get("lines", []), None, info.get("always", ""),
+                                                            always_asks=info.get("always_asks", ""))
+                    continue
+                self.apply(msg)
+            except Exception as exc:  # one odd message must not keep the session from resuming
+                log.exception("replaying %r failed", kind)
+                self.model.system("error", f"internal error showing a {kind!r} message again: {exc!r} (see the log)")
+        if self.model.current is not None:  # an answer the journal has no end for
+            self.model.end_assistant("cancelled")
+        self.refresh()
 
     # ---- drawing ----------------------------------------------------------------------
     def refresh(self) -> None:
