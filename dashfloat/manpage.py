@@ -37,6 +37,15 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .IR RULE ]...
 .RB [ \-\-deny
 .IR RULE ]...
+.RB [ \-\-continue " | " \-\-resume
+.IR ID " | "
+.BR \-\-no\-journal ]
+.br
+.B dashfloat
+.RB [ \-C
+.IR DIR ]
+.B sessions
+.RB [ \-\-all ]
 .br
 .B dashfloat
 .RI [ options ]
@@ -172,6 +181,34 @@ Repeatable.
 Deny always wins, in every mode.
 .PP
 A rule that does not parse is an error (exit status 2) that says what is wrong with it.
+.TP
+.B \-\-continue
+Resume the session of this working directory (or of
+.BR \-C 's)
+with the most recent activity: its transcript is drawn again and the conversation goes on
+where it stopped (see
+.BR SESSIONS ).
+.TP
+.BI \-\-resume " ID"
+Resume the session
+.IR ID ,
+of any directory; a prefix of the id that no other session has is enough.
+It runs in the session's own working directory
+.RB ( \-C ,
+if given, must name that directory).
+.TP
+.B \-\-no\-journal
+Keep no journal of this session: nothing to continue later, no
+.BR /undo ,
+and the permission decisions go to the log instead.
+.TP
+.BR sessions " [" \-\-all ]
+List the sessions of this working directory, newest activity first: the id, when it
+started, its last activity, the number of turns, the conversation's size in tokens at its
+last request, and its first prompt; with
+.BR \-\-all ,
+the sessions of every directory, with their directory.
+Only each journal's first line and its last few KiB are read.
 .TP
 .BI "policy check " CALL ...
 Print the decision each
@@ -1186,8 +1223,8 @@ hook and what went wrong.
 A hook can only tighten a decision: deny beats ask beats allow.
 When a rule, the mode or a default already said deny or ask, an
 .B allow
-from a hook does not relax it: the attempt is recorded (the log's audit lines and a note
-in the transcript) and ignored.
+from a hook does not relax it: the attempt is recorded (in the log and as a note in the
+transcript) and ignored.
 An
 .B allow
 from a hook only stands where the call was allowed anyway, and a hook's deny holds in every
@@ -1213,6 +1250,164 @@ When the hook exits, after
 .B hook_timeout
 seconds, on Esc, and when dashfloat quits, every process it started is killed, background
 jobs and daemons included; a hook that has not read its input does not hold anything up.
+.SH SESSIONS
+Every session is recorded as it happens, in an append\-only journal (unless the
+configuration key
+.B journal
+is false or
+.B \-\-no\-journal
+is given).
+.B "dashfloat \-\-continue"
+resumes the latest session of the working directory,
+.BI "dashfloat \-\-resume " ID
+a given one, and
+.B "dashfloat sessions"
+lists them.
+.SS The journal
+One file per session,
+.IR $XDG_STATE_HOME/dashfloat/sessions/ NAME \- HASH / ID .jsonl ,
+where
+.I NAME
+is the working directory's name and
+.I HASH
+part of the SHA\-256 of its real path, so a directory reached through a symbolic link
+finds the same sessions.
+It is created at the session's first prompt.
+Each line is one JSON object whose first keys are
+.B seq
+(0, 1, 2 ... in the session),
+.B time
+(Unix seconds) and
+.BR type .
+The first line is the header
+.RB ( type " " session :
+.BR format ,
+.BR id ,
+.B cwd
+(the real path),
+.BR model ,
+.BR host ,
+.BR dashfloat ,
+.BR title ,
+the first prompt's first line); then one event per line:
+.B prompt
+(turn, text, and the note the model got with it),
+.B reasoning
+(what the model reasoned apart, before its answer),
+.B answer
+(status, content, calls with their arguments),
+.B ui
+(a message the screen showed that the other events do not imply: tool rows, notes,
+previews, errors),
+.B decision
+(each permission decision on a call: the decision, who or which rule decided, the mode,
+the SHA\-256 of the arguments; this is the audit trail),
+.B audit
+(a mode set with
+.BR /mode ,
+a session rule added or revoked),
+.B run
+(a call with a side effect starts),
+.B result
+(a call's result exactly as the model reads it),
+.B change
+(a file about to be written or edited: its path, the SHA\-256 of its content before and
+after),
+.BR cancel ,
+.B undo
+(what
+.B /undo
+did),
+.B turn_end
+(the usage and the token count),
+.B resume
+and
+.BR end .
+.PP
+A string longer than @journal_big@ characters is stored once beside the journal, in
+.IR ID .store/text/ SHA256 ,
+and the line holds
+.B {\(dq$blob\(dq: \fISHA256\fP, \(dqsize\(dq: \fIN\fP}
+instead: a file the model reads ten times is stored once, and a typical turn adds a few
+KiB.
+Every string round\-trips exactly, a file name that is not UTF\-8 included.
+The API key and the values of secret headers never reach the journal or its store: they
+are written as
+.BR "[redacted: API key]" .
+.PP
+Each event is one
+.BR write (2)
+to the file, opened for appending; the file is flushed to the disk
+.RB ( fsync (2))
+before a call with a side effect runs, at the end of every turn, and when DashFloat leaves
+(quit, SIGTERM, SIGHUP).
+A DashFloat killed at any moment loses at most the event it was writing: on the next
+start a last line cut short, or filled with zero bytes by a crash of the machine, is
+skipped and the transcript says so; nothing before it is lost.
+While a DashFloat appends to a session it holds a lock
+.RB ( flock (2))
+on its journal: a second
+.B \-\-continue
+of the same session is refused until the first has quit.
+A journal that cannot be written (a full disk) is reported once in the transcript; the
+session goes on, unrecorded.
+.SS Resuming
+A resumed session draws its last @ui_tail_turns@ turns again as they were (older ones are
+counted, not drawn) and gives the model the whole conversation, exactly as it was.
+The model is the session's, unless
+.B \-\-model
+is given; the permission mode, rules and session rules are those of this run.
+When DashFloat was stopped in the middle of a turn (killed, crashed, or its terminal
+lost), that turn is closed: a call that had not run gets a
+.B cancelled
+result that says it did not run; a call that was running gets a
+.B cancelled
+result that says its outcome is unknown; a question left open is shown as not decided.
+The model is told, with the next prompt, that its previous turn was interrupted, so that
+it checks before it repeats a side effect.
+Every call of the conversation has its one result before the first request.
+.SS Undo
+Before
+.B write_file
+or
+.B edit_file
+changes a file, its previous content (the bytes the approved preview was made from and
+that the write checks again) is kept in
+.IR ID .store/files/ SHA256 ,
+once per content, at most
+.B undo_store_mb
+MiB per session (default @undo_store_mb@; the least recently used go first).
+.B /undo
+puts back the files changed by the last turn that changed files,
+.BI "/undo " N
+those of the last
+.I N
+such turns; a file DashFloat created is removed.
+Each file's current content is compared with what DashFloat wrote: a file that holds it is
+put back; a file changed since (by you or by a command), or removed, is never overwritten
+unasked: its diff, from what it holds now to what
+.B /undo
+would put back, is shown as a question
+.RB ( y
+puts it back,
+.B n
+leaves it).
+A path that now leads elsewhere (a directory replaced by a link) is left alone.
+.B /undo
+never touches a file DashFloat's tools did not write, and the model is told what it did
+with the next prompt.
+.PP
+Commands can change any file, and
+.B /undo
+does not cover them.
+When the working directory is in a git work tree, a command's row says which files it
+changed:
+.B "git status \-\-porcelain"
+before and after it runs (and each listed file's size and time), within @git_timeout@ s,
+with git run as for a command that runs without a question (see
+.BR "Commands that run without a question" );
+a repository whose config names a program git would run for it is not read, and the row
+says so.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
@@ -1228,9 +1423,18 @@ Prompt history, the last @history_limit@ prompts, one JSON string per line (defa
 The configured API key, if typed into a prompt, is saved as
 .BR "[redacted: API key]" .
 .TP
+.IR $XDG_STATE_HOME/dashfloat/sessions/ NAME \- HASH / ID .jsonl
+The journal of a session, with its audit trail; beside it
+.IR ID .store/
+holds its long texts and the previous contents of files for
+.B /undo
+(see
+.BR SESSIONS ).
+.TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
-The log, with the audit trail of every permission decision.
-Errors and tracebacks go here, never onto the screen.
+The log.
+Errors and tracebacks go here, never onto the screen; so do the permission decisions of a
+session that keeps no journal.
 .TP
 .IR ~/.local/bin/dashfloat ", " ~/.local/share/man/man1/dashfloat.1
 Links into a checkout's
@@ -1331,7 +1535,7 @@ The editor Ctrl\-G opens the prompt in (default
 .BR vi ).
 .TP
 .BR XDG_CONFIG_HOME ", " XDG_STATE_HOME
-Where the user configuration, the history and the log live.
+Where the user configuration, the history, the sessions and the log live.
 .SH EXIT STATUS
 .TP
 .B 0
@@ -1375,6 +1579,10 @@ A vLLM server, from a plain console.
 .B "dashfloat \-\-show\-config"
 See which file or variable each setting comes from.
 .TP
+.B "dashfloat \-\-continue"
+Go on with the last session of this directory, after a quit, a dropped ssh connection or a
+reboot.
+.TP
 .B "dashfloat \-\-allow 'execute_command(make test)' \-\-permission\-mode accept\-edits"
 Let the agent edit files in the working directory and run
 .B "make test"
@@ -1405,11 +1613,19 @@ def numbers() -> dict[str, str]:
     (so the page cannot drift from them). Imports what the program itself runs with."""
     import inspect
 
-    from dashfloat import agent, cli, history, masking, private
+    from dashfloat import agent, cli, history, journal, masking, private, sessions
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
-    from dashfloat.tools import alwaysask, files, hooks, pathpolicy, preview, runner
+    from dashfloat.tools import (
+        alwaysask,
+        files,
+        gitchanges,
+        hooks,
+        pathpolicy,
+        preview,
+        runner,
+    )
     from dashfloat.tools import exec as exec_tool
     from dashfloat.ui import app, confirmgate, keymap
 
@@ -1439,6 +1655,10 @@ def numbers() -> dict[str, str]:
         "hook_note": human_size(hooks.MAX_NOTE),
         "mask_min": str(masking.MIN_LENGTH),
         "history_limit": str(history.LIMIT),
+        "journal_big": f"{journal.BIG:,}",
+        "ui_tail_turns": str(sessions.UI_TAIL_TURNS),
+        "undo_store_mb": str(default["undo_store_mb"]),
+        "git_timeout": f"{gitchanges.TIMEOUT:g}",
         "max_calls": str(stream["max_calls"].default),
         "episode_bytes": human_size(stream["max_episode_bytes"].default),
         "event_bytes": human_size(stream["max_event_bytes"].default),
