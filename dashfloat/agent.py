@@ -680,26 +680,18 @@ class Agent:
                                        f"since the last /undo. ({undo_not_covered()})"))
             return
         chosen = turns[:n]
-        items = []
-        for ch in undo.plan([c for c in self._changes if c.get("turn") in chosen], self._outcomes):
-            before = ch.get("before")
-            data = lost = None
-            if before is not None:
-                data = None if ch.get("lost") else self.journal.kept(before)
-                if data is None:
-                    lost = ("its previous content was not kept when it changed" if ch.get("lost") else
-                            "its previous content is no longer kept (the undo store's bound, undo_store_mb)")
-            items.append(undo.Item(path=ch["path"], shown=str(ch.get("shown") or ch["path"]), real=str(ch.get("real") or ""),
-                                   before=before, after=str(ch.get("after")), data=data, lost=lost or ""))
+        planned = undo.plan([c for c in self._changes if c.get("turn") in chosen], self._outcomes)
+        kept = self.journal.kept
         self._undo_ref += 1
         run = self._undo = UndoRun(self._undo_ref, chosen, len(turns) < n)
         self._busy = True
         self._set_phase("running")
         root = self.root
 
-        def work() -> tuple:
+        def work() -> tuple:  # on its own thread: the store and the files are read here
             outcomes, asks = [], []
-            for item in items:
+            for ch in planned:
+                item = undo.item(ch, kept)
                 now = undo.inspect(root, item)
                 if now.problem:
                     outcomes.append((item, f"left as it is: {now.problem}"))

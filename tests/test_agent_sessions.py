@@ -97,6 +97,7 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
     messages = [dict(m) for m in rig.agent.messages]
     quit_agent(rig)
 
+    assert j.foreign_writes == 0, "only the agent thread writes"
     loaded = S.load(j.path)
     assert loaded.notes == []
     expected = json.loads(json.dumps(messages).replace(KEY, "[redacted: API key]"))
@@ -134,6 +135,11 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
     t = rig.prompt("run it")
     rig.wait_idle(t)
     assert synced[:2] == ["run", "turn_end"]
+    rig.agent.send((M.QUIT, "hangup"))  # SIGHUP: the app says why it quits
+    rig.agent.join(3)
+    assert synced[-1] == "end"
+    end = json.loads(j.path.read_bytes().splitlines()[-1])
+    assert end["reason"] == "hangup" and end["turn"] == 1
 
 
 # ---- 2. resume after a kill in the middle of a turn -------------------------------------------
@@ -163,8 +169,11 @@ def interrupted_journal(rig, *, confirm: bool = False) -> Journal:
 
 def test_resume_answers_the_open_calls_and_tells_the_model(rig):
     j = interrupted_journal(rig)
+    with open(j.path, "ab") as f:  # the kill came in the middle of the next event's write
+        f.write(b'{"seq":9,"time":1,"type":"result","id":"c2","tool":"execute_command","content":"{\\"ok\\":tr')
     rig.server.push(answer("I will check the deploy first."))
     agent = restart(rig, j.path)
+    assert any("cut off" in s and "skipped" in s for s in rig.system(level="warn"))
     rows = {r[1]["id"]: r[1] for r in rig.out.of(M.TOOL_RESULT)}
     assert rows["c2"]["status"] == "cancelled" and "unknown" in rows["c2"]["text"]
     assert rows["c3"]["status"] == "cancelled" and "did not run" in rows["c3"]["text"]
@@ -284,6 +293,27 @@ def test_a_file_changed_since_is_shown_as_a_diff_and_asked_about(rig):
     assert "a.txt: left as it is (you said n)" in rig.system(t)[-1]
     assert (M.DECIDED, confirm[2]["id"], "rejected by you") in rig.out.since(t)
     assert "Nothing to undo" in undo(rig)[-1], "that turn is undone"
+
+
+def test_esc_on_an_undo_question_leaves_that_file_and_the_rest(rig):
+    for name in ("a.txt", "b.txt"):
+        (rig.root / name).write_text("original\n")
+    rig.server.push(
+        calls_reply(("c1", "write_file", {"path": "a.txt", "content": "model\n"}),
+                    ("c2", "write_file", {"path": "b.txt", "content": "model\n"})),
+        answer("ok"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write"))
+    for name in ("a.txt", "b.txt"):
+        (rig.root / name).write_text("user\n")
+    t = rig.prompt("/undo")
+    rig.confirm(t)
+    rig.agent.send((M.CANCEL,))
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
+    report = rig.system(t)[-1]
+    assert "a.txt: left as it is (Esc)" in report and "b.txt: left as it is (Esc)" in report
+    assert (rig.root / "a.txt").read_text() == (rig.root / "b.txt").read_text() == "user\n"
+    rig.out.wait_kind(M.PHASE, "idle", since=t)
 
 
 def test_y_on_the_question_puts_the_earlier_content_back(rig):

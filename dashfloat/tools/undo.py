@@ -63,6 +63,22 @@ def plan(changes: list[dict], outcomes: dict[str, bool]) -> list[dict]:
     return list(by_path.values())
 
 
+def item(change: dict, kept) -> Item:
+    """The Item for one planned change; `kept(sha)` gives the previous bytes from the store
+    (None when they are gone)."""
+    before = change.get("before")
+    data = None
+    lost = ""
+    if before is not None:
+        data = None if change.get("lost") else kept(before)
+        if data is None:
+            lost = ("its previous content was not kept when it changed" if change.get("lost") else
+                    "its previous content is no longer kept (the undo store's bound, undo_store_mb)")
+    return Item(path=change["path"], shown=str(change.get("shown") or change["path"]),
+                real=str(change.get("real") or ""), before=before, after=str(change.get("after")),
+                data=data, lost=lost)
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
