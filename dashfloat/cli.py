@@ -379,6 +379,8 @@ def sessions_command(args) -> int:
         _out(f"No sessions{where}{more}.")
         return EXIT_OK
     text = sessions.format_listing(infos, with_dirs=args.all)
+    if not args.all:
+        text = f"Sessions in {here}, newest activity first:\n{text}"
     tail = "\ndashfloat --resume ID resumes one (a unique prefix of the ID is enough)" + (
         "; dashfloat --continue the latest." if not args.all else ".")
     _out(text + tail)

@@ -155,8 +155,16 @@ def test_a_second_dashfloat_cannot_continue_an_open_session(dash, server, spawn,
     assert other.wait_exit() == 2
     assert "open in another DashFloat" in other.text, other.dump()
     quit_dash(t)
-    # once the first has quit, it continues
-    t3 = resume(dash, project, "--continue")
+    # once the first has quit, it goes on: --resume with a prefix of its id, from another
+    # directory (it runs in its own)
+    (sid,) = [p.stem for p in (tmp_path / "state" / "dashfloat" / "sessions").glob("*/*.jsonl")]
+    t3 = dash("--resume", sid[:6], cwd=str(tmp_path))
     t3.wait_text("Hi.")
     wait_ready(t3)
+    server.push(calls_reply(call("list_directory", {"path": "."})), sse_reply(["Listed."]))
+    (project / "only-here.txt").write_text("x")
+    t3.type("list\r")
+    t3.wait_text("Listed.")
+    listing = json.loads(chat_posts(server)[-1]["json"]["messages"][-1]["content"])
+    assert [e["name"] for e in listing["entries"]] == ["only-here.txt"], listing
     quit_dash(t3)
