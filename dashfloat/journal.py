@@ -6,13 +6,15 @@ result, what the screen showed, file changes for /undo, the end of every turn. L
 header; every line, the header included, is one JSON object whose first keys are `seq`
 (1, 2, ... per session, the header 0), `time` (Unix seconds) and `type`:
 
-    session   the header: format, id, cwd (real path), model, host, start, dashfloat, title
+    session   the header: format, id, cwd (real path), model, host, dashfloat, title (its
+              `time` is the start)
     prompt    a prompt: turn (1, 2, ...), text, and note (what the model was told with it)
     reasoning the reasoning the model streamed apart, before the answer it belongs to: text
     answer    the model's answer: status, content, calls [{id, name, arguments}]
     ui        an agent -> UI message (dashfloat/messages.py) the events above do not imply: m
     decision  a permission decision for a call: id, tool, decision, by, reason, mode, args_sha256
-    audit     a change of permissions: what (mode, rule, revoke) and its details
+    audit     a change of permissions: what (mode, session_rule, revoke) and its details
+    cancel    the user cancelled the turn
     run       a call starts executing: id, tool (a side effect may follow)
     result    a call's result as the model reads it: id, tool, content (the tool message's
               JSON text; written as a JSON value, last on its line, after its length clen)
@@ -20,7 +22,8 @@ header; every line, the header included, is one JSON object whose first keys are
     undo      /undo restored files: turns, files [{path, outcome}], note (told to the model)
     turn_end  the end of a turn: turn, status, usage, tokens
     resume    the session was resumed: interrupted (the last turn had not ended), note
-    end       DashFloat left: reason, turns, tokens
+    end       DashFloat left: reason (quit, hangup, signal, agent_down), turn, tokens
+    note      something about the journal itself (events dropped before the first prompt)
 
 A string longer than BIG characters anywhere in an event is stored once in the session's
 store (`<id>.store/text/<sha256>`) and replaced by {"$blob": sha256, "size": n}; a file's
@@ -35,7 +38,8 @@ memory. Every string round-trips: a lone surrogate (a file name that is not UTF-
 written as a JSON escape.
 
 The API is small on purpose (the headless front end uses it too): `Journal(...)`,
-`event(type, **fields)`, `ui(msg)`, `keep(data)` / `kept(sha)`, `sync()`, `close(reason)`.
+`begin(title)`, `event(type, **fields)`, `ui(msg)`, `result(id, tool, content)`, `keep(data)`
+/ `kept(sha)`, `sync()`, `close(reason)`.
 Reading is in dashfloat/sessions.py.
 """
 
