@@ -162,6 +162,64 @@ def is_stub(content) -> bool:
     return isinstance(content, str) and '"stub":"the output of ' in content
 
 
+ARGS_NOTE = "[DashFloat: {n:,} characters ({lines:,} lines) left out to save context]"
+_ARGS_MARK = "left out to save context]"
+
+
+def stub_args(arguments: str) -> str | None:
+    """A call's arguments with every long string value (write_file's content, edit_file's
+    blocks) replaced by a note of its size; None when there is none. Still valid JSON."""
+    try:
+        obj = json.loads(arguments)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    changed = False
+    for k, v in obj.items():
+        if isinstance(v, str) and len(v) > STUB_MIN and not v.endswith(_ARGS_MARK):
+            obj[k] = ARGS_NOTE.format(n=len(v), lines=v.count("\n") + 1)
+            changed = True
+    return json.dumps(obj, ensure_ascii=False) if changed else None
+
+
+def _with_args(msg: dict, ids, change) -> None:
+    """Replace, in `msg`'s tool calls whose id is in `ids`, the arguments by `change(arguments)`
+    (when it returns a string). New dicts: the calls the caller holds keep their arguments."""
+    calls = msg.get("tool_calls")
+    if not calls or not any(isinstance(c, dict) and c.get("id") in ids for c in calls):
+        return
+    new = []
+    for c in calls:
+        if isinstance(c, dict) and c.get("id") in ids:
+            fn = dict(c.get("function") or {})
+            changed = change(str(fn.get("arguments") or ""), c["id"])
+            if changed is not None:
+                fn["arguments"] = changed
+                c = dict(c, function=fn)
+        new.append(c)
+    msg["tool_calls"] = new
+
+
+def _cut_args(arguments: str, keep: int) -> str | None:
+    """A call's arguments with their longest string value cut so the whole is about `keep`."""
+    try:
+        obj = json.loads(arguments)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    longest = max((k for k, v in obj.items() if isinstance(v, str)), key=lambda k: len(obj[k]), default=None)
+    if longest is None:
+        return None
+    text = obj[longest]
+    room = max(CUT_MIN, keep - (len(arguments) - len(text)))
+    if len(text) <= room:
+        return None
+    obj[longest] = text[:room] + "\n" + CUT_NOTE.format(n=len(text) - room)
+    return json.dumps(obj, ensure_ascii=False)
+
+
 def cut_text(content: str, keep: int, *, tool: bool) -> str:
     """`content` cut to about `keep` characters with a marker. A tool output stays valid JSON:
     its longest string field is cut."""
@@ -193,9 +251,11 @@ def apply_ops(messages: list[dict], ops: list) -> list[dict]:
     """A new list: `messages` with the compaction `ops` applied, in order. Pure; the same
     ops on the same conversation give the same result (the agent and a resume both use it).
 
-      ["stub", [call ids]]                 those tool outputs become stubs
+      ["stub", [call ids]]                 those calls' outputs become stubs, and their long
+                                           arguments (a written file's content) notes
       ["replace", head, tail, content]     messages[head:len-tail] become one user message
-      ["cut", {call id or "#index": chars}] those messages cut to about chars characters
+      ["cut", {key: chars}]                cut to about chars characters: a call's output (key:
+                                           its id), its arguments ("args:" id), a message ("#" index)
     """
     out = [dict(m) for m in messages]
     for op in ops:
@@ -204,8 +264,11 @@ def apply_ops(messages: list[dict], ops: list) -> list[dict]:
             ids = set(op[1])
             calls = _calls_by_id(out)
             for m in out:
-                if m.get("role") == "tool" and m.get("tool_call_id") in ids and not is_stub(m.get("content")):
+                if (m.get("role") == "tool" and m.get("tool_call_id") in ids and not is_stub(m.get("content"))
+                        and len(str(m.get("content") or "")) > STUB_MIN):
                     m["content"] = stub(str(m.get("content") or ""), calls.get(m["tool_call_id"]))
+                elif m.get("tool_calls"):
+                    _with_args(m, ids, lambda args, _id: stub_args(args))
         elif kind == "replace":
             head, tail, content = int(op[1]), int(op[2]), op[3]
             head = min(head, len(out))
@@ -213,6 +276,10 @@ def apply_ops(messages: list[dict], ops: list) -> list[dict]:
             out = out[:head] + [{"role": "user", "content": content}] + (out[len(out) - tail:] if tail else [])
         elif kind == "cut":
             for key, chars in op[1].items():
+                if key.startswith("args:"):
+                    for m in out:
+                        _with_args(m, {key[5:]}, lambda args, _id, n=int(chars): _cut_args(args, n))
+                    continue
                 for i, m in enumerate(out):
                     if (key.startswith("#") and key[1:] == str(i)) or (m.get("role") == "tool" and m.get("tool_call_id") == key):
                         if isinstance(m.get("content"), str):
@@ -453,20 +520,30 @@ class ContextManager:
         if reason == "/compact":  # on demand: everything but the latest turn
             recent = max(head, next((i for i in range(len(messages) - 1, -1, -1)
                                      if messages[i].get("role") == "user"), recent))
-        # stubs: oldest first, never the results of the last unit (the model has not read them)
+        # stubs: oldest first, never in the last unit (the model has not read those results)
         est = p.before
         calls = _calls_by_id(messages)
+        outputs = {m["tool_call_id"]: m["content"] for m in messages
+                   if m.get("role") == "tool" and m.get("tool_call_id") and isinstance(m.get("content"), str)}
         ids = []
         for m in messages[head:us[-1][0] if us else head]:
-            if est <= self.target and not force:
-                break
-            content = m.get("content")
-            if (m.get("role") != "tool" or not m.get("tool_call_id") or not isinstance(content, str)
-                    or len(content) <= STUB_MIN or is_stub(content)):
-                continue
-            shorter = stub(content, calls.get(m["tool_call_id"]))
-            est -= int((text_tokens(content) - text_tokens(shorter)) * self.ratio)
-            ids.append(m["tool_call_id"])
+            for c in m.get("tool_calls") or ():
+                if est <= self.target and not force:
+                    break
+                cid = c.get("id") if isinstance(c, dict) else None
+                if not cid:
+                    continue
+                saving = 0.0
+                content = outputs.get(cid)
+                if content is not None and len(content) > STUB_MIN and not is_stub(content):
+                    saving += text_tokens(content) - text_tokens(stub(content, calls.get(cid)))
+                args = str((c.get("function") or {}).get("arguments") or "")
+                shorter = stub_args(args) if len(args) > STUB_MIN else None
+                if shorter is not None:
+                    saving += text_tokens(args) - text_tokens(shorter)
+                if saving > 0:
+                    est -= int(saving * self.ratio)
+                    ids.append(cid)
         if ids:
             p.ops.append(["stub", ids])
             p.stubbed = len(ids)
@@ -561,20 +638,33 @@ class ContextManager:
                 if self.estimate(msgs, tools) <= self.limit:
                     return cuts, msgs
                 best, best_len = None, 0
-                for i, m in enumerate(msgs):
-                    c = m.get("content")
-                    if not isinstance(c, str) or (tools_only and m.get("role") != "tool"):
-                        continue
-                    key = m["tool_call_id"] if m.get("role") == "tool" and m.get("tool_call_id") else f"#{i}"
-                    if len(c) > best_len and len(c) > CUT_MIN * 2 and cuts.get(key, 1 << 60) > CUT_MIN:
-                        best, best_len = key, len(c)
+                for key, text in _cuttable(msgs, tools_only):
+                    if len(text) > best_len and len(text) > CUT_MIN * 2 and cuts.get(key, 1 << 60) > CUT_MIN:
+                        best, best_len = key, len(text)
                 if best is None:
                     break
                 over = (self.estimate(msgs, tools) - self.limit) * CHARS_PER_TOKEN / self.ratio
-                keep = max(CUT_MIN, min(int(best_len - over - 200), best_len // 2))
-                cuts[best] = keep
+                keep = max(CUT_MIN, int(best_len - over - 200))
+                cuts[best] = min(keep, cuts.get(best, 1 << 60) - 1)
                 msgs = apply_ops(messages, [["cut", dict(cuts)]])
         return cuts, msgs
+
+
+def _cuttable(messages: list[dict], tools_only: bool):
+    """(key, text) of what `_fit` may cut: tool outputs and calls' arguments (the first pass),
+    then any message's content."""
+    for i, m in enumerate(messages):
+        c = m.get("content")
+        for call in m.get("tool_calls") or ():
+            if tools_only and isinstance(call, dict) and call.get("id"):
+                yield "args:" + call["id"], str((call.get("function") or {}).get("arguments") or "")
+        if not isinstance(c, str):
+            continue
+        if m.get("role") == "tool" and m.get("tool_call_id"):
+            if tools_only:
+                yield m["tool_call_id"], c
+        elif not tools_only:
+            yield f"#{i}", c
 
 
 # ---- the window the endpoint reports ------------------------------------------------------------
@@ -647,3 +737,20 @@ def window_from_error(text: str) -> int | None:
     tokens", llama.cpp's "exceeds the available context size (4096 tokens)"), or None. Pure."""
     m = _OVERFLOW_WINDOW.search(text or "")
     return _int(int(m.group(1).replace(",", ""))) if m else None
+
+
+_OVERFLOW_COUNT = re.compile(
+    r"\((\d[\d,]*) in the messages|resulted in (\d[\d,]*) tokens|request \((\d[\d,]*) tokens\)"
+    r"|input length (?:\()?(\d[\d,]*)|requested tokens \((\d[\d,]*)\)|prompt is too long: (\d[\d,]*) tokens",
+    re.IGNORECASE,
+)
+
+
+def count_from_error(text: str) -> int | None:
+    """The prompt tokens a context-overflow error counted ("your messages resulted in 9412
+    tokens", vLLM's "(9000 in the messages, ...)", llama.cpp's "request (9000 tokens)"), or
+    None: the provider's own count, to calibrate the estimate with. Pure."""
+    m = _OVERFLOW_COUNT.search(text or "")
+    if not m:
+        return None
+    return _int(int(next(g for g in m.groups() if g).replace(",", "")))

@@ -178,6 +178,32 @@ def test_a_huge_unread_output_is_cut_so_the_request_fits_and_stays_json():
     assert C.apply_ops(msgs, out.ops) == out.messages
 
 
+def write(cid, path, size):
+    return calls((cid, "write_file", {"path": path, "content": "w" * size}, {"ok": True, "path": path, "bytes": size}))
+
+
+def test_the_long_arguments_of_old_calls_become_notes_with_their_outputs():
+    m = manager(window=8000)
+    msgs = [user("first"), *write("w1", "big.txt", 30000), say("written"), user("next"), *read("r1", "a", 900)]
+    plan = m.plan(msgs)
+    assert plan.stubbed == 1 and plan.request is None
+    args = json.loads(plan.messages[1]["tool_calls"][0]["function"]["arguments"])
+    assert args == {"path": "big.txt", "content": "[DashFloat: 30,000 characters (1 lines) left out to save context]"}
+    assert C.apply_ops(msgs, plan.ops) == plan.messages
+
+
+def test_a_huge_call_the_model_just_made_is_cut_so_the_request_fits():
+    """A write_file of 200 KB in the last unit: nothing to summarise, its result not read
+    yet; its arguments are what is cut, and they stay JSON."""
+    m = manager(window=32768)
+    msgs = [user("write an odd file"), *write("w1", "odd.txt", 200_000)]
+    out = m.finish(m.plan(msgs), None)
+    assert out.fits and out.after <= m.limit and not out.failed and out.how == "cut"
+    args = json.loads(out.messages[1]["tool_calls"][0]["function"]["arguments"])
+    assert args["path"] == "odd.txt" and "cut to fit the context window" in args["content"]
+    assert C.apply_ops(msgs, out.ops) == out.messages
+
+
 def test_a_first_request_larger_than_the_window_is_cut_too():
     m = manager(window=4000)
     out = m.finish(m.plan([user("paste " * 10000)]), None)
@@ -241,3 +267,16 @@ def test_the_window_a_model_list_entry_states(entry, tokens):
 ])
 def test_the_window_an_overflow_error_names(text, tokens):
     assert C.window_from_error(text) == tokens
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9,412 tokens.", 9412),
+    ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the "
+     "messages, 500 in the completion).", 4500),
+    ("request (9000 tokens) exceeds the available context size (4096 tokens)", 9000),
+    ("input length (5000 tokens) exceeds the model's maximum context length (4096 tokens)", 5000),
+    ("prompt is too long: 210000 tokens > 200000 maximum", 210000),
+    ("too long", None),
+])
+def test_the_count_an_overflow_error_names(text, tokens):
+    assert C.count_from_error(text) == tokens
