@@ -38,7 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import commands, conversation, masking
+from dashfloat import commands, context, conversation, masking
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -134,6 +134,10 @@ class Agent:
         journal=None,
         resumed=None,
         git_report: bool = True,
+        context_window: int | None = None,
+        compact_threshold: float = context.DEFAULT_THRESHOLD,
+        environ=None,
+        window_fn=None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -192,6 +196,18 @@ class Agent:
         self._undone: set[int] = set()
         self._undo = None  # the /undo being run (UndoRun)
         self._undo_ref = 0
+        # the context window (dashfloat/context.py): the system message, the estimate, compaction
+        self._ctx = context.ContextManager(context_window, compact_threshold)
+        self._window_set = context_window is not None  # configured: the endpoint is not asked
+        self._environ = os.environ if environ is None else environ
+        self._window_fn = window_fn
+        self._window_asked: str | None = None  # the model whose window was asked for
+        self._compaction = None  # (ref, plan, then, CancelToken) of a summary request under way
+        self._compact_ref = 0
+        self._compacted = False  # the next episode was just compacted for: do not check again
+        self._sent_raw: int | None = None  # the raw estimate of the request last sent
+        self._overflow_retried = False  # this turn already compacted after a context_length error
+        self._compaction_changed = False  # the last compaction changed the conversation
         if resumed is not None:
             self.messages = list(resumed.conversation)
             self._turn = resumed.turns
@@ -257,6 +273,8 @@ class Agent:
             self._stream_fn = client.stream_chat
         if self._list_models_fn is None:
             self._list_models_fn = client.list_models
+        if self._window_fn is None:
+            self._window_fn = client.context_window
 
     def _run(self) -> None:
         down = "its thread ended"  # None once it leaves because it was asked to
@@ -264,8 +282,10 @@ class Agent:
             self._load_modules()
             self._set_phase("idle")
             self.post((M.MODE, self.policy.mode))
+            self._load_context()
             if self.model:
                 self.post((M.MODEL, self.model))
+                self._ask_window()
             else:
                 self._discover()
             if self._resumed is not None:
@@ -322,6 +342,9 @@ class Agent:
         self._pending_prompt = None
         if self._undo is not None:
             self._undo = None
+        if self._compaction is not None:
+            self._compaction[3].cancel()
+            self._compaction = None
         if self._answer_open:
             content = "".join(self._content)
             if content:
@@ -372,6 +395,10 @@ class Agent:
             self.post((M.TOOL_NOTE, msg[2], msg[3]))
         elif kind == M.U_DONE:
             self._on_undo_step(msg[1], msg[2])
+        elif kind == M.C_DONE:
+            self._on_compacted(msg[1], msg[2], msg[3])
+        elif kind == M.WINDOW:
+            self._on_window(msg[1], msg[2], msg[3])
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
@@ -433,6 +460,7 @@ class Agent:
         if len(models) == 1:
             self.model = models[0]
             self.post((M.MODEL, self.model))
+            self._ask_window()
             self.post(M.system("info", f"Using model {self.model}, the only one {self.endpoint.base_url} serves."))
             if pending is not None:
                 self._start_episode()
@@ -472,6 +500,7 @@ class Agent:
         self._episodes_in_turn = 0
         self._final_usage = None
         self._stopping = False
+        self._overflow_retried = False
         if self.model is None:
             self._set_phase("waiting")
             self._pending_prompt = text
@@ -529,6 +558,7 @@ class Agent:
         else:
             self.model = name
             self.post((M.MODEL, name))
+            self._ask_window()
             if ok and payload:
                 self.post(M.system("info", f"Model set to {name}."))
             elif ok:
@@ -657,6 +687,212 @@ class Agent:
             self.journal.close(reason, turn=self._turn, **fields)
         except Exception:
             log.exception("closing the journal failed")
+
+    # ---- the context window (dashfloat/context.py, dashfloat/prompt.py) --------------------------
+    def _tools(self):
+        return self._runner.TOOLS if self.tools_enabled else None
+
+    def _load_context(self) -> None:
+        """The system message of every request: the built-in prompt and the AGENTS.md files,
+        read now (at start, so also on resume, and on /clear); a dim entry names the files."""
+        from dashfloat import prompt
+
+        tools = self._tools() or []
+        names = [t["function"]["name"] for t in tools]
+        try:
+            found = prompt.load_instructions(self.root, self._environ)
+        except Exception as exc:  # a bug here must not cost the session its prompt
+            log.error("loading the instructions failed", exc_info=True)
+            found = prompt.Instructions(problems=[f"reading them failed: {describe(exc)}"])
+        text = prompt.system_prompt(os.path.abspath(self.root), names, set(self._runner.READ_ONLY))
+        self._ctx.system = prompt.system_message(text, found)
+        entry = found.entry()
+        if entry:
+            self.post(M.system("note", entry))
+
+    def _ask_window(self) -> None:
+        """Ask the endpoint for the model's context window, on a worker (unless configured)."""
+        model = self.model
+        if self._window_set or not model or self._window_asked == model:
+            return
+        self._window_asked = model
+        fn, endpoint = self._window_fn, self.endpoint
+
+        def work() -> tuple:
+            try:
+                found = fn(endpoint, model)
+            except self._ChatError as exc:
+                log.info("the endpoint's model list gave no context window: %s", exc)
+                found = None
+            return (M.WINDOW, model, *(found or (None, "")))
+
+        _spawn("window", self.inbox.put, work, lambda why: (M.WINDOW, model, None, why))
+
+    def _on_window(self, model: str, tokens, source: str) -> None:
+        if model != self.model or self._window_set:
+            return  # the model changed meanwhile, or the configuration decides
+        if tokens:
+            self._ctx.set_window(int(tokens), source)
+            log.info("context window of %s: %d tokens (%s)", model, tokens, source)
+        else:
+            self._ctx.set_window(context.DEFAULT_WINDOW, "default")
+            log.info("context window of %s: not stated (%s); %d assumed", model, source or "the model list says nothing",
+                     context.DEFAULT_WINDOW)
+
+    def _window_text(self) -> str:
+        c = self._ctx
+        where = {"default": "assumed: the endpoint does not say", "configuration": "from the configuration"}.get(
+            c.source, f"from {c.source}")
+        return f"the window is {c.window:,} tokens ({where}), compacted above {c.threshold:.0%}"
+
+    def _start_compaction(self, reason: str, then, focus: str = "") -> None:
+        """Compact the conversation, then `then()`: stubs at once; a summary on a worker (its
+        answer comes back as C_DONE). Never inside a running turn's pending calls: it is only
+        started before a request (every call answered) or between turns (/compact)."""
+        tools = self._tools()
+        plan = self._ctx.plan(self.messages, tools, reason=reason, focus=focus)
+        if plan.request is None:
+            self._finish_compaction(plan, None, "", then, None)
+            return
+        self._compact_ref += 1
+        ref = self._compact_ref
+        cancel = self._client.CancelToken()
+        self._compaction = (ref, plan, then, cancel)
+        self._set_phase("waiting")
+        self.post(M.system("info", f"Compacting the context: summarising {context.describe(plan.middle)} "
+                                   f"(the next request would take {context.short(plan.before)} tokens; "
+                                   f"{self._window_text()})..."))
+        endpoint, model, stream, request = self.endpoint, self.model, self._stream_fn, plan.request
+
+        def work() -> tuple:
+            try:
+                result = stream(endpoint, model, request, on_event=lambda ev: None, cancel=cancel)
+            except self._ChatError as exc:
+                return (M.C_DONE, ref, False, exc.as_dict())
+            return (M.C_DONE, ref, True, result.as_dict())
+
+        _spawn("compact", self.inbox.put, work,
+               lambda why: (M.C_DONE, ref, False, {"message": f"the summary request crashed: {why}"}))
+
+    def _on_compacted(self, ref: int, ok: bool, payload: dict) -> None:
+        if self._compaction is None or self._compaction[0] != ref:
+            return  # cancelled meanwhile
+        _ref, plan, then, _cancel = self._compaction
+        self._compaction = None
+        summary, why, usage = None, "", None
+        if not ok:
+            why = "the summary request failed: " + str(payload.get("message") or "no reason given").rstrip(".")
+        elif payload.get("cancelled"):
+            why = "the summary request was cancelled"
+        else:
+            usage = payload.get("usage") or None
+            reason = payload.get("finish_reason")
+            if reason in ("length", "content_filter"):
+                why = f"the summary was cut short (finish_reason {reason})"
+            else:
+                summary = payload.get("content") or ""
+        self._finish_compaction(plan, summary, why, then, usage)
+
+    def _finish_compaction(self, plan, summary, why: str, then, usage) -> None:
+        before_len = len(self.messages)
+        out = self._ctx.finish(plan, summary, why, self._tools())
+        self._compaction_changed = bool(out.ops)
+        if not out.ops:  # nothing could be done: no entry, no event
+            if plan.reason == "/compact":
+                self.post(M.system("info", f"Nothing to compact: the conversation is its first request and its most "
+                                           f"recent turn ({context.short(out.after)} tokens; {self._window_text()})."))
+            then()
+            return
+        self.messages = out.messages
+        fields: dict = {"reason": plan.reason, "how": out.how, "before": out.before, "after": out.after,
+                        "window": self._ctx.window, "length": before_len, "ops": out.ops,
+                        "summarised": out.summarised, "dropped": out.dropped, "stubbed": out.stubbed, "cut": out.cut}
+        if out.failed:
+            fields["failed"] = out.failed
+        if usage:
+            fields["usage"] = usage
+        self._j("compact", **fields)
+        log.info("%s", out.text)
+        self.post(M.system("warn" if out.failed else "info", out.text))
+        self._ctx.failures = self._ctx.failures + 1 if out.failed else 0
+        if not out.fits:
+            self.post(M.system("error", f"The conversation does not fit the context window even compacted: {out.failed}. "
+                                        "/clear starts a fresh conversation; if the model allows more, raise "
+                                        "context_window."))
+            self._end_turn()
+            return
+        if out.failed and self._ctx.failures >= context.FAILURES_TO_STOP:
+            self.post(M.system("error", f"Context compaction failed {self._ctx.failures} times in a row (last: "
+                                        f"{out.failed}), so earlier messages were dropped without a summary each "
+                                        "time. The turn is stopped here: /compact tries again, /clear starts a "
+                                        "fresh conversation."))
+            self._end_turn()
+            return
+        then()
+
+    def _after_compaction(self) -> None:
+        """A turn's compaction ended: send the request it made room for."""
+        self._compacted = True
+        self._start_episode()
+
+    def _overflow(self, err: dict) -> None:
+        """The server refused the request as too long for the context window (the estimate was
+        too low, or the window smaller than stated): learn the window it names, compact, and
+        send once more."""
+        self._overflow_retried = True
+        self._end_answer("error", "")
+        text = str(err.get("message") or "")
+        counted = context.count_from_error(text)
+        if counted:  # the provider's own count of what was sent: calibrate with it
+            self._ctx.observe(self._sent_raw, {"prompt_tokens": counted})
+        stated = context.window_from_error(text)
+        if stated and stated < self._ctx.window:
+            self._ctx.set_window(stated, "the server's error")
+            learned = f"its window is {stated:,} tokens"
+        else:  # it did not say: what was sent is too much, whatever the estimate said
+            sent = self._ctx.estimate(self.messages, self._tools())
+            self._ctx.set_window(max(1024, min(self._ctx.window, int(sent * 0.95))), "estimated after a refusal")
+            learned = f"the window is taken to be {self._ctx.window:,} tokens"
+        self.post(M.system("warn", f"The server refused the request as too long for the model's context window "
+                                   f"({learned}): compacting, then sending it once more."))
+
+        def then() -> None:
+            if self._compaction_changed:
+                self._after_compaction()
+                return
+            self.post(M.system("error", _error_line(err)))  # nothing to take out: it would fail again
+            self._end_turn()
+
+        self._start_compaction("overflow", then)
+
+    def _compact_command(self, rest: str) -> None:
+        if not self.messages:
+            self.post(M.system("info", "Nothing to compact: the conversation is empty."))
+            return
+        if self.model is None:
+            self.post(M.system("error", "/compact needs a model to write the summary: choose one with /model NAME."))
+            return
+        self._busy = True
+        self._final_usage = None
+        self._start_compaction("/compact", self._end_turn, focus=rest)
+
+    def _clear_command(self, rest: str) -> None:
+        if rest:
+            self.post(M.system("error", f"/clear takes nothing, not {rest!r}."))
+            return
+        if not self.messages:
+            self.post(M.system("info", "The conversation is already empty."))
+            return
+        n = len(self.messages)
+        tokens = self._ctx.estimate(self.messages, self._tools())
+        self.messages = []
+        self._ctx.failures = 0
+        self._j("clear", messages=n, tokens=tokens)
+        self._load_context()  # the instructions as they are now
+        self.post(M.system("info", f"Started a fresh conversation: the model no longer sees the earlier {n} "
+                                   f"messages (~{context.short(tokens)} tokens). The session goes on: its journal, "
+                                   "/undo and the permission rules are kept."))
+        self._sync()
 
     # ---- /undo -------------------------------------------------------------------------------
     def _undo_command(self, rest: str) -> None:
@@ -820,6 +1056,19 @@ class Agent:
         self._set_phase("idle")
 
     def _start_episode(self) -> None:
+        fixed, notes = conversation.repair(self.messages)
+        if notes:
+            log.warning("conversation repaired before a request: %s", "; ".join(notes))
+            self.post(M.system("warn", "Repaired the conversation before sending it: " + "; ".join(notes) + "."))
+        self.messages = fixed
+        tools = self._tools()
+        # Every request is checked against the context window first: after a prompt and after
+        # every round of tool results (all of the episode's calls are answered by now)
+        if self._compacted:
+            self._compacted = False
+        elif self._ctx.over(self.messages, tools):
+            self._start_compaction("auto", self._after_compaction)
+            return
         self._episode += 1
         self._episodes_in_turn += 1
         episode = self._episode
@@ -831,15 +1080,10 @@ class Agent:
         self._set_phase("waiting")
         self.post((M.ASSISTANT_START,))
         self._answer_open = True
-        fixed, notes = conversation.repair(self.messages)
-        if notes:
-            log.warning("conversation repaired before a request: %s", "; ".join(notes))
-            self.post(M.system("warn", "Repaired the conversation before sending it: " + "; ".join(notes) + "."))
-        self.messages = fixed
-        request = [dict(m) for m in fixed]
+        request = self._ctx.request(self.messages)  # the system message, then the conversation
+        self._sent_raw = self._ctx.raw(self.messages, tools)
         model = self.model
         inbox = self.inbox
-        tools = self._runner.TOOLS if self.tools_enabled else None
 
         # Streamed text goes from the streamer straight to the front end (one thread hop
         # per delta, not two; the client hands over a read's tokens as one delta) and into
@@ -896,6 +1140,7 @@ class Agent:
         content = result.get("content") or "".join(self._content)
         raw_calls = result.get("tool_calls") or []
         self._final_usage = result.get("usage") or None  # only the latest episode's counts
+        self._ctx.observe(self._sent_raw, self._final_usage)  # the estimate learns the provider's count
         if raw_calls and not self.tools_enabled:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
@@ -925,6 +1170,9 @@ class Agent:
     def _on_failed(self, err: dict) -> None:
         self._final_usage = None  # the failed episode reported none
         content = "".join(self._content)
+        if err.get("kind") == "context_length" and not content and not self._overflow_retried and self.messages:
+            self._overflow(err)
+            return
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._end_answer("error", content)
@@ -1261,6 +1509,13 @@ class Agent:
             self.post(M.system("info", f"Stopped checking model {name}{keep}."))
             self._end_turn()
             return
+        if self._compaction is not None:
+            self._compaction[3].cancel()
+            self._compaction = None
+            self.post(M.system("info", "Compaction cancelled: the conversation is as it was."
+                                       + (" Turn stopped. Say what to do instead." if self._turn_open else "")))
+            self._end_turn()
+            return
         if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
             self._stopping = True
@@ -1325,6 +1580,10 @@ class Agent:
         self._deadlines.clear()
         self._stopping = False
         self._model_check = None
+        if self._compaction is not None:
+            self._compaction[3].cancel()
+            self._compaction = None
+        self._compacted = False
         self._set_phase("idle")
 
 

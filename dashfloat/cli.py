@@ -497,7 +497,8 @@ def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
                   exec_max_processes=config.exec_max_processes,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
                   post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout,
-                  journal=journal, resumed=resumed)
+                  journal=journal, resumed=resumed, context_window=config.context_window,
+                  compact_threshold=config.compact_threshold)
     from dashfloat import masking
 
     # the configured key in a prompt is masked in the history file (Up shows the mask then)

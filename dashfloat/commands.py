@@ -27,6 +27,19 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("help", "", "List these commands."),
     Command(
+        "clear",
+        "",
+        "Start a fresh conversation in the same session: the model no longer sees the earlier "
+        "messages; the journal, /undo and the permission rules go on.",
+    ),
+    Command(
+        "compact",
+        "[FOCUS]",
+        "Compact the conversation now: old tool outputs become stubs and everything before the "
+        "latest turn is summarised by the model (FOCUS: what the summary must keep); the first "
+        "request and the instructions stay as they are.",
+    ),
+    Command(
         "model",
         "[NAME]",
         "Show the model and the endpoint's models; with NAME, switch to it (a name the "

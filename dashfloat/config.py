@@ -184,6 +184,28 @@ def _int_parser(low: int, high: int) -> Callable[[object, bool], int]:
     return parse
 
 
+def _fraction_parser(low: float, high: float) -> Callable[[object, bool], float]:
+    desc = f"a number from {low:g} to {high:g}"
+
+    def parse(value: object, from_text: bool) -> float:
+        if isinstance(value, bool):
+            raise _expected(desc, value)
+        if isinstance(value, (int, float)):
+            number = float(value)
+        elif from_text and isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise _expected(desc, value) from None
+        else:
+            raise _expected(desc, value)
+        if not math.isfinite(number) or not low <= number <= high:
+            raise _expected(desc, value)
+        return number
+
+    return parse
+
+
 def _choice_parser(
     choices: tuple[str, ...], aliases: Mapping[object, str]
 ) -> Callable[[object, bool], str]:
@@ -536,6 +558,31 @@ KEYS: list[KeySpec] = [
         50,
     ),
     KeySpec(
+        "context_window",
+        "a whole number of tokens from 1024 to 10000000",
+        "what the endpoint states, else 32768",
+        None,
+        None,
+        "The model's context window in tokens. When it is not set, DashFloat asks the endpoint's "
+        "model list (vLLM, llama.cpp, LM Studio, OpenRouter, Groq, Mistral state it) and uses "
+        "32768 when it says nothing; set it for Ollama (its num_ctx) and other servers that do "
+        "not say. A refused request that names the real window lowers it for the session. See "
+        "CONTEXT.",
+        _int_parser(1024, 10_000_000),
+        None,
+    ),
+    KeySpec(
+        "compact_threshold",
+        "a number from 0.1 to 0.95",
+        "0.8",
+        None,
+        None,
+        "Compact the conversation when the next request would take more than this share of "
+        "context_window (see CONTEXT).",
+        _fraction_parser(0.1, 0.95),
+        0.8,
+    ),
+    KeySpec(
         "exec_timeout",
         "a number of seconds > 0",
         "30",
@@ -678,6 +725,8 @@ class Config:
     colors: str = "auto"
     ascii: str = "auto"
     max_episodes: int = 50
+    context_window: int | None = None
+    compact_threshold: float = 0.8
     exec_timeout: float = 30.0
     exec_max_processes: int = 1024
     root: Path = field(default_factory=Path.cwd)
@@ -708,6 +757,8 @@ class Config:
             f"colors={self.colors!r}",
             f"ascii={self.ascii!r}",
             f"max_episodes={self.max_episodes!r}",
+            f"context_window={self.context_window!r}",
+            f"compact_threshold={self.compact_threshold!r}",
             f"exec_timeout={self.exec_timeout!r}",
             f"exec_max_processes={self.exec_max_processes!r}",
             f"root={self.root!r}",
@@ -1030,6 +1081,8 @@ def load_config(
         colors=str(values["colors"]),
         ascii=str(values["ascii"]),
         max_episodes=int(values["max_episodes"]),  # type: ignore[call-overload]
+        context_window=None if values["context_window"] is None else int(values["context_window"]),  # type: ignore[call-overload]
+        compact_threshold=float(values["compact_threshold"]),  # type: ignore[arg-type]
         exec_timeout=float(values["exec_timeout"]),  # type: ignore[arg-type]
         exec_max_processes=int(values["exec_max_processes"]),  # type: ignore[call-overload]
         root=root,
@@ -1157,6 +1210,9 @@ def describe(config: Config) -> list[str]:
         ("colors", config.colors),
         ("ascii", config.ascii),
         ("max_episodes", str(config.max_episodes)),
+        ("context_window", "from the endpoint, else 32768" if config.context_window is None
+         else str(config.context_window)),
+        ("compact_threshold", f"{config.compact_threshold:g}"),
         ("exec_timeout", _format_seconds(config.exec_timeout)),
         ("exec_max_processes", str(config.exec_max_processes)),
         ("permission_mode", config.permission_mode),

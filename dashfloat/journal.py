@@ -22,6 +22,12 @@ header; every line, the header included, is one JSON object whose first keys are
     undo      /undo restored files: turns, files [{path, outcome}], note (told to the model)
     turn_end  the end of a turn: turn, status, usage, tokens
     resume    the session was resumed: interrupted (the last turn had not ended), note
+    compact   the conversation was compacted (dashfloat/context.py): reason (auto, /compact,
+              overflow), how (stubs, summary, dropped, cut), before and after (tokens of the
+              next request), window, length (messages before), ops (what was done, as data:
+              a resume applies them to the conversation it rebuilds, so nothing is stored
+              twice), summarised, dropped, stubbed, cut (counts), failed (why), usage
+    clear     /clear: the conversation starts afresh here: messages, tokens (what was left)
     end       DashFloat left: reason (quit, hangup, signal, agent_down), turn, tokens
     note      something about the journal itself (events dropped before the first prompt)
 

@@ -81,11 +81,14 @@ server's own words where it gave any, and what to do about it.
 An error the server reports inside its answer stream, or a stream that stops before its end,
 keeps the text that had arrived and marks it incomplete; a server that answers with an
 empty stream is reported as a server failure, not as an empty answer.
-When the server says the conversation no longer fits the model's context window, every
-further request of that conversation would fail too: quit and start
-.B dashfloat
-again for a new conversation, or switch to a model with a larger window with
-.BR /model .
+When the server says the conversation no longer fits the model's context window, DashFloat
+takes the window it names, compacts the conversation and sends the request once more (see
+.BR CONTEXT );
+when that cannot help, the entry says so:
+.B /clear
+starts a new conversation, or
+.B /model
+switches to a model with a larger window.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
 every @tick_ms@ ms, and an idle
@@ -1250,6 +1253,109 @@ When the hook exits, after
 .B hook_timeout
 seconds, on Esc, and when dashfloat quits, every process it started is killed, background
 jobs and daemons included; a hook that has not read its input does not hold anything up.
+.SH CONTEXT
+.SS The system message
+Every request starts with one system message, built when a conversation starts (at start, on
+resume and on
+.BR /clear ):
+a short built\-in prompt (the working directory, the operating system and what
+.I /bin/sh
+is, today's date, the tools offered and how to use them well, that a write, an edit or a
+command waits for approval and may be rejected, how to report the result), then the
+instructions of these files, in this order:
+.IP 1. 4
+.IR $XDG_CONFIG_HOME/dashfloat/AGENTS.md ,
+yours;
+.IP 2. 4
+one file per directory from the git root (the nearest directory above the working directory
+that has a
+.IR .git ;
+the working directory itself outside a git work tree) down to the working directory:
+.I AGENTS.override.md
+when the directory has one, else
+.IR AGENTS.md .
+.PP
+A later file is more specific; the prompt tells the model so, and that your own requests
+win over all of them. Empty files are skipped. A project file is opened beneath the git
+root, so one that is a symbolic link leading out of the project (to
+.IR ~/.aws/credentials ,
+say) is refused and named, never sent; only regular files are read.
+Together they are cut at @instructions_kib@ KiB, and a marker says where and how much was
+left out, to the model and in the entry.
+A dim entry at start names the files that were read and their sizes.
+The system message is never compacted.
+.SS Compaction
+Before every request (after a prompt, and after every round of tool results within a turn,
+never while calls are pending) DashFloat estimates the request's tokens: about
+@chars_per_token@ ASCII characters a token, a token for each other character, the tool
+schemas included, scaled by the ratio of what the provider reported
+.RB ( usage.prompt_tokens )
+to the estimate of the request before (between 0.5 and 2.5).
+Above
+.B compact_threshold
+x
+.B context_window
+it compacts the conversation:
+.IP 1. 4
+Free: the outputs of older tool calls, oldest first, become short stubs that keep their small
+fields (ok, path, lines, exit_code...) and say what was removed and how to get it again; the
+outputs the model has not read yet never are.
+Stubbing stops at
+.B compact_threshold
+\- 0.2 of the window (or half the threshold).
+.IP 2. 4
+If that is not enough: one request to the model, without tools, summarises the messages
+between the conversation's first request and its latest turns (the most recent
+@recent_pct@% of the window, whole turns where it can) under the headings
+@summary_headings@.
+The summary replaces them; the first request, the system message and the latest turns stay
+as they were.
+An assistant message with tool calls is never separated from its results.
+.IP 3. 4
+A summary that fails, is empty, is cut short or is not smaller than what it would replace is
+refused; those messages are then dropped with a marker that says so (an earlier summary
+among them is kept).
+.IP 4. 4
+Last, if the request still does not fit, its longest messages are cut, tool outputs first,
+with a marker, until it does; a tool output stays valid JSON.
+.PP
+Each compaction is an entry,
+.BR "context compacted: 31.2k \(-> 8.9k tokens" ,
+with what was summarised, stubbed, dropped or cut, and a
+.B compact
+event in the journal with both figures (see
+.BR SESSIONS ).
+After @failures_to_stop@ failed compactions in a row (a summary that could not be used, or a
+request that still does not fit) the turn stops with an error entry.
+.B /compact
+.RI [ FOCUS ]
+compacts at once: everything before the latest turn is summarised (FOCUS is handed to the
+summariser);
+.B /clear
+starts a fresh conversation in the same session.
+.PP
+The window: the
+.B context_window
+key; else what the endpoint's model list states for the model (vLLM
+.BR max_model_len ,
+llama.cpp
+.B meta.n_ctx_train
+(the model's own: a server started with a smaller
+.B \-c
+refuses a longer request, and says its size),
+OpenRouter and Together
+.BR context_length ,
+Groq
+.BR context_window ,
+Mistral
+.BR max_context_length ,
+LM Studio's own model list, asked when its OpenAI list says nothing); else @default_window@.
+Ollama states none: set
+.B context_window
+to its
+.BR num_ctx .
+A server that refuses a request as too long for its window makes DashFloat take the window
+it names (or a little less than what was sent), compact, and send the request once more.
 .SH SESSIONS
 Every session is recorded as it happens, in an append\-only journal (unless the
 configuration key
@@ -1320,9 +1426,21 @@ after),
 did),
 .B turn_end
 (the usage and the token count),
+.B compact
+(a compaction: why, how, the tokens of the next request before and after, the window, and
+what was done as data: the stubs, the summary or the marker, the cuts; see
+.BR CONTEXT ),
+.B clear
+.RB ( /clear ),
 .B resume
 and
 .BR end .
+A resumed session applies each
+.B compact
+and
+.B clear
+to the conversation it rebuilds, so it gets the compacted conversation while the journal
+holds the history once.
 .PP
 A string longer than @journal_big@ characters is stored once beside the journal, in
 .IR ID .store/text/ SHA256 ,
@@ -1412,6 +1530,11 @@ says so.
 .TP
 .I .dashfloat/config.toml
 Project configuration, in the working directory.
+.TP
+.IR $XDG_CONFIG_HOME/dashfloat/AGENTS.md ", " AGENTS.md ", " AGENTS.override.md
+Instructions for the model, yours and the project's, from the git root down to the working
+directory (see
+.BR CONTEXT ).
 .TP
 .I $XDG_CONFIG_HOME/dashfloat/config.toml
 User configuration (default
@@ -1613,7 +1736,17 @@ def numbers() -> dict[str, str]:
     (so the page cannot drift from them). Imports what the program itself runs with."""
     import inspect
 
-    from dashfloat import agent, cli, history, journal, masking, private, sessions
+    from dashfloat import (
+        agent,
+        cli,
+        context,
+        history,
+        journal,
+        masking,
+        private,
+        prompt,
+        sessions,
+    )
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
@@ -1640,6 +1773,12 @@ def numbers() -> dict[str, str]:
         "reaper_poll": f"{exec_tool._CENSUS_INTERVAL:g}",
         "hook_timeout": f"{default['hook_timeout']:g}",
         "max_episodes": str(default["max_episodes"]),
+        "instructions_kib": str(prompt.INSTRUCTIONS_MAX // 1024),
+        "chars_per_token": f"{context.CHARS_PER_TOKEN:g}",
+        "recent_pct": f"{context.RECENT_SHARE * 100:g}",
+        "summary_headings": ", ".join(f"\\(lq{h}\\(rq" for h in context.SUMMARY_HEADINGS),
+        "failures_to_stop": str(context.FAILURES_TO_STOP),
+        "default_window": f"{context.DEFAULT_WINDOW:,}",
         "read_max_lines": str(files.READ_MAX_LINES),
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),

@@ -36,6 +36,9 @@ T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
 T_GATE = "t_gate"  # ("t_gate", episode, call_id, (kind, payload), notes)  a call's pre-execute verdict
 T_NOTE = "t_note"  # ("t_note", episode, call_id, text)  a note for a call's row (post-execute, git status)
 U_DONE = "u_done"  # ("u_done", ref, payload)   an /undo step finished on its worker (tools/undo.py)
+C_DONE = "c_done"  # ("c_done", ref, ok, payload)  the summary request of a compaction (dashfloat/context.py)
+#                    ended: ok and StreamResult.as_dict, or not ok and ChatError.as_dict
+WINDOW = "window"  # ("window", model, tokens or None, source)  the context window the endpoint states
 
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
@@ -47,7 +50,8 @@ TOKEN = "token"  # ("token", text)           answer content delta
 REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apart
 ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
 USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn
-SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error"
+SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error", or "note" (dim: e.g. which
+#                    instruction files were loaded)
 TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per announced call
 TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output while a command runs
 TOOL_NOTE = "tool_note"  # ("tool_note", call_id, text)   e.g. which rule allowed it without asking
@@ -64,10 +68,11 @@ AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stop
 PHASES = ("idle", "waiting", "streaming", "running", "confirming")
 ACTIVE_PHASES = frozenset(("waiting", "streaming", "running", "confirming"))
 ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
-SYSTEM_LEVELS = ("info", "warn", "error")
+SYSTEM_LEVELS = ("info", "warn", "error", "note")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE,
+                             C_DONE, WINDOW))
 AGENT_TO_UI = frozenset(
     (
         PHASE,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dashfloat import messages as M
+from dashfloat.context import apply_ops
 from dashfloat.journal import FORMAT, Store, internalize
 
 HEAD_MAX = 64 * 1024  # the header line is read up to this
@@ -457,6 +458,18 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
                 elif kind == "resume":
                     if ev.get("note"):
                         out.model_notes.append(ev["note"])
+                elif kind == "compact":  # the same ops the agent applied: the compacted conversation
+                    ops = ev.get("ops")
+                    if isinstance(ops, list):
+                        if isinstance(ev.get("length"), int) and ev["length"] != len(conv):
+                            out.notes.append(f"line {lineno} of the journal compacted a conversation of "
+                                             f"{ev['length']} messages, but {len(conv)} were read before it")
+                        try:
+                            conv[:] = apply_ops(conv, ops)
+                        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                            out.notes.append(f"line {lineno} of the journal (a compaction) could not be applied")
+                elif kind == "clear":  # /clear: a fresh conversation from here
+                    conv.clear()
                 continue
             n = len(line)  # shown: into the current turn's group
             group[0] += n

@@ -96,6 +96,8 @@ class Rig:
         ep = Endpoint(base_url=self.server.url)
         if read_timeout is not None:
             ep = Endpoint(base_url=self.server.url, read_timeout=read_timeout)
+        # no AGENTS.md of the developer's: a home of the test's own
+        kw.setdefault("environ", {"HOME": str(self.root.parent / "home")})
         self.agent = Agent(ep, MODEL, self.out.post, root=str(self.root), **kw)
         self.agent.start()
         self.out.wait_kind(M.MODEL, MODEL)  # after the start-up ("phase", "idle")
@@ -132,8 +134,11 @@ class Rig:
         return [r["json"] for r in self.server.requests if r["method"] == "POST"]
 
     def messages_of(self, n: int) -> list[dict]:
-        """The `messages` of the nth request (1-based)."""
-        return self.bodies()[n - 1]["messages"]
+        """The conversation the nth request (1-based) sent: its `messages` after the system
+        message, which every request starts with (checked here)."""
+        messages = self.bodies()[n - 1]["messages"]
+        assert messages[0]["role"] == "system" and "You are DashFloat" in messages[0]["content"]
+        return messages[1:]
 
     def system(self, since: int = 0, level: str | None = None) -> list[str]:
         return [m[2] for m in self.out.of(M.SYSTEM, since) if level is None or m[1] == level]
@@ -283,8 +288,8 @@ def test_read_file_round_trip_then_a_final_answer(rig):
     assert first["model"] == MODEL and first["stream"] is True
     assert [t["function"]["name"] for t in first["tools"]] == [t["function"]["name"] for t in runner.TOOLS]
     assert "tool_choice" not in first and "parallel_tool_calls" not in first
-    assert first["messages"] == [{"role": "user", "content": "what is in notes.txt?"}]
-    msgs = second["messages"]
+    assert first["messages"][1:] == [{"role": "user", "content": "what is in notes.txt?"}]
+    msgs = rig.messages_of(2)
     assert msgs[:2] == [
         {"role": "user", "content": "what is in notes.txt?"},
         {"role": "assistant", "content": "Let me read it.",

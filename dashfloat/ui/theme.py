@@ -26,6 +26,7 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "system_info": ("default", "dark cyan", "default", "#8ab", "default"),
     "system_warn": ("bold", "yellow", "default", "#db6", "default"),
     "system_error": ("standout", "light red", "default", "#f66", "default"),
+    "system_note": ("default", "dark gray", "default", "#777", "default"),
     "marker": ("underline", "yellow", "default", "#db6", "default"),
     "reasoning": ("default", "dark gray", "default", "#888", "default"),
     "reasoning_head": ("underline", "dark gray", "default", "#999", "default"),

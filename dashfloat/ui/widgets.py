@@ -27,7 +27,7 @@ _UTF8 = urwid.util.get_encoding() == "utf-8"
 # too). A quote bar is
 # repeated on every row.
 HANGING = frozenset(("assistant_prefix", "user_prefix", "md_bullet", "md_quote", "tool",
-                     "system_info", "system_warn", "system_error"))
+                     "system_info", "system_warn", "system_error", "system_note"))
 REPEATED = frozenset(("md_quote",))
 MIN_TEXT = 2  # columns the text needs beside a hanging prefix, else the prefix wraps with it
 

@@ -71,7 +71,8 @@ def start(stream_fn, model="m", list_models_fn=None, **extra):
 
 def test_a_turn_streams_tokens_then_ends_idle_with_usage():
     def stream(endpoint, model, messages, *, on_event, cancel, **kw):
-        assert messages == [{"role": "user", "content": "hi"}]
+        assert messages[0]["role"] == "system"  # the built-in prompt, then the conversation
+        assert messages[1:] == [{"role": "user", "content": "hi"}]
         on_event(("reasoning", "hmm"))
         on_event(("content", "Hel"))
         on_event(("content", "lo"))
