@@ -715,6 +715,8 @@ class Agent:
         model = self.model
         if self._window_set or not model or self._window_asked == model:
             return
+        if self._window_asked is not None:  # another model: what was learned of the last one does not hold
+            self._ctx.set_window(context.DEFAULT_WINDOW, "default")
         self._window_asked = model
         fn, endpoint = self._window_fn, self.endpoint
 
@@ -731,6 +733,8 @@ class Agent:
     def _on_window(self, model: str, tokens, source: str) -> None:
         if model != self.model or self._window_set:
             return  # the model changed meanwhile, or the configuration decides
+        if self._ctx.source in ("the server's error", "estimated after a refusal"):
+            return  # a refusal came first: what the server does beats what a list says
         if tokens:
             self._ctx.set_window(int(tokens), source)
             log.info("context window of %s: %d tokens (%s)", model, tokens, source)
@@ -759,9 +763,9 @@ class Agent:
         cancel = self._client.CancelToken()
         self._compaction = (ref, plan, then, cancel)
         self._set_phase("waiting")
-        self.post(M.system("info", f"Compacting the context: summarising {context.describe(plan.middle)} "
-                                   f"(the next request would take {context.short(plan.before)} tokens; "
-                                   f"{self._window_text()})..."))
+        self.post(M.system("info", f"Compacting the context: the next request would take "
+                                   f"{context.short(plan.before)} tokens; {self._window_text()}. Summarising "
+                                   f"{context.describe(plan.middle)}..."))
         endpoint, model, stream, request = self.endpoint, self.model, self._stream_fn, plan.request
 
         def work() -> tuple:

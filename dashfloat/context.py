@@ -381,12 +381,12 @@ def dropped_message(what: str, why: str, kept: list[str]) -> str:
 
 
 def describe(messages: list[dict]) -> str:
-    """"23 messages (4 requests, 9 tool calls)": what a range of messages holds."""
+    """"23 earlier messages (4 prompts, 9 tool calls)": what a range of messages holds."""
     requests = sum(1 for m in messages if m.get("role") == "user"
                    and not str(m.get("content") or "").startswith((SUMMARY_PREFIX, DROPPED_PREFIX)))
     calls = sum(len(m.get("tool_calls") or ()) for m in messages)
     summaries = sum(1 for m in messages if str(m.get("content") or "").startswith(SUMMARY_PREFIX))
-    bits = [f"{requests} request{'s' if requests != 1 else ''}", f"{calls} tool call{'s' if calls != 1 else ''}"]
+    bits = [f"{requests} prompt{'s' if requests != 1 else ''}", f"{calls} tool call{'s' if calls != 1 else ''}"]
     if summaries:
         bits.append(f"{summaries} earlier summar{'ies' if summaries != 1 else 'y'}")
     return f"{len(messages)} earlier message{'s' if len(messages) != 1 else ''} ({', '.join(bits)})"

@@ -13,7 +13,8 @@ empty it asks `responder`, and without one answers 500 with a JSON error. A queu
 responder may be a callable: it gets the recorded request (the dict `requests` holds, with
 its parsed `json`) and returns the Reply, so a script can answer what was asked (a model
 that reads its conversation, a summariser, a server that counts tokens). GET /v1/models serves `models` (or
-`models_reply`). Any other path is a JSON 404, like a real server with a wrong base_url.
+`models_reply`), and a path in `routes` its Reply (a server's own API beside the OpenAI one).
+Any other path is a JSON 404, like a real server with a wrong base_url.
 
 `stop()` returns promptly even while replies are held or stalled: every wait inside a
 handler polls the server's stop flag and notices a client that went away, and the live
@@ -344,7 +345,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._record(None)
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path.endswith("/v1/models"):
+        if path in self.owner.routes:
+            reply = self.owner.routes[path]
+        elif path.endswith("/v1/models"):
             reply = self.owner.models_reply or json_reply(
                 200,
                 {
@@ -472,6 +475,7 @@ class ScriptedServer:
     def __init__(self, models: list[str] | None = None):
         self.models: list[str] = list(models) if models is not None else ["test-model"]
         self.models_reply: Reply | None = None
+        self.routes: dict[str, Reply] = {}  # GET path (no query) -> Reply, before /v1/models
         # {"method", "path", "headers" (keys lower-cased), "json" (parsed body or None),
         #  "body" (raw bytes)}, in arrival order
         self.requests: list[dict] = []

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from dashfloat import context as C
 from dashfloat import conversation
 from dashfloat import messages as M
@@ -303,6 +305,40 @@ def test_the_window_comes_from_the_endpoints_model_list(rig):
     assert rig.agent._ctx.source == "the endpoint's model list"
 
 
+def test_another_model_gets_its_own_window(rig):
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "other", "max_model_len": 100000}, {"id": "test-model", "max_model_len": 12288}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 12288, "the first model's window")
+    rig.agent._ctx.set_window(4096, "the server's error")  # as a refusal would have taught it
+    rig.agent.send((M.PROMPT, "/model other"))
+    wait_until(lambda: rig.agent._ctx.window == 100000, "the other model's window")
+
+
+def test_lm_studio_is_asked_through_its_own_api(rig):
+    """LM Studio's OpenAI list says nothing of the window; its own list says what the loaded
+    instance has (4,096 by default, far less than the model's maximum)."""
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "test-model", "object": "model", "owned_by": "organization_owner"}]})
+    rig.server.routes["/api/v1/models"] = json_reply(200, {"models": [
+        {"type": "llm", "key": "test-model", "max_context_length": 131072,
+         "loaded_instances": [{"id": "test-model", "config": {"context_length": 4096}}]}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 4096, "the loaded instance's window")
+    assert rig.agent._ctx.source == "LM Studio's model list"
+
+
+def test_an_older_lm_studio_is_asked_for_the_one_model(rig):
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "test-model", "object": "model", "owned_by": "organization_owner"}]})
+    rig.server.routes["/api/v0/models/test-model"] = json_reply(200, {
+        "id": "test-model", "state": "loaded", "max_context_length": 32768, "loaded_context_length": 8192})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 8192, "the v0 answer's loaded window")
+    paths = [r["path"] for r in rig.server.requests if r["method"] == "GET"]
+    assert paths == ["/v1/models", "/api/v1/models", "/api/v0/models/test-model"]
+
+
 def test_a_configured_window_is_not_asked_for(rig):
     start(rig, context_window=5000)
     t = rig.prompt("/help")
@@ -343,14 +379,17 @@ def server_count(body: dict) -> int:
     return n
 
 
-def test_a_long_session_never_sends_a_request_over_the_window_and_keeps_what_it_was_told(rig):
-    window = 8000
-    turns = 240
+@pytest.mark.parametrize("window, turns, every, lines", [
+    (8000, 240, 3, 60),  # the issue's case: a small window, a file read every third turn
+    (32768, 120, 1, 250),  # a tool-heavy session: a 16 KB file read every turn
+])
+def test_a_long_session_never_sends_a_request_over_the_window_and_keeps_what_it_was_told(rig, window, turns, every,
+                                                                                          lines):
     for i in range(12):
         (rig.root / f"src{i}.py").write_text("".join(f"def f{i}_{k}(x):\n    return x * {k}  # {prose(8, k)}\n"
-                                                     for k in range(60)))
-    facts = {1: "REMEMBER: deploy-key = vault-slot-7", 60: "REMEMBER: db-port = 6543",
-             150: "REMEMBER: owner = ada", 230: "REMEMBER: release = friday"}
+                                                     for k in range(lines)))
+    facts = {1: "REMEMBER: deploy-key = vault-slot-7", turns // 4: "REMEMBER: db-port = 6543",
+             turns * 5 // 8: "REMEMBER: owner = ada", turns - 10: "REMEMBER: release = friday"}
     counts: list[int] = []
 
     def model(req):
@@ -370,7 +409,7 @@ def test_a_long_session_never_sends_a_request_over_the_window_and_keeps_what_it_
             told = remembered("\n".join(m.get("content") or "" for m in msgs))
             return sse_reply(["; ".join(told)], usage=usage)
         turn = int(re.search(r"turn (\d+)", last["content"]).group(1)) if last["role"] == "user" else -1
-        if last["role"] == "user" and turn % 3 == 0:
+        if last["role"] == "user" and turn % every == 0:
             return calls_reply((f"c{turn}", "read_file", {"path": f"src{turn % 12}.py"}), usage=usage)
         return sse_reply([f"Turn done. {prose(60, turn)}"], usage=usage)
 
@@ -398,3 +437,30 @@ def test_a_long_session_never_sends_a_request_over_the_window_and_keeps_what_it_
                         f"({min(r):.2f}-{max(r):.2f})" for how, r in sorted(by_how.items()))
     print(f"\n{len(compacts)} compactions over {turns} turns, {len(counts)} requests, the largest "
           f"{max(counts)} tokens by the server's count (window {window}): {figures}")
+
+
+def test_a_long_summary_kept_apart_from_the_journal_comes_back_on_resume(rig):
+    """A summary over the journal's BIG threshold goes to the store like any long string; the
+    resume reads it back into the compacted conversation."""
+    from dashfloat import journal as J
+
+    j = journal_for(rig)
+    j.begin(title="t")
+    conv = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "a" * 9000},
+            {"role": "user", "content": "second"}, {"role": "assistant", "content": "b"}]
+    j.event("prompt", turn=1, text="first")
+    j.event("answer", status="done", content="a" * 9000)
+    j.event("turn_end", turn=1)
+    j.event("prompt", turn=2, text="second")
+    j.event("answer", status="done", content="b")
+    summary = C.summary_message("## Goal\n" + "kept " * 1500, "1 earlier message")
+    assert len(summary) > J.BIG
+    ops = [["replace", 1, 2, summary]]
+    j.event("compact", reason="auto", how="summary", before=9, after=3, window=8000, length=4, ops=ops)
+    j.event("turn_end", turn=2)
+    j.close()
+    assert summary.encode() not in j.path.read_bytes(), "stored once, apart"
+    loaded = S.load(j.path)
+    assert loaded.notes == []
+    assert loaded.conversation == C.apply_ops(conv, ops)
+    assert loaded.conversation[1]["content"] == summary
