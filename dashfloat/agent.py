@@ -1177,7 +1177,7 @@ class Agent:
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
                                               on_output=on_output, exec_timeout=self.exec_timeout,
-                                              exec_max_processes=self.exec_max_processes)
+                                              exec_max_processes=self.exec_max_processes, policy=self.policy)
             except BaseException as exc:  # a tool that raises (even SystemExit) is an error result
                 log.error("tool %s crashed", call.name, exc_info=True)
                 result = results.error("internal", f"{call.name} failed: {describe(exc)}")

@@ -249,7 +249,7 @@ Print the version and exit.
 .BR \-h ", " \-\-help
 Print a short usage summary and exit.
 .SH TOOLS
-Every request offers the model five tools.
+Every request offers the model six tools.
 Paths are relative to the working directory (see
 .BR \-C );
 a path that resolves outside it, also through a symbolic link, is refused, and so are
@@ -323,6 +323,66 @@ Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
 The sorted entries of a directory, at most @list_max@ of them.
+Runs without asking (by default).
+.TP
+.B search_workspace \fIpattern\fP \fR[\fIpath\fP] [\fIregex\fP] [\fIglob\fP] [\fImax_results\fP]
+The lines that contain a text (or, with
+.IR regex ,
+match a regular expression) in the files under a directory (default the working directory)
+or in one file, as
+.I file:line: text
+with the number of matching lines per file; case\-sensitive.
+.I glob
+keeps the files whose name matches
+.RB ( *.py ),
+or with a
+.B /
+whose path relative to
+.I path
+does
+.RB ( src/**/*.ts ).
+It uses
+.BR rg (1)
+when it is installed, else
+.B "git grep"
+in a git work tree, else a search of its own in Python; the regular expressions are those of
+the program that runs (the common syntax works everywhere).
+It skips binary files,
+.BR .git ,
+.BR node_modules ,
+virtualenvs
+.RB ( .venv ,
+.BR venv ,
+or a directory with a
+.BR pyvenv.cfg )
+and what
+.B .gitignore
+files ignore (a
+.I path
+given explicitly is searched even so), and every file a permission rule keeps
+.B read_file
+from reading without a question (the result counts them): a deny rule on reading a file
+holds for searches too.
+It never follows a symbolic link, and a file whose directory turned into a link to the outside
+during the search is left out.
+At most
+.I max_results
+lines are shown (default @search_results@, at most @search_results_max@), each cut to
+@search_line_chars@ characters around its match, and the whole result is at most
+@search_output@ and takes at most @search_timeout@ seconds; past a bound the result says so
+and still counts every matching line and file (the program's own count), so the model can
+narrow the search.
+.B rg
+and
+.B git
+run in their own process group, killed with it on Esc, quit or the time limit, with the
+environment of
+.I "Commands that run without a question"
+(a repository's config cannot make git run a program or change its output) and no
+.B rg
+config file
+.RB ( RIPGREP_CONFIG_PATH
+is removed).
 Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
@@ -555,7 +615,8 @@ Rules decide them in layers, and a permission mode decides what no rule does.
 .SS Rules
 A rule names a tool and, in parentheses, a pattern over the tool's main argument: the
 .I path
-of read_file, write_file, edit_file and list_directory, or the
+of read_file, write_file, edit_file, list_directory and search_workspace (the directory or
+file searched), or the
 .I command
 of execute_command.
 A bare tool name matches any argument.
@@ -570,7 +631,7 @@ edit_file
 .fi
 .RE
 .PP
-The tool is one of the five tool names, exactly
+The tool is one of the six tool names, exactly
 .RB ( Bash(...)
 is an error that suggests execute_command); there is no wildcard for all tools (use a
 permission mode).
@@ -744,8 +805,8 @@ beats an allow anywhere.
 .B policy check
 names the rule and the layer that decided.
 .PP
-The built\-in defaults: read_file and list_directory allow; write_file, edit_file and
-execute_command ask.
+The built\-in defaults: read_file, list_directory and search_workspace allow; write_file,
+edit_file and execute_command ask.
 .PP
 Some files make a program run code later: when you next
 .B cd
@@ -1625,6 +1686,7 @@ def numbers() -> dict[str, str]:
         pathpolicy,
         preview,
         runner,
+        search,
     )
     from dashfloat.tools import exec as exec_tool
     from dashfloat.ui import app, confirmgate, keymap
@@ -1644,6 +1706,11 @@ def numbers() -> dict[str, str]:
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),
         "list_max": str(files.LIST_MAX),
+        "search_results": str(search.MAX_RESULTS),
+        "search_results_max": str(search.MAX_RESULTS_MAX),
+        "search_line_chars": str(search.LINE_CHARS),
+        "search_output": human_size(search.OUTPUT_BYTES),
+        "search_timeout": f"{search.TIMEOUT:g}",
         "name_max": str(pathpolicy.NAME_MAX),
         "path_max": str(pathpolicy.PATH_MAX - 1),
         "edit_max": human_size(files.EDIT_MAX_BYTES),

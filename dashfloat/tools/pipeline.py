@@ -34,7 +34,7 @@ from dashfloat.tools import (
 log = logging.getLogger("dashfloat.pipeline")
 
 PATH_ARGS = {"read_file": "path", "write_file": "path", "edit_file": "path", "list_directory": "path",
-             "execute_command": "cwd"}
+             "execute_command": "cwd", "search_workspace": "path"}
 
 
 @dataclass

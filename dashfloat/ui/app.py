@@ -696,7 +696,8 @@ class App(Confirming):
                 self.agent.send((M.QUIT,))
             except Exception:
                 pass
-            # no command may outlive the app, whatever the agent thread is doing now
-            exec_module = sys.modules.get("dashfloat.tools.exec")
-            if exec_module is not None:
-                exec_module.kill_all()
+            # no command (nor search program) may outlive the app, whatever the agent thread is doing now
+            for name in ("dashfloat.tools.exec", "dashfloat.tools.search"):
+                module = sys.modules.get(name)
+                if module is not None:
+                    module.kill_all()
