@@ -21,6 +21,14 @@ turn, with an fsync before a call with a side effect runs and at the end of a tu
 session starts with the conversation its journal holds; a turn that never ended gets its calls
 answered (`cancelled`, outcome unknown) and the model is told with the next prompt.
 
+Metering (dashfloat/metering.py): every request is metered, the provider's usage or an
+estimate (`~`), into the totals (METER for the status bar, a `usage` journal event each, /usage);
+the UI's context figure still comes from the final episode's usage only (ADR 0007 §5). Before
+each request the budgets are checked, and after it: a budget reached ends the turn with an entry,
+a `budget` journal event and ("stopped", "budget", detail); `stopped` holds the same for a
+front end that reads it after the turn (headless mode's exit status). The repeat guard counts
+identical calls in a row within a turn (tools/pipeline.py, stage_repeat).
+
 Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
 started by `_spawn`, which puts exactly one terminal message in the inbox however the work
 ends, a BaseException (SystemExit from a tool, GeneratorExit...) included, so no turn ever
@@ -38,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import commands, conversation, masking
+from dashfloat import commands, conversation, masking, metering
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -99,6 +107,7 @@ class Call:
         self.ctx = None  # its tools.pipeline.CallContext once gated
         self.result: dict | None = None
         self.recorded = False  # its result is in the journal
+        self.repeats = 0  # identical calls just before it in the turn (the repeat guard)
 
 
 def _always_asks(call: Call) -> str:
@@ -134,6 +143,8 @@ class Agent:
         journal=None,
         resumed=None,
         git_report: bool = True,
+        budgets: metering.Budgets | None = None,
+        prices: dict | None = None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -192,6 +203,12 @@ class Agent:
         self._undone: set[int] = set()
         self._undo = None  # the /undo being run (UndoRun)
         self._undo_ref = 0
+        # metering: the totals and budgets, the estimate of the request in flight, why the last
+        # turn was stopped (None, or {"reason": "budget", ...}), the repeat guard's last call
+        self.meter = metering.Meter(budgets or metering.Budgets(), dict(prices or {}))
+        self.stopped: dict | None = None
+        self._request_input = 0
+        self._repeat: tuple[str, int] = ("", 0)  # (key of the last call, how many in a row)
         if resumed is not None:
             self.messages = list(resumed.conversation)
             self._turn = resumed.turns
@@ -200,6 +217,7 @@ class Agent:
             self._changes = list(resumed.changes)
             self._outcomes = dict(resumed.outcomes)
             self._undone = set(resumed.undone)
+            self.meter.earlier = metering.Totals.from_dict(getattr(resumed, "meter", None))
         if journal is not None:
             journal.on_error = lambda text: self.post(M.system("warn", text))
 
@@ -264,6 +282,7 @@ class Agent:
             self._load_modules()
             self._set_phase("idle")
             self.post((M.MODE, self.policy.mode))
+            self._ui_post((M.METER, self.meter.view()))
             if self.model:
                 self.post((M.MODEL, self.model))
             else:
@@ -372,6 +391,8 @@ class Agent:
             self.post((M.TOOL_NOTE, msg[2], msg[3]))
         elif kind == M.U_DONE:
             self._on_undo_step(msg[1], msg[2])
+        elif kind == M.C_DONE:  # a slash command's answer from its worker
+            self.post(M.system(msg[2], msg[3]))
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
@@ -472,6 +493,9 @@ class Agent:
         self._episodes_in_turn = 0
         self._final_usage = None
         self._stopping = False
+        self.meter.begin_turn()
+        self.stopped = None
+        self._repeat = ("", 0)
         if self.model is None:
             self._set_phase("waiting")
             self._pending_prompt = text
@@ -820,6 +844,14 @@ class Agent:
         self._set_phase("idle")
 
     def _start_episode(self) -> None:
+        tools = self._runner.TOOLS if self.tools_enabled else None
+        estimate = metering.estimate_tokens(self.messages) + metering.tools_tokens(tools)
+        stop = self.meter.check(self.model, estimate)
+        if stop is not None:  # a budget keeps this request from going
+            self._budget_stop(stop)
+            self._end_turn()
+            return
+        self._request_input = estimate
         self._episode += 1
         self._episodes_in_turn += 1
         episode = self._episode
@@ -896,6 +928,7 @@ class Agent:
         content = result.get("content") or "".join(self._content)
         raw_calls = result.get("tool_calls") or []
         self._final_usage = result.get("usage") or None  # only the latest episode's counts
+        self._meter(result.get("usage"), content, raw_calls, result.get("reasoning") or "".join(self._reasoning))
         if raw_calls and not self.tools_enabled:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
@@ -914,17 +947,34 @@ class Agent:
             self.post(M.system("warn", _CUT_BECAUSE[reason]))
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(message)
+        reached = self._budget_after()
         if not self._calls:
+            if reached is not None:  # the answer is whole; what comes next will not go
+                self._j("budget", what="reached", **{k: v for k, v in reached.as_dict().items() if k != "text"})
+                self.post(M.system("warn", reached.after_answer))
             self._end_turn()
             return
         for call in self._calls:
             self.post((M.TOOL_CALL, {"id": call.id, "name": call.name,
                                      "summary": self._runner.summary(call.name, call.raw.get("args"))}))
+        if reached is not None:  # no call runs once a budget is spent: the turn ends here
+            self._budget_stop(reached)
+            for call in self._calls:
+                call.result = results.error("budget", f"not run: {reached.text}")
+            self._commit_ready()
+            for call in self._calls:
+                self._append_result(call)
+            self._calls = []
+            self._end_turn()
+            return
+        self._count_repeats()
         self._next_call()
 
     def _on_failed(self, err: dict) -> None:
         self._final_usage = None  # the failed episode reported none
         content = "".join(self._content)
+        if err.get("partial") or content:  # the provider answered part: the request is paid
+            self._meter(None, content, [], "".join(self._reasoning))
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._end_answer("error", content)
@@ -938,7 +988,7 @@ class Agent:
         ctx = self._pipeline.CallContext(
             call_id=call.id, name=call.name, raw=call.raw, root=self.root, policy=self.policy,
             pre_hooks=self.pre_hooks, post_hooks=self.post_hooks, hook_timeout=self.hook_timeout,
-            secrets=self.secrets, cancel=cancel,
+            secrets=self.secrets, cancel=cancel, repeats=call.repeats,
         )
         call.ctx = ctx
         try:
@@ -1275,8 +1325,11 @@ class Agent:
             self._stop_turn(results.rejected())
             return
         with self._episode_lock:  # no token of this episode is posted after this
+            streaming = self._cancel is not None
             self._cancel_stream()
         content = "".join(self._content)
+        if streaming:  # the request went out: its input is paid even if no usage comes now
+            self._meter(None, content, [], "".join(self._reasoning))
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
@@ -1302,6 +1355,87 @@ class Agent:
             except Exception:
                 log.exception("cancel failed")
             self._cancel = None
+
+    # ---- metering, budgets and the repeat guard ------------------------------------------
+    def _meter(self, raw_usage, content: str, raw_calls: list, reasoning: str) -> None:
+        """Count one request: the provider's usage, else an estimate (its input as estimated
+        before it went, its output from what came back). Posts the totals, journals it, and
+        posts the 80 % warnings it crossed."""
+        usage = metering.normalize(raw_usage)
+        if usage is None:
+            out = metering.estimate_text(content) + metering.estimate_text(reasoning)
+            for c in raw_calls:
+                out += metering.estimate_text(str(c.get("name") or "") + json_dumps(c.get("args")))
+            usage = metering.Usage(prompt=self._request_input, completion=out, estimated=True)
+        cost = self.meter.record(usage, self.model)
+        fields: dict = {"turn": self._turn, "model": self.model, "prompt": usage.prompt, "cached": usage.cached,
+                        "completion": usage.completion}
+        if usage.estimated:
+            fields["estimated"] = True
+        if cost is not None:
+            fields["cost"] = round(cost, 8)
+        self._j("usage", **fields)
+        self._ui_post((M.METER, self.meter.view()))
+        for w in self.meter.warnings():
+            self._j("budget", what="warning", budget=w.budget, limit=w.limit, used=w.used)
+            self.post(M.system("warn", w.text))
+
+    def _budget_after(self) -> metering.Stop | None:
+        """After a request: the budget it used up, if one is (journalled and said once here;
+        the turn stops before any call runs, and the next request does not go)."""
+        stop = self.meter.check(self.model)
+        if stop is None or stop.why != "reached":
+            return None
+        return stop
+
+    def _budget_stop(self, stop: metering.Stop) -> None:
+        """End the turn for a budget: the entry, the journal event, ("stopped", "budget", ...)."""
+        detail = stop.as_dict()
+        self.stopped = {"reason": "budget", **detail}
+        self._j("budget", what="stop", **{k: v for k, v in detail.items() if k != "text"})
+        self.post(M.system("error", stop.text))
+        self._ui_post((M.STOPPED, "budget", detail))
+
+    def _count_repeats(self) -> None:
+        """How many identical calls (same tool, same arguments as validated) come right
+        before each new call in this turn: the repeat guard's count."""
+        last, run = self._repeat
+        for call in self._calls:
+            args, _err = self._runner.validate_call(call.raw)
+            if args is None:
+                args = call.raw.get("args")
+            key = call.name + "\0" + json_dumps(args)
+            run = run + 1 if key == last else 1
+            last = key
+            call.repeats = run - 1
+        self._repeat = (last, run)
+
+    def _sessions_command(self, rest: str) -> None:
+        """This directory's sessions, read on a worker (headers and tails of the journals)."""
+        if rest:
+            self.post(M.system("error", f"/sessions takes no arguments, not {rest!r} (dashfloat sessions --all, "
+                                        "in a shell, lists every directory's)."))
+            return
+        root = self.root
+        current = self.journal.id if self.journal is not None and self.journal.started else None
+
+        def work() -> tuple:
+            return (M.C_DONE, "sessions", "info", sessions_text(root, current))
+
+        _spawn("sessions", self.inbox.put, work,
+               lambda why: (M.C_DONE, "sessions", "error", f"/sessions failed: {why} (details in the log)."))
+
+    def _quit_command(self, rest: str) -> None:
+        if rest:
+            self.post(M.system("error", f"/quit takes no arguments, not {rest!r}."))
+            return
+        self._ui_post((M.LEAVE,))
+
+    def _usage_command(self, rest: str) -> None:
+        if rest:
+            self.post(M.system("error", f"/usage takes no arguments, not {rest!r}."))
+            return
+        self.post(M.system("info", self.meter.report(self.model)))
 
     def _end_turn(self) -> None:
         if self._final_usage:
@@ -1375,6 +1509,38 @@ def _git_report(root: str, before, inbox, episode: int, call_id: str) -> None:
         return
     if text:
         inbox.put((M.T_NOTE, episode, call_id, text))
+
+
+def sessions_text(root: str, current: str | None) -> str:
+    """The /sessions entry: this directory's sessions as `dashfloat sessions` lists them,
+    the current one marked."""
+    from dashfloat import sessions
+
+    here = os.path.realpath(root)
+    infos = sessions.list_sessions(os.environ, here)
+    if not infos:
+        return f"No recorded sessions in {here} yet (a session is recorded from its first prompt)."
+    lines = sessions.format_listing(infos, with_dirs=False).split("\n")
+    ids = sessions.shown_ids(infos)
+    out = [f"Sessions in {here}, newest activity first:", "  " + lines[0]]
+    for info, line in zip(infos, lines[1:], strict=True):
+        mark = "*" if info.id == current else " "
+        out.append(f"{mark} {line}")
+    if current is not None and any(i.id == current for i in infos):
+        out.append(f"* this session ({ids[current]}). dashfloat --resume ID resumes another (after /quit).")
+    else:
+        out.append("dashfloat --resume ID resumes one (after /quit).")
+    return "\n".join(out)
+
+
+def json_dumps(value) -> str:
+    """Canonical JSON of call arguments (for the repeat guard's key and estimates)."""
+    import json
+
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _total_tokens(usage: dict) -> int | None:

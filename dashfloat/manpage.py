@@ -37,6 +37,12 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .IR RULE ]...
 .RB [ \-\-deny
 .IR RULE ]...
+.RB [ \-\-max\-turns
+.IR N ]
+.RB [ \-\-max\-tokens
+.IR N ]
+.RB [ \-\-max\-cost
+.IR AMOUNT ]
 .RB [ \-\-continue " | " \-\-resume
 .IR ID " | "
 .BR \-\-no\-journal ]
@@ -201,6 +207,26 @@ if given, must name that directory).
 Keep no journal of this session: nothing to continue later, no
 .BR /undo ,
 and the permission decisions go to the log instead.
+.TP
+.BI \-\-max\-turns " N"
+A budget: at most
+.I N
+requests to the model from now (one prompt may take several: each answer that asks for tools
+is one).
+See
+.BR "USAGE AND BUDGETS" .
+.TP
+.BI \-\-max\-tokens " N"
+A budget: at most
+.I N
+tokens from now, the input of every request counted as well as its output.
+.TP
+.BI \-\-max\-cost " AMOUNT"
+A budget: at most
+.I AMOUNT
+spent from now, by the
+.B prices
+table of the configuration.
 .TP
 .BR sessions " [" \-\-all ]
 List the sessions of this working directory, newest activity first: the id, when it
@@ -1311,6 +1337,66 @@ When the hook exits, after
 .B hook_timeout
 seconds, on Esc, and when dashfloat quits, every process it started is killed, background
 jobs and daemons included; a hook that has not read its input does not hold anything up.
+.SH USAGE AND BUDGETS
+Every request to the model is metered: its input (prompt) tokens, how many of them the
+provider served from its cache, and its output (completion) tokens, as the provider reports
+them in the usage of its stream (dashfloat asks for it with
+.BR stream_options.include_usage ).
+A provider that reports none (some servers ignore the option), and a request cancelled or
+broken before its usage came, is counted from an estimate of its text, and the figures say so
+with a
+.BR ~ .
+Every request of a turn counts, the ones that ended in tool calls too (the status bar's
+.B ctx
+figure is still the size of the last request of the last turn).
+The status bar shows the tokens used since dashfloat started, with their cost when the
+.B prices
+table of the user configuration has the model (per million input, output and cached input
+tokens), and each budget as a limit
+.RB ( "used 48.2k/100k tok $0.0310/$0.50 3/20 req" ),
+highlighted from @warn_share@ of a budget on.
+.B /usage
+shows the totals, the last turn, the model's price and every budget; a resumed session also
+shows what it used before (not counted by the budgets).
+Each request is a
+.B usage
+event in the journal.
+.PP
+The budgets,
+.B max_turns
+(requests to the model),
+.B max_tokens
+(input and output tokens of every request: each request sends the whole conversation again,
+so a long turn costs far more input than output) and
+.BR max_cost ,
+count from the start of dashfloat (a resumed session starts them afresh), and are set with
+.BR \-\-max\-turns ,
+.B \-\-max\-tokens
+and
+.BR \-\-max\-cost ,
+or the configuration keys of the same names (a project file may lower one, never raise it).
+Before each request they are checked: a budget already reached, or one that the input of the
+request itself (estimated) would pass, keeps it from going; after each request, a budget
+reached keeps the tool calls of that answer from running (their results say why).
+Either way the turn ends with an error entry that names the budget, a
+.B budget
+event in the journal, and, for a program that drives dashfloat, a
+.B stopped
+message with the reason
+.BR budget .
+A budget reached by a final answer is said at once; the next prompt is then not sent.
+At @warn_share@ of a budget a warning entry comes, once.
+With
+.B max_cost
+set, a model the
+.B prices
+table has no price for cannot be used: its cost could not be counted.
+.PP
+The repeat guard: when the model makes the same call with the same arguments
+@repeat_limit@ times in a row within one turn, the call asks first, whatever rule or mode
+would have let it run (a deny stays a deny), and the question says why; the
+.B a
+key approves it once and adds no session rule.
 .SH SESSIONS
 Every session is recorded as it happens, in an append\-only journal (unless the
 configuration key
@@ -1674,7 +1760,16 @@ def numbers() -> dict[str, str]:
     (so the page cannot drift from them). Imports what the program itself runs with."""
     import inspect
 
-    from dashfloat import agent, cli, history, journal, masking, private, sessions
+    from dashfloat import (
+        agent,
+        cli,
+        history,
+        journal,
+        masking,
+        metering,
+        private,
+        sessions,
+    )
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
@@ -1684,6 +1779,7 @@ def numbers() -> dict[str, str]:
         gitchanges,
         hooks,
         pathpolicy,
+        pipeline,
         preview,
         runner,
         search,
@@ -1706,6 +1802,8 @@ def numbers() -> dict[str, str]:
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),
         "list_max": str(files.LIST_MAX),
+        "warn_share": f"{metering.WARN_AT:.0%}".replace("%", " %"),
+        "repeat_limit": str(pipeline.REPEAT_LIMIT),
         "search_results": str(search.MAX_RESULTS),
         "search_results_max": str(search.MAX_RESULTS_MAX),
         "search_line_chars": str(search.LINE_CHARS),

@@ -36,6 +36,7 @@ T_DONE = "t_done"  # ("t_done", episode, call_id, result_dict)
 T_GATE = "t_gate"  # ("t_gate", episode, call_id, (kind, payload), notes)  a call's pre-execute verdict
 T_NOTE = "t_note"  # ("t_note", episode, call_id, text)  a note for a call's row (post-execute, git status)
 U_DONE = "u_done"  # ("u_done", ref, payload)   an /undo step finished on its worker (tools/undo.py)
+C_DONE = "c_done"  # ("c_done", command, level, text)  a slash command's worker finished: its entry
 
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
@@ -46,7 +47,13 @@ ASSISTANT_START = "assistant_start"  # ("assistant_start",)
 TOKEN = "token"  # ("token", text)           answer content delta
 REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apart
 ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
-USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn
+USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn (its final request)
+METER = "meter"  # ("meter", view_dict)      totals since start and the budgets (metering.Meter.view):
+#                      {"tokens", "estimated", "requests", "cost", "max_tokens", "max_cost", "max_turns"}
+STOPPED = "stopped"  # ("stopped", reason, detail)  the turn ended for a reason a front end acts on;
+#                      reason "budget": detail {"budget", "limit", "used", "why", "text"} (metering.Stop);
+#                      headless mode exits with its own status for it. Posted before the idle phase.
+LEAVE = "leave"  # ("leave",)                the user asked to quit (/quit): the front end leaves
 SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error"
 TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per announced call
 TOOL_OUTPUT = "tool_output"  # ("tool_output", call_id, text)   live output while a command runs
@@ -67,7 +74,8 @@ ASSISTANT_STATUSES = ("done", "cancelled", "error", "empty")
 SYSTEM_LEVELS = ("info", "warn", "error")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
-STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE))
+STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE,
+                             C_DONE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,
@@ -79,6 +87,9 @@ AGENT_TO_UI = frozenset(
         REASONING,
         ASSISTANT_END,
         USAGE,
+        METER,
+        STOPPED,
+        LEAVE,
         SYSTEM,
         TOOL_CALL,
         TOOL_OUTPUT,
