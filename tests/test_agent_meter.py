@@ -11,7 +11,7 @@ import pytest
 
 from dashfloat import messages as M
 from dashfloat import sessions as S
-from dashfloat.agent import sessions_text
+from dashfloat.agent import Agent, sessions_text
 from dashfloat.journal import Journal
 from dashfloat.metering import Budgets, Price
 from dashfloat.tools.permissions import Policy
@@ -67,6 +67,11 @@ def test_every_request_is_metered_and_the_ui_context_figure_stays_the_final_epis
     loaded = S.load(j.path)
     assert loaded.meter["requests"] == 2 and loaded.meter["prompt"] == 2200 and loaded.meter["cached"] == 800
     assert loaded.meter["cost"] == pytest.approx(cost1 + cost2)
+    again = Agent(rig.agent.endpoint, MODEL, lambda m: None, root=str(rig.root), resumed=loaded,
+                  budgets=Budgets(max_turns=2))
+    assert again.meter.earlier.requests == 2 and again.meter.earlier.cost == pytest.approx(cost1 + cost2)
+    assert again.meter.check(MODEL) is None  # the budgets count this run only
+    assert "Before this run (the resumed session): 2 requests, 2,280 tokens" in again.meter.report(MODEL)
 
 
 def test_a_provider_without_usage_is_estimated_and_marked(rig):
