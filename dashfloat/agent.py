@@ -1381,8 +1381,8 @@ class Agent:
             self.post(M.system("warn", w.text))
 
     def _budget_after(self) -> metering.Stop | None:
-        """After a request: the budget it used up, if one is (journalled and said once here;
-        the turn stops before any call runs, and the next request does not go)."""
+        """After a request: the budget it used up, if one is. The caller stops the turn before
+        any of the answer's calls runs, or, after a whole answer, says so (no next request goes)."""
         stop = self.meter.check(self.model)
         if stop is None or stop.why != "reached":
             return None

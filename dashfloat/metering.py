@@ -59,19 +59,24 @@ def _fallback_estimate(messages) -> int:
     return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD * len(messages)
 
 
+_context_estimate = None  # dashfloat.context.estimate_tokens once looked up; False: there is none
 _warned_context = False
 
 
 def estimate_tokens(messages) -> int:
     """Tokens of a list of chat messages, estimated: dashfloat.context.estimate_tokens (the
     context manager's, calibrated by reported usage) when it exists, else characters / 4."""
-    global _warned_context
-    try:
-        from dashfloat.context import estimate_tokens as context_estimate
-    except ImportError:
+    global _context_estimate, _warned_context
+    if _context_estimate is None:
+        try:
+            from dashfloat.context import estimate_tokens as found
+        except ImportError:
+            found = False
+        _context_estimate = found
+    if _context_estimate is False:
         return _fallback_estimate(messages)
     try:
-        return int(context_estimate(messages))
+        return int(_context_estimate(messages))
     except Exception:  # their bug must not stop metering
         if not _warned_context:
             _warned_context = True
@@ -83,9 +88,18 @@ def estimate_text(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN
 
 
+_tools_cache: tuple[int, int] | None = None  # (id of the tools list, its tokens)
+
+
 def tools_tokens(tools) -> int:
-    """The tokens the tools array adds to every request (estimated)."""
-    return len(json.dumps(tools, ensure_ascii=False)) // CHARS_PER_TOKEN if tools else 0
+    """The tokens the tools array adds to every request (estimated; the catalogue is one
+    constant list, counted once)."""
+    global _tools_cache
+    if not tools:
+        return 0
+    if _tools_cache is None or _tools_cache[0] != id(tools):
+        _tools_cache = (id(tools), len(json.dumps(tools, ensure_ascii=False)) // CHARS_PER_TOKEN)
+    return _tools_cache[1]
 
 
 # ---- usage ------------------------------------------------------------------------------------

@@ -32,10 +32,6 @@ def status_markup(
     left.append(("status_model", f" {model or 'no model'} "))
     if tokens is not None:
         left.append(("status", f"{sep} ctx {tokens:,} tok "))
-    used = meter_text(meter)
-    if used:
-        attr = "status_error" if meter_near(meter) else "status"
-        left.append((attr, f"{sep} {used} "))
     if position is not None:
         row, total = position
         left.append(("status", f"{sep} line {row}/{total} "))
@@ -45,6 +41,9 @@ def status_markup(
         left.append(("status", f"{sep} mode {mode} "))
     if notice:
         left.append(("status_error", f"{sep} {notice} "))
+    figure = meter_text(meter)  # after the warnings: at 80 columns it is what the ellipsis cuts
+    if figure:
+        left.append(("status_error" if meter_near(meter) else "status", f"{sep} {figure} "))
     if phase == "confirming":
         hints = [keymap.hint_for("approve"), *([keymap.hint_for("approve_always")] if session_rule else []),
                  keymap.hint_for("reject"), keymap.hint_for("stop_turn")]

@@ -128,8 +128,9 @@ def test_the_estimate_uses_the_context_managers_when_there_is_one(monkeypatch):
     fake = types.ModuleType("dashfloat.context")
     fake.estimate_tokens = lambda messages: 4242
     monkeypatch.setitem(sys.modules, "dashfloat.context", fake)
+    monkeypatch.setattr(metering, "_context_estimate", None)  # looked up again
     assert metering.estimate_tokens([{"role": "user", "content": "hi"}]) == 4242
-    fake.estimate_tokens = lambda messages: 1 / 0  # a broken one: the fallback, never a crash
+    monkeypatch.setattr(metering, "_context_estimate", lambda messages: 1 / 0)  # broken: the fallback
     assert metering.estimate_tokens([{"role": "user", "content": "x" * 40}]) == 10 + metering.MESSAGE_OVERHEAD
 
 
