@@ -21,6 +21,14 @@ turn, with an fsync before a call with a side effect runs and at the end of a tu
 session starts with the conversation its journal holds; a turn that never ended gets its calls
 answered (`cancelled`, outcome unknown) and the model is told with the next prompt.
 
+Metering (dashfloat/metering.py): every request is metered, the provider's usage or an
+estimate (`~`), into the totals (METER for the status bar, a `usage` journal event each, /usage);
+the UI's context figure still comes from the final episode's usage only (ADR 0007 §5). Before
+each request the budgets are checked, and after it: a budget reached ends the turn with an entry,
+a `budget` journal event and ("stopped", "budget", detail); `stopped` holds the same for a
+front end that reads it after the turn (headless mode's exit status). The repeat guard counts
+identical calls in a row within a turn (tools/pipeline.py, stage_repeat).
+
 Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
 started by `_spawn`, which puts exactly one terminal message in the inbox however the work
 ends, a BaseException (SystemExit from a tool, GeneratorExit...) included, so no turn ever
@@ -38,7 +46,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dashfloat import commands, context, conversation, masking
+from dashfloat import commands, context, conversation, masking, metering
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
@@ -99,6 +107,7 @@ class Call:
         self.ctx = None  # its tools.pipeline.CallContext once gated
         self.result: dict | None = None
         self.recorded = False  # its result is in the journal
+        self.repeats = 0  # identical calls just before it in the turn (the repeat guard)
 
 
 def _always_asks(call: Call) -> str:
@@ -138,6 +147,8 @@ class Agent:
         compact_threshold: float = context.DEFAULT_THRESHOLD,
         environ=None,
         window_fn=None,
+        budgets: metering.Budgets | None = None,
+        prices: dict | None = None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -208,6 +219,12 @@ class Agent:
         self._sent_raw: int | None = None  # the raw estimate of the request last sent
         self._overflow_retried = False  # this turn already compacted after a context_length error
         self._compaction_changed = False  # the last compaction changed the conversation
+        # metering: the totals and budgets, the estimate of the request in flight, why the last
+        # turn was stopped (None, or {"reason": "budget", ...}), the repeat guard's last call
+        self.meter = metering.Meter(budgets or metering.Budgets(), dict(prices or {}))
+        self.stopped: dict | None = None
+        self._request_input = 0
+        self._repeat: tuple[str, int] = ("", 0)  # (key of the last call, how many in a row)
         if resumed is not None:
             self.messages = list(resumed.conversation)
             self._turn = resumed.turns
@@ -216,6 +233,7 @@ class Agent:
             self._changes = list(resumed.changes)
             self._outcomes = dict(resumed.outcomes)
             self._undone = set(resumed.undone)
+            self.meter.earlier = metering.Totals.from_dict(getattr(resumed, "meter", None))
         if journal is not None:
             journal.on_error = lambda text: self.post(M.system("warn", text))
 
@@ -283,6 +301,7 @@ class Agent:
             self._set_phase("idle")
             self.post((M.MODE, self.policy.mode))
             self._load_context()
+            self._ui_post((M.METER, self.meter.view()))
             if self.model:
                 self.post((M.MODEL, self.model))
                 self._ask_window()
@@ -399,6 +418,8 @@ class Agent:
             self._on_compacted(msg[1], msg[2], msg[3])
         elif kind == M.WINDOW:
             self._on_window(msg[1], msg[2], msg[3])
+        elif kind == M.CMD_DONE:  # a slash command's answer from its worker
+            self.post(M.system(msg[2], msg[3]))
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
@@ -501,6 +522,9 @@ class Agent:
         self._final_usage = None
         self._stopping = False
         self._overflow_retried = False
+        self.meter.begin_turn()
+        self.stopped = None
+        self._repeat = ("", 0)
         if self.model is None:
             self._set_phase("waiting")
             self._pending_prompt = text
@@ -790,6 +814,9 @@ class Agent:
             why = "the summary request was cancelled"
         else:
             usage = payload.get("usage") or None
+            if plan.request:  # the summary request is a request like any other: metered
+                self._request_input = context.estimate_tokens(plan.request)
+                self._meter(usage, payload.get("content") or "", [], payload.get("reasoning") or "")
             reason = payload.get("finish_reason")
             if reason in ("length", "content_filter"):
                 why = f"the summary was cut short (finish_reason {reason})"
@@ -1073,6 +1100,14 @@ class Agent:
         elif self._ctx.over(self.messages, tools):
             self._start_compaction("auto", self._after_compaction)
             return
+        # then against the budgets, with the input of the request that would go (after compaction)
+        estimate = self._ctx.estimate(self.messages, tools)
+        stop = self.meter.check(self.model, estimate)
+        if stop is not None:  # a budget keeps this request from going
+            self._budget_stop(stop)
+            self._end_turn()
+            return
+        self._request_input = estimate
         self._episode += 1
         self._episodes_in_turn += 1
         episode = self._episode
@@ -1145,6 +1180,7 @@ class Agent:
         raw_calls = result.get("tool_calls") or []
         self._final_usage = result.get("usage") or None  # only the latest episode's counts
         self._ctx.observe(self._sent_raw, self._final_usage)  # the estimate learns the provider's count
+        self._meter(result.get("usage"), content, raw_calls, result.get("reasoning") or "".join(self._reasoning))
         if raw_calls and not self.tools_enabled:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
@@ -1163,12 +1199,27 @@ class Agent:
             self.post(M.system("warn", _CUT_BECAUSE[reason]))
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(message)
+        reached = self._budget_after()
         if not self._calls:
+            if reached is not None:  # the answer is whole; what comes next will not go
+                self._j("budget", what="reached", **{k: v for k, v in reached.as_dict().items() if k != "text"})
+                self.post(M.system("warn", reached.after_answer))
             self._end_turn()
             return
         for call in self._calls:
             self.post((M.TOOL_CALL, {"id": call.id, "name": call.name,
                                      "summary": self._runner.summary(call.name, call.raw.get("args"))}))
+        if reached is not None:  # no call runs once a budget is spent: the turn ends here
+            self._budget_stop(reached)
+            for call in self._calls:
+                call.result = results.error("budget", f"not run: {reached.text}")
+            self._commit_ready()
+            for call in self._calls:
+                self._append_result(call)
+            self._calls = []
+            self._end_turn()
+            return
+        self._count_repeats()
         self._next_call()
 
     def _on_failed(self, err: dict) -> None:
@@ -1177,6 +1228,8 @@ class Agent:
         if err.get("kind") == "context_length" and not content and not self._overflow_retried and self.messages:
             self._overflow(err)
             return
+        if err.get("partial") or content:  # the provider answered part: the request is paid
+            self._meter(None, content, [], "".join(self._reasoning))
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._end_answer("error", content)
@@ -1190,7 +1243,7 @@ class Agent:
         ctx = self._pipeline.CallContext(
             call_id=call.id, name=call.name, raw=call.raw, root=self.root, policy=self.policy,
             pre_hooks=self.pre_hooks, post_hooks=self.post_hooks, hook_timeout=self.hook_timeout,
-            secrets=self.secrets, cancel=cancel,
+            secrets=self.secrets, cancel=cancel, repeats=call.repeats,
         )
         call.ctx = ctx
         try:
@@ -1429,7 +1482,7 @@ class Agent:
             try:
                 result = self._runner.execute(call.name, call.args, self.root, call.prepared, cancel=cancel,
                                               on_output=on_output, exec_timeout=self.exec_timeout,
-                                              exec_max_processes=self.exec_max_processes)
+                                              exec_max_processes=self.exec_max_processes, policy=self.policy)
             except BaseException as exc:  # a tool that raises (even SystemExit) is an error result
                 log.error("tool %s crashed", call.name, exc_info=True)
                 result = results.error("internal", f"{call.name} failed: {describe(exc)}")
@@ -1534,8 +1587,11 @@ class Agent:
             self._stop_turn(results.rejected())
             return
         with self._episode_lock:  # no token of this episode is posted after this
+            streaming = self._cancel is not None
             self._cancel_stream()
         content = "".join(self._content)
+        if streaming:  # the request went out: its input is paid even if no usage comes now
+            self._meter(None, content, [], "".join(self._reasoning))
         if content:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
@@ -1561,6 +1617,87 @@ class Agent:
             except Exception:
                 log.exception("cancel failed")
             self._cancel = None
+
+    # ---- metering, budgets and the repeat guard ------------------------------------------
+    def _meter(self, raw_usage, content: str, raw_calls: list, reasoning: str) -> None:
+        """Count one request: the provider's usage, else an estimate (its input as estimated
+        before it went, its output from what came back). Posts the totals, journals it, and
+        posts the 80 % warnings it crossed."""
+        usage = metering.normalize(raw_usage)
+        if usage is None:
+            out = metering.estimate_text(content) + metering.estimate_text(reasoning)
+            for c in raw_calls:
+                out += metering.estimate_text(str(c.get("name") or "") + json_dumps(c.get("args")))
+            usage = metering.Usage(prompt=self._request_input, completion=out, estimated=True)
+        cost = self.meter.record(usage, self.model)
+        fields: dict = {"turn": self._turn, "model": self.model, "prompt": usage.prompt, "cached": usage.cached,
+                        "completion": usage.completion}
+        if usage.estimated:
+            fields["estimated"] = True
+        if cost is not None:
+            fields["cost"] = round(cost, 8)
+        self._j("usage", **fields)
+        self._ui_post((M.METER, self.meter.view()))
+        for w in self.meter.warnings():
+            self._j("budget", what="warning", budget=w.budget, limit=w.limit, used=w.used)
+            self.post(M.system("warn", w.text))
+
+    def _budget_after(self) -> metering.Stop | None:
+        """After a request: the budget it used up, if one is. The caller stops the turn before
+        any of the answer's calls runs, or, after a whole answer, says so (no next request goes)."""
+        stop = self.meter.check(self.model)
+        if stop is None or stop.why != "reached":
+            return None
+        return stop
+
+    def _budget_stop(self, stop: metering.Stop) -> None:
+        """End the turn for a budget: the entry, the journal event, ("stopped", "budget", ...)."""
+        detail = stop.as_dict()
+        self.stopped = {"reason": "budget", **detail}
+        self._j("budget", what="stop", **{k: v for k, v in detail.items() if k != "text"})
+        self.post(M.system("error", stop.text))
+        self._ui_post((M.STOPPED, "budget", detail))
+
+    def _count_repeats(self) -> None:
+        """How many identical calls (same tool, same arguments as validated) come right
+        before each new call in this turn: the repeat guard's count."""
+        last, run = self._repeat
+        for call in self._calls:
+            args, _err = self._runner.validate_call(call.raw)
+            if args is None:
+                args = call.raw.get("args")
+            key = call.name + "\0" + json_dumps(args)
+            run = run + 1 if key == last else 1
+            last = key
+            call.repeats = run - 1
+        self._repeat = (last, run)
+
+    def _sessions_command(self, rest: str) -> None:
+        """This directory's sessions, read on a worker (headers and tails of the journals)."""
+        if rest:
+            self.post(M.system("error", f"/sessions takes no arguments, not {rest!r} (dashfloat sessions --all, "
+                                        "in a shell, lists every directory's)."))
+            return
+        root = self.root
+        current = self.journal.id if self.journal is not None and self.journal.started else None
+
+        def work() -> tuple:
+            return (M.CMD_DONE, "sessions", "info", sessions_text(root, current))
+
+        _spawn("sessions", self.inbox.put, work,
+               lambda why: (M.CMD_DONE, "sessions", "error", f"/sessions failed: {why} (details in the log)."))
+
+    def _quit_command(self, rest: str) -> None:
+        if rest:
+            self.post(M.system("error", f"/quit takes no arguments, not {rest!r}."))
+            return
+        self._ui_post((M.LEAVE,))
+
+    def _usage_command(self, rest: str) -> None:
+        if rest:
+            self.post(M.system("error", f"/usage takes no arguments, not {rest!r}."))
+            return
+        self.post(M.system("info", self.meter.report(self.model)))
 
     def _end_turn(self) -> None:
         if self._final_usage:
@@ -1638,6 +1775,38 @@ def _git_report(root: str, before, inbox, episode: int, call_id: str) -> None:
         return
     if text:
         inbox.put((M.T_NOTE, episode, call_id, text))
+
+
+def sessions_text(root: str, current: str | None) -> str:
+    """The /sessions entry: this directory's sessions as `dashfloat sessions` lists them,
+    the current one marked."""
+    from dashfloat import sessions
+
+    here = os.path.realpath(root)
+    infos = sessions.list_sessions(os.environ, here)
+    if not infos:
+        return f"No recorded sessions in {here} yet (a session is recorded from its first prompt)."
+    lines = sessions.format_listing(infos, with_dirs=False).split("\n")
+    ids = sessions.shown_ids(infos)
+    out = [f"Sessions in {here}, newest activity first:", "  " + lines[0]]
+    for info, line in zip(infos, lines[1:], strict=True):
+        mark = "*" if info.id == current else " "
+        out.append(f"{mark} {line}")
+    if current is not None and any(i.id == current for i in infos):
+        out.append(f"* this session ({ids[current]}). dashfloat --resume ID resumes another (after /quit).")
+    else:
+        out.append("dashfloat --resume ID resumes one (after /quit).")
+    return "\n".join(out)
+
+
+def json_dumps(value) -> str:
+    """Canonical JSON of call arguments (for the repeat guard's key and estimates)."""
+    import json
+
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def _total_tokens(usage: dict) -> int | None:

@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--read-timeout", type=float, metavar="SECONDS",
                    help=f"idle read timeout while streaming (default {default['read_timeout']:g})")
     p.add_argument("--permission-mode", metavar="MODE", help="ask (default), accept-edits, read-only or unrestricted: how calls that no rule decides are handled")
+    p.add_argument("--max-turns", metavar="N", help="budget: most requests to the model from now (see /usage)")
+    p.add_argument("--max-tokens", metavar="N", help="budget: most tokens, input and output, from now")
+    p.add_argument("--max-cost", metavar="AMOUNT", help="budget: most cost from now, by the [prices] table")
     p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
     p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")
     p.add_argument("--deny", action="append", metavar="RULE", help="deny calls matching RULE, e.g. 'read_file(**/.env)'; deny always wins (repeatable)")
@@ -253,6 +256,9 @@ def _main(argv: list[str] | None) -> int:
         "ask": args.ask,
         "deny": args.deny,
         "journal": args.journal,
+        "max_turns": args.max_turns,
+        "max_tokens": args.max_tokens,
+        "max_cost": args.max_cost,
     }
     try:
         config = load_config(cli, os.environ, os.getcwd())
@@ -492,13 +498,16 @@ def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
         log.info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size, resumed.turns)
     elif config.journal:
         journal = new_journal(config)
+    from dashfloat.metering import Budgets
+
     agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
                   max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
                   exec_max_processes=config.exec_max_processes,
                   policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
                   post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout,
                   journal=journal, resumed=resumed, context_window=config.context_window,
-                  compact_threshold=config.compact_threshold)
+                  compact_threshold=config.compact_threshold,
+                  budgets=Budgets(config.max_turns, config.max_tokens, config.max_cost), prices=config.prices)
     from dashfloat import masking
 
     # the configured key in a prompt is masked in the history file (Up shows the mask then)

@@ -20,6 +20,10 @@ header; every line, the header included, is one JSON object whose first keys are
               JSON text; written as a JSON value, last on its line, after its length clen)
     change    a file DashFloat's tools are about to change: turn, id, path, real, before, after
     undo      /undo restored files: turns, files [{path, outcome}], note (told to the model)
+    usage     one request to the model: turn, model, prompt, cached, completion (tokens), estimated
+              (true when the provider sent no usage), cost (with a price for the model)
+    budget    a budget (metering.py): what (warning at 80 %, reached by a whole answer, stop: the
+              turn was stopped), budget (max_turns, max_tokens, max_cost), limit, used, why
     turn_end  the end of a turn: turn, status, usage, tokens
     resume    the session was resumed: interrupted (the last turn had not ended), note
     compact   the conversation was compacted (dashfloat/context.py): reason (auto, /compact,
@@ -75,7 +79,7 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 # agent -> UI messages that other events imply (prompt, answer, result, turn_end) or that
 # only matter while they happen (the phase, streamed text, a command's live output)
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
-                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH))
+                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE))
 
 
 class Busy(Exception):

@@ -37,6 +37,12 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .IR RULE ]...
 .RB [ \-\-deny
 .IR RULE ]...
+.RB [ \-\-max\-turns
+.IR N ]
+.RB [ \-\-max\-tokens
+.IR N ]
+.RB [ \-\-max\-cost
+.IR AMOUNT ]
 .RB [ \-\-continue " | " \-\-resume
 .IR ID " | "
 .BR \-\-no\-journal ]
@@ -205,6 +211,26 @@ Keep no journal of this session: nothing to continue later, no
 .BR /undo ,
 and the permission decisions go to the log instead.
 .TP
+.BI \-\-max\-turns " N"
+A budget: at most
+.I N
+requests to the model from now (one prompt may take several: each answer that asks for tools
+is one).
+See
+.BR "USAGE AND BUDGETS" .
+.TP
+.BI \-\-max\-tokens " N"
+A budget: at most
+.I N
+tokens from now, the input of every request counted as well as its output.
+.TP
+.BI \-\-max\-cost " AMOUNT"
+A budget: at most
+.I AMOUNT
+spent from now, by the
+.B prices
+table of the configuration.
+.TP
 .BR sessions " [" \-\-all ]
 List the sessions of this working directory, newest activity first: the id, when it
 started, its last activity, the number of turns, the conversation's size in tokens at its
@@ -252,7 +278,7 @@ Print the version and exit.
 .BR \-h ", " \-\-help
 Print a short usage summary and exit.
 .SH TOOLS
-Every request offers the model five tools.
+Every request offers the model six tools.
 Paths are relative to the working directory (see
 .BR \-C );
 a path that resolves outside it, also through a symbolic link, is refused, and so are
@@ -326,6 +352,66 @@ Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
 The sorted entries of a directory, at most @list_max@ of them.
+Runs without asking (by default).
+.TP
+.B search_workspace \fIpattern\fP \fR[\fIpath\fP] [\fIregex\fP] [\fIglob\fP] [\fImax_results\fP]
+The lines that contain a text (or, with
+.IR regex ,
+match a regular expression) in the files under a directory (default the working directory)
+or in one file, as
+.I file:line: text
+with the number of matching lines per file; case\-sensitive.
+.I glob
+keeps the files whose name matches
+.RB ( *.py ),
+or with a
+.B /
+whose path relative to
+.I path
+does
+.RB ( src/**/*.ts ).
+It uses
+.BR rg (1)
+when it is installed, else
+.B "git grep"
+in a git work tree, else a search of its own in Python; the regular expressions are those of
+the program that runs (the common syntax works everywhere).
+It skips binary files,
+.BR .git ,
+.BR node_modules ,
+virtualenvs
+.RB ( .venv ,
+.BR venv ,
+or a directory with a
+.BR pyvenv.cfg )
+and what
+.B .gitignore
+files ignore (a
+.I path
+given explicitly is searched even so), and every file a permission rule keeps
+.B read_file
+from reading without a question (the result counts them): a deny rule on reading a file
+holds for searches too.
+It never follows a symbolic link, and a file whose directory turned into a link to the outside
+during the search is left out.
+At most
+.I max_results
+lines are shown (default @search_results@, at most @search_results_max@), each cut to
+@search_line_chars@ characters around its match, and the whole result is at most
+@search_output@ and takes at most @search_timeout@ seconds; past a bound the result says so
+and still counts every matching line and file (the program's own count), so the model can
+narrow the search.
+.B rg
+and
+.B git
+run in their own process group, killed with it on Esc, quit or the time limit, with the
+environment of
+.I "Commands that run without a question"
+(a repository's config cannot make git run a program or change its output) and no
+.B rg
+config file
+.RB ( RIPGREP_CONFIG_PATH
+is removed).
 Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
@@ -558,7 +644,8 @@ Rules decide them in layers, and a permission mode decides what no rule does.
 .SS Rules
 A rule names a tool and, in parentheses, a pattern over the tool's main argument: the
 .I path
-of read_file, write_file, edit_file and list_directory, or the
+of read_file, write_file, edit_file, list_directory and search_workspace (the directory or
+file searched), or the
 .I command
 of execute_command.
 A bare tool name matches any argument.
@@ -573,7 +660,7 @@ edit_file
 .fi
 .RE
 .PP
-The tool is one of the five tool names, exactly
+The tool is one of the six tool names, exactly
 .RB ( Bash(...)
 is an error that suggests execute_command); there is no wildcard for all tools (use a
 permission mode).
@@ -747,8 +834,8 @@ beats an allow anywhere.
 .B policy check
 names the rule and the layer that decided.
 .PP
-The built\-in defaults: read_file and list_directory allow; write_file, edit_file and
-execute_command ask.
+The built\-in defaults: read_file, list_directory and search_workspace allow; write_file,
+edit_file and execute_command ask.
 .PP
 Some files make a program run code later: when you next
 .B cd
@@ -1356,6 +1443,69 @@ to its
 .BR num_ctx .
 A server that refuses a request as too long for its window makes DashFloat take the window
 it names (or a little less than what was sent), compact, and send the request once more.
+.SH USAGE AND BUDGETS
+Every request to the model is metered: its input (prompt) tokens, how many of them the
+provider served from its cache, and its output (completion) tokens, as the provider reports
+them in the usage of its stream (dashfloat asks for it with
+.BR stream_options.include_usage ).
+A provider that reports none (some servers ignore the option), and a request cancelled or
+broken before its usage came, is counted from an estimate of its text, and the figures say so
+with a
+.BR ~ .
+Every request of a turn counts, the ones that ended in tool calls too, and the summary request
+of a compaction (see
+.BR CONTEXT ;
+the status bar's
+.B ctx
+figure is still the size of the last request of the last turn).
+The status bar shows the tokens used since dashfloat started, with their cost when the
+.B prices
+table of the user configuration has the model (per million input, output and cached input
+tokens), and each budget as a limit
+.RB ( "used 48.2k/100k tok $0.0310/$0.50 3/20 req" ),
+highlighted from @warn_share@ of a budget on.
+.B /usage
+shows the totals, the last turn, the model's price and every budget; a resumed session also
+shows what it used before (not counted by the budgets).
+Each request is a
+.B usage
+event in the journal.
+.PP
+The budgets,
+.B max_turns
+(requests to the model),
+.B max_tokens
+(input and output tokens of every request: each request sends the whole conversation again,
+so a long turn costs far more input than output) and
+.BR max_cost ,
+count from the start of dashfloat (a resumed session starts them afresh), and are set with
+.BR \-\-max\-turns ,
+.B \-\-max\-tokens
+and
+.BR \-\-max\-cost ,
+or the configuration keys of the same names (a project file may lower one, never raise it).
+Before each request they are checked: a budget already reached, or one that the input of the
+request itself (estimated) would pass, keeps it from going; after each request, a budget
+reached keeps the tool calls of that answer from running (their results say why).
+Either way the turn ends with an error entry that names the budget, a
+.B budget
+event in the journal, and, for a program that drives dashfloat, a
+.B stopped
+message with the reason
+.BR budget .
+A budget reached by a final answer is said at once; the next prompt is then not sent.
+At @warn_share@ of a budget a warning entry comes, once.
+With
+.B max_cost
+set, a model the
+.B prices
+table has no price for cannot be used: its cost could not be counted.
+.PP
+The repeat guard: when the model makes the same call with the same arguments
+@repeat_limit@ times in a row within one turn, the call asks first, whatever rule or mode
+would have let it run (a deny stays a deny), and the question says why; the
+.B a
+key approves it once and adds no session rule.
 .SH SESSIONS
 Every session is recorded as it happens, in an append\-only journal (unless the
 configuration key
@@ -1743,6 +1893,7 @@ def numbers() -> dict[str, str]:
         history,
         journal,
         masking,
+        metering,
         private,
         prompt,
         sessions,
@@ -1756,8 +1907,10 @@ def numbers() -> dict[str, str]:
         gitchanges,
         hooks,
         pathpolicy,
+        pipeline,
         preview,
         runner,
+        search,
     )
     from dashfloat.tools import exec as exec_tool
     from dashfloat.ui import app, confirmgate, keymap
@@ -1783,6 +1936,13 @@ def numbers() -> dict[str, str]:
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),
         "list_max": str(files.LIST_MAX),
+        "warn_share": f"{metering.WARN_AT:.0%}".replace("%", " %"),
+        "repeat_limit": str(pipeline.REPEAT_LIMIT),
+        "search_results": str(search.MAX_RESULTS),
+        "search_results_max": str(search.MAX_RESULTS_MAX),
+        "search_line_chars": str(search.LINE_CHARS),
+        "search_output": human_size(search.OUTPUT_BYTES),
+        "search_timeout": f"{search.TIMEOUT:g}",
         "name_max": str(pathpolicy.NAME_MAX),
         "path_max": str(pathpolicy.PATH_MAX - 1),
         "edit_max": human_size(files.EDIT_MAX_BYTES),

@@ -39,6 +39,7 @@ U_DONE = "u_done"  # ("u_done", ref, payload)   an /undo step finished on its wo
 C_DONE = "c_done"  # ("c_done", ref, ok, payload)  the summary request of a compaction (dashfloat/context.py)
 #                    ended: ok and StreamResult.as_dict, or not ok and ChatError.as_dict
 WINDOW = "window"  # ("window", model, tokens or None, source)  the context window the endpoint states
+CMD_DONE = "cmd_done"  # ("cmd_done", command, level, text)  a slash command's worker finished: its entry
 
 # ---- agent -> UI -------------------------------------------------------------------
 PHASE = "phase"  # ("phase", "idle"|"waiting"|"streaming"|"running"|"confirming")
@@ -49,7 +50,13 @@ ASSISTANT_START = "assistant_start"  # ("assistant_start",)
 TOKEN = "token"  # ("token", text)           answer content delta
 REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apart
 ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
-USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn
+USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn (its final request)
+METER = "meter"  # ("meter", view_dict)      totals since start and the budgets (metering.Meter.view):
+#                      {"tokens", "estimated", "requests", "cost", "max_tokens", "max_cost", "max_turns"}
+STOPPED = "stopped"  # ("stopped", reason, detail)  the turn ended for a reason a front end acts on;
+#                      reason "budget": detail {"budget", "limit", "used", "why", "text"} (metering.Stop);
+#                      headless mode exits with its own status for it. Posted before the idle phase.
+LEAVE = "leave"  # ("leave",)                the user asked to quit (/quit): the front end leaves
 SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error", or "note" (dim: e.g. which
 #                    instruction files were loaded)
 TOOL_CALL = "tool_call"  # ("tool_call", {"id", "name", "summary"})   a row per announced call
@@ -72,7 +79,7 @@ SYSTEM_LEVELS = ("info", "warn", "error", "note")
 
 UI_TO_AGENT = frozenset((PROMPT, CANCEL, QUIT, CONFIRM_DECISION))
 STREAM_TO_AGENT = frozenset((S_DONE, S_FAILED, MODELS, MODEL_CHECK, T_OUTPUT, T_DONE, T_GATE, T_NOTE, U_DONE,
-                             C_DONE, WINDOW))
+                             C_DONE, WINDOW, CMD_DONE))
 AGENT_TO_UI = frozenset(
     (
         PHASE,
@@ -84,6 +91,9 @@ AGENT_TO_UI = frozenset(
         REASONING,
         ASSISTANT_END,
         USAGE,
+        METER,
+        STOPPED,
+        LEAVE,
         SYSTEM,
         TOOL_CALL,
         TOOL_OUTPUT,

@@ -266,6 +266,7 @@ class Loaded:
     undone: set[int] = field(default_factory=set)
     size: int = 0
     lines: int = 0
+    meter: dict = field(default_factory=dict)  # the requests' usage summed (metering.Totals.as_dict)
 
 
 def _result_ok(content: str) -> bool:
@@ -282,7 +283,7 @@ def _result_ok(content: str) -> bool:
 # Events a resume does not need (the audit trail and the ends of runs), and the kinds of ui
 # event it looks at as they come (the others, and reasoning, are parsed only if they are in
 # the tail): a journal loads in about the time json needs for the conversation alone.
-_NOT_NEEDED = frozenset(("decision", "audit", "cancel", "note", "end"))
+_NOT_NEEDED = frozenset(("decision", "audit", "cancel", "note", "end", "budget"))
 _UI_LOOKED_AT = frozenset((M.MODEL, M.CONFIRM, M.DECIDED))
 
 
@@ -470,6 +471,8 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
                             out.notes.append(f"line {lineno} of the journal (a compaction) could not be applied")
                 elif kind == "clear":  # /clear: a fresh conversation from here
                     conv.clear()
+                elif kind == "usage":
+                    _add_usage(out.meter, ev)
                 continue
             n = len(line)  # shown: into the current turn's group
             group[0] += n
@@ -505,6 +508,22 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
     if missing_blobs:
         out.notes.append(f"{len(missing_blobs)} text(s) kept apart from the journal are missing from {store.path}")
     return out
+
+
+def _add_usage(totals: dict, ev: dict) -> None:
+    """Sum one `usage` event into the totals (metering.Totals.as_dict's keys)."""
+    def num(key):
+        v = ev.get(key)
+        return v if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else 0
+
+    totals["requests"] = totals.get("requests", 0) + 1
+    for key in ("prompt", "cached", "completion"):
+        totals[key] = totals.get(key, 0) + int(num(key))
+    if "cost" in ev:
+        totals["cost"] = totals.get("cost", 0.0) + float(num("cost"))
+        totals["priced"] = totals.get("priced", 0) + 1
+    if ev.get("estimated"):
+        totals["estimated"] = totals.get("estimated", 0) + 1
 
 
 def _damage(line: str) -> str:

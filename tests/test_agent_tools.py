@@ -568,8 +568,9 @@ def test_more_than_64_calls_is_an_error_and_nothing_runs(rig):
 
 
 def test_exactly_64_calls_are_accepted_and_all_answered_in_order(rig):
-    (rig.root / "d").mkdir()
-    chunks = [[frag(i, f"call_L{i}", "list_directory", json.dumps({"path": "d"}))] for i in range(64)]
+    for i in range(64):  # a directory each: the same call three times in a row would ask (the repeat guard)
+        (rig.root / f"d{i}").mkdir()
+    chunks = [[frag(i, f"call_L{i}", "list_directory", json.dumps({"path": f"d{i}"}))] for i in range(64)]
     rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="tool_calls"), answer("Listed."))
     rig.start()
     t = rig.prompt("list 64 times")

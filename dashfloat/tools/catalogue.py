@@ -1,17 +1,19 @@
-"""The fixed five-tool catalogue (ADR 0007 §1), argument validation and the UI's args summary.
+"""The fixed tool catalogue (ADR 0007 §1: five tools; issue 10 adds search_workspace), argument
+validation and the UI's args summary.
 
 `TOOLS` is sent as the request's `tools` array. `validate` checks a call's arguments against
 the very same JSON schemas (a tiny validator for the subset used here: object / properties /
-required / additionalProperties false, string and integer types, minimum / maximum, default)
-before anything else happens: a bad call becomes an error result, never a confirmation or an
-execution.
+required / additionalProperties false, string, integer and boolean types, minimum / maximum,
+default) before anything else happens: a bad call becomes an error result, never a confirmation
+or an execution. An optional parameter given as null counts as left out (models often send
+`"glob": null`): its default applies.
 """
 
 from __future__ import annotations
 
 import json
 
-from dashfloat.tools import names, results
+from dashfloat.tools import names, results, search
 from dashfloat.tools.preview import command_summary, human_size, safe
 
 # -- the catalogue ---------------------------------------------------------------------
@@ -127,11 +129,34 @@ TOOLS: list[dict] = [
         },
         [],
     ),
+    _tool(
+        "search_workspace",
+        "Find the lines that contain `pattern` in the files under a directory (or in one file): "
+        "returns `file:line: text` lines and the number of matches per file. Skips binary "
+        "files, .git, node_modules, virtualenvs and what .gitignore ignores. Case-sensitive; "
+        f"a literal text unless `regex` is true. At most `max_results` lines (default {search.MAX_RESULTS}), "
+        f"each cut to {search.LINE_CHARS} characters around the match, {search.OUTPUT_BYTES >> 10} KiB "
+        f"in all, {search.TIMEOUT:g} s: the result says `truncated` and still counts every match, "
+        "so narrow with `path` or `glob`. Runs without asking the user.",
+        {
+            "pattern": {"type": "string", "description": "The text to find (one line), or a regular "
+                        "expression when regex is true (the common syntax: . * + ? [] () | ^ $ \\b \\d \\s \\w)."},
+            "path": {"type": "string", "default": ".",
+                     "description": f"Directory or file to search, {_PATH_NOTE}."},
+            "regex": {"type": "boolean", "default": False,
+                      "description": "Treat pattern as a regular expression (default: a literal text)."},
+            "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py; with a / "
+                     "a path pattern relative to path, e.g. src/**/*.ts."},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": search.MAX_RESULTS_MAX,
+                            "default": search.MAX_RESULTS, "description": "Most matching lines returned."},
+        },
+        ["pattern"],
+    ),
 ]
 
-READ_ONLY = frozenset({"read_file", "list_directory"})
+READ_ONLY = frozenset({"read_file", "list_directory", "search_workspace"})
 PATH_PARAMS = {"read_file": "path", "write_file": "path", "edit_file": "path",
-               "list_directory": "path", "execute_command": "cwd"}
+               "list_directory": "path", "execute_command": "cwd", "search_workspace": "path"}
 """The parameter of each tool that names a file or directory (canonicalised by validate)."""
 MUTATING = frozenset({"write_file", "edit_file", "execute_command"})
 
@@ -194,6 +219,10 @@ def _check_value(param: str, schema: dict, value) -> str | None:
         if "\x00" in value:
             return f"parameter '{param}' contains a NUL byte"
         return None
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            return f"parameter '{param}' expected true or false, got {_json_kind(value)} {_show(value)}"
+        return None
     if kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             return f"parameter '{param}' expected an integer, got {_json_kind(value)} {_show(value)}"
@@ -251,6 +280,10 @@ def validate(name: str, args, error: str | None = None) -> tuple[dict | None, di
         )
     out: dict = {}
     for param, pschema in props.items():
+        if param in args and args[param] is None and param not in schema["required"]:
+            if "default" in pschema:
+                out[param] = pschema["default"]
+            continue  # null for an optional parameter: left out
         if param in args:
             problem = _check_value(param, pschema, args[param])
             if problem:
@@ -354,6 +387,16 @@ def _details(name: str, args: dict) -> str:
         return text
     if name == "list_directory":
         return _path(args, default=".")
+    if name == "search_workspace":
+        pattern = args.get("pattern", "?")
+        text = _clip_head(safe(_as_text(pattern)), _COMMAND_MAX)
+        text = (f"/{text}/" if args.get("regex") is True else repr(text) if isinstance(pattern, str) else text)
+        where = args.get("path")
+        if where not in (None, "."):
+            text += f" in {_path(args)}"
+        if isinstance(args.get("glob"), str):
+            text += f" ({_clip_head(safe(args['glob']), 40)})"
+        return text
     return _clip_head(safe(_show(args)), _COMMAND_MAX) if args else ""
 
 

@@ -242,7 +242,7 @@ def _aliases(name: str, args: object, root: str | None) -> tuple[str, ...]:
     if not isinstance(args, dict):
         return ()
     path = args.get(rules.MAIN_ARG[name])
-    if path is None and name == "list_directory":
+    if path is None and name in ("list_directory", "search_workspace"):
         path = "."
     if not isinstance(path, str) or not path or "\x00" in path:
         return ()

@@ -34,7 +34,7 @@ from dashfloat.tools import (
 log = logging.getLogger("dashfloat.pipeline")
 
 PATH_ARGS = {"read_file": "path", "write_file": "path", "edit_file": "path", "list_directory": "path",
-             "execute_command": "cwd"}
+             "execute_command": "cwd", "search_workspace": "path"}
 
 
 @dataclass
@@ -59,6 +59,7 @@ class CallContext:
     audit: object = None  # the final rules.Decision (decision, who, reason): the agent records it
     exec_env: dict | None = None  # environment changes for a command that runs unasked
     preview_notes: list[str] = field(default_factory=list)  # lines added to the question
+    repeats: int = 0  # identical calls (same tool, same arguments) just before this one in the turn
 
 
 # ---- pre-execute stages: each returns an error result to end the call, or None --------
@@ -143,6 +144,29 @@ def stage_repository(ctx: CallContext) -> dict | None:
     return None
 
 
+REPEAT_LIMIT = 3  # the same call this many times in a row in one turn asks
+REPEAT_WHO = "repeat guard"
+
+
+def stage_repeat(ctx: CallContext) -> dict | None:
+    """The same call with the same arguments REPEAT_LIMIT times in a row in one turn (the
+    agent counts `ctx.repeats`) asks, with a note: a model in a loop waits for the user. Every
+    mode (a loop is where an unrestricted session needs a brake); it can only tighten (a deny
+    stays a deny), and the a key adds no session rule for it (this check comes after the
+    rules, so such a rule would never be used)."""
+    if ctx.repeats + 1 < REPEAT_LIMIT or ctx.guard.decision == guard_module.DENY:
+        return None
+    why = (f"the same call with the same arguments {ctx.repeats + 1} times in a row in this turn "
+           "(a loop?)")
+    ctx.guard.update(guard_module.ASK, REPEAT_WHO)
+    if ctx.guard.decided_by == REPEAT_WHO:
+        ctx.reason = why
+    ctx.rule_decision = rules.Decision(guard_module.ASK, REPEAT_WHO, why,
+                                       getattr(ctx.rule_decision, "rule", None), always_asks=why)
+    ctx.preview_notes.append(f"asks: {why}")
+    return None
+
+
 # THE order of the pre-execute chain. Changing policy means changing this tuple.
 PRE_EXECUTE: tuple[Callable[[CallContext], dict | None], ...] = (
     stage_validate,
@@ -150,6 +174,7 @@ PRE_EXECUTE: tuple[Callable[[CallContext], dict | None], ...] = (
     stage_rules,
     stage_hooks,
     stage_repository,
+    stage_repeat,
 )
 
 

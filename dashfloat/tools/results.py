@@ -37,6 +37,8 @@ CODES: dict[str, str] = {
     "exit_status": "the command exited with a non-zero status",
     "episode_limit": "the turn reached its episode limit before this call ran",
     "interrupted": "the turn ended (stream failure, error) before this call ran",
+    "budget": "a budget (max_turns, max_tokens, max_cost) was reached before this call ran",
+    "search_failed": "search_workspace: the search program (rg, git grep) failed",
     "internal": "a bug in DashFloat; details in the log",
 }
 

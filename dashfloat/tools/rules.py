@@ -5,14 +5,16 @@ their lists into `Rule`s with `parse_rule`, and the pipeline calls `evaluate`).
 
 Rule syntax
 -----------
-``Tool(pattern)`` or a bare ``Tool`` (any argument). ``Tool`` is one of the five tool names,
+``Tool(pattern)`` or a bare ``Tool`` (any argument). ``Tool`` is one of the six tool names,
 exactly (``Bash(...)`` is an error that suggests ``execute_command``). There is no tool wildcard
 (``*`` alone is an error: use a permission mode for "everything"). The pattern is everything
 between the first ``(`` and the last ``)``; text after the last ``)`` is an error, as are
 unbalanced parentheses, an empty pattern, NUL / control / invisible characters.
 
-A rule applies to its tool's *main argument*: ``path`` for read_file, write_file, edit_file and
-list_directory, ``command`` for execute_command.
+A rule applies to its tool's *main argument*: ``path`` for read_file, write_file, edit_file,
+list_directory and search_workspace (the directory or file searched), ``command`` for
+execute_command. search_workspace also leaves out every file that read_file may not read
+without asking (tools/search.py), so a deny rule on read_file holds for searches too.
 
 Path patterns (gitignore-like, always anchored at the working directory)
 -----------------------------------------------------------------------
@@ -87,8 +89,8 @@ are flags too.
 
 Evaluation (`evaluate`)
 -----------------------
-1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file and
-   list_directory allow; write_file, edit_file and execute_command ask. Built-in *protection*
+1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file,
+   list_directory and search_workspace allow; write_file, edit_file and execute_command ask. Built-in *protection*
    rules: write_file/edit_file of a file that makes a program run code later (the table of
    `alwaysask`: ``.git/**``, ``.dashfloat/**``, ``.envrc``, ``.vscode/**``, shell start-up
    files, CI workflows...; any depth, folded as above) always at least ask, and the decision
@@ -175,8 +177,9 @@ MAIN_ARG: dict[str, str] = {
     "edit_file": "path",
     "list_directory": "path",
     "execute_command": "command",
+    "search_workspace": "path",
 }
-_PATH_TOOLS = frozenset(("read_file", "write_file", "edit_file", "list_directory"))
+_PATH_TOOLS = frozenset(("read_file", "write_file", "edit_file", "list_directory", "search_workspace"))
 _EDIT_TOOLS = frozenset(("write_file", "edit_file"))
 _COMMAND = "execute_command"
 
@@ -266,7 +269,7 @@ class RuleError(ValueError):
 class Rule:
     """One permission rule.
 
-    tool:     one of the five tool names
+    tool:     one of the tool names
     pattern:  the text between the parentheses, or None for a bare tool name (any argument)
     text:     the rule as written (surrounding blanks removed), for messages
     decision: "allow", "ask" or "deny"
@@ -382,7 +385,8 @@ _TOOL_HINTS = {
     "execute": "execute_command", "read": "read_file", "view": "read_file", "cat": "read_file",
     "write": "write_file", "create": "write_file", "edit": "edit_file", "patch": "edit_file",
     "multiedit": "edit_file", "ls": "list_directory", "list": "list_directory",
-    "glob": "list_directory",
+    "glob": "list_directory", "grep": "search_workspace", "search": "search_workspace",
+    "rg": "search_workspace", "find": "search_workspace",
 }
 
 
@@ -1572,7 +1576,7 @@ def _main_value(name: str, args: object) -> object:
     key = MAIN_ARG.get(name)
     if key is None:
         return None
-    if key not in args and name == "list_directory":
+    if key not in args and name in ("list_directory", "search_workspace"):
         return "."
     return args.get(key)
 
@@ -1704,6 +1708,7 @@ def rule_matches(
 _DEFAULTS: tuple[Rule, ...] = (
     _builtin("read_file", ALLOW),
     _builtin("list_directory", ALLOW),
+    _builtin("search_workspace", ALLOW),
     _builtin("write_file", ASK),
     _builtin("edit_file", ASK),
     _builtin("execute_command", ASK),

@@ -20,7 +20,8 @@ from dashfloat.tools.catalogue import (
     summary,
     validate_call,
 )
-from dashfloat.tools.exec import Cancel, kill_all, run_command
+from dashfloat.tools.exec import Cancel, run_command
+from dashfloat.tools.exec import kill_all as _kill_commands
 
 __all__ = [
     "TOOLS", "READ_ONLY", "MUTATING", "Cancel", "kill_all", "summary", "validate_call",
@@ -28,6 +29,17 @@ __all__ = [
 ]
 
 EXCERPT_LINES = 30  # the UI shows at most this many lines of a result
+
+
+def kill_all() -> None:
+    """Kill every running command and search program with everything they started (quit,
+    SIGHUP, SIGTERM)."""
+    _kill_commands()
+    import sys
+
+    search = sys.modules.get("dashfloat.tools.search")
+    if search is not None:
+        search.kill_all()
 
 
 def needs_confirmation(name: str) -> bool:
@@ -88,8 +100,13 @@ def _with_links(plan, lines: list, full: list | None) -> tuple[list, list | None
 
 
 def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, cancel: Cancel | None = None,
-            on_output=None, exec_timeout: float = 30.0, exec_max_processes: int = 1024) -> dict:
-    """Run a validated call (a mutation only with its approved plan)."""
+            on_output=None, exec_timeout: float = 30.0, exec_max_processes: int = 1024, policy=None) -> dict:
+    """Run a validated call (a mutation only with its approved plan). `policy`: the permission
+    policy, so search_workspace leaves out the files read_file may not read unasked."""
+    if name == "search_workspace":
+        from dashfloat.tools import search
+
+        return search.search_workspace(root, args, cancel=cancel, readable=readable_by(policy, root))
     if name == "read_file":
         return files.read_file(root, args["path"], args.get("offset", 1), args.get("limit", files.READ_MAX_LINES))
     if name == "list_directory":
@@ -104,6 +121,24 @@ def execute(name: str, args: dict, root: str, prepared: Prepared | None, *, canc
         return _run_in(prepared.plan, args["command"], timeout=exec_timeout, cancel=cancel,
                        on_output=on_output, max_processes=exec_max_processes, env=prepared.env)
     return results.error("unknown_tool", f"unknown tool {name!r}")
+
+
+def readable_by(policy, root: str):
+    """A predicate: may read_file read this path (relative to the root) without asking? None
+    (everything) when no rule of any layer could say otherwise: the common case costs nothing."""
+    if policy is None:
+        return None
+    from dashfloat.tools import rules
+
+    strict = any(r.tool == "read_file" and r.decision != rules.ALLOW
+                 for _layer, layer_rules in policy.all_layers() for r in layer_rules)
+    if not strict:
+        return None
+
+    def readable(rel: str) -> bool:
+        return policy.decide("read_file", {"path": rel}, root).decision == rules.ALLOW
+
+    return readable
 
 
 def _run_in(cwd: pathpolicy.Resolved, command: str, **kw) -> dict:
@@ -144,6 +179,10 @@ def _ok_text(name: str, result: dict) -> str:
     if name == "list_directory":
         n = result.get("total", len(result.get("entries") or []))
         return f"ok: {n} entries" + (", truncated" if result.get("truncated") else "")
+    if name == "search_workspace":
+        from dashfloat.tools.search import shown_count
+
+        return f"ok: {shown_count(result)}" + (", incomplete" if result.get("complete") is False else "")
     if name == "write_file":
         size = result.get("bytes")
         verb = "created" if result.get("created") else "wrote"
@@ -169,6 +208,8 @@ def _excerpt_source(name: str, result: dict) -> str:
         return result.get("output") or ""
     if name == "read_file" and result.get("ok"):
         return result.get("content") or ""
+    if name == "search_workspace" and result.get("ok"):
+        return result.get("matches") or ""
     if name == "list_directory" and result.get("ok"):
         # one row per entry: a newline in a name is shown escaped, never as a second entry
         return "\n".join(

@@ -115,6 +115,7 @@ class App(Confirming):
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
+        self.meter: dict | None = None  # the totals and budgets (metering.Meter.view)
         self.mode = "ask"  # the permission mode; shown in the status bar unless "ask"
         self._status_markup: list | None = None
         self.notice = ""
@@ -215,6 +216,8 @@ class App(Confirming):
         for msg in msgs:
             try:
                 structural |= self.apply(msg)
+            except urwid.ExitMainLoop:  # ("leave",): /quit
+                raise
             except Exception as exc:
                 log.exception("applying %r failed", msg[:1])
                 self.model.system("error", f"internal error showing a {msg[0]!r} message: {exc!r} (see the log)")
@@ -278,6 +281,15 @@ class App(Confirming):
             if isinstance(total, int):
                 self.tokens = total
             self.update_status()
+            return False
+        if kind == M.METER:
+            self.meter = msg[1]
+            self.update_status()
+            return False
+        if kind == M.STOPPED:  # the entry that says why came with it; a front end that exits acts on it
+            return False
+        if kind == M.LEAVE:
+            self.quit()
             return False
         if kind == M.TOOL_CALL:
             self.model.tool_call(msg[1])
@@ -391,6 +403,8 @@ class App(Confirming):
                     self.spin += 1
                     self.update_status()
                 self._ensure_tick()
+        except urwid.ExitMainLoop:  # ("leave",) drained here: /quit
+            raise
         except Exception as exc:
             log.exception("tick failed")
             self.model.system("error", f"internal error in the display tick: {exc!r} (see the log)")
@@ -435,6 +449,7 @@ class App(Confirming):
             sep=self.glyphs.sep,
             dot=self.glyphs.system,
             session_rule=not self._question_always_asks(),
+            meter=self.meter,
         )
         if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
             self._status_markup = markup
@@ -606,12 +621,27 @@ class App(Confirming):
             os.kill(os.getpid(), signal.SIGTSTP)
         elif cmd == "help":
             self.root.show(help_widget(self.ascii))
+        elif cmd == "complete":
+            from dashfloat import commands
+
+            done = commands.complete(p.edit_text, p.edit_pos)
+            if done is None:
+                return False
+            p.set_edit_text(done.text)
+            p.set_edit_pos(done.cursor)
+            self.notice = "  ".join(done.choices)
+            self.update_status()
         return None
 
     def submit(self) -> None:
         text = self.prompt.edit_text
         if not text.strip():
             return
+        from dashfloat import commands
+
+        if commands.parse(text) == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
+            self.prompt.replace("")
+            self.quit()
         if not self._check_agent():
             self.notice = "the agent is down"
             self.update_status()
@@ -696,7 +726,8 @@ class App(Confirming):
                 self.agent.send((M.QUIT,))
             except Exception:
                 pass
-            # no command may outlive the app, whatever the agent thread is doing now
-            exec_module = sys.modules.get("dashfloat.tools.exec")
-            if exec_module is not None:
-                exec_module.kill_all()
+            # no command (nor search program) may outlive the app, whatever the agent thread is doing now
+            for name in ("dashfloat.tools.exec", "dashfloat.tools.search"):
+                module = sys.modules.get(name)
+                if module is not None:
+                    module.kill_all()

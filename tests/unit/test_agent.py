@@ -245,8 +245,12 @@ def test_the_episode_limit_ends_a_turn_that_keeps_calling_tools(tmp_path):
     def stream(endpoint, model, messages, *, on_event, cancel, tools=None):
         requests.append(messages)
         n = len(requests)
-        return result("", tool_calls=[{"id": f"c{n}", "name": "list_directory", "args": {}, "error": None}])
+        # a different directory each time: the same call three times in a row would ask (the repeat guard)
+        return result("", tool_calls=[{"id": f"c{n}", "name": "list_directory", "args": {"path": f"d{n}"},
+                                       "error": None}])
 
+    for n in (1, 2, 3):
+        (tmp_path / f"d{n}").mkdir()
     agent, out = start(stream, root=str(tmp_path), max_episodes=3)
     agent.send((M.PROMPT, "loop"))
     warn = out.wait(lambda m: m[0] == M.SYSTEM and "episodes" in m[2])

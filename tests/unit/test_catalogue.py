@@ -22,7 +22,8 @@ from dashfloat.tools.catalogue import (
 def test_catalogue_is_valid_openai_tools_json():
     assert json.loads(json.dumps(TOOLS, allow_nan=False)) == TOOLS
     names = [t["function"]["name"] for t in TOOLS]
-    assert names == ["read_file", "write_file", "edit_file", "execute_command", "list_directory"]
+    assert names == ["read_file", "write_file", "edit_file", "execute_command", "list_directory",
+                     "search_workspace"]
     for tool in TOOLS:
         assert set(tool) == {"type", "function"}
         assert tool["type"] == "function"
@@ -36,7 +37,7 @@ def test_catalogue_is_valid_openai_tools_json():
         assert isinstance(params["required"], list)
         assert set(params["required"]) <= set(params["properties"])
         for prop in params["properties"].values():
-            assert prop["type"] in {"string", "integer"}
+            assert prop["type"] in {"string", "integer", "boolean"}
             assert prop.get("description")
         # the defaults the schema declares are the ones validation fills in
         got, err = validate(fn["name"], _required_ok(fn["name"]))
@@ -53,6 +54,7 @@ def _required_ok(name: str) -> dict:
         "edit_file": {"path": "a.txt", "search_block": "a", "replace_block": "b"},
         "execute_command": {"command": "true"},
         "list_directory": {},
+        "search_workspace": {"pattern": "x"},
     }[name]
 
 
@@ -63,6 +65,11 @@ def test_catalogue_required_and_ranges():
     assert by_name["edit_file"]["required"] == ["path", "search_block", "replace_block"]
     assert by_name["execute_command"]["required"] == ["command"]
     assert by_name["list_directory"]["required"] == []
+    assert by_name["search_workspace"]["required"] == ["pattern"]
+    sw = by_name["search_workspace"]["properties"]
+    assert sw["path"]["default"] == "." and sw["regex"] == {**sw["regex"], "type": "boolean", "default": False}
+    assert "default" not in sw["glob"]
+    assert sw["max_results"] == {**sw["max_results"], "type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
     rf = by_name["read_file"]["properties"]
     assert rf["offset"] == {**rf["offset"], "type": "integer", "minimum": 1, "default": 1}
     assert rf["limit"] == {**rf["limit"], "type": "integer", "minimum": 1, "maximum": 10000, "default": 2000}
@@ -85,7 +92,7 @@ def test_descriptions_state_the_bounds():
 
 
 def test_read_only_and_mutating_partition_the_catalogue():
-    assert READ_ONLY == {"read_file", "list_directory"}
+    assert READ_ONLY == {"read_file", "list_directory", "search_workspace"}
     assert MUTATING == {"write_file", "edit_file", "execute_command"}
     assert READ_ONLY | MUTATING == {t["function"]["name"] for t in TOOLS}
     assert not READ_ONLY & MUTATING

@@ -53,7 +53,7 @@ def test_what_is_a_command(text, parsed):
 
 
 def test_the_table_is_complete_and_every_command_has_a_handler():
-    assert NAMES == ["help", "clear", "compact", "model", "mode", "permissions", "undo"]
+    assert NAMES == ["help", "clear", "compact", "usage", "model", "mode", "permissions", "undo", "sessions", "quit"]
     for cmd in commands.COMMANDS:
         assert callable(getattr(Agent, f"_{cmd.name}_command")), cmd.name
         assert cmd.help.endswith(".") and cmd.help[0].isupper()
@@ -63,8 +63,8 @@ def test_the_table_is_complete_and_every_command_has_a_handler():
 
 def test_help_text_lists_every_command_with_its_arguments():
     text = commands.help_text()
-    for usage in ("/help", "/clear", "/compact [FOCUS]", "/model [NAME]", "/mode [NAME]", "/permissions [revoke N]",
-                  "/undo [N]"):
+    for usage in ("/help", "/clear", "/compact [FOCUS]", "/usage", "/model [NAME]", "/mode [NAME]",
+                  "/permissions [revoke N]", "/undo [N]", "/sessions", "/quit"):
         assert re.search(rf"^  {re.escape(usage)}\s", text, re.MULTILINE), usage
 
 

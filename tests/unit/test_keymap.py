@@ -47,7 +47,7 @@ def test_every_key_name_is_one_urwid_decodes():
     seqs = {
         "enter": b"\r", "meta enter": b"\x1b\r", "esc": b"\x1b", "up": b"\x1b[A", "down": b"\x1b[B",
         "page up": b"\x1b[5~", "page down": b"\x1b[6~", "home": b"\x1b[H", "end": b"\x1b[F",
-        "meta up": b"\x1b[1;3A", "meta down": b"\x1b[1;3B", "f1": b"\x1bOP", "q": b"q", "y": b"y", "n": b"n", "a": b"a", "v": b"v",
+        "tab": b"\t", "meta up": b"\x1b[1;3A", "meta down": b"\x1b[1;3B", "f1": b"\x1bOP", "q": b"q", "y": b"y", "n": b"n", "a": b"a", "v": b"v",
     }
     for name, seq in seqs.items():
         keys, _rest = escape.process_keyqueue(list(seq), more_available=False)

@@ -18,7 +18,7 @@ def ctx(tmp_path, name, args, *, policy=None, raw_error=None, **kw) -> pipeline.
 
 def test_the_order_of_the_chains_is_fixed_here():
     assert [s.__name__ for s in pipeline.PRE_EXECUTE] == [
-        "stage_validate", "stage_path_policy", "stage_rules", "stage_hooks", "stage_repository"]
+        "stage_validate", "stage_path_policy", "stage_rules", "stage_hooks", "stage_repository", "stage_repeat"]
     assert [s.__name__ for s in pipeline.POST_EXECUTE] == ["stage_redact", "stage_post_hooks"]
 
 

@@ -127,7 +127,10 @@ def test_the_built_in_prompt_says_where_and_how_and_is_short():
         assert name in text
     assert "approve" in text and "rejected" in text  # writes and commands wait and may be refused
     assert "say briefly what you changed" in text  # how to report
-    assert "search_workspace" not in text, "advice only for the tools the request offers"
+    assert "search_workspace finds text" in text
+    fewer = prompt.system_prompt("/srv/proj", [n for n in NAMES if n != "search_workspace"], READ_ONLY,
+                                 today="2030-01-02 (Wednesday)", os_line="Debian 12", shell="/bin/sh")
+    assert "search_workspace" not in fewer, "advice only for the tools the request offers"
     # every token is paid on every request
     assert context.estimate_tokens([{"role": "system", "content": text}]) < 600
 

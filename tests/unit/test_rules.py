@@ -601,7 +601,7 @@ def test_parse_rule_rejects_bad_inputs():
 def test_default_rules():
     defaults = default_rules()
     bare = {r.tool: r.decision for r in defaults if r.pattern is None}
-    assert bare == {"read_file": ALLOW, "list_directory": ALLOW, "write_file": ASK,
+    assert bare == {"read_file": ALLOW, "list_directory": ALLOW, "search_workspace": ALLOW, "write_file": ASK,
                     "edit_file": ASK, "execute_command": ASK}
     sticky = [r for r in defaults if r.sticky]
     assert {r.tool for r in sticky} == {"write_file", "edit_file"}
