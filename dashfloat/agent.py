@@ -51,6 +51,7 @@ CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in betw
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
 EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
+REPORT_WAIT = 10.0  # a turn's end waits this long at most for git's reports on its commands
 TITLE_CHARS = 100  # of a session's first prompt, in its journal's header (for the listing)
 UNDO_NAMED = 10  # files an /undo report names; the rest are counted
 INTERRUPTED_NOTE = ("[DashFloat: your previous turn was interrupted: DashFloat stopped (it was killed, crashed "
@@ -178,6 +179,10 @@ class Agent:
         self._pending_prompt: str | None = None
         self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
         self._model_check: tuple[int, str] | None = None  # (ref, name) of a /model NAME being checked
+        self._listing = False  # /model without a name: its turn ends when the model list is in
+        self._reports: set[str] = set()  # commands whose git status report is still to come
+        self._held_end: tuple | None = None  # TURN_END waiting for those reports (REPORT_WAIT at most)
+        self._held_until = 0.0
         self._check_ref = 0
         self._reasoning: list[str] = []  # the episode's reasoning, for the journal
         # the session (journal): turns so far, the last request's token count, notes the model
@@ -338,7 +343,7 @@ class Agent:
         self._calls = []
         self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
                                     "say how to go on (details in the log)."))
-        self._end_turn()
+        self._end_turn("error")
 
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""
@@ -357,9 +362,9 @@ class Agent:
         if kind == M.PROMPT:
             self._on_prompt(msg[1])
         elif kind == M.CANCEL:
-            self._on_cancel()
+            self._on_cancel(msg[1] if len(msg) > 1 else "")
         elif kind == M.CONFIRM_DECISION:
-            self._on_decision(msg[1], msg[2])
+            self._on_decision(msg[1], msg[2], msg[3] if len(msg) > 3 else None)
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
         elif kind == M.MODEL_CHECK:
@@ -370,6 +375,8 @@ class Agent:
             self._on_stream(kind, msg[2])
         elif kind == M.T_NOTE:  # a note for a row on screen, whenever it comes
             self.post((M.TOOL_NOTE, msg[2], msg[3]))
+        elif kind == M.T_GIT:  # git's report on a command, whenever it comes
+            self._on_git_report(msg[2], msg[3], msg[4])
         elif kind == M.U_DONE:
             self._on_undo_step(msg[1], msg[2])
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
@@ -424,10 +431,13 @@ class Agent:
     def _on_models(self, ok: bool, payload) -> None:
         self._discovering = False
         pending, self._pending_prompt = self._pending_prompt, None
+        listing, self._listing = self._listing, False
         if not ok:
             self.post(M.system("error", _error_line(payload)))
             if pending is not None:
-                self._end_turn()
+                self._end_turn("error")
+            elif listing:
+                self.post(M.turn_end("done"))
             return
         models = list(payload)
         if len(models) == 1:
@@ -436,6 +446,8 @@ class Agent:
             self.post(M.system("info", f"Using model {self.model}, the only one {self.endpoint.base_url} serves."))
             if pending is not None:
                 self._start_episode()
+            elif listing:
+                self.post(M.turn_end("done"))
             return
         if not models:
             text = f"{self.endpoint.base_url} lists no models. Choose one with --model NAME or DASHFLOAT_MODEL."
@@ -448,16 +460,21 @@ class Agent:
             )
         self.post(M.system("warn", text))
         if pending is not None:
-            self._end_turn()
+            self._end_turn("config")
+        elif listing:
+            self.post(M.turn_end("done"))
 
     # ---- turns ------------------------------------------------------------------------
     def _on_prompt(self, text: str) -> None:
         if self._busy:
             self.post(M.system("warn", "A turn is still running: press Esc to cancel it first."))
             return
+        self._post_held_end()
         command = commands.parse(text)
         if command is not None:
             self._dispatch_slash(*command)
+            if not self._busy and not self._listing:  # done at once (/undo and /model NAME end later)
+                self.post(M.turn_end("done"))
             return
         self._turn += 1
         self._turn_open = True
@@ -494,6 +511,7 @@ class Agent:
         if not name:
             if self.model:
                 self.post(M.system("info", f"Model: {self.model}. /model NAME switches."))
+            self._listing = True
             self._discover()
             return
         if len(name.split()) > 1:
@@ -538,7 +556,7 @@ class Agent:
                 why = _error_line(payload).rstrip(".")
                 self.post(M.system("warn", f"Model set to {name}, unchecked: the endpoint's model list "
                                            f"is not available ({why})."))
-        self._end_turn()
+        self._end_turn("done")
 
     def _mode_command(self, name: str) -> None:
         from dashfloat.tools import rules
@@ -818,6 +836,7 @@ class Agent:
         self._sync()
         self._busy = False
         self._set_phase("idle")
+        self.post(M.turn_end("done"))
 
     def _start_episode(self) -> None:
         self._episode += 1
@@ -906,7 +925,7 @@ class Agent:
         if not content and not raw_calls:
             self._end_answer("empty")
             self.post(M.system("warn", _EMPTY_BECAUSE.get(reason, "[model returned nothing]")))
-            self._end_turn()
+            self._end_turn("empty")
             return
         message = conversation.assistant_message(content, raw_calls)
         self._end_answer("done", content, message.get("tool_calls"))
@@ -915,7 +934,7 @@ class Agent:
         self._calls = [Call(c) for c in raw_calls]
         self.messages.append(message)
         if not self._calls:
-            self._end_turn()
+            self._end_turn("done")
             return
         for call in self._calls:
             self.post((M.TOOL_CALL, {"id": call.id, "name": call.name,
@@ -929,7 +948,7 @@ class Agent:
             self.messages.append({"role": "assistant", "content": content})
         self._end_answer("error", content)
         self.post(M.system("error", _error_line(err)))
-        self._end_turn()
+        self._end_turn("error")
 
     # ---- tools ------------------------------------------------------------------------
     def _gate(self, call: Call, cancel) -> tuple[tuple[str, object], list[str]]:
@@ -1067,6 +1086,9 @@ class Agent:
                 row["details"] = list(call.prepared.preview)
             self._record_result(call, details=row.get("details"))
             self._ui_post((M.TOOL_RESULT, row))  # the journal's result event draws it again
+            written = _written(call)
+            if written is not None:
+                self.post((M.FILES, call.id, [written], "tool"))
 
     def _record_result(self, call: Call, *, details=None, row: bool = True) -> None:
         """Journal a call's result as the model reads it (once per call); a resumed session
@@ -1101,7 +1123,9 @@ class Agent:
             fields["reason"] = decision.reason
         self._j("decision", **fields)
 
-    def _on_decision(self, ref: int, decision: str) -> None:
+    def _on_decision(self, ref: int, decision: str, by: dict | None = None) -> None:
+        """A question answered: by a key (`by` None), or by a front end without a person
+        (`by`: who decided, the row's text, and what the model is told when it is not run)."""
         if self._undo is not None:
             self._undo_decision(ref, decision)
             return
@@ -1112,7 +1136,12 @@ class Agent:
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"
         shown = "approved by you" if verdict == "allow" else "rejected by you"
-        if key == "a" and _always_asks(call):  # the protection: a rule would never be used
+        rejected = results.rejected()
+        if by is not None:  # approve once at most: no session rule without a person
+            who, shown = str(by.get("who") or "front end"), str(by.get("shown") or decision)
+            if verdict == "deny" and by.get("reason"):
+                rejected = results.rejected(error=str(by["reason"]))
+        elif key == "a" and _always_asks(call):  # the protection: a rule would never be used
             who += " (once: this call always asks, no session rule)"
             shown = "approved by you, once (it always asks)"
         elif key == "a":  # approve, and allow this exact call for the session
@@ -1125,7 +1154,7 @@ class Agent:
         if verdict == "allow":
             self._execute(call)
         else:
-            call.result = results.rejected()
+            call.result = rejected
             self._next_call()
 
     def _record_change(self, call: Call) -> None:
@@ -1143,7 +1172,7 @@ class Agent:
             before = kept or sha256(plan.old)  # the hash all the same: undo must never take it for new
             if kept is None:
                 self.post((M.TOOL_NOTE, call.id, f"/undo cannot restore this file: its previous content is not kept ({why})"))
-        rel = os.fsdecode(os.path.relpath(os.fsencode(plan.abs), os.fsencode(plan.root)))
+        rel = _plan_path(plan)
         change = {"turn": self._turn, "id": call.id, "path": rel, "shown": plan.rel, "real": plan.path,
                   "before": before, "after": sha256(plan.new)}
         if plan.old is not None and kept is None:
@@ -1160,6 +1189,8 @@ class Agent:
             self._j("run", id=call.id, tool=call.name)
             self._sync()  # a side effect follows: what led to it is on disk first
         git_before = call.name == "execute_command" and self.git_report
+        if git_before:
+            self._reports.add(call.id)  # T_GIT answers, whatever happens to the command
         cancel = self._runner.Cancel()
         self._running[call.id] = (call, cancel)
         limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
@@ -1169,6 +1200,8 @@ class Agent:
 
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
+
+        reporting = [False]  # the report's thread started: it sends T_GIT
 
         def work() -> tuple:
             before = None
@@ -1189,12 +1222,15 @@ class Agent:
                     result = results.error("internal", f"{call.name}: post-processing failed: {describe(exc)}")
                 for note in call.ctx.notes:
                     inbox.put((M.T_NOTE, episode, call.id, note))
-            if before is not None:  # after the result: the next request does not wait for git
+            if git_before:  # after the result: the next request does not wait for git
                 threading.Thread(target=_git_report, args=(self.root, before, inbox, episode, call.id),
                                  name="git-status", daemon=True).start()
+                reporting[0] = True
             return (M.T_DONE, episode, call.id, result)
 
         def failed(why: str) -> tuple:
+            if git_before and not reporting[0]:
+                inbox.put((M.T_GIT, episode, call.id, None, []))
             return (M.T_DONE, episode, call.id, results.error("internal", f"{call.name} failed: {why}"))
 
         _spawn(f"tool-{call.name}", inbox.put, work, failed)
@@ -1218,21 +1254,29 @@ class Agent:
         self._next_call()
 
     def _check_deadlines(self) -> None:
-        """Abandon calls past their deadline: a result now, the work cancelled."""
+        """Abandon calls past their deadline: a result now, the work cancelled; end a turn
+        whose git reports are overdue."""
         now = time.monotonic()
+        if self._held_end is not None and now >= self._held_until:
+            log.warning("git status reports still missing after %ss: %s", REPORT_WAIT, sorted(self._reports))
+            self._post_held_end()
         for call_id, (deadline, limit) in list(self._deadlines.items()):
             if now >= deadline:
                 entry = self._running.get(call_id)
                 if entry is not None:
                     entry[1].cancel()
                     log.warning("abandoned %s after %ss", entry[0].name, limit)
+                self._reports.discard(call_id)  # its thread is stuck: no report to wait for
                 self._on_tool_done(call_id, results.error(
                     "timeout", f"did not finish within {limit:g}s; abandoned"))
 
     def _wait_timeout(self) -> float | None:
-        if not self._deadlines:
+        due = [d for d, _ in self._deadlines.values()]
+        if self._held_end is not None:
+            due.append(self._held_until)
+        if not due:
             return None
-        return max(0.0, min(d for d, _ in self._deadlines.values()) - time.monotonic())
+        return max(0.0, min(due) - time.monotonic())
 
     def _finish_episode(self) -> None:
         for call in self._calls:
@@ -1241,25 +1285,27 @@ class Agent:
         if self._episodes_in_turn >= self.max_episodes:
             self.post(M.system("warn", f"Stopped after {self.max_episodes} episodes in one turn (max_episodes). "
                                        "Say how to go on, or raise max_episodes in the configuration."))
-            self._end_turn()
+            self._end_turn("limit")
             return
         self._start_episode()
 
     # ---- cancel and the end of a turn -------------------------------------------------
-    def _on_cancel(self) -> None:
+    def _on_cancel(self, why: str = "") -> None:
+        """Esc or Ctrl-C (`why` ""), or a front end stopping the turn for a reason of its own
+        (`why`, e.g. "SIGTERM": the journal and a question's row say so)."""
         if not self._busy:
             return
         if self._undo is not None:
             self._undo_cancel()
             return
         if self._turn_open:
-            self._j("cancel")
+            self._j("cancel", **({"by": why} if why else {}))
         if self._model_check is not None:
             name = self._model_check[1]
             self._model_check = None
             keep = f"; the model stays {self.model}" if self.model else ""
             self.post(M.system("info", f"Stopped checking model {name}{keep}."))
-            self._end_turn()
+            self._end_turn("cancelled")
             return
         if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
@@ -1271,7 +1317,8 @@ class Agent:
             return
         if self._phase == "confirming":
             if self._call_index < len(self._calls):
-                self.post((M.DECIDED, self._calls[self._call_index].id, "rejected by you"))
+                self.post((M.DECIDED, self._calls[self._call_index].id,
+                           f"rejected: the turn was stopped ({why})" if why else "rejected by you"))
             self._stop_turn(results.rejected())
             return
         with self._episode_lock:  # no token of this episode is posted after this
@@ -1281,7 +1328,7 @@ class Agent:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
         self._end_answer("cancelled", content)
-        self._end_turn()
+        self._end_turn("cancelled")
 
     def _stop_turn(self, unresolved: dict) -> None:
         """Answer every unresolved call of the episode, record them, and end the turn."""
@@ -1293,7 +1340,7 @@ class Agent:
             self._append_result(call)
         self._calls = []
         self.post(M.system("info", "Turn stopped. Say what to do instead."))
-        self._end_turn()
+        self._end_turn("cancelled")
 
     def _cancel_stream(self) -> None:
         if self._cancel is not None:
@@ -1303,7 +1350,9 @@ class Agent:
                 log.exception("cancel failed")
             self._cancel = None
 
-    def _end_turn(self) -> None:
+    def _end_turn(self, reason: str) -> None:
+        """The turn is over: its usage, its journal event (fsynced), idle, then TURN_END with
+        `reason` (messages.TURN_REASONS), held until git has reported on its commands."""
         if self._final_usage:
             self.post((M.USAGE, self._final_usage))  # only the final episode's usage
             total = _total_tokens(self._final_usage)
@@ -1311,7 +1360,7 @@ class Agent:
                 self._tokens = total
         if self._turn_open:
             self._turn_open = False
-            fields: dict = {"turn": self._turn}
+            fields: dict = {"turn": self._turn, "status": reason}
             if self._final_usage:
                 fields["usage"] = self._final_usage
             if self._tokens is not None:
@@ -1326,6 +1375,26 @@ class Agent:
         self._stopping = False
         self._model_check = None
         self._set_phase("idle")
+        self._held_end = M.turn_end(reason)
+        self._held_until = time.monotonic() + REPORT_WAIT
+        if not self._reports:
+            self._post_held_end()
+
+    def _post_held_end(self) -> None:
+        """Post the last turn's TURN_END if it still waits (a new prompt, or the wait is over)."""
+        held, self._held_end = self._held_end, None
+        if held is not None:
+            self._reports.clear()  # a report that comes later is still shown, as a note
+            self.post(held)
+
+    def _on_git_report(self, call_id: str, text: str | None, files: list) -> None:
+        if text:
+            self.post((M.TOOL_NOTE, call_id, text))
+        if files:
+            self.post((M.FILES, call_id, files, "git"))
+        self._reports.discard(call_id)
+        if not self._reports:
+            self._post_held_end()
 
 
 class UndoRun:
@@ -1353,6 +1422,19 @@ def undo_not_covered() -> str:
     return "/undo covers only the files DashFloat's own tools wrote, not changes made by commands"
 
 
+def _plan_path(plan) -> str:
+    """A write or edit plan's file, relative to the root (as the journal and /undo name it)."""
+    return os.fsdecode(os.path.relpath(os.fsencode(plan.abs), os.fsencode(plan.root)))
+
+
+def _written(call: Call) -> dict | None:
+    """{"path", "change"} for a write_file or edit_file that changed its file, else None."""
+    plan = getattr(call.prepared, "plan", None)
+    if call.name not in ("write_file", "edit_file") or plan is None or not (call.result or {}).get("ok"):
+        return None
+    return {"path": _plan_path(plan), "change": "created" if call.result.get("created") else "modified"}
+
+
 def _git_snapshot(root: str):
     """The work tree's status before a command runs (tools/gitchanges.py); None if none."""
     try:
@@ -1365,16 +1447,20 @@ def _git_snapshot(root: str):
 
 
 def _git_report(root: str, before, inbox, episode: int, call_id: str) -> None:
-    """After the command: which files it changed, as a note on its row (on its own thread)."""
+    """After the command: which files it changed, as a note on its row and as a list (on
+    its own thread). Always answers with T_GIT: the turn's end waits for it."""
+    text, files = None, []
     try:
-        from dashfloat.tools import gitchanges
+        if before is not None:  # None: not in a work tree, nothing to compare
+            from dashfloat.tools import gitchanges
 
-        text = gitchanges.report(before, gitchanges.snapshot(root))
-    except Exception:
+            after = gitchanges.snapshot(root)
+            text = gitchanges.report(before, after)
+            files = [{"path": path, "change": what} for path, what in gitchanges.shown_changes(before, after)]
+    except BaseException:
         log.exception("git status after a command failed")
-        return
-    if text:
-        inbox.put((M.T_NOTE, episode, call_id, text))
+    finally:
+        inbox.put((M.T_GIT, episode, call_id, text, files))
 
 
 def _total_tokens(usage: dict) -> int | None:

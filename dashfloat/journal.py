@@ -14,13 +14,13 @@ header; every line, the header included, is one JSON object whose first keys are
     ui        an agent -> UI message (dashfloat/messages.py) the events above do not imply: m
     decision  a permission decision for a call: id, tool, decision, by, reason, mode, args_sha256
     audit     a change of permissions: what (mode, session_rule, revoke) and its details
-    cancel    the user cancelled the turn
+    cancel    the turn was cancelled: by (absent: the user's key; "SIGTERM"...: a headless run's signal)
     run       a call starts executing: id, tool (a side effect may follow)
     result    a call's result as the model reads it: id, tool, content (the tool message's
               JSON text; written as a JSON value, last on its line, after its length clen)
     change    a file DashFloat's tools are about to change: turn, id, path, real, before, after
     undo      /undo restored files: turns, files [{path, outcome}], note (told to the model)
-    turn_end  the end of a turn: turn, status, usage, tokens
+    turn_end  the end of a turn: turn, status (messages.TURN_REASONS, or interrupted), usage, tokens
     resume    the session was resumed: interrupted (the last turn had not ended), note
     end       DashFloat left: reason (quit, hangup, signal, agent_down), turn, tokens
     note      something about the journal itself (events dropped before the first prompt)
@@ -69,7 +69,7 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 # agent -> UI messages that other events imply (prompt, answer, result, turn_end) or that
 # only matter while they happen (the phase, streamed text, a command's live output)
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
-                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH))
+                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.TURN_END, M.FILES))
 
 
 class Busy(Exception):

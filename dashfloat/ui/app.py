@@ -318,6 +318,8 @@ class App(Confirming):
                                        f"restart DashFloat to chat again (details in the log).")
             self.update_status()
             return True
+        if kind in (M.TURN_END, M.FILES):  # for the headless front end: the screen shows rows and notes
+            return False
         log.warning("UI ignored unknown message %r", kind)
         return False
 
