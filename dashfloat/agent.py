@@ -832,6 +832,10 @@ class Agent:
             self._model_notes.append(note)
         files = [{"path": item.path, "outcome": outcome} for item, outcome in run.outcomes]
         self._j("undo", turns=run.turns, files=files, **({"note": note} if note else {}))
+        put_back = [{"path": item.path, "change": "removed" if outcome.startswith("removed") else "restored"}
+                    for item, outcome in run.outcomes if outcome.startswith(("restored", "removed"))]
+        if put_back:
+            self.post((M.FILES, f"undo-{run.ref}", put_back, "undo"))
         self.post(M.system("info", "\n".join(lines)))
         self._sync()
         self._busy = False

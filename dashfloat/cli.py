@@ -19,6 +19,7 @@ from dashfloat import __version__
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_PIPE = 128 + 13  # the reader of our output went away: what a shell reports for SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # SIGINT (and, headless, SIGTERM and SIGHUP): the turn was cancelled
 
 RESET_SEQUENCE = (
     "\x1b[?2004l"  # bracketed paste off
@@ -208,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_after_broken_pipe()
         return EXIT_PIPE
+    except KeyboardInterrupt:  # Ctrl-C while starting, before a front end handles it
+        return EXIT_INTERRUPTED
 
 
 def _quiet_after_broken_pipe() -> None:
@@ -451,7 +454,7 @@ def headless_command(args, config, session) -> int:
     except OSError as exc:
         _err(f"cannot enter {config.root}: {exc.strerror}")
         return EXIT_USAGE
-    log_path = setup_logging(state_dir(os.environ))
+    setup_logging(state_dir(os.environ))
     journal = resumed = None
     if session is not None:
         journal = session_journal(session, config)
@@ -472,7 +475,7 @@ def headless_command(args, config, session) -> int:
                             approvals=mode, program=program, approval_timeout=timeout)
     logging.getLogger("dashfloat").info("starting dashfloat %s headless: base_url=%s model=%s", __version__,
                                         config.base_url, config.model)
-    return headless.run(config, opts, journal=journal, resumed=resumed, log_path=log_path)
+    return headless.run(config, opts, journal=journal, resumed=resumed)
 
 
 def find_session(args):

@@ -64,7 +64,7 @@ OUTCOMES = {  # outcome -> exit status
 
 FILE = (obj({"path": (STR, "relative to the working directory when beneath it, else absolute"),
              "change": (STR, "created or modified (a write or edit); new, modified, deleted, removed "
-                             "or now clean (git status)")}),
+                             "or now clean (git status); restored or removed (/undo)")}),
         "")
 USAGE = ({"type": "object", "properties": {k: null(INT) for k in ("prompt_tokens", "completion_tokens",
                                                                     "total_tokens")}},
@@ -119,7 +119,8 @@ EVENTS: dict[str, tuple[str, dict, tuple]] = {
     }, ()),
     "files.changed": ("Files a call changed.", {
         "call_id": (STR, "the call"),
-        "source": (enum("tool", "git"), "tool: write_file or edit_file; git: a command, from git status"),
+        "source": (enum("tool", "git", "undo"), "tool: write_file or edit_file; git: a command, from git "
+                                                "status; undo: /undo put them back (call_id undo-N)"),
         "files": (arr(FILE[0]), "each file: path and change"),
     }, ()),
     "approval.requested": ("A call needs approval. Answer it (--approvals stdin) with "
@@ -176,7 +177,7 @@ EVENTS: dict[str, tuple[str, dict, tuple]] = {
             "reason": (STR, ""), "approval_required": (BOOL, "it needed approval, which was not given")})),
             "calls that were not allowed to run"),
         "files_changed": (arr({**FILE[0], "properties": {**FILE[0]["properties"], "call_id": STR,
-                                                         "source": enum("tool", "git")},
+                                                         "source": enum("tool", "git", "undo")},
                                "required": ["path", "change", "call_id", "source"]}),
                           "every file a call changed, once (its last change), in order"),
         "errors": (arr(STR), "the run's error messages"),

@@ -635,7 +635,7 @@ def install_signals(put) -> dict:
     return old
 
 
-def run(config, opts: Options, *, journal=None, resumed=None, log_path: str | None = None) -> int:
+def run(config, opts: Options, *, journal=None, resumed=None) -> int:
     """Run one prompt headless; the exit status (see dashfloat.events.OUTCOMES)."""
     from dashfloat import masking
     from dashfloat.agent import Agent

@@ -67,7 +67,8 @@ DECIDED = "decided"  # ("decided", call_id, text)  how a question was answered (
 CRASH = "crash"  # ("crash", where, summary) an exception in a thread, already logged
 AGENT_DOWN = "agent_down"  # ("agent_down", reason)    the agent thread has stopped
 FILES = "files"  # ("files", call_id, [{"path", "change"}], source)  files a call changed: source "tool"
-#                  (write_file/edit_file; change created|modified) or "git" (a command, from git status)
+#                  (write_file/edit_file; change created|modified), "git" (a command, from git status)
+#                  or "undo" (/undo put them back: restored|removed; call_id "undo-N")
 TURN_END = "turn_end"  # ("turn_end", reason)  the agent has finished with a prompt; reason (TURN_REASONS):
 #                  done (answered), empty (the model returned nothing), cancelled, error (provider or
 #                  internal), limit (max_episodes), budget (a budget stopped it), config (no model to use).

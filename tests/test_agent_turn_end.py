@@ -193,3 +193,18 @@ def test_a_resumed_session_keeps_the_turn_end_status(rig):
     rig.agent.join(3)
     loaded = S.load(journal.path)
     assert loaded.turns == 1 and not loaded.open_turn
+
+
+def test_undo_posts_the_files_it_put_back_and_ends_done(rig):
+    (rig.root / "old.txt").write_text("before\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "new.txt", "content": "x\n"}),
+                                ("c2", "write_file", {"path": "old.txt", "content": "after\n"})),
+                    answer("ok"))
+    rig.start(journal=journal_for(rig), policy=Policy(mode="accept-edits"))
+    assert wait_end(rig, rig.prompt("go")) == "done"
+    t = rig.prompt("/undo")
+    assert wait_end(rig, t) == "done"
+    (files,) = rig.out.of(M.FILES, t)
+    assert files[2:] == ([{"path": "new.txt", "change": "removed"}, {"path": "old.txt", "change": "restored"}],
+                         "undo")
+    assert not (rig.root / "new.txt").exists() and (rig.root / "old.txt").read_text() == "before\n"
