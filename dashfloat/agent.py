@@ -135,6 +135,7 @@ class Agent:
         journal=None,
         resumed=None,
         git_report: bool = True,
+        policy_config=None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -146,7 +147,8 @@ class Agent:
         self.max_episodes = max_episodes
         self.exec_timeout = exec_timeout
         self.exec_max_processes = exec_max_processes
-        self.policy = policy  # tools.permissions.Policy; built-in defaults when None
+        self._policy = policy  # tools.permissions.Policy; None: built at first use (see `policy`)
+        self._policy_config = policy_config  # a config.Config to build it from (else the defaults)
         self.pre_hooks = tuple(pre_hooks)
         self.post_hooks = tuple(post_hooks)
         self.hook_timeout = hook_timeout
@@ -157,7 +159,8 @@ class Agent:
         self._stream_fn = stream_fn
         self._list_models_fn = list_models_fn
         self._client = None
-        self._runner = None
+        self._runner_mod = None  # tools.runner and tools.pipeline, loaded by _load_tools
+        self._pipeline_mod = None
         self._thread: threading.Thread | None = None
         # turn state
         self._busy = False
@@ -242,33 +245,71 @@ class Agent:
         return self._thread is not None and self._thread.is_alive()
 
     def _load_modules(self) -> None:
-        """Import the HTTP stack and the tools here, on the agent thread, so the UI's
-        first frame never waits for requests and urllib3 to load."""
+        """Import the HTTP stack here, on the agent thread, so the UI's first frame never
+        waits for requests and urllib3 to load. The tools, the pipeline and the rules engine
+        load now only when nothing is waiting (a person has yet to type); a prompt that is
+        already here (dashfloat -p) is sent first, and they load when first used."""
         from dashfloat.llm import client
         from dashfloat.llm.errors import ChatError
-        from dashfloat.tools import runner
+        from dashfloat.tools import catalogue
 
         self._ChatError = ChatError
-        from dashfloat.tools import pipeline
-
-        self._pipeline = pipeline
-        if self.policy is None:
-            from dashfloat.tools.permissions import Policy
-
-            self.policy = Policy()
+        self._catalogue = catalogue
         self._client = client
-        self._runner = runner
         if self._stream_fn is None:
             self._stream_fn = client.stream_chat
         if self._list_models_fn is None:
             self._list_models_fn = client.list_models
+        if self.inbox.empty():
+            self._load_tools()
+            _ = self.policy
+
+    def _load_tools(self) -> None:
+        from dashfloat.tools import pipeline, runner
+
+        self._pipeline_mod, self._runner_mod = pipeline, runner
+
+    @property
+    def _runner(self):
+        """tools.runner, loaded at first use."""
+        if self._runner_mod is None:
+            self._load_tools()
+        return self._runner_mod
+
+    @property
+    def _pipeline(self):
+        """tools.pipeline, loaded at first use."""
+        if self._pipeline_mod is None:
+            self._load_tools()
+        return self._pipeline_mod
+
+    @property
+    def policy(self):
+        """The permission policy (tools.permissions.Policy), built at first use from
+        `policy_config` (or the built-in defaults) when none was given."""
+        if self._policy is None:
+            from dashfloat.tools.permissions import Policy
+
+            config = self._policy_config
+            self._policy = Policy.from_config(config) if config is not None else Policy()
+        return self._policy
+
+    @policy.setter
+    def policy(self, value) -> None:
+        self._policy = value
+
+    def _mode_name(self) -> str:
+        """The permission mode, without building the policy for it."""
+        if self._policy is None and self._policy_config is not None:
+            return self._policy_config.permission_mode
+        return self.policy.mode
 
     def _run(self) -> None:
         down = "its thread ended"  # None once it leaves because it was asked to
         try:
             self._load_modules()
             self._set_phase("idle")
-            self.post((M.MODE, self.policy.mode))
+            self.post((M.MODE, self._mode_name()))
             if self.model:
                 self.post((M.MODEL, self.model))
             else:
@@ -350,9 +391,9 @@ class Agent:
         self._cancel_stream()
         for _call, cancel in list(self._running.values()):
             cancel.cancel()
-        if self._runner is not None:
+        if self._runner_mod is not None:
             try:
-                self._runner.kill_all()
+                self._runner_mod.kill_all()
             except Exception:
                 log.exception("kill_all failed")
 
@@ -862,7 +903,7 @@ class Agent:
         request = [dict(m) for m in fixed]
         model = self.model
         inbox = self.inbox
-        tools = self._runner.TOOLS if self.tools_enabled else None
+        tools = self._catalogue.TOOLS if self.tools_enabled else None
 
         # Streamed text goes from the streamer straight to the front end (one thread hop
         # per delta, not two; the client hands over a read's tokens as one delta) and into

@@ -257,9 +257,13 @@ class Run:
             self.say(f"  | {rest}")
 
     # ---- the loop ---------------------------------------------------------------------------
-    def run(self) -> int:
+    def run(self, start_agent=None) -> int:
+        """The loop, until the result is written; returns the exit status. The prompt is in
+        the agent's inbox before its thread starts, so it is the first thing it does."""
         self.emit("session.start", **self.start_fields)
         self.agent.send((M.PROMPT, self.opts.prompt))
+        if start_agent is not None:
+            start_agent()
         if self.opts.approvals == "stdin":
             threading.Thread(target=read_answers, args=(0, self.q.put), name="answers", daemon=True).start()
         while self.finished is None:
@@ -650,13 +654,12 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
     endpoint = Endpoint(base_url=config.base_url, api_key=config.api_key, api_key_env=config.api_key_env,
                         headers=dict(config.headers), connect_timeout=config.connect_timeout,
                         read_timeout=config.read_timeout, is_default=config.base_url_is_default)
-    from dashfloat.tools.permissions import Policy
-
-    policy = Policy.from_config(config)
+    # the policy is built on the agent's thread when the first call needs it: the first request
+    # does not wait for the rules engine (the configuration has checked the rules already)
     agent = Agent(endpoint, config.model, post, root=str(config.root), max_episodes=config.max_episodes,
-                  exec_timeout=config.exec_timeout, exec_max_processes=config.exec_max_processes, policy=policy,
-                  pre_hooks=config.pre_tool_use, post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout,
-                  journal=journal, resumed=resumed)
+                  exec_timeout=config.exec_timeout, exec_max_processes=config.exec_max_processes,
+                  policy_config=config, pre_hooks=config.pre_tool_use, post_hooks=config.post_tool_use,
+                  hook_timeout=config.hook_timeout, journal=journal, resumed=resumed)
     if journal is not None:
         sid = str(journal.header.get("id") or journal.path.stem)
         journal_path = str(journal.path)
@@ -665,12 +668,11 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
 
         sid, journal_path = new_id(), None
     r = Run(agent, opts, session_id=sid, cwd=os.path.realpath(str(config.root)), model=config.model,
-            mode=policy.mode, journal_path=journal_path, resumed=resumed is not None, inbox=inbox)
+            mode=config.permission_mode, journal_path=journal_path, resumed=resumed is not None, inbox=inbox)
     old = install_signals(inbox.put)
     status = E.OUTCOMES["error"]
     try:
-        agent.start()
-        status = r.run()
+        status = r.run(agent.start)
     finally:
         why = "signal" if r.signal not in (None, "SIGPIPE") else "quit"
         agent.send((M.QUIT, why) if why != "quit" else (M.QUIT,))

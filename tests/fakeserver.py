@@ -322,6 +322,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "headers": {k.lower(): v for k, v in self.headers.items()},
                 "json": parsed,
                 "body": body or b"",
+                "time": time.monotonic(),  # when it was read (the benchmark's time to first request)
             }
         )
 
@@ -470,7 +471,7 @@ class ScriptedServer:
         self.models: list[str] = list(models) if models is not None else ["test-model"]
         self.models_reply: Reply | None = None
         # {"method", "path", "headers" (keys lower-cased), "json" (parsed body or None),
-        #  "body" (raw bytes)}, in arrival order
+        #  "body" (raw bytes), "time" (time.monotonic() when read)}, in arrival order
         self.requests: list[dict] = []
         self._replies: list[Reply] = []
         self._cond = threading.Condition()
