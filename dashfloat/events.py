@@ -170,16 +170,19 @@ EVENTS: dict[str, tuple[str, dict, tuple]] = {
         "cost": (null(NUM), "null: DashFloat does not meter cost yet"),
         "calls": (arr(obj({"call_id": (STR, ""), "name": (STR, ""), "summary": (STR, ""),
                            "status": (null(CALL_STATUS), ""), "code": (null(STR), "")})),
-                  "every call the model made, in order, with its outcome"),
+                  "every call the model made, in order: call_id, name, summary, status (as in tool.result; "
+                  "null if it got none), code"),
         "permission_denials": (arr(obj({
             "call_id": (STR, ""), "tool": (STR, ""), "summary": (STR, ""),
             "by": (STR, "rule (a deny rule, the mode or a hook), or who refused the approval"),
             "reason": (STR, ""), "approval_required": (BOOL, "it needed approval, which was not given")})),
-            "calls that were not allowed to run"),
+            "calls that were not allowed to run: call_id, tool, summary, by (rule: a deny rule, the mode or "
+            "a hook; else who refused the approval, as in approval.decided), reason, approval_required"),
         "files_changed": (arr({**FILE[0], "properties": {**FILE[0]["properties"], "call_id": STR,
                                                          "source": enum("tool", "git", "undo")},
                                "required": ["path", "change", "call_id", "source"]}),
-                          "every file a call changed, once (its last change), in order"),
+                          "every file the run changed, once (its last change), in order: path, change, "
+                          "call_id, source (as in files.changed)"),
         "errors": (arr(STR), "the run's error messages"),
         "duration_s": (NUM, "from the start of the run"),
         "resumable": (BOOL, "the session is journalled (dashfloat --resume session_id)"),
@@ -228,7 +231,7 @@ def man_events(values: dict[str, str]) -> str:
         text = _roff(desc)
         if fields:
             text += " Fields: " + "; ".join(
-                f"\\fB{_roff(name)}\\fP" + (f" ({_roff(d)})" if d else "") for name, (_s, d) in fields.items())
+                f"\\fB{_roff(name)}\\fP" + (f": {_roff(d)}" if d else "") for name, (_s, d) in fields.items())
             text += "."
         lines.append(text)
     return "\n".join(lines) + "\n"
