@@ -165,7 +165,8 @@ EVENTS: dict[str, tuple[str, dict, tuple]] = {
                                              "(max_episodes), budget, config (no model), agent_down, or "
                                              "abandoned (it did not end within the grace after a signal)"),
         "signal": (null(STR), "SIGINT, SIGTERM or SIGHUP when one stopped the run"),
-        "answer": (null(STR), "the final answer (the last one the model completed), null if none"),
+        "answer": (null(STR), "the final answer: the last one the model completed without asking for "
+                              "a tool; null if there is none (an error, the loop limit, a signal)"),
         "usage": (null(USAGE[0]), "as the last usage event"),
         "cost": (null(NUM), "null: DashFloat does not meter cost yet"),
         "calls": (arr(obj({"call_id": (STR, ""), "name": (STR, ""), "summary": (STR, ""),

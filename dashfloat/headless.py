@@ -337,7 +337,7 @@ class Run:
             text = "".join(self.answer_parts)
             self.answer_parts = []
             if msg[1] == "done":
-                self.answer = text  # the last completed answer is the final one
+                self.answer = text  # the final answer, unless it asks for tools now
             self.emit("message.end", status=msg[1], text=text)
         elif kind == M.USAGE:
             self.usage = msg[1] if isinstance(msg[1], dict) else None
@@ -350,6 +350,7 @@ class Run:
             else:
                 self.emit("notice", level=msg[1], text=msg[2])
         elif kind == M.TOOL_CALL:
+            self.answer = None  # the answer before it asked for tools was not its final one
             info = msg[1]
             self.calls[info["id"]] = {"call_id": info["id"], "name": info.get("name") or "",
                                       "summary": info.get("summary") or "", "status": None, "code": None}

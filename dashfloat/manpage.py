@@ -1512,8 +1512,8 @@ as for the interface.
 .SS Output formats
 .TP
 .B text
-(the default) The final answer, the last one the model completed, on standard output,
-nothing else; escaped as on the screen when standard output is a terminal, as the model
+(the default) The final answer (the last one the model completed without asking for a
+tool) on standard output, nothing else; escaped as on the screen when standard output is a terminal, as the model
 wrote it otherwise.
 Errors, warnings and calls that were not approved go to standard error, one line each;
 with

@@ -349,3 +349,13 @@ def test_bad_approvals_modes_say_what_is_accepted(text):
 def test_bad_timeouts_are_refused(value):
     with pytest.raises(approvals.ModeError):
         approvals.parse_timeout(value)
+
+
+def test_text_before_tool_calls_is_not_the_final_answer():
+    h = Harness()
+    h.feed((M.ASSISTANT_START,), (M.TOKEN, "Let me look."), (M.ASSISTANT_END, "done"),
+           (M.TOOL_CALL, {"id": "c1", "name": "list_directory", "summary": "list_directory ."}),
+           (M.TOOL_RESULT, {"id": "c1", "name": "list_directory", "status": "ok", "text": "ok", "excerpt": []}),
+           (M.SYSTEM, "warn", "Stopped after 1 episodes"), (M.TURN_END, "limit"))
+    result = h.check()[-1]
+    assert (result["answer"], result["exit_status"], result["stop_reason"]) == (None, 3, "limit")
