@@ -59,6 +59,7 @@ CRASHES_IN_A_ROW = 3  # handling that fails this often without a success in betw
 READ_POOL = 10  # read-only calls of one episode running at once
 FILE_TOOL_TIMEOUT = 60.0  # a file tool still busy after this is abandoned (a hung mount)
 EXEC_GRACE = 5.0  # execute_command enforces its own timeout; the agent waits this much more
+REPORT_WAIT = 10.0  # a turn's end waits this long at most for git's reports on its commands
 TITLE_CHARS = 100  # of a session's first prompt, in its journal's header (for the listing)
 UNDO_NAMED = 10  # files an /undo report names; the rest are counted
 INTERRUPTED_NOTE = ("[DashFloat: your previous turn was interrupted: DashFloat stopped (it was killed, crashed "
@@ -117,6 +118,18 @@ def _always_asks(call: Call) -> str:
     return getattr(decision, "always_asks", "") or ""
 
 
+def options_from(config) -> dict:
+    """The Agent's keyword arguments that come from a loaded configuration (dashfloat/config.py):
+    one place, so the full-screen and the headless front ends cannot run different agents."""
+    return dict(
+        root=str(config.root), max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
+        exec_max_processes=config.exec_max_processes, policy_config=config, pre_hooks=config.pre_tool_use,
+        post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout, context_window=config.context_window,
+        compact_threshold=config.compact_threshold,
+        budgets=metering.Budgets(config.max_turns, config.max_tokens, config.max_cost), prices=config.prices,
+    )
+
+
 class Agent:
     """Conversation state plus the turn state machine.
 
@@ -149,6 +162,7 @@ class Agent:
         window_fn=None,
         budgets: metering.Budgets | None = None,
         prices: dict | None = None,
+        policy_config=None,
     ):
         self.endpoint = endpoint
         self.model = model
@@ -160,7 +174,8 @@ class Agent:
         self.max_episodes = max_episodes
         self.exec_timeout = exec_timeout
         self.exec_max_processes = exec_max_processes
-        self.policy = policy  # tools.permissions.Policy; built-in defaults when None
+        self._policy = policy  # tools.permissions.Policy; None: built at first use (see `policy`)
+        self._policy_config = policy_config  # a config.Config to build it from (else the defaults)
         self.pre_hooks = tuple(pre_hooks)
         self.post_hooks = tuple(post_hooks)
         self.hook_timeout = hook_timeout
@@ -171,7 +186,8 @@ class Agent:
         self._stream_fn = stream_fn
         self._list_models_fn = list_models_fn
         self._client = None
-        self._runner = None
+        self._runner_mod = None  # tools.runner and tools.pipeline, loaded by _load_tools
+        self._pipeline_mod = None
         self._thread: threading.Thread | None = None
         # turn state
         self._busy = False
@@ -193,6 +209,11 @@ class Agent:
         self._pending_prompt: str | None = None
         self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
         self._model_check: tuple[int, str] | None = None  # (ref, name) of a /model NAME being checked
+        self._listing = False  # /model without a name: its turn ends when the model list is in
+        self._cmd_pending = False  # /sessions: its turn ends when its worker's answer (CMD_DONE) is in
+        self._reports: set[str] = set()  # commands whose git status report is still to come
+        self._held_end: tuple | None = None  # TURN_END waiting for those reports (REPORT_WAIT at most)
+        self._held_until = 0.0
         self._check_ref = 0
         self._reasoning: list[str] = []  # the episode's reasoning, for the journal
         # the session (journal): turns so far, the last request's token count, notes the model
@@ -271,35 +292,73 @@ class Agent:
         return self._thread is not None and self._thread.is_alive()
 
     def _load_modules(self) -> None:
-        """Import the HTTP stack and the tools here, on the agent thread, so the UI's
-        first frame never waits for requests and urllib3 to load."""
+        """Import the HTTP stack here, on the agent thread, so the UI's first frame never
+        waits for requests and urllib3 to load. The tools, the pipeline and the rules engine
+        load now only when nothing is waiting (a person has yet to type); a prompt that is
+        already here (dashfloat -p) is sent first, and they load when first used."""
         from dashfloat.llm import client
         from dashfloat.llm.errors import ChatError
-        from dashfloat.tools import runner
+        from dashfloat.tools import catalogue
 
         self._ChatError = ChatError
-        from dashfloat.tools import pipeline
-
-        self._pipeline = pipeline
-        if self.policy is None:
-            from dashfloat.tools.permissions import Policy
-
-            self.policy = Policy()
+        self._catalogue = catalogue
         self._client = client
-        self._runner = runner
         if self._stream_fn is None:
             self._stream_fn = client.stream_chat
         if self._list_models_fn is None:
             self._list_models_fn = client.list_models
         if self._window_fn is None:
             self._window_fn = client.context_window
+        if self.inbox.empty():
+            self._load_tools()
+            _ = self.policy
+
+    def _load_tools(self) -> None:
+        from dashfloat.tools import pipeline, runner
+
+        self._pipeline_mod, self._runner_mod = pipeline, runner
+
+    @property
+    def _runner(self):
+        """tools.runner, loaded at first use."""
+        if self._runner_mod is None:
+            self._load_tools()
+        return self._runner_mod
+
+    @property
+    def _pipeline(self):
+        """tools.pipeline, loaded at first use."""
+        if self._pipeline_mod is None:
+            self._load_tools()
+        return self._pipeline_mod
+
+    @property
+    def policy(self):
+        """The permission policy (tools.permissions.Policy), built at first use from
+        `policy_config` (or the built-in defaults) when none was given."""
+        if self._policy is None:
+            from dashfloat.tools.permissions import Policy
+
+            config = self._policy_config
+            self._policy = Policy.from_config(config) if config is not None else Policy()
+        return self._policy
+
+    @policy.setter
+    def policy(self, value) -> None:
+        self._policy = value
+
+    def _mode_name(self) -> str:
+        """The permission mode, without building the policy for it."""
+        if self._policy is None and self._policy_config is not None:
+            return self._policy_config.permission_mode
+        return self.policy.mode
 
     def _run(self) -> None:
         down = "its thread ended"  # None once it leaves because it was asked to
         try:
             self._load_modules()
             self._set_phase("idle")
-            self.post((M.MODE, self.policy.mode))
+            self.post((M.MODE, self._mode_name()))
             self._load_context()
             self._ui_post((M.METER, self.meter.view()))
             if self.model:
@@ -380,16 +439,16 @@ class Agent:
         self._calls = []
         self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
                                     "say how to go on (details in the log)."))
-        self._end_turn()
+        self._end_turn("error")
 
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""
         self._cancel_stream()
         for _call, cancel in list(self._running.values()):
             cancel.cancel()
-        if self._runner is not None:
+        if self._runner_mod is not None:
             try:
-                self._runner.kill_all()
+                self._runner_mod.kill_all()
             except Exception:
                 log.exception("kill_all failed")
 
@@ -399,9 +458,9 @@ class Agent:
         if kind == M.PROMPT:
             self._on_prompt(msg[1])
         elif kind == M.CANCEL:
-            self._on_cancel()
+            self._on_cancel(msg[1] if len(msg) > 1 else "")
         elif kind == M.CONFIRM_DECISION:
-            self._on_decision(msg[1], msg[2])
+            self._on_decision(msg[1], msg[2], msg[3] if len(msg) > 3 else None)
         elif kind == M.MODELS:
             self._on_models(msg[1], msg[2])
         elif kind == M.MODEL_CHECK:
@@ -412,14 +471,19 @@ class Agent:
             self._on_stream(kind, msg[2])
         elif kind == M.T_NOTE:  # a note for a row on screen, whenever it comes
             self.post((M.TOOL_NOTE, msg[2], msg[3]))
+        elif kind == M.T_GIT:  # git's report on a command, whenever it comes
+            self._on_git_report(msg[2], msg[3], msg[4])
         elif kind == M.U_DONE:
             self._on_undo_step(msg[1], msg[2])
         elif kind == M.C_DONE:
             self._on_compacted(msg[1], msg[2], msg[3])
         elif kind == M.WINDOW:
             self._on_window(msg[1], msg[2], msg[3])
-        elif kind == M.CMD_DONE:  # a slash command's answer from its worker
+        elif kind == M.CMD_DONE:  # a slash command's answer from its worker: its turn ends with it
             self.post(M.system(msg[2], msg[3]))
+            if self._cmd_pending:
+                self._cmd_pending = False
+                self.post(M.turn_end("done" if msg[2] != "error" else "error"))
         elif kind in (M.T_OUTPUT, M.T_DONE, M.T_GATE):
             if msg[1] != self._episode or not self._busy:
                 return
@@ -472,10 +536,13 @@ class Agent:
     def _on_models(self, ok: bool, payload) -> None:
         self._discovering = False
         pending, self._pending_prompt = self._pending_prompt, None
+        listing, self._listing = self._listing, False
         if not ok:
             self.post(M.system("error", _error_line(payload)))
             if pending is not None:
-                self._end_turn()
+                self._end_turn("error")
+            elif listing:
+                self.post(M.turn_end("done"))
             return
         models = list(payload)
         if len(models) == 1:
@@ -485,6 +552,8 @@ class Agent:
             self.post(M.system("info", f"Using model {self.model}, the only one {self.endpoint.base_url} serves."))
             if pending is not None:
                 self._start_episode()
+            elif listing:
+                self.post(M.turn_end("done"))
             return
         if not models:
             text = f"{self.endpoint.base_url} lists no models. Choose one with --model NAME or DASHFLOAT_MODEL."
@@ -497,16 +566,22 @@ class Agent:
             )
         self.post(M.system("warn", text))
         if pending is not None:
-            self._end_turn()
+            self._end_turn("config")
+        elif listing:
+            self.post(M.turn_end("done"))
 
     # ---- turns ------------------------------------------------------------------------
     def _on_prompt(self, text: str) -> None:
         if self._busy:
             self.post(M.system("warn", "A turn is still running: press Esc to cancel it first."))
             return
+        self._post_held_end()
         command = commands.parse(text)
         if command is not None:
             self._dispatch_slash(*command)
+            # done at once (/undo, /compact, /model [NAME] and /sessions end when their worker does)
+            if not self._busy and not self._listing and not self._cmd_pending:
+                self.post(M.turn_end("done"))
             return
         self._turn += 1
         self._turn_open = True
@@ -547,6 +622,7 @@ class Agent:
         if not name:
             if self.model:
                 self.post(M.system("info", f"Model: {self.model}. /model NAME switches."))
+            self._listing = True
             self._discover()
             return
         if len(name.split()) > 1:
@@ -592,7 +668,7 @@ class Agent:
                 why = _error_line(payload).rstrip(".")
                 self.post(M.system("warn", f"Model set to {name}, unchecked: the endpoint's model list "
                                            f"is not available ({why})."))
-        self._end_turn()
+        self._end_turn("done")
 
     def _mode_command(self, name: str) -> None:
         from dashfloat.tools import rules
@@ -714,7 +790,7 @@ class Agent:
 
     # ---- the context window (dashfloat/context.py, dashfloat/prompt.py) --------------------------
     def _tools(self):
-        return self._runner.TOOLS if self.tools_enabled else None
+        return self._catalogue.TOOLS if self.tools_enabled else None
 
     def _load_context(self) -> None:
         """The system message of every request: the built-in prompt and the AGENTS.md files,
@@ -728,7 +804,7 @@ class Agent:
         except Exception as exc:  # a bug here must not cost the session its prompt
             log.error("loading the instructions failed", exc_info=True)
             found = prompt.Instructions(problems=[f"reading them failed: {describe(exc)}"])
-        text = prompt.system_prompt(os.path.abspath(self.root), names, set(self._runner.READ_ONLY))
+        text = prompt.system_prompt(os.path.abspath(self.root), names, set(self._catalogue.READ_ONLY))
         self._ctx.system = prompt.system_message(text, found)
         entry = found.entry()
         if entry:
@@ -845,19 +921,21 @@ class Agent:
         self._j("compact", **fields)
         log.info("%s", out.text)
         self.post(M.system("warn" if out.failed else "info", out.text))
+        self.post((M.COMPACTED, {"reason": plan.reason, "how": out.how, "before": out.before, "after": out.after,
+                                 "window": self._ctx.window, "text": out.text, "failed": out.failed or None}))
         self._ctx.failures = self._ctx.failures + 1 if out.failed else 0
         if not out.fits:
             self.post(M.system("error", f"The conversation does not fit the context window even compacted: {out.failed}. "
                                         "/clear starts a fresh conversation; if the model allows more, raise "
                                         "context_window."))
-            self._end_turn()
+            self._end_turn("error")
             return
         if out.failed and self._ctx.failures >= context.FAILURES_TO_STOP:
             self.post(M.system("error", f"Context compaction failed {self._ctx.failures} times in a row (last: "
                                         f"{out.failed}), so earlier messages were dropped without a summary each "
                                         "time. The turn is stopped here: /compact tries again, /clear starts a "
                                         "fresh conversation."))
-            self._end_turn()
+            self._end_turn("error")
             return
         then()
 
@@ -892,7 +970,7 @@ class Agent:
                 self._after_compaction()
                 return
             self.post(M.system("error", _error_line(err)))  # nothing to take out: it would fail again
-            self._end_turn()
+            self._end_turn("error")
 
         self._start_compaction("overflow", then)
 
@@ -905,7 +983,7 @@ class Agent:
             return
         self._busy = True
         self._final_usage = None
-        self._start_compaction("/compact", self._end_turn, focus=rest)
+        self._start_compaction("/compact", lambda: self._end_turn("done"), focus=rest)
 
     def _clear_command(self, rest: str) -> None:
         if rest:
@@ -1081,10 +1159,15 @@ class Agent:
             self._model_notes.append(note)
         files = [{"path": item.path, "outcome": outcome} for item, outcome in run.outcomes]
         self._j("undo", turns=run.turns, files=files, **({"note": note} if note else {}))
+        put_back = [{"path": item.path, "change": "removed" if outcome.startswith("removed") else "restored"}
+                    for item, outcome in run.outcomes if outcome.startswith(("restored", "removed"))]
+        if put_back:
+            self.post((M.FILES, f"undo-{run.ref}", put_back, "undo"))
         self.post(M.system("info", "\n".join(lines)))
         self._sync()
         self._busy = False
         self._set_phase("idle")
+        self.post(M.turn_end("done"))
 
     def _start_episode(self) -> None:
         fixed, notes = conversation.repair(self.messages)
@@ -1105,7 +1188,7 @@ class Agent:
         stop = self.meter.check(self.model, estimate)
         if stop is not None:  # a budget keeps this request from going
             self._budget_stop(stop)
-            self._end_turn()
+            self._end_turn("budget")
             return
         self._request_input = estimate
         self._episode += 1
@@ -1191,7 +1274,7 @@ class Agent:
         if not content and not raw_calls:
             self._end_answer("empty")
             self.post(M.system("warn", _EMPTY_BECAUSE.get(reason, "[model returned nothing]")))
-            self._end_turn()
+            self._end_turn("empty")
             return
         message = conversation.assistant_message(content, raw_calls)
         self._end_answer("done", content, message.get("tool_calls"))
@@ -1204,7 +1287,7 @@ class Agent:
             if reached is not None:  # the answer is whole; what comes next will not go
                 self._j("budget", what="reached", **{k: v for k, v in reached.as_dict().items() if k != "text"})
                 self.post(M.system("warn", reached.after_answer))
-            self._end_turn()
+            self._end_turn("done")
             return
         for call in self._calls:
             self.post((M.TOOL_CALL, {"id": call.id, "name": call.name,
@@ -1217,7 +1300,7 @@ class Agent:
             for call in self._calls:
                 self._append_result(call)
             self._calls = []
-            self._end_turn()
+            self._end_turn("budget")
             return
         self._count_repeats()
         self._next_call()
@@ -1234,7 +1317,7 @@ class Agent:
             self.messages.append({"role": "assistant", "content": content})
         self._end_answer("error", content)
         self.post(M.system("error", _error_line(err)))
-        self._end_turn()
+        self._end_turn("error")
 
     # ---- tools ------------------------------------------------------------------------
     def _gate(self, call: Call, cancel) -> tuple[tuple[str, object], list[str]]:
@@ -1372,6 +1455,9 @@ class Agent:
                 row["details"] = list(call.prepared.preview)
             self._record_result(call, details=row.get("details"))
             self._ui_post((M.TOOL_RESULT, row))  # the journal's result event draws it again
+            written = _written(call)
+            if written is not None:
+                self.post((M.FILES, call.id, [written], "tool"))
 
     def _record_result(self, call: Call, *, details=None, row: bool = True) -> None:
         """Journal a call's result as the model reads it (once per call); a resumed session
@@ -1406,7 +1492,9 @@ class Agent:
             fields["reason"] = decision.reason
         self._j("decision", **fields)
 
-    def _on_decision(self, ref: int, decision: str) -> None:
+    def _on_decision(self, ref: int, decision: str, by: dict | None = None) -> None:
+        """A question answered: by a key (`by` None), or by a front end without a person
+        (`by`: who decided, the row's text, and what the model is told when it is not run)."""
         if self._undo is not None:
             self._undo_decision(ref, decision)
             return
@@ -1417,7 +1505,12 @@ class Agent:
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"
         shown = "approved by you" if verdict == "allow" else "rejected by you"
-        if key == "a" and _always_asks(call):  # the protection: a rule would never be used
+        rejected = results.rejected()
+        if by is not None:  # approve once at most: no session rule without a person
+            who, shown = str(by.get("who") or "front end"), str(by.get("shown") or decision)
+            if verdict == "deny" and by.get("reason"):
+                rejected = results.rejected(error=str(by["reason"]))
+        elif key == "a" and _always_asks(call):  # the protection: a rule would never be used
             who += " (once: this call always asks, no session rule)"
             shown = "approved by you, once (it always asks)"
         elif key == "a":  # approve, and allow this exact call for the session
@@ -1430,7 +1523,7 @@ class Agent:
         if verdict == "allow":
             self._execute(call)
         else:
-            call.result = results.rejected()
+            call.result = rejected
             self._next_call()
 
     def _record_change(self, call: Call) -> None:
@@ -1448,7 +1541,7 @@ class Agent:
             before = kept or sha256(plan.old)  # the hash all the same: undo must never take it for new
             if kept is None:
                 self.post((M.TOOL_NOTE, call.id, f"/undo cannot restore this file: its previous content is not kept ({why})"))
-        rel = os.fsdecode(os.path.relpath(os.fsencode(plan.abs), os.fsencode(plan.root)))
+        rel = _plan_path(plan)
         change = {"turn": self._turn, "id": call.id, "path": rel, "shown": plan.rel, "real": plan.path,
                   "before": before, "after": sha256(plan.new)}
         if plan.old is not None and kept is None:
@@ -1465,6 +1558,8 @@ class Agent:
             self._j("run", id=call.id, tool=call.name)
             self._sync()  # a side effect follows: what led to it is on disk first
         git_before = call.name == "execute_command" and self.git_report
+        if git_before:
+            self._reports.add(call.id)  # T_GIT answers, whatever happens to the command
         cancel = self._runner.Cancel()
         self._running[call.id] = (call, cancel)
         limit = self.exec_timeout + EXEC_GRACE if call.name == "execute_command" else FILE_TOOL_TIMEOUT
@@ -1474,6 +1569,8 @@ class Agent:
 
         def on_output(text: str) -> None:
             inbox.put((M.T_OUTPUT, episode, call.id, self._pipeline.redact(text, secrets)))
+
+        reporting = [False]  # the report's thread started: it sends T_GIT
 
         def work() -> tuple:
             before = None
@@ -1494,12 +1591,15 @@ class Agent:
                     result = results.error("internal", f"{call.name}: post-processing failed: {describe(exc)}")
                 for note in call.ctx.notes:
                     inbox.put((M.T_NOTE, episode, call.id, note))
-            if before is not None:  # after the result: the next request does not wait for git
+            if git_before:  # after the result: the next request does not wait for git
                 threading.Thread(target=_git_report, args=(self.root, before, inbox, episode, call.id),
                                  name="git-status", daemon=True).start()
+                reporting[0] = True
             return (M.T_DONE, episode, call.id, result)
 
         def failed(why: str) -> tuple:
+            if git_before and not reporting[0]:
+                inbox.put((M.T_GIT, episode, call.id, None, []))
             return (M.T_DONE, episode, call.id, results.error("internal", f"{call.name} failed: {why}"))
 
         _spawn(f"tool-{call.name}", inbox.put, work, failed)
@@ -1523,21 +1623,29 @@ class Agent:
         self._next_call()
 
     def _check_deadlines(self) -> None:
-        """Abandon calls past their deadline: a result now, the work cancelled."""
+        """Abandon calls past their deadline: a result now, the work cancelled; end a turn
+        whose git reports are overdue."""
         now = time.monotonic()
+        if self._held_end is not None and now >= self._held_until:
+            log.warning("git status reports still missing after %ss: %s", REPORT_WAIT, sorted(self._reports))
+            self._post_held_end()
         for call_id, (deadline, limit) in list(self._deadlines.items()):
             if now >= deadline:
                 entry = self._running.get(call_id)
                 if entry is not None:
                     entry[1].cancel()
                     log.warning("abandoned %s after %ss", entry[0].name, limit)
+                self._reports.discard(call_id)  # its thread is stuck: no report to wait for
                 self._on_tool_done(call_id, results.error(
                     "timeout", f"did not finish within {limit:g}s; abandoned"))
 
     def _wait_timeout(self) -> float | None:
-        if not self._deadlines:
+        due = [d for d, _ in self._deadlines.values()]
+        if self._held_end is not None:
+            due.append(self._held_until)
+        if not due:
             return None
-        return max(0.0, min(d for d, _ in self._deadlines.values()) - time.monotonic())
+        return max(0.0, min(due) - time.monotonic())
 
     def _finish_episode(self) -> None:
         for call in self._calls:
@@ -1546,32 +1654,34 @@ class Agent:
         if self._episodes_in_turn >= self.max_episodes:
             self.post(M.system("warn", f"Stopped after {self.max_episodes} episodes in one turn (max_episodes). "
                                        "Say how to go on, or raise max_episodes in the configuration."))
-            self._end_turn()
+            self._end_turn("limit")
             return
         self._start_episode()
 
     # ---- cancel and the end of a turn -------------------------------------------------
-    def _on_cancel(self) -> None:
+    def _on_cancel(self, why: str = "") -> None:
+        """Esc or Ctrl-C (`why` ""), or a front end stopping the turn for a reason of its own
+        (`why`, e.g. "SIGTERM": the journal and a question's row say so)."""
         if not self._busy:
             return
         if self._undo is not None:
             self._undo_cancel()
             return
         if self._turn_open:
-            self._j("cancel")
+            self._j("cancel", **({"by": why} if why else {}))
         if self._model_check is not None:
             name = self._model_check[1]
             self._model_check = None
             keep = f"; the model stays {self.model}" if self.model else ""
             self.post(M.system("info", f"Stopped checking model {name}{keep}."))
-            self._end_turn()
+            self._end_turn("cancelled")
             return
         if self._compaction is not None:
             self._compaction[3].cancel()
             self._compaction = None
             self.post(M.system("info", "Compaction cancelled: the conversation is as it was."
                                        + (" Turn stopped. Say what to do instead." if self._turn_open else "")))
-            self._end_turn()
+            self._end_turn("cancelled")
             return
         if self._running or self._gating:
             # stop what runs; the (honest) results arrive as T_DONE, then the turn ends
@@ -1583,7 +1693,8 @@ class Agent:
             return
         if self._phase == "confirming":
             if self._call_index < len(self._calls):
-                self.post((M.DECIDED, self._calls[self._call_index].id, "rejected by you"))
+                self.post((M.DECIDED, self._calls[self._call_index].id,
+                           f"rejected: the turn was stopped ({why})" if why else "rejected by you"))
             self._stop_turn(results.rejected())
             return
         with self._episode_lock:  # no token of this episode is posted after this
@@ -1596,7 +1707,7 @@ class Agent:
             self.messages.append({"role": "assistant", "content": content})
         self._pending_prompt = None
         self._end_answer("cancelled", content)
-        self._end_turn()
+        self._end_turn("cancelled")
 
     def _stop_turn(self, unresolved: dict) -> None:
         """Answer every unresolved call of the episode, record them, and end the turn."""
@@ -1608,7 +1719,7 @@ class Agent:
             self._append_result(call)
         self._calls = []
         self.post(M.system("info", "Turn stopped. Say what to do instead."))
-        self._end_turn()
+        self._end_turn("cancelled")
 
     def _cancel_stream(self) -> None:
         if self._cancel is not None:
@@ -1684,6 +1795,8 @@ class Agent:
         def work() -> tuple:
             return (M.CMD_DONE, "sessions", "info", sessions_text(root, current))
 
+        self._cmd_pending = True
+
         _spawn("sessions", self.inbox.put, work,
                lambda why: (M.CMD_DONE, "sessions", "error", f"/sessions failed: {why} (details in the log)."))
 
@@ -1699,7 +1812,9 @@ class Agent:
             return
         self.post(M.system("info", self.meter.report(self.model)))
 
-    def _end_turn(self) -> None:
+    def _end_turn(self, reason: str) -> None:
+        """The turn is over: its usage, its journal event (fsynced), idle, then TURN_END with
+        `reason` (messages.TURN_REASONS), held until git has reported on its commands."""
         if self._final_usage:
             self.post((M.USAGE, self._final_usage))  # only the final episode's usage
             total = _total_tokens(self._final_usage)
@@ -1707,7 +1822,7 @@ class Agent:
                 self._tokens = total
         if self._turn_open:
             self._turn_open = False
-            fields: dict = {"turn": self._turn}
+            fields: dict = {"turn": self._turn, "status": reason}
             if self._final_usage:
                 fields["usage"] = self._final_usage
             if self._tokens is not None:
@@ -1726,6 +1841,26 @@ class Agent:
             self._compaction = None
         self._compacted = False
         self._set_phase("idle")
+        self._held_end = M.turn_end(reason)
+        self._held_until = time.monotonic() + REPORT_WAIT
+        if not self._reports:
+            self._post_held_end()
+
+    def _post_held_end(self) -> None:
+        """Post the last turn's TURN_END if it still waits (a new prompt, or the wait is over)."""
+        held, self._held_end = self._held_end, None
+        if held is not None:
+            self._reports.clear()  # a report that comes later is still shown, as a note
+            self.post(held)
+
+    def _on_git_report(self, call_id: str, text: str | None, files: list) -> None:
+        if text:
+            self.post((M.TOOL_NOTE, call_id, text))
+        if files:
+            self.post((M.FILES, call_id, files, "git"))
+        self._reports.discard(call_id)
+        if not self._reports:
+            self._post_held_end()
 
 
 class UndoRun:
@@ -1753,6 +1888,19 @@ def undo_not_covered() -> str:
     return "/undo covers only the files DashFloat's own tools wrote, not changes made by commands"
 
 
+def _plan_path(plan) -> str:
+    """A write or edit plan's file, relative to the root (as the journal and /undo name it)."""
+    return os.fsdecode(os.path.relpath(os.fsencode(plan.abs), os.fsencode(plan.root)))
+
+
+def _written(call: Call) -> dict | None:
+    """{"path", "change"} for a write_file or edit_file that changed its file, else None."""
+    plan = getattr(call.prepared, "plan", None)
+    if call.name not in ("write_file", "edit_file") or plan is None or not (call.result or {}).get("ok"):
+        return None
+    return {"path": _plan_path(plan), "change": "created" if call.result.get("created") else "modified"}
+
+
 def _git_snapshot(root: str):
     """The work tree's status before a command runs (tools/gitchanges.py); None if none."""
     try:
@@ -1765,16 +1913,20 @@ def _git_snapshot(root: str):
 
 
 def _git_report(root: str, before, inbox, episode: int, call_id: str) -> None:
-    """After the command: which files it changed, as a note on its row (on its own thread)."""
+    """After the command: which files it changed, as a note on its row and as a list (on
+    its own thread). Always answers with T_GIT: the turn's end waits for it."""
+    text, files = None, []
     try:
-        from dashfloat.tools import gitchanges
+        if before is not None:  # None: not in a work tree, nothing to compare
+            from dashfloat.tools import gitchanges
 
-        text = gitchanges.report(before, gitchanges.snapshot(root))
-    except Exception:
+            after = gitchanges.snapshot(root)
+            text = gitchanges.report(before, after)
+            files = [{"path": path, "change": what} for path, what in gitchanges.shown_changes(before, after)]
+    except BaseException:
         log.exception("git status after a command failed")
-        return
-    if text:
-        inbox.put((M.T_NOTE, episode, call_id, text))
+    finally:
+        inbox.put((M.T_GIT, episode, call_id, text, files))
 
 
 def sessions_text(root: str, current: str | None) -> str:

@@ -14,7 +14,7 @@ header; every line, the header included, is one JSON object whose first keys are
     ui        an agent -> UI message (dashfloat/messages.py) the events above do not imply: m
     decision  a permission decision for a call: id, tool, decision, by, reason, mode, args_sha256
     audit     a change of permissions: what (mode, session_rule, revoke) and its details
-    cancel    the user cancelled the turn
+    cancel    the turn was cancelled: by (absent: the user's key; "SIGTERM"...: a headless run's signal)
     run       a call starts executing: id, tool (a side effect may follow)
     result    a call's result as the model reads it: id, tool, content (the tool message's
               JSON text; written as a JSON value, last on its line, after its length clen)
@@ -24,7 +24,7 @@ header; every line, the header included, is one JSON object whose first keys are
               (true when the provider sent no usage), cost (with a price for the model)
     budget    a budget (metering.py): what (warning at 80 %, reached by a whole answer, stop: the
               turn was stopped), budget (max_turns, max_tokens, max_cost), limit, used, why
-    turn_end  the end of a turn: turn, status, usage, tokens
+    turn_end  the end of a turn: turn, status (messages.TURN_REASONS, or interrupted), usage, tokens
     resume    the session was resumed: interrupted (the last turn had not ended), note
     compact   the conversation was compacted (dashfloat/context.py): reason (auto, /compact,
               overflow), how (stubs, summary, dropped, cut), before and after (tokens of the
@@ -79,7 +79,8 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 # agent -> UI messages that other events imply (prompt, answer, result, turn_end) or that
 # only matter while they happen (the phase, streamed text, a command's live output)
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
-                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE))
+                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE,
+                        M.COMPACTED, M.TURN_END, M.FILES))
 
 
 class Busy(Exception):

@@ -48,6 +48,16 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .BR \-\-no\-journal ]
 .br
 .B dashfloat
+.RI [ options ]
+.B \-p
+.RI [ PROMPT ]
+.RB [ \-\-output\-format " " text | json | stream\-json ]
+.RB [ \-v ]
+.RB [ \-\-approvals " " none | stdin | cmd:\fIPROGRAM\fP ]
+.RB [ \-\-approval\-timeout
+.IR S ]
+.br
+.B dashfloat
 .RB [ \-C
 .IR DIR ]
 .B sessions
@@ -230,6 +240,48 @@ A budget: at most
 spent from now, by the
 .B prices
 table of the configuration.
+.TP
+.BR \-p " [" \fIPROMPT\fP "], " \-\-print " [" \fIPROMPT\fP ]
+Headless mode: run
+.I PROMPT
+to the end of its turn without the full\-screen interface, print the result, and exit
+(see
+.BR "HEADLESS MODE" ).
+Without
+.IR PROMPT ,
+the prompt is all of standard input, which must not be a terminal.
+Needs no terminal;
+.BR \-\-continue " and " \-\-resume
+work with it.
+.TP
+.BR \-\-output\-format " " text | json | stream\-json
+With
+.BR \-p :
+the final answer as text (the default), one JSON result object, or every event as a JSON
+line as it happens.
+.TP
+.BR \-v ", " \-\-verbose
+With
+.B \-p
+and text output: tool calls, their output and results, notes and usage on standard error.
+.TP
+.BR \-\-approvals " " none | stdin | cmd:\fIPROGRAM\fP
+With
+.BR \-p :
+who answers a call that needs approval.
+.B none
+(the default): nobody, so it is refused, and the exit status is 4;
+.BR stdin :
+JSON lines on standard input;
+.BI cmd: PROGRAM\fR:\fP
+a program asked about each one.
+.TP
+.BI \-\-approval\-timeout " SECONDS"
+With
+.BR \-p :
+reject a question that has no answer after
+.I SECONDS
+(default @stdin_timeout@ for stdin, @program_timeout@ for a program).
 .TP
 .BR sessions " [" \-\-all ]
 List the sessions of this working directory, newest activity first: the id, when it
@@ -1569,13 +1621,18 @@ a session rule added or revoked),
 .B change
 (a file about to be written or edited: its path, the SHA\-256 of its content before and
 after),
-.BR cancel ,
+.B cancel
+(the turn was cancelled: by a key, or
+.B by
+the signal that stopped a headless run),
 .B undo
 (what
 .B /undo
 did),
 .B turn_end
-(the usage and the token count),
+(why the turn ended, as
+.B stop_reason
+in HEADLESS MODE says, the usage and the token count),
 .B compact
 (a compaction: why, how, the tokens of the next request before and after, the window, and
 what was done as data: the stubs, the summary or the marker, the cuts; see
@@ -1676,6 +1733,226 @@ with git run as for a command that runs without a question (see
 .BR "Commands that run without a question" );
 a repository whose config names a program git would run for it is not read, and the row
 says so.
+.SH HEADLESS MODE
+.B "dashfloat \-p"
+.I PROMPT
+runs one prompt for a script, a CI job or cron: the same agent, tools, permission rules,
+hooks and session journal as the full\-screen interface, without it (urwid is never
+loaded).
+It needs no terminal: standard input may be closed,
+.B TERM
+may be
+.B dumb
+or unset.
+The turn runs to its end (the model answers without asking for a tool, an error, the
+episode limit) and
+.B dashfloat
+exits with a status that says how it went.
+.B "\-p"
+without
+.I PROMPT
+reads the prompt from standard input:
+.BR "{ echo 'Review this diff:'; git diff; } | dashfloat \-p" .
+With
+.I PROMPT
+given, standard input is not read (unless
+.BR "\-\-approvals stdin" ).
+A prompt that starts with
+.B /
+is a command
+.RB ( "dashfloat \-\-continue \-p /undo" );
+an unknown one is a usage error.
+.PP
+The session is journalled as usual: the
+.B result
+event names it, and
+.B "dashfloat \-\-resume"
+.I ID
+continues it, headless or in the full\-screen interface, where its transcript is drawn
+as it happened.
+.B \-\-continue
+and
+.B \-\-resume
+work headless too.
+The log is
+.IR $XDG_STATE_HOME/dashfloat/dashfloat.log ,
+as for the interface.
+.SS Output formats
+.TP
+.B text
+(the default) The final answer (the last one the model completed without asking for a
+tool) on standard output, nothing else; escaped as on the screen when standard output is a terminal, as the model
+wrote it otherwise.
+Errors, warnings and calls that were not approved go to standard error, one line each;
+with
+.B \-v
+(or when standard error is a terminal) tool calls, their live output and results, notes,
+files changed and token usage too.
+.TP
+.B json
+One JSON object on one line when the run ends: the
+.B result
+event below.
+.TP
+.B stream\-json
+Every event as one JSON object per line (JSON Lines), each written with one
+.BR write (2)
+the moment it happens, whatever standard output is (a pipe, a file).
+.PP
+A reader that closes standard output early ends the run as a signal would, quietly, with
+status @exit_pipe@.
+Usage and configuration errors found before the run starts (a bad option, a rule that does
+not parse, an empty prompt) print one line on standard error, no events, and exit with 2.
+.SS Events
+Schema version @schema_version@, as a JSON Schema (draft 2020\-12) in the repository,
+.IR schema/dashfloat\-events.schema.json ,
+and installed as
+.IR share/dashfloat/dashfloat\-events.schema.json .
+Every event has
+.B type
+(below),
+.B seq
+(1, 2, 3 ... in the run, without gaps),
+.B time
+(Unix seconds, to the millisecond) and
+.B session_id
+(the journal's id).
+The first event,
+.BR session.start ,
+and the last,
+.BR result ,
+carry
+.B schema_version
+.RI ( MAJOR . MINOR ).
+A minor version adds event types or fields, which a reader must ignore when it does not
+know them; a major one removes, renames or changes one.
+Every run that starts ends with exactly one
+.B result
+event, after an error or a signal too.
+The types:
+@headless_events@.SS Approvals
+A call that would ask a person (see
+.BR CONFIRMATIONS " and " PERMISSIONS )
+gets an
+.B approval.requested
+event with an
+.B approval_id
+and the exact preview a person would see, escaped.
+What happens next depends on
+.BR \-\-approvals :
+.TP
+.B none
+(the default) Nobody can approve: the call is refused at once, the model is told that
+approval was required and is not available (it is not run), the refusal is listed in the
+result's
+.BR permission_denials ,
+standard error says so in text output, and the exit status is 4, never 0.
+Rules and modes decide as in the interface:
+.B "\-\-permission\-mode accept\-edits"
+or
+.B \-\-allow
+rules let calls run without a question (a file that runs code later always asks).
+.TP
+.B stdin
+Answer each request with one JSON line on standard input:
+.BR "{\(dqid\(dq: \(dqap\-1\(dq, \(dqdecision\(dq: \(dqapprove\(dq}" ,
+or
+.B \(dqreject\(dq
+(an optional string
+.B reason
+is passed on to the model).
+A line that is not such an object, names no pending request, or has an unknown decision
+or key is an error on standard error (and an
+.B error
+event): it never approves, and when it names a pending request that request is rejected.
+A blank line is ignored; a line longer than @line_max@ is an error.
+At the end of standard input every pending request, and every later one, is rejected.
+The prompt must then be given as
+.BR "\-p " \fIPROMPT\fP .
+.TP
+.BI cmd: PROGRAM
+For each request,
+.I PROGRAM
+is run like a hook
+.RB ( "/bin/sh \-c" ,
+in the working directory, in its own session, every process it started killed when it
+ends) with the
+.B approval.requested
+event as one JSON line on its standard input.
+It must exit with 0 after printing one JSON object,
+.BR "{\(dqdecision\(dq: \(dqapprove\(dq}" " or " "{\(dqdecision\(dq: \(dqreject\(dq, \(dqreason\(dq: \(dq...\(dq}"
+(an
+.BR id ,
+if given, must be the request's).
+Anything else rejects: another exit status, a signal, output that is not that object
+(standard error is merged into it, so the program should write nothing else), more than
+@program_output@ of output, or no answer within the timeout (then it is killed).
+.PP
+.BI \-\-approval\-timeout " SECONDS"
+rejects a request that has had no answer for that long (default @stdin_timeout@ s on
+standard input, @program_timeout@ s for a program); the
+.B approval.decided
+event says
+.BR "by timeout" .
+An approval is for that one call: no session rule is ever added.
+The exit status is 4 when any request was not approved.
+.SS Signals
+SIGINT, SIGTERM and SIGHUP cancel the turn as Esc does in the interface: a pending
+request is rejected, the stream is closed, a running command is killed with every
+process it started, every call gets its result, and the journal records the cancel and
+is flushed to the disk; then the
+.B result
+event is written (outcome
+.BR interrupted ,
+.B signal
+set) and the exit status is 130.
+A second signal, or a turn that has not ended @cancel_grace@ s after the first, ends the
+run at once (stop reason
+.BR abandoned ),
+still with its
+.B result
+event; commands are killed in every case.
+.SS A CI job
+A GitHub Actions step that asks for a review and lets the model read files and run
+.B "make test"
+without a question; anything else that needs approval is refused, and the job fails (its
+shell has
+.BR pipefail )
+when the run did not complete: status 1 to 4 or 130.
+.PP
+.RS 4
+.nf
+\- name: Review
+  env:
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+  run: |
+    git diff origin/main... > /tmp/diff
+    { echo 'Review this change; run make test if useful.'; cat /tmp/diff; } |
+      dashfloat \-p \-\-model gpt\-4o\-mini \-\-base\-url https://api.openai.com/v1 \e
+        \-\-allow 'execute_command(make test)' \e
+        \-\-output\-format stream\-json > review.jsonl
+    jq \-r 'select(.type == "result") | .answer' review.jsonl > review.md
+.fi
+.RE
+.PP
+To approve from a script instead:
+.PP
+.RS 4
+.nf
+dashfloat \-p 'fix the failing test' \-\-approvals 'cmd:./approve.py' \e
+  \-\-output\-format json | jq .outcome
+.fi
+.RE
+.PP
+where
+.I approve.py
+reads the request and prints
+.B {\(dqdecision\(dq: \(dqapprove\(dq}
+for an
+.B edit_file
+under
+.IR tests/ ,
+and a rejection otherwise.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
@@ -1703,6 +1980,12 @@ holds its long texts and the previous contents of files for
 .B /undo
 (see
 .BR SESSIONS ).
+.TP
+.IR share/dashfloat/dashfloat\-events.schema.json
+The JSON Schema of the headless events (see
+.BR "HEADLESS MODE" ),
+installed beside the man page
+.RI ( schema/ " in a checkout)."
 .TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
 The log.
@@ -1812,21 +2095,51 @@ Where the user configuration, the history, the sessions and the log live.
 .SH EXIT STATUS
 .TP
 .B 0
-Normal exit, also after SIGTERM, and after SIGHUP or the terminal going away (a dropped ssh
-connection, a closed window): then nothing is printed and the log gets the one line
+Normal exit; in the full\-screen interface also after SIGTERM, and after SIGHUP or the
+terminal going away (a dropped ssh connection, a closed window): then nothing is printed
+and the log gets the one line
 .BR "terminal closed (hangup)" ;
 running commands are killed as on any exit.
+With
+.BR \-p :
+the turn completed and every question was approved.
 .TP
 .B 1
 A runtime error; a one\-line summary is printed after the screen is restored and the
 traceback is in the log.
+With
+.BR \-p :
+the provider failed (an HTTP error, a broken stream, no answer at all), or DashFloat
+did.
 .TP
 .B 2
 A usage or configuration error (a bad rule included), a malformed
 .I CALL
 for
 .BR "policy check" ,
-or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
+or no usable terminal for the full\-screen interface (stdin or stdout not a tty, or
+TERM=dumb).
+With
+.BR \-p ,
+also no model to use (the endpoint serves several and none was chosen).
+.TP
+.B 3
+With
+.BR \-p :
+the loop limit
+.RB ( max_episodes )
+or a budget stopped the turn.
+.TP
+.B 4
+With
+.BR \-p :
+a call needed approval and did not get it (see
+.BR "HEADLESS MODE" ).
+.TP
+.B 130
+Interrupted: with
+.BR \-p ,
+SIGINT, SIGTERM or SIGHUP cancelled the turn; also Ctrl\-C while DashFloat starts.
 .TP
 .B @exit_pipe@
 The reader of the output went away before it was all written (as in
@@ -1834,6 +2147,9 @@ The reader of the output went away before it was all written (as in
 when head has left early); nothing is printed about it, as for a program that SIGPIPE
 ended.
 .PP
+When several apply to a
+.B \-p
+run, the first in this order wins: 130, 2, 1, 3, 4.
 .B "policy check"
 and
 .B "policy list"
@@ -1863,6 +2179,13 @@ without asking; everything else still asks.
 .TP
 .B "dashfloat policy check 'read_file(.env)' 'execute_command(git push)'"
 See what the configured rules would decide, without running anything.
+.TP
+.B "dashfloat \-p 'summarise README.md' \-\-permission\-mode read\-only"
+Ask once, from a script, and print the answer.
+.TP
+.B "dashfloat \-p 'fix the lint errors' \-\-approvals stdin \-\-output\-format stream\-json"
+Let a wrapper program follow every event and answer the questions (see
+.BR "HEADLESS MODE" ).
 .SH RECOVERING A BROKEN TERMINAL
 A program killed with SIGKILL (or by the out\-of\-memory killer) cannot restore the terminal.
 Run
@@ -1888,8 +2211,10 @@ def numbers() -> dict[str, str]:
 
     from dashfloat import (
         agent,
+        approvals,
         cli,
         context,
+        headless,
         history,
         journal,
         masking,
@@ -1898,6 +2223,7 @@ def numbers() -> dict[str, str]:
         prompt,
         sessions,
     )
+    from dashfloat import events as headless_events
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
@@ -1964,6 +2290,14 @@ def numbers() -> dict[str, str]:
         "file_mode": f"{private.FILE_MODE:04o}",
         "dir_mode": f"{private.DIR_MODE:04o}",
         "exit_pipe": str(cli.EXIT_PIPE),
+        # headless mode
+        "schema_version": headless_events.SCHEMA_VERSION,
+        "stdin_timeout": f"{headless.STDIN_TIMEOUT:g}",
+        "program_timeout": f"{headless.PROGRAM_TIMEOUT:g}",
+        "cancel_grace": f"{headless.CANCEL_GRACE:g}",
+        "line_max": human_size(approvals.LINE_MAX),
+        "program_output": human_size(approvals.PROGRAM_OUTPUT_MAX),
+        "live_max": f"{headless.LIVE_MAX:,} characters",
         "default_base_url": DEFAULT_BASE_URL,
         # the confirmation rules, from the code that applies them
         "grace": f"{confirmgate.GRACE:g}",
@@ -1997,9 +2331,11 @@ def _fill(text: str, values: dict[str, str]) -> str:
 def generate() -> str:
     from dashfloat.commands import man_section as man_commands_section
     from dashfloat.config import man_configuration_section
+    from dashfloat.events import man_events
     from dashfloat.ui.keymap import man_keybindings_section
 
     values = numbers()
+    values["headless_events"] = man_events(values)
     return (
         _fill(HEAD, values).replace("{version}", __version__)
         + man_keybindings_section()

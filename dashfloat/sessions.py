@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -68,7 +67,7 @@ def project_dir(environ: Mapping[str, str], real_cwd: str) -> Path:
 
 
 def new_id() -> str:
-    return secrets.token_hex(8)
+    return os.urandom(8).hex()  # what secrets.token_hex does, without importing secrets
 
 
 # ---- listing ----------------------------------------------------------------------------

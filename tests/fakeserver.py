@@ -325,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             "headers": {k.lower(): v for k, v in self.headers.items()},
             "json": parsed,
             "body": body or b"",
+            "time": time.monotonic(),  # when it was read (the benchmark's time to first request)
         }
         self.owner._record(req)
         return req
@@ -477,7 +478,7 @@ class ScriptedServer:
         self.models_reply: Reply | None = None
         self.routes: dict[str, Reply] = {}  # GET path (no query) -> Reply, before /v1/models
         # {"method", "path", "headers" (keys lower-cased), "json" (parsed body or None),
-        #  "body" (raw bytes)}, in arrival order
+        #  "body" (raw bytes), "time" (time.monotonic() when read)}, in arrival order
         self.requests: list[dict] = []
         self._replies: list = []  # Reply, or callable(request) -> Reply
         self.responder = None  # callable(request) -> Reply, when nothing is queued

@@ -226,6 +226,10 @@ def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(r
     assert "pay special attention to: keep the parser's API" in asked["messages"][1]["content"]
     assert len(rig.agent.messages) < before and rig.agent.messages[1]["content"].startswith(C.SUMMARY_PREFIX)
     assert not rig.out.of(M.USER, t), "/compact is not a prompt"
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["done"]
+    ((_, c),) = rig.out.of(M.COMPACTED, t)  # what a headless run's compaction event says
+    assert c["reason"] == "/compact" and c["how"] == "summary" and c["after"] < c["before"] and c["failed"] is None
+    assert rig.agent.meter.run.requests == 5, "the summary request is metered like the four turns"
     t = rig.prompt("/clear")
     cleared = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("Started a fresh conversation"), since=t)
     assert "no longer sees the earlier" in cleared[2]

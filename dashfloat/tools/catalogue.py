@@ -14,7 +14,26 @@ from __future__ import annotations
 import json
 
 from dashfloat.tools import names, results, search
-from dashfloat.tools.preview import command_summary, human_size, safe
+
+
+# preview.py (difflib, its patterns) loads when a summary is first made, not with the
+# catalogue: a headless run's first request carries TOOLS and need not wait for it
+def safe(text: str) -> str:
+    from dashfloat.tools.preview import safe as _safe
+
+    return _safe(text)
+
+
+def human_size(n) -> str:
+    from dashfloat.tools.preview import human_size as _human_size
+
+    return _human_size(n)
+
+
+def command_summary(command: str, limit: int) -> str:
+    from dashfloat.tools.preview import command_summary as _command_summary
+
+    return _command_summary(command, limit)
 
 # -- the catalogue ---------------------------------------------------------------------
 

@@ -134,6 +134,18 @@ def changed(before: Snapshot, after: Snapshot) -> list[tuple[str, str]]:
     return out
 
 
+def shown_changes(before: Snapshot | str | None, after: Snapshot | str | None) -> list[tuple[str, str]]:
+    """(path, what happened) for each file the command changed, the path relative to the
+    working directory when it is beneath it (else absolute); [] when unknown or none."""
+    if not isinstance(before, Snapshot) or not isinstance(after, Snapshot):
+        return []
+    out = []
+    for path, what in changed(before, after):
+        full = os.path.join(before.top, path)
+        out.append((os.path.relpath(full, before.root) if full.startswith(before.root + os.sep) else full, what))
+    return out
+
+
 def report(before: Snapshot | str | None, after: Snapshot | str | None) -> str | None:
     """The note for the call's row; None when there is nothing to say (no work tree, no change)."""
     if before is None or after is None:
@@ -141,14 +153,10 @@ def report(before: Snapshot | str | None, after: Snapshot | str | None) -> str |
     if isinstance(before, str) or isinstance(after, str):
         why = before if isinstance(before, str) else after
         return f"git status {why}: which files the command changed is unknown ({NOT_COVERED})"
-    diff = changed(before, after)
+    diff = shown_changes(before, after)
     if not diff:
         return None
-    names = []
-    for path, what in diff[:MAX_NAMED]:
-        full = os.path.join(before.top, path)
-        shown = os.path.relpath(full, before.root) if full.startswith(before.root + os.sep) else full
-        names.append(f"{shown} ({what})")
+    names = [f"{shown} ({what})" for shown, what in diff[:MAX_NAMED]]
     more = f" and {len(diff) - MAX_NAMED} more" if len(diff) > MAX_NAMED else ""
     count = f"{len(diff)} file{'s' if len(diff) != 1 else ''}"
     return f"git status: the command changed {count}: {', '.join(names)}{more}. {NOT_COVERED}."

@@ -52,8 +52,9 @@ def error(code: str, message: str, **fields) -> dict:
     return {"ok": False, "error": message, "code": code, **fields}
 
 
-def rejected() -> dict:
-    return {"ok": False, "rejected": True}
+def rejected(**fields) -> dict:
+    """Not run: the user said no (or, with `error`, why no one could say yes)."""
+    return {"ok": False, "rejected": True, **fields}
 
 
 def cancelled(**fields) -> dict:

@@ -233,4 +233,7 @@ def result_row(call_id: str, name: str, result: dict) -> dict:
         if name == "execute_command":
             text += _stopped_text(result)
     excerpt = preview.excerpt(_excerpt_source(name, result), max_lines=EXCERPT_LINES)
-    return {"id": call_id, "name": name, "status": status, "text": text, "excerpt": excerpt}
+    row = {"id": call_id, "name": name, "status": status, "text": text, "excerpt": excerpt}
+    if isinstance(result.get("code"), str):
+        row["code"] = result["code"]  # results.CODES: a machine-readable why (headless events)
+    return row

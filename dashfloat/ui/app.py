@@ -330,6 +330,8 @@ class App(Confirming):
                                        f"restart DashFloat to chat again (details in the log).")
             self.update_status()
             return True
+        if kind in (M.TURN_END, M.FILES, M.COMPACTED):  # for the headless front end: the screen shows rows and entries
+            return False
         log.warning("UI ignored unknown message %r", kind)
         return False
 

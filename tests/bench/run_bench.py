@@ -34,6 +34,10 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 with each backend (ripgrep, git grep, the Python walker; < 1 s each): a rare
                 literal, a common one (the bounds and the counts), a regular expression.
                 --search-only runs just this section; --no-search leaves it out.
+  headless      tests/bench/headless_bench.py: exec -> the first request of `dashfloat -p`
+                (fresh processes, no tty), the CPU used by then, the whole run, and
+                `dashfloat --version` for the floor. --headless-only runs just this
+                section; --no-headless leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
 50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
@@ -446,11 +450,15 @@ def main(argv=None) -> int:
     ap.add_argument("--no-sessions", action="store_true", help="leave the session figures out")
     ap.add_argument("--search-only", action="store_true", help="only the search figures (10,000 files, each backend)")
     ap.add_argument("--no-search", action="store_true", help="leave the search figures out")
+    ap.add_argument("--headless-only", action="store_true", help="only the headless figures (dashfloat -p)")
+    ap.add_argument("--no-headless", action="store_true", help="leave the headless figures out")
     args = ap.parse_args(argv)
     if args.sessions_only:
         return sessions_section(args)
     if args.search_only:
         return search_section(args)
+    if args.headless_only:
+        return headless_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -564,6 +572,10 @@ def main(argv=None) -> int:
         print()
         if search_section(args):
             errors.append("the search figures could not be measured")
+    if not args.no_headless:
+        print()
+        if headless_section(args):
+            errors.append("the headless figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
@@ -603,6 +615,22 @@ def search_section(args) -> int:
         return 1
     missed = search_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
     print(f"search figures missing their target: {missed}")
+    return 0
+
+
+def headless_section(args) -> int:
+    """The headless figures (issue 11): 1 when they could not be measured."""
+    import headless_bench
+
+    runs = 3 if args.quick else 10
+    print(f"headless figures (median of {runs} fresh processes; load average {os.getloadavg()[0]:.2f}):")
+    try:
+        rows = headless_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = headless_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"headless figures missing their target: {missed}")
     return 0
 
 
