@@ -159,7 +159,8 @@ def test_text_prints_the_answer_only_with_no_tty_term_dumb_and_stdin_closed(serv
     proc = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, env=env_for(tmp_path), timeout=TIMEOUT)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"Hello from the model.\n", b"")
     (post,) = chat_posts(server)
-    assert post["json"]["messages"] == [{"role": "user", "content": "say hello"}]
+    system, *rest = post["json"]["messages"]
+    assert system["role"] == "system" and rest == [{"role": "user", "content": "say hello"}]
 
 
 def test_urwid_is_never_imported(server, tmp_path, project):
@@ -216,7 +217,7 @@ def test_the_prompt_can_come_on_stdin(server, tmp_path, project):
                data=b"Review this:\n+added line\n")
     assert done.code == 0, done.err
     assert done.result()["answer"] == "read it"
-    assert chat_posts(server)[0]["json"]["messages"][0]["content"] == "Review this:\n+added line\n"
+    assert chat_posts(server)[0]["json"]["messages"][1]["content"] == "Review this:\n+added line\n"
 
 
 # ---- exit statuses -------------------------------------------------------------------------------
@@ -486,10 +487,10 @@ def test_continue_and_resume_work_headless(server, tmp_path, project):
     assert two.code == 0
     start = two.events()[0]
     assert start["resumed"] is True and start["session_id"] == sid
-    assert [m["content"] for m in chat_posts(server)[1]["json"]["messages"]] == ["first", "First answer.", "second"]
+    assert [m["content"] for m in chat_posts(server)[1]["json"]["messages"][1:]] == ["first", "First answer.", "second"]
     three = run(server, tmp_path, project, "-p", "third", "--resume", sid[:6], "--output-format", "json")
     assert three.code == 0 and three.events()[0]["session_id"] == sid
-    assert len(chat_posts(server)[2]["json"]["messages"]) == 5
+    assert len(chat_posts(server)[2]["json"]["messages"]) == 6  # the system message, then five
 
 
 def test_a_headless_session_resumed_in_the_ui(server, tmp_path, project, dash):
@@ -507,7 +508,7 @@ def test_a_headless_session_resumed_in_the_ui(server, tmp_path, project, dash):
     t.type("and now?\r")
     t.wait_text("Back in the UI.")
     posts = wait_posts(server, 3)
-    msgs = posts[2]["json"]["messages"]
+    msgs = posts[2]["json"]["messages"][1:]  # after the system message
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant", "user"], msgs
     check_pairing(posts[2])
     t.send("\x04")
