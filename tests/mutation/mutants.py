@@ -189,7 +189,14 @@ class _Collector(ast.NodeVisitor):
 
     def visit_BinOp(self, node: ast.BinOp):
         swap = BINOP_SWAP.get(type(node.op))
-        if swap:
+        if swap and isinstance(node.op, (ast.BitOr, ast.BitAnd)):
+            # `&` binds tighter than `|`: swapping the token alone would regroup the
+            # neighbours (`a | b | c` -> `a | b & c`), so the operands are parenthesised
+            start, end = self.span(node)
+            self.add(node, "binop", f"`{swap[0]}` -> `{swap[1]}`", start, end,
+                     b"((" + self.text(node.left) + b") " + swap[1].encode() + b" ("
+                     + self.text(node.right) + b"))")
+        elif swap:
             self.add_in_gap(node, "binop", node.left, node.right, _BINOP_RE, *swap)
         self.generic_visit(node)
 

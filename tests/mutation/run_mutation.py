@@ -26,6 +26,7 @@ Marking an equivalent mutant: add its line from the survivor list to equivalent.
 from __future__ import annotations
 
 import argparse
+import ast
 import fcntl
 import hashlib
 import json
@@ -86,6 +87,28 @@ def digest(paths) -> str:
 def file_hash(rel: str) -> str:
     path = ROOT / rel
     return hashlib.sha256(path.read_bytes()).hexdigest()[:20] if path.exists() else "-"
+
+
+def test_hash(nodeid: str) -> str:
+    """A hash of the source of the test function `nodeid` names (its file's hash when it
+    cannot be found): a mutant that test killed stays killed while the test is unchanged, even
+    when other tests are added to its file."""
+    rel, _, rest = nodeid.partition("::")
+    path = ROOT / rel
+    if not rest or not path.exists():
+        return file_hash(rel)
+    names = [part.split("[")[0] for part in rest.split("::")]
+    source = path.read_text(encoding="utf-8")
+    body = ast.parse(source).body
+    found = None
+    for name in names:
+        found = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.name == name), None)
+        if found is None:
+            return file_hash(rel)
+        body = getattr(found, "body", [])
+    segment = ast.get_source_segment(source, found) or ""
+    return "fn:" + hashlib.sha256(segment.encode()).hexdigest()[:20]
 
 
 # -- the private copies ------------------------------------------------------------------------
@@ -399,8 +422,9 @@ def main(argv: list[str] | None = None) -> int:
                 if old and old.get("src") == src_hash:
                     if args.survivors and old["status"] == "killed":
                         continue
-                    if old["status"] == "killed" and (old.get("killer_file") is None
-                                                      or file_hash(old["killer_file"]) == old.get("killer_hash")):
+                    if old["status"] == "killed" and (old.get("killer") is None
+                                                      or old.get("killer_hash") in (test_hash(old["killer"]),
+                                                                                    file_hash(old["killer_file"]))):
                         continue
                     if old["status"] != "killed" and old.get("tests_hash") == tests_hash:
                         if not args.survivors or old["status"] != "survived":
@@ -500,7 +524,7 @@ def try_mutant(ws: Workspace, m: Mutant, selected: list[str], files: list[str], 
             killer = killer_of(out)
             killer_file = killer.split("::")[0] if killer else None
             return {"status": "killed", "step": step, "killer": killer, "killer_file": killer_file,
-                    "killer_hash": file_hash(killer_file) if killer_file else None,
+                    "killer_hash": test_hash(killer) if killer else None,
                     "seconds": round(time.monotonic() - start, 1)}
     return {"status": "survived", "seconds": round(time.monotonic() - start, 1)}
 

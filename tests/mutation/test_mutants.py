@@ -79,6 +79,13 @@ def test_text_around_the_change_is_kept_and_comments_are_not_operators():
     assert plus.apply(src) == src.replace(b"1 +", b"1 -")
 
 
+def test_a_bitwise_swap_keeps_the_grouping_of_its_neighbours():
+    src = b"flags = A | B | C | D\n"
+    got = {m.apply(src).decode().strip() for m in mutants("m.py", src) if m.kind == "binop"}
+    # `A | B | C & D` would be a different mutant: `&` binds tighter than `|`
+    assert got == {"flags = ((A) & (B)) | C | D", "flags = ((A | B) & (C)) | D", "flags = ((A | B | C) & (D))"}
+
+
 def test_docstrings_strings_annotations_and_type_checking_blocks_are_not_mutated():
     found = mutated('''\
         """Module doc: 1 < 2."""
