@@ -3,7 +3,7 @@
 Loaded with ``-p tests.mutation.covplugin``; the environment says what to trace and where to
 write: DASHFLOAT_MUTCOV_PREFIX (a directory: only files under it are traced) and
 DASHFLOAT_MUTCOV_OUT (a JSON file). It writes ``{"tests": {nodeid: {"seconds": s, "lines":
-{path: [line, ...]}}}}``, paths relative to the prefix's parent. Lines run in threads the test
+{path: [line, ...]}}}, "failed": [nodeid, ...]}``, paths relative to the prefix's parent. Lines run in threads the test
 starts are the test's too (threading.settrace); lines run at import time belong to no test.
 A plain line tracer (sys.settrace): slow, but run once per change of the code or the tests.
 """
@@ -21,6 +21,7 @@ import pytest
 _PREFIX = os.path.realpath(os.environ.get("DASHFLOAT_MUTCOV_PREFIX", "dashfloat")) + os.sep
 _ROOT = os.path.dirname(_PREFIX.rstrip(os.sep))
 _results: dict[str, dict] = {}
+_failed: set[str] = set()
 _current: dict[str, set[int]] | None = None
 _wanted: dict[str, str | None] = {}
 
@@ -68,8 +69,13 @@ def pytest_runtest_protocol(item, nextitem):
         }
 
 
+def pytest_runtest_logreport(report):
+    if report.failed:
+        _failed.add(report.nodeid)
+
+
 def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("DASHFLOAT_MUTCOV_OUT")
     if out:
         with open(out, "w", encoding="utf-8") as fh:
-            json.dump({"exitstatus": int(exitstatus), "tests": _results}, fh)
+            json.dump({"exitstatus": int(exitstatus), "tests": _results, "failed": sorted(_failed)}, fh)
