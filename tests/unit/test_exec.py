@@ -1045,7 +1045,9 @@ def test_an_unknown_signal_is_named_by_its_number():
 
 
 def test_a_signal_numbered_one_is_a_signal_too(cwd):
-    result = ex.run_command("kill -HUP $$", cwd)
+    # the shell itself may have SIGHUP ignored from birth (nohup); a fresh interpreter resets it
+    kill_self = "import os, signal; signal.signal(signal.SIGHUP, signal.SIG_DFL); os.kill(os.getpid(), signal.SIGHUP)"
+    result = ex.run_command(f"exec {sys.executable} -c '{kill_self}'", cwd)
     assert result["signal"] == "SIGHUP" and result["error"] == "killed by signal SIGHUP"
 
 
