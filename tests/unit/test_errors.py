@@ -497,3 +497,18 @@ def test_azure_content_filter_400_says_so_instead_of_blaming_the_model_name():
     e = http(400, body)
     assert e.kind == "bad_request" and "content filter" in e.message and "content management policy" in e.message
     assert "model name" not in e.hint and "rephrase" in e.hint
+
+
+# ---- edges (found by `make mutation`) -------------------------------------------------------
+
+
+def test_a_timeout_whose_value_is_unknown_reads_as_a_sentence():
+    cte = urllib3.exceptions.ConnectTimeoutError(_conn(), "timed out")
+    assert classify(_wrapped(cte, outer=requests.exceptions.ConnectTimeout)).message == \
+        "no connection to api.example.com within the connect timeout"
+    assert classify(TimeoutError("timed out"), phase="stream").message == \
+        "no data from api.example.com within the read timeout: the stream stalled (idle timeout)"
+    assert classify(TimeoutError("timed out")).message == \
+        "no response from api.example.com within the read timeout after sending the request (idle timeout)"
+    assert classify(TimeoutError("timed out"), read_timeout=120.0).message == \
+        "no response from api.example.com for 120 s after sending the request (idle timeout)"
