@@ -283,9 +283,9 @@ def test_internals_that_do_not_look_as_expected_are_left_to_urllib3(fake_server,
     try:
         assert plain_reader(resp, 1 << 16) is not None   # as it comes, it is taken
         if tamper == "foreign response":
-            class Wrapper:
+            class Wrapper:   # everything an http.client response has, but not one
                 fp = hr.fp
-                chunked, length = hr.chunked, hr.length
+                chunked, length, chunk_left = hr.chunked, hr.length, hr.chunk_left
 
             resp.raw._fp = Wrapper()
         elif tamper == "chunked not a bool":
