@@ -45,6 +45,7 @@ mutation: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --select E,F,W,I,UP,B --ignore E501 dashfloat tests
 	$(PY) -m dashfloat.manpage --check man/dashfloat.1
+	$(PY) -m dashfloat.events --check schema/dashfloat-events.schema.json
 	@if command -v groff >/dev/null; then \
 	  out=$$(groff -ww -man -Tutf8 man/dashfloat.1 2>&1 >/dev/null); \
 	  if [ -n "$$out" ]; then echo "groff warnings:"; echo "$$out"; exit 1; fi; \
@@ -52,6 +53,7 @@ lint: $(STAMP)
 
 man: $(STAMP)
 	$(PY) -m dashfloat.manpage > man/dashfloat.1
+	$(PY) -m dashfloat.events > schema/dashfloat-events.schema.json
 
 install-user: $(STAMP)
 	@mkdir -p $(BINDIR) $(MAN1DIR)

@@ -1,8 +1,10 @@
-"""Command line: arguments, configuration, terminal checks, then the full-screen app.
+"""Command line: arguments, configuration, terminal checks, then the full-screen app, or
+the headless front end (`-p`, dashfloat/headless.py) that never imports urwid.
 
-Exit status: 0 ok, 1 runtime error, 2 usage or configuration error. Heavy modules (urwid,
-requests, markdown) are imported only once we know the UI will start, so --help,
---version and configuration errors answer at once.
+Exit status: 0 ok, 1 runtime error, 2 usage or configuration error (headless runs add 3, 4
+and 130: dashfloat/events.py OUTCOMES). Heavy modules (urwid, requests, markdown) are
+imported only once we know the UI will start, so --help, --version and configuration
+errors answer at once.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dashfloat import __version__
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 EXIT_PIPE = 128 + 13  # the reader of our output went away: what a shell reports for SIGPIPE
+EXIT_INTERRUPTED = 128 + 2  # SIGINT (and, headless, SIGTERM and SIGHUP): the turn was cancelled
 
 RESET_SEQUENCE = (
     "\x1b[?2004l"  # bracketed paste off
@@ -64,22 +67,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--read-timeout", type=float, metavar="SECONDS",
                    help=f"idle read timeout while streaming (default {default['read_timeout']:g})")
     p.add_argument("--permission-mode", metavar="MODE", help="ask (default), accept-edits, read-only or unrestricted: how calls that no rule decides are handled")
+    p.add_argument("--max-turns", metavar="N", help="budget: most requests to the model from now (see /usage)")
+    p.add_argument("--max-tokens", metavar="N", help="budget: most tokens, input and output, from now")
+    p.add_argument("--max-cost", metavar="AMOUNT", help="budget: most cost from now, by the [prices] table")
     p.add_argument("--allow", action="append", metavar="RULE", help="allow calls matching RULE, e.g. 'execute_command(git status)' (repeatable)")
     p.add_argument("--ask", action="append", metavar="RULE", help="ask before calls matching RULE (repeatable)")
     p.add_argument("--deny", action="append", metavar="RULE", help="deny calls matching RULE, e.g. 'read_file(**/.env)'; deny always wins (repeatable)")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument("--continue", dest="continue_", action="store_true",
+                   help="resume the latest session of this working directory")
+    s.add_argument("--resume", metavar="ID", help="resume session ID (a unique prefix is enough; 'dashfloat sessions' lists them)")
+    s.add_argument("--no-journal", dest="journal", action="store_const", const=False,
+                   help="keep no journal of this session (no --continue, no /undo)")
+    h = p.add_argument_group("headless mode (scripts, CI, cron; see HEADLESS MODE in the man page)")
+    h.add_argument("-p", "--print", dest="print_", nargs="?", const="", metavar="PROMPT",
+                   help="run PROMPT to its end without the full-screen UI and exit; without PROMPT, "
+                        "the prompt is read from stdin")
+    h.add_argument("--output-format", choices=("text", "json", "stream-json"),
+                   help="text (default: the final answer), json (one result object) or stream-json "
+                        "(one JSON event a line, as it happens)")
+    h.add_argument("-v", "--verbose", action="store_true",
+                   help="with -p and text output: tool rows and progress on stderr")
+    h.add_argument("--approvals", metavar="none|stdin|cmd:PROGRAM",
+                   help="who answers a call that needs approval: nobody, so it is refused (none, the "
+                        "default), JSON lines on stdin, or PROGRAM")
+    h.add_argument("--approval-timeout", type=float, metavar="SECONDS",
+                   help="reject a question unanswered after SECONDS (default 300 for stdin, 30 for a program)")
+    p.add_argument("--all", action="store_true", help="with 'sessions': list the sessions of every directory")
     p.add_argument("--show-config", action="store_true", help="print the effective configuration and where each value came from, then exit")
     p.add_argument("--reset-terminal", action="store_true", help="print the sequence that repairs a terminal left broken by a killed program, then exit")
     p.add_argument("--version", action="version", version=f"dashfloat {__version__}")
     p.add_argument(
-        "command", nargs="*", metavar="policy",
+        "command", nargs="*", metavar="policy|sessions",
         help="'policy check CALL...' prints the permission decision for each CALL, e.g. "
         "'execute_command(git status)'; 'policy list' prints every rule by layer and the mode. "
-        "Both use the same configuration and options as a real run and execute nothing.",
+        "Both use the same configuration and options as a real run and execute nothing. "
+        "'sessions' lists the sessions of this working directory (--all: of every directory).",
     )
     return p
 
 
-POLICY_USAGE = "policy check CALL... | policy list"
+POLICY_USAGE = "policy check CALL... | policy list | sessions [--all]"
 
 
 def reset_sequence(environ) -> str:
@@ -184,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _quiet_after_broken_pipe()
         return EXIT_PIPE
+    except KeyboardInterrupt:  # Ctrl-C while starting, before a front end handles it
+        return EXIT_INTERRUPTED
 
 
 def _quiet_after_broken_pipe() -> None:
@@ -198,10 +228,50 @@ def _quiet_after_broken_pipe() -> None:
         pass
 
 
+HEADLESS_ONLY = (("output_format", "--output-format"), ("verbose", "--verbose"), ("approvals", "--approvals"),
+                 ("approval_timeout", "--approval-timeout"))
+PROMPT_MAX = 16 * 1024 * 1024  # bytes of a prompt read from stdin
+
+
+def ensure_std_fds() -> None:
+    """Give a closed stdin, stdout or stderr /dev/null, so that no file DashFloat opens
+    later gets descriptor 0, 1 or 2 (output meant for stdout would land in it)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            except OSError:
+                pass
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+
+
 def _main(argv: list[str] | None) -> int:
+    ensure_std_fds()
     parser = build_parser()
     args = parser.parse_intermixed_args(argv)
     words = list(args.command)
+    headless = args.print_ is not None
+    if not headless:
+        given = [flag for name, flag in HEADLESS_ONLY if getattr(args, name) not in (None, False)]
+        if given:
+            parser.error(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with -p (headless mode): "
+                         "dashfloat -p PROMPT")
+    elif words or args.show_config or args.reset_terminal or args.all:
+        parser.error("-p runs a prompt: not with policy, sessions, --show-config or --reset-terminal")
+    if words[:1] == ["sessions"]:
+        if len(words) > 1:
+            parser.error(f"sessions takes no arguments, got {' '.join(map(repr, words[1:]))} (--all lists every directory's)")
+        return sessions_command(args)
+    if args.all:
+        parser.error("--all goes with 'sessions' (dashfloat sessions --all)")
     if words:
         example = "e.g. dashfloat policy check 'execute_command(git status)'"
         if words[0] != "policy" or len(words) < 2 or words[1] not in ("check", "list"):
@@ -216,6 +286,16 @@ def _main(argv: list[str] | None) -> int:
 
     from dashfloat.config import ConfigError, load_config, state_dir
 
+    session = None
+    if args.continue_ or args.resume:
+        if words or args.show_config:
+            parser.error("--continue and --resume start a session: not with policy or --show-config")
+        try:
+            session = find_session(args)
+        except ValueError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+        args.root = session.cwd
     cli = {
         "root": args.root,
         "base_url": args.base_url,
@@ -228,6 +308,10 @@ def _main(argv: list[str] | None) -> int:
         "allow": args.allow,
         "ask": args.ask,
         "deny": args.deny,
+        "journal": args.journal,
+        "max_turns": args.max_turns,
+        "max_tokens": args.max_tokens,
+        "max_cost": args.max_cost,
     }
     try:
         config = load_config(cli, os.environ, os.getcwd())
@@ -247,9 +331,13 @@ def _main(argv: list[str] | None) -> int:
         _out("\n".join(describe(config)))
         return EXIT_OK
 
+    if headless:
+        return headless_command(args, config, session)
+
     term = os.environ.get("TERM", "")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        _err("needs an interactive terminal (stdin and stdout must be a tty); a scripting mode is planned.")
+        _err("needs an interactive terminal (stdin and stdout must be a tty); for scripts, "
+             "dashfloat -p PROMPT runs without one (HEADLESS MODE in the man page).")
         return EXIT_USAGE
     if term in DUMB_TERMS:
         _err(f"TERM={term or '(unset)'} cannot drive a full-screen program; set TERM (e.g. xterm-256color).")
@@ -261,14 +349,213 @@ def _main(argv: list[str] | None) -> int:
         _err(f"cannot enter {config.root}: {exc.strerror}")
         return EXIT_USAGE
 
+    journal = None
+    if session is not None:
+        journal = session_journal(session, config)
+        if journal is None:
+            return EXIT_USAGE
+
     early = show_early_frame(config)
     try:
         log_path = setup_logging(state_dir(os.environ))
-        return run_ui(config, log_path, early)
+        return run_ui(config, log_path, early, journal)
     except BaseException:
         if early is not None:
             early.abort()
         raise
+
+
+def session_journal(session, config):
+    """The journal of the session --continue or --resume names, locked; None (said why)."""
+    if not config.journal:
+        _err("--continue and --resume add to the session's journal, and the journal is off "
+             f"({config.sources.get('journal', 'journal = false')}); turn it on to resume")
+        return None
+    from dashfloat.journal import Busy
+
+    try:
+        return open_journal(session.path, config)
+    except Busy as exc:
+        _err(f"{exc} (its other DashFloat must quit first; a new session starts without --continue)")
+    except OSError as exc:
+        _err(f"cannot open the session's journal {session.path}: {exc.strerror or exc}")
+    return None
+
+
+def load_resumed(journal, config):
+    """Read a locked session's journal: (config with the session's model, sessions.Loaded).
+    Raises sessions.SessionError (the journal is closed then)."""
+    from dashfloat import sessions
+
+    try:
+        resumed = sessions.load(journal.path)
+    except sessions.SessionError:
+        journal.close("unreadable")
+        raise
+    journal.seq = resumed.next_seq
+    journal.header.update(resumed.header)
+    if resumed.model and not config.sources.get("model", "").startswith("command line"):
+        import dataclasses
+
+        config = dataclasses.replace(config, model=resumed.model)  # the session's model
+    logging.getLogger("dashfloat").info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size,
+                                        resumed.turns)
+    return config, resumed
+
+
+def read_prompt(args) -> str:
+    """The prompt of a headless run: -p PROMPT, or all of stdin (-p alone); ValueError why not."""
+    if args.print_:
+        prompt = args.print_
+    else:
+        if args.approvals == "stdin":
+            raise ValueError("--approvals stdin reads the answers from stdin: give the prompt as -p PROMPT")
+        try:
+            if os.isatty(0):
+                raise ValueError("-p without a PROMPT reads the prompt from stdin, and stdin is a terminal: "
+                                 "dashfloat -p 'PROMPT', or pipe the prompt in")
+            data = _read_limited(0, PROMPT_MAX)
+        except OSError as exc:
+            raise ValueError(f"cannot read the prompt from stdin: {exc.strerror or exc}") from None
+        if len(data) > PROMPT_MAX:
+            raise ValueError(f"the prompt on stdin is longer than {PROMPT_MAX // (1024 * 1024)} MiB")
+        try:
+            prompt = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"the prompt on stdin is not UTF-8 (byte {exc.start} is {data[exc.start]:#04x})") from None
+    if not prompt.strip():
+        raise ValueError("the prompt is empty" + ("" if args.print_ else " (nothing on stdin)"))
+    return prompt
+
+
+def _read_limited(fd: int, limit: int) -> bytes:
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = os.read(fd, 1024 * 1024)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def headless_command(args, config, session) -> int:
+    """`dashfloat -p`: check what the run needs, then run it (dashfloat/headless.py)."""
+    from dashfloat import approvals, commands
+    from dashfloat.config import state_dir
+
+    try:
+        mode, program = approvals.parse_mode(args.approvals)
+        timeout = approvals.parse_timeout(args.approval_timeout)
+        prompt = read_prompt(args)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    command = commands.parse(prompt)
+    if command is not None and commands.lookup(command[0]) is None:
+        _err(commands.unknown_text(command[0]))
+        return EXIT_USAGE
+    try:
+        os.chdir(config.root)
+    except OSError as exc:
+        _err(f"cannot enter {config.root}: {exc.strerror}")
+        return EXIT_USAGE
+    setup_logging(state_dir(os.environ))
+    journal = resumed = None
+    if session is not None:
+        journal = session_journal(session, config)
+        if journal is None:
+            return EXIT_USAGE
+        from dashfloat import sessions
+
+        try:
+            config, resumed = load_resumed(journal, config)
+        except sessions.SessionError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+    elif config.journal:
+        journal = new_journal(config)
+    from dashfloat import headless
+
+    opts = headless.Options(prompt, output_format=args.output_format or "text", verbose=args.verbose,
+                            approvals=mode, program=program, approval_timeout=timeout)
+    logging.getLogger("dashfloat").info("starting dashfloat %s headless: base_url=%s model=%s", __version__,
+                                        config.base_url, config.model)
+    return headless.run(config, opts, journal=journal, resumed=resumed)
+
+
+def find_session(args):
+    """The session --continue or --resume names (sessions.Info); ValueError saying why not.
+    It runs in its own working directory: -C, if given, must be that directory."""
+    from dashfloat import sessions
+
+    given = os.path.realpath(args.root) if args.root else None
+    if args.resume:
+        try:
+            info = sessions.find(os.environ, args.resume)
+        except sessions.SessionError as exc:
+            raise ValueError(str(exc)) from None
+        if given is not None and given != info.cwd:
+            raise ValueError(f"session {info.id} belongs to {info.cwd}, not {given}: leave out -C "
+                             "(it resumes in its own directory)")
+    else:
+        here = given or os.path.realpath(os.getcwd())
+        info = sessions.latest(os.environ, here)
+        if info is None:
+            raise ValueError(f"there is no session to continue in {here}; `dashfloat sessions --all` "
+                             "lists the sessions of every directory")
+    if not os.path.isdir(info.cwd):
+        raise ValueError(f"session {info.id} belongs to {info.cwd}, which no longer exists")
+    return info
+
+
+def open_journal(path, config):
+    """An existing session's journal, locked for appending (journal.Busy when another
+    DashFloat has it)."""
+    from dashfloat import masking
+    from dashfloat.journal import Journal
+    from dashfloat.sessions import read_info
+
+    info = read_info(path)
+    header = {"id": info.id if info else path.stem}
+    return Journal(path, header, secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024,
+                   existing=True)
+
+
+def new_journal(config):
+    """The journal of a new session (its file is created at the first prompt)."""
+    from urllib.parse import urlsplit
+
+    from dashfloat import masking, sessions
+    from dashfloat.journal import Journal
+
+    real = os.path.realpath(config.root)
+    sid = sessions.new_id()
+    header = {"id": sid, "cwd": real, "model": config.model, "host": urlsplit(config.base_url).hostname or "",
+              "dashfloat": __version__}
+    return Journal(sessions.project_dir(os.environ, real) / f"{sid}.jsonl", header,
+                   secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024)
+
+
+def sessions_command(args) -> int:
+    """`dashfloat sessions [--all]`: id, start, last activity, turns, tokens, first prompt
+    (and directory, with --all), newest first; each file's header and tail only."""
+    from dashfloat import sessions
+
+    here = os.path.realpath(args.root or os.getcwd())
+    infos = sessions.list_sessions(os.environ, None if args.all else here)
+    if not infos:
+        where = "" if args.all else f" in {here}"
+        more = "" if args.all else " (`dashfloat sessions --all` lists every directory's)"
+        _out(f"No sessions{where}{more}.")
+        return EXIT_OK
+    text = sessions.format_listing(infos, with_dirs=args.all)
+    if not args.all:
+        text = f"Sessions in {here}, newest activity first:\n{text}"
+    tail = "\ndashfloat --resume ID resumes one (a unique prefix of the ID is enough)" + (
+        "; dashfloat --continue the latest." if not args.all else ".")
+    _out(text + tail)
+    return EXIT_OK
 
 
 def policy_command(config, action: str, calls: list[str]) -> int:
@@ -327,20 +614,17 @@ def show_early_frame(config):
         return None
 
 
-def run_ui(config, log_path: str | None, early=None) -> int:
+def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
     log = logging.getLogger("dashfloat")
-    from dashfloat.agent import Agent
+    from dashfloat.agent import Agent, options_from
     from dashfloat.config import state_dir
     from dashfloat.history import History
     from dashfloat.llm.endpoint import Endpoint
     from dashfloat.ui import theme
 
     use_ascii = theme.choose_ascii(config.ascii, theme.startup_environ())
-    import urwid
-
     if use_ascii:
-        urwid.set_encoding("ascii")
-        urwid.set_ascii_fallbacks(theme.ASCII_FALLBACKS)
+        theme.use_ascii_encoding()
     from dashfloat.ui.app import App
     from dashfloat.ui.bridge import Outbox
 
@@ -358,11 +642,22 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     outbox = Outbox(QUIET_KINDS)
     from dashfloat.tools.permissions import Policy
 
-    agent = Agent(endpoint, config.model, outbox.post, root=str(config.root),
-                  max_episodes=config.max_episodes, exec_timeout=config.exec_timeout,
-                  exec_max_processes=config.exec_max_processes,
-                  policy=Policy.from_config(config), pre_hooks=config.pre_tool_use,
-                  post_hooks=config.post_tool_use, hook_timeout=config.hook_timeout)
+    resumed = None
+    if journal is not None:  # --continue / --resume: the journal is locked; read it now
+        from dashfloat import sessions
+
+        try:
+            config, resumed = load_resumed(journal, config)
+        except sessions.SessionError as exc:
+            if early is not None:
+                early.abort()
+            _err(str(exc))
+            return EXIT_USAGE
+    elif config.journal:
+        journal = new_journal(config)
+    # the policy is built here, not at first use: the full-screen app shows its mode at once
+    agent = Agent(endpoint, config.model, outbox.post, journal=journal, resumed=resumed,
+                  **{**options_from(config), "policy": Policy.from_config(config)})
     from dashfloat import masking
 
     # the configured key in a prompt is masked in the history file (Up shows the mask then)
@@ -387,6 +682,10 @@ def run_ui(config, log_path: str | None, early=None) -> int:
     crash: BaseException | None = None
     try:
         app.build_loop(screen)
+        if resumed is not None:  # the transcript as it was
+            from dashfloat.sessions import ui_messages
+
+            app.replay(ui_messages(resumed))
         if early is not None:  # urwid takes over: what was typed meanwhile is replayed
             screen.early_input = early.finish()
         app.run()

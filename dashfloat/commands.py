@@ -27,6 +27,26 @@ class Command:
 COMMANDS: tuple[Command, ...] = (
     Command("help", "", "List these commands."),
     Command(
+        "clear",
+        "",
+        "Start a fresh conversation in the same session: the model no longer sees the earlier "
+        "messages; the journal, /undo and the permission rules go on.",
+    ),
+    Command(
+        "compact",
+        "[FOCUS]",
+        "Compact the conversation now: old tool outputs become stubs and everything before the "
+        "latest turn is summarised by the model (FOCUS: what the summary must keep); the first "
+        "request and the instructions stay as they are.",
+    ),
+    Command(
+        "usage",
+        "",
+        "Show the tokens used since DashFloat started (input, cached, output, per request and "
+        "for the last turn), their cost when the config has a price for the model, and the "
+        "budgets with how much of each is used.",
+    ),
+    Command(
         "model",
         "[NAME]",
         "Show the model and the endpoint's models; with NAME, switch to it (a name the "
@@ -44,6 +64,20 @@ COMMANDS: tuple[Command, ...] = (
         "List the permission rules by layer, session rules numbered; revoke N removes "
         "session rule N.",
     ),
+    Command(
+        "undo",
+        "[N]",
+        "Put back the files DashFloat's own tools changed in the last turn that changed files "
+        "(with N, the last N such turns): a file changed since is shown as a diff and asked "
+        "about, never overwritten unasked. Changes made by commands are not covered.",
+    ),
+    Command(
+        "sessions",
+        "",
+        "List the sessions of this working directory, newest first, the current one marked "
+        "(dashfloat --resume ID resumes one).",
+    ),
+    Command("quit", "", "Leave DashFloat (also while a turn runs: it is stopped first)."),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}
@@ -81,6 +115,50 @@ def unknown_text(name: str) -> str:
             "(To send a prompt that starts with /, begin it with a space.)")
 
 
+@dataclass(frozen=True)
+class Completion:
+    """What Tab makes of the prompt: the new text and cursor, and the names that still fit
+    when there are several (shown as a notice)."""
+
+    text: str
+    cursor: int
+    choices: tuple[str, ...] = ()
+
+
+def complete(text: str, cursor: int) -> Completion | None:
+    """Tab on the prompt: complete the command name being typed at its very start (`/us` ->
+    `/usage `; `/mo` -> `/mod`, choices /mode /model). None when there is nothing to
+    complete: the cursor is not in a first word that is a slash and the start of a name, or
+    no command starts so. Pure: a function of the text, the cursor and the table."""
+    if not text.startswith("/") or not 1 <= cursor <= len(text):
+        return None
+    word_end = len(text)
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            word_end = i
+            break
+    if cursor != word_end:
+        return None  # only at the end of the first word (not inside it, not after it)
+    typed = text[1:cursor]
+    if typed and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", typed):
+        return None  # a path (/etc/...), not a command name
+    names = [c.name for c in COMMANDS if c.name.startswith(typed.lower())]
+    if not names:
+        return None
+    if len(names) == 1:
+        name = names[0]
+        rest = text[cursor:]
+        if rest[:1].isspace():
+            return Completion("/" + name + rest, len(name) + 1)
+        return Completion("/" + name + " " + rest, len(name) + 2)
+    common = names[0]
+    for n in names[1:]:
+        while not n.startswith(common):
+            common = common[:-1]
+    new = "/" + common + text[cursor:]
+    return Completion(new, len(common) + 1, tuple("/" + n for n in names))
+
+
 def help_rows() -> list[tuple[str, str]]:
     """[(usage, help), ...] in table order: for /help and the F1 overlay."""
     return [(usage(c), c.help) for c in COMMANDS]
@@ -92,7 +170,8 @@ def help_text() -> str:
     for usage, text in help_rows():
         lines.append(f"  {usage}")
         lines.append(f"      {text}")
-    lines.append("F1 shows the keys; a prompt that starts with a space is sent as it is.")
+    lines.append("Tab completes a command's name; F1 shows the keys; a prompt that starts with a space "
+                 "is sent as it is.")
     return "\n".join(lines)
 
 
@@ -111,6 +190,8 @@ def man_section() -> str:
         "is sent to the model; to send a prompt that starts with a word like",
         ".BR /tmp ,",
         "begin it with a space.",
+        "Tab at the end of a command's first letters completes its name (or lists the names",
+        "that fit).",
     ]
     for cmd in COMMANDS:
         lines.append(".TP")

@@ -184,6 +184,28 @@ def _int_parser(low: int, high: int) -> Callable[[object, bool], int]:
     return parse
 
 
+def _fraction_parser(low: float, high: float) -> Callable[[object, bool], float]:
+    desc = f"a number from {low:g} to {high:g}"
+
+    def parse(value: object, from_text: bool) -> float:
+        if isinstance(value, bool):
+            raise _expected(desc, value)
+        if isinstance(value, (int, float)):
+            number = float(value)
+        elif from_text and isinstance(value, str):
+            try:
+                number = float(value.strip())
+            except ValueError:
+                raise _expected(desc, value) from None
+        else:
+            raise _expected(desc, value)
+        if not math.isfinite(number) or not low <= number <= high:
+            raise _expected(desc, value)
+        return number
+
+    return parse
+
+
 def _choice_parser(
     choices: tuple[str, ...], aliases: Mapping[object, str]
 ) -> Callable[[object, bool], str]:
@@ -199,6 +221,70 @@ def _choice_parser(
         raise _expected(desc, value)
 
     return parse
+
+
+def _parse_amount(value: object, from_text: bool) -> float:
+    desc = "an amount > 0 (in the currency of the price table, e.g. 2.50)"
+    if isinstance(value, bool):
+        raise _expected(desc, value)
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif from_text and isinstance(value, str):
+        try:
+            number = float(value.strip().lstrip("$"))
+        except ValueError:
+            raise _expected(desc, value) from None
+    else:
+        raise _expected(desc, value)
+    if not math.isfinite(number) or number <= 0:
+        raise _expected(desc, value)
+    return number
+
+
+_PRICE_KEYS = ("input", "output", "cached_input")
+
+
+def _parse_prices(value: object, from_text: bool) -> dict:
+    """A [prices] table: model name (or glob pattern) -> { input, output[, cached_input] },
+    prices per million tokens."""
+    from dashfloat.metering import Price
+
+    example = '[prices] "gpt-4o-mini" = { input = 0.15, output = 0.60, cached_input = 0.075 }'
+    if not isinstance(value, dict):
+        raise _expected(f"a table of model names to prices per million tokens, e.g. {example}", value)
+    out: dict = {}
+    for model, entry in value.items():
+        shown = _show(model)
+        if not model.strip() or _CONTROL.search(model):
+            raise _Invalid(f"the model name {shown} is empty or has control characters")
+        if not isinstance(entry, dict):
+            raise _Invalid(f"{shown}: expected a table {{ input = ..., output = ... }} of prices per "
+                           f"million tokens, got {_show(entry)}")
+        for key in entry:
+            if key not in _PRICE_KEYS:
+                raise _Invalid(f"{shown}: unknown key {_show(key)}; allowed keys are: "
+                               + ", ".join(_PRICE_KEYS))
+        numbers: dict[str, float] = {}
+        for key in _PRICE_KEYS:
+            if key not in entry:
+                if key != "cached_input":
+                    raise _Invalid(f"{shown}: {key} is missing (the price per million {key} tokens)")
+                continue
+            raw = entry[key]
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw) or raw < 0:
+                raise _Invalid(f"{shown}: {key}: expected a number >= 0 (per million tokens), "
+                               f"got {_show(raw)}")
+            numbers[key] = float(raw)
+        out[model] = Price(numbers["input"], numbers["output"], numbers.get("cached_input"))
+    return out
+
+
+def _parse_bool(value: object, from_text: bool) -> bool:
+    if isinstance(value, bool):
+        return value
+    if from_text and isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _expected("true or false", value)
 
 
 # RFC 9110 token characters
@@ -231,6 +317,14 @@ def _parse_headers(value: object, from_text: bool) -> dict[str, str]:
         if any(c in header_value for c in "\r\n\x00"):
             raise _Invalid(
                 f"header {shown}: the value must not contain CR, LF or NUL characters"
+            )
+        if header_value != header_value.strip(" \t"):
+            # HTTP trims it, and requests refuses it on every request (quoting the value)
+            raise _Invalid(f"header {shown}: the value must not start or end with spaces or tabs")
+        if any(ord(c) > 0xFF for c in header_value):
+            raise _Invalid(
+                f"header {shown}: the value has characters HTTP headers cannot carry "
+                "(only Latin-1: encode it, e.g. percent-encoding)"
             )
         headers[name] = header_value
     return headers
@@ -520,6 +614,79 @@ KEYS: list[KeySpec] = [
         50,
     ),
     KeySpec(
+        "context_window",
+        "a whole number of tokens from 1024 to 10000000",
+        "what the endpoint states, else 32768",
+        None,
+        None,
+        "The model's context window in tokens. When it is not set, DashFloat asks the endpoint's "
+        "model list (vLLM, llama.cpp, LM Studio, OpenRouter, Groq, Mistral state it) and uses "
+        "32768 when it says nothing; set it for Ollama (its num_ctx) and other servers that do "
+        "not say. A refused request that names the real window lowers it for the session. See "
+        "CONTEXT.",
+        _int_parser(1024, 10_000_000),
+        None,
+    ),
+    KeySpec(
+        "compact_threshold",
+        "a number from 0.1 to 0.95",
+        "0.8",
+        None,
+        None,
+        "Compact the conversation when the next request would take more than this share of "
+        "context_window (see CONTEXT).",
+        _fraction_parser(0.1, 0.95),
+        0.8,
+    ),
+    KeySpec(
+        "max_turns",
+        "a whole number from 1 to 1000000",
+        "none",
+        None,
+        "--max-turns",
+        "Budget: most requests to the model (agentic turns: one prompt may take several) from the "
+        "start of DashFloat (see USAGE AND BUDGETS). A project file may lower it, never raise it.",
+        _int_parser(1, 1_000_000),
+        None,
+    ),
+    KeySpec(
+        "max_tokens",
+        "a whole number from 1 to 1000000000000",
+        "none",
+        None,
+        "--max-tokens",
+        "Budget: most tokens, input and output of every request (cached input included: each "
+        "request sends the conversation again), from the start of DashFloat. A project file may "
+        "lower it, never raise it.",
+        _int_parser(1, 10**12),
+        None,
+    ),
+    KeySpec(
+        "max_cost",
+        "an amount > 0",
+        "none",
+        None,
+        "--max-cost",
+        "Budget: most cost, by the prices table, from the start of DashFloat; a model without a "
+        "price cannot be used while it is set. A project file may lower it, never raise it.",
+        _parse_amount,
+        None,
+    ),
+    KeySpec(
+        "prices",
+        "a table of model names (or glob patterns) to { input, output, cached_input }",
+        "none",
+        None,
+        None,
+        "What the models cost, per million tokens, for /usage, the status bar and max_cost, e.g. "
+        '[prices] "gpt-4o-mini" = { input = 0.15, output = 0.60, cached_input = 0.075 } '
+        '"deepseek-*" = { input = 0.27, output = 1.10 }: an exact name first, then the first '
+        "pattern that matches; cached input costs the input price unless given. Only the user "
+        "file may set it (a project could make requests look cheaper than they are).",
+        _parse_prices,
+        None,
+    ),
+    KeySpec(
         "exec_timeout",
         "a number of seconds > 0",
         "30",
@@ -597,12 +764,41 @@ KEYS: list[KeySpec] = [
         _parse_seconds,
         10.0,
     ),
+    KeySpec(
+        "journal",
+        "true or false",
+        "true",
+        None,
+        "--no-journal",
+        "Keep a journal of each session under $XDG_STATE_HOME/dashfloat/sessions/ (see "
+        "SESSIONS): what --continue, --resume and /undo work from, and the audit trail of "
+        "every permission decision. With false (or --no-journal for one run) nothing is "
+        "recorded, /undo is off, and the decisions go to the log. Only the user file, or "
+        "the command line, may turn it off.",
+        _parse_bool,
+        True,
+    ),
+    KeySpec(
+        "undo_store_mb",
+        "a whole number from 0 to 65536",
+        "256",
+        None,
+        None,
+        "Most space, in MiB, that the previous contents of files kept for /undo may take in "
+        "one session's store; past it the least recently used go first (an /undo that "
+        "needs one says so), and 0 keeps none.",
+        _int_parser(0, 65536),
+        256,
+    ),
 ]
 
 _BY_NAME = {spec.name: spec for spec in KEYS}
 _CLI_KEYS = (
     "base_url", "model", "colors", "ascii", "connect_timeout", "read_timeout", "permission_mode",
+    "journal", "max_turns", "max_tokens", "max_cost",
 )
+# Budgets: a project file may lower them (a stricter value wins), never raise them.
+BUDGET_KEYS = ("max_turns", "max_tokens", "max_cost")
 # keys that look like an attempt to store the secret in a file
 _SECRET_KEYS = {"api_key", "apikey", "openai_api_key", "key", "token", "api_token"}
 
@@ -635,6 +831,8 @@ class Config:
     colors: str = "auto"
     ascii: str = "auto"
     max_episodes: int = 50
+    context_window: int | None = None
+    compact_threshold: float = 0.8
     exec_timeout: float = 30.0
     exec_max_processes: int = 1024
     root: Path = field(default_factory=Path.cwd)
@@ -649,6 +847,12 @@ class Config:
     pre_tool_use: tuple[str, ...] = ()
     post_tool_use: tuple[str, ...] = ()
     hook_timeout: float = 10.0
+    journal: bool = True
+    undo_store_mb: int = 256
+    max_turns: int | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    prices: dict = field(default_factory=dict)  # model or pattern -> metering.Price
 
     def __repr__(self) -> str:
         # Hand-written so that neither the key nor secret-looking header values appear.
@@ -663,6 +867,8 @@ class Config:
             f"colors={self.colors!r}",
             f"ascii={self.ascii!r}",
             f"max_episodes={self.max_episodes!r}",
+            f"context_window={self.context_window!r}",
+            f"compact_threshold={self.compact_threshold!r}",
             f"exec_timeout={self.exec_timeout!r}",
             f"exec_max_processes={self.exec_max_processes!r}",
             f"root={self.root!r}",
@@ -676,6 +882,12 @@ class Config:
             f"pre_tool_use={self.pre_tool_use!r}",
             f"post_tool_use={self.post_tool_use!r}",
             f"hook_timeout={self.hook_timeout!r}",
+            f"journal={self.journal!r}",
+            f"undo_store_mb={self.undo_store_mb!r}",
+            f"max_turns={self.max_turns!r}",
+            f"max_tokens={self.max_tokens!r}",
+            f"max_cost={self.max_cost!r}",
+            f"prices={sorted(self.prices)!r}",
         ]
         return f"Config({', '.join(parts)})"
 
@@ -769,6 +981,10 @@ _PROJECT_FORBIDDEN_WHY: dict[str, str] = {
     "hooks": "hooks run commands without asking, so a cloned repository could run any "
              "command on your machine",
     "hook_timeout": "it belongs with the hooks, which only your user file may set",
+    "journal": "the session journal is the record of what ran and what changed, so a cloned "
+               "repository could hide it",
+    "prices": "a cloned repository could make requests look cheaper than they are and so defeat "
+              "max_cost",
 }
 PROJECT_FORBIDDEN = frozenset(_PROJECT_FORBIDDEN_WHY)
 
@@ -808,7 +1024,7 @@ def _check_file(data: dict, path: Path, api_key_env: str) -> dict[str, object]:
         try:
             values[key] = spec.parse(raw, False)
         except _Invalid as exc:
-            what = f"[{key}]" if key in ("permissions", "hooks") else f"key {shown}:"
+            what = f"[{key}]" if key in ("permissions", "hooks", "prices") else f"key {shown}:"
             raise ConfigError(f"{where}: {what} {exc}") from None
     return values
 
@@ -898,6 +1114,9 @@ def load_config(
                         sources[key] if sources[key] != "default" else "", f"{label} {path}"
                     )))
                 continue
+            if key in BUDGET_KEYS and label == "project file" and values[key] is not None \
+                    and value > values[key]:  # type: ignore[operator]
+                continue  # a project file may lower a budget of the user file, never raise it
             if key == "permission_mode" and label == "project file":
                 if value in PROJECT_FORBIDDEN_MODES:
                     raise ConfigError(
@@ -981,6 +1200,8 @@ def load_config(
         colors=str(values["colors"]),
         ascii=str(values["ascii"]),
         max_episodes=int(values["max_episodes"]),  # type: ignore[call-overload]
+        context_window=None if values["context_window"] is None else int(values["context_window"]),  # type: ignore[call-overload]
+        compact_threshold=float(values["compact_threshold"]),  # type: ignore[arg-type]
         exec_timeout=float(values["exec_timeout"]),  # type: ignore[arg-type]
         exec_max_processes=int(values["exec_max_processes"]),  # type: ignore[call-overload]
         root=root,
@@ -991,6 +1212,12 @@ def load_config(
         pre_tool_use=tuple(values["pre_tool_use"]),  # type: ignore[arg-type]
         post_tool_use=tuple(values["post_tool_use"]),  # type: ignore[arg-type]
         hook_timeout=float(values["hook_timeout"]),  # type: ignore[arg-type]
+        journal=bool(values["journal"]),
+        undo_store_mb=int(values["undo_store_mb"]),  # type: ignore[call-overload]
+        max_turns=values["max_turns"],  # type: ignore[arg-type]
+        max_tokens=values["max_tokens"],  # type: ignore[arg-type]
+        max_cost=values["max_cost"],  # type: ignore[arg-type]
+        prices=dict(values["prices"] or {}),  # type: ignore[call-overload]
     )
 
 
@@ -1082,6 +1309,16 @@ def _hooks_summary(config: Config) -> str:
     return "; ".join(parts) if parts else "none"
 
 
+def _prices_summary(config: Config) -> str:
+    if not config.prices:
+        return "none"
+    parts = []
+    for model, price in config.prices.items():
+        cached = "" if price.cached_input is None else f", cached_input {price.cached_input:g}"
+        parts.append(f"{model} (input {price.input:g}, output {price.output:g}{cached})")
+    return "; ".join(parts) + " per million tokens"
+
+
 def describe(config: Config) -> list[str]:
     """Human lines "key = value   (source)" for `dashfloat --show-config`; no secrets."""
     if config.api_key:
@@ -1106,12 +1343,21 @@ def describe(config: Config) -> list[str]:
         ("colors", config.colors),
         ("ascii", config.ascii),
         ("max_episodes", str(config.max_episodes)),
+        ("context_window", "from the endpoint, else 32768" if config.context_window is None
+         else str(config.context_window)),
+        ("compact_threshold", f"{config.compact_threshold:g}"),
         ("exec_timeout", _format_seconds(config.exec_timeout)),
         ("exec_max_processes", str(config.exec_max_processes)),
         ("permission_mode", config.permission_mode),
         ("permissions", _rules_summary(config)),
         ("hooks", _hooks_summary(config)),
         ("hook_timeout", _format_seconds(config.hook_timeout)),
+        ("journal", "true" if config.journal else "false"),
+        ("undo_store_mb", str(config.undo_store_mb)),
+        ("max_turns", "none" if config.max_turns is None else str(config.max_turns)),
+        ("max_tokens", "none" if config.max_tokens is None else str(config.max_tokens)),
+        ("max_cost", "none" if config.max_cost is None else f"{config.max_cost:g}"),
+        ("prices", _prices_summary(config)),
         ("root", str(config.root)),
     ]
     width = max(len(name) for name, _ in rows)
@@ -1150,8 +1396,9 @@ def man_configuration_section() -> str:
             "file $XDG_CONFIG_HOME/dashfloat/config.toml (default "
             "~/.config/dashfloat/config.toml), then built-in defaults; the first place "
             "that sets a key wins (permission rules are different: every layer counts, see "
-            "PERMISSIONS). Files are TOML with the keys below at the top level, except "
-            "permissions and hooks, which are [permissions] and [hooks] tables after them. "
+            "PERMISSIONS; and a budget of the project file counts only when it is lower than "
+            "the user file's). Files are TOML with the keys below at the top level, except "
+            "permissions, hooks and prices, which are [permissions], [hooks] and [prices] tables after them. "
             "The API key is only read from the environment variable named by "
             "api_key_env; it cannot be put in a file or on the command line."
         ),

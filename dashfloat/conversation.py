@@ -9,8 +9,7 @@ tool messages, and puts results in call order. Pure functions, no I/O.
 
 from __future__ import annotations
 
-import json
-
+from dashfloat import wire
 from dashfloat.tools import results
 
 
@@ -51,7 +50,7 @@ def assistant_message(content: str, calls: list[dict]) -> dict:
                 "type": "function",
                 "function": {
                     "name": c.get("name") or "",
-                    "arguments": json.dumps(c["args"], ensure_ascii=False) if c.get("args") is not None else "{}",
+                    "arguments": wire.dumps(c["args"]) if c.get("args") is not None else "{}",
                 },
             }
             for c in calls

@@ -37,6 +37,31 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .IR RULE ]...
 .RB [ \-\-deny
 .IR RULE ]...
+.RB [ \-\-max\-turns
+.IR N ]
+.RB [ \-\-max\-tokens
+.IR N ]
+.RB [ \-\-max\-cost
+.IR AMOUNT ]
+.RB [ \-\-continue " | " \-\-resume
+.IR ID " | "
+.BR \-\-no\-journal ]
+.br
+.B dashfloat
+.RI [ options ]
+.B \-p
+.RI [ PROMPT ]
+.RB [ \-\-output\-format " " text | json | stream\-json ]
+.RB [ \-v ]
+.RB [ \-\-approvals " " none | stdin | cmd:\fIPROGRAM\fP ]
+.RB [ \-\-approval\-timeout
+.IR S ]
+.br
+.B dashfloat
+.RB [ \-C
+.IR DIR ]
+.B sessions
+.RB [ \-\-all ]
 .br
 .B dashfloat
 .RI [ options ]
@@ -72,11 +97,14 @@ server's own words where it gave any, and what to do about it.
 An error the server reports inside its answer stream, or a stream that stops before its end,
 keeps the text that had arrived and marks it incomplete; a server that answers with an
 empty stream is reported as a server failure, not as an empty answer.
-When the server says the conversation no longer fits the model's context window, every
-further request of that conversation would fail too: quit and start
-.B dashfloat
-again for a new conversation, or switch to a model with a larger window with
-.BR /model .
+When the server says the conversation no longer fits the model's context window, DashFloat
+takes the window it names, compacts the conversation and sends the request once more (see
+.BR CONTEXT );
+when that cannot help, the entry says so:
+.B /clear
+starts a new conversation, or
+.B /model
+switches to a model with a larger window.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
 every @tick_ms@ ms, and an idle
@@ -173,6 +201,96 @@ Deny always wins, in every mode.
 .PP
 A rule that does not parse is an error (exit status 2) that says what is wrong with it.
 .TP
+.B \-\-continue
+Resume the session of this working directory (or of
+.BR \-C 's)
+with the most recent activity: its transcript is drawn again and the conversation goes on
+where it stopped (see
+.BR SESSIONS ).
+.TP
+.BI \-\-resume " ID"
+Resume the session
+.IR ID ,
+of any directory; a prefix of the id that no other session has is enough.
+It runs in the session's own working directory
+.RB ( \-C ,
+if given, must name that directory).
+.TP
+.B \-\-no\-journal
+Keep no journal of this session: nothing to continue later, no
+.BR /undo ,
+and the permission decisions go to the log instead.
+.TP
+.BI \-\-max\-turns " N"
+A budget: at most
+.I N
+requests to the model from now (one prompt may take several: each answer that asks for tools
+is one).
+See
+.BR "USAGE AND BUDGETS" .
+.TP
+.BI \-\-max\-tokens " N"
+A budget: at most
+.I N
+tokens from now, the input of every request counted as well as its output.
+.TP
+.BI \-\-max\-cost " AMOUNT"
+A budget: at most
+.I AMOUNT
+spent from now, by the
+.B prices
+table of the configuration.
+.TP
+.BR \-p " [" \fIPROMPT\fP "], " \-\-print " [" \fIPROMPT\fP ]
+Headless mode: run
+.I PROMPT
+to the end of its turn without the full\-screen interface, print the result, and exit
+(see
+.BR "HEADLESS MODE" ).
+Without
+.IR PROMPT ,
+the prompt is all of standard input, which must not be a terminal.
+Needs no terminal;
+.BR \-\-continue " and " \-\-resume
+work with it.
+.TP
+.BR \-\-output\-format " " text | json | stream\-json
+With
+.BR \-p :
+the final answer as text (the default), one JSON result object, or every event as a JSON
+line as it happens.
+.TP
+.BR \-v ", " \-\-verbose
+With
+.B \-p
+and text output: tool calls, their output and results, notes and usage on standard error.
+.TP
+.BR \-\-approvals " " none | stdin | cmd:\fIPROGRAM\fP
+With
+.BR \-p :
+who answers a call that needs approval.
+.B none
+(the default): nobody, so it is refused, and the exit status is 4;
+.BR stdin :
+JSON lines on standard input;
+.BI cmd: PROGRAM\fR:\fP
+a program asked about each one.
+.TP
+.BI \-\-approval\-timeout " SECONDS"
+With
+.BR \-p :
+reject a question that has no answer after
+.I SECONDS
+(default @stdin_timeout@ for stdin, @program_timeout@ for a program).
+.TP
+.BR sessions " [" \-\-all ]
+List the sessions of this working directory, newest activity first: the id, when it
+started, its last activity, the number of turns, the conversation's size in tokens at its
+last request, and its first prompt; with
+.BR \-\-all ,
+the sessions of every directory, with their directory.
+Only each journal's first line and its last few KiB are read.
+.TP
 .BI "policy check " CALL ...
 Print the decision each
 .I CALL
@@ -212,25 +330,140 @@ Print the version and exit.
 .BR \-h ", " \-\-help
 Print a short usage summary and exit.
 .SH TOOLS
-Every request offers the model five tools.
+Every request offers the model six tools.
 Paths are relative to the working directory (see
 .BR \-C );
 a path that resolves outside it, also through a symbolic link, is refused, and so are
 FIFOs, sockets and devices.
+An absolute path may be spelled through a symbolic link to the working directory or through
+its real path (a project entered through a link, macOS
+.IR /tmp ):
+both name the same place, shown relative to the working directory.
+Every file and directory is opened beneath the working directory, one name at a time
+.RB ( openat2 (2)
+with RESOLVE_BENEATH where the kernel has it, else a walk of directory descriptors), and
+written and renamed in the directory that was checked, so a directory swapped for a link
+to the outside while a tool runs never leads there: the call fails with an error instead.
+There is no shell:
 .B ~
 and
 .B $VARIABLES
-in paths are never expanded.
+are never expanded, and a path that starts with either is refused (it would otherwise
+create a directory named
+.B ~
+in the project, a trap for a later
+.BR "rm \-rf ~" );
+.B ./~
+is the file named
+.BR ~ ,
+and a
+.B ~
+or
+.B $
+later in a path is an ordinary character.
+A path that ends in
+.B /
+names a directory: on a file it is \(lqnot a directory\(rq, and
+.B write_file
+refuses it.
+A name above @name_max@ bytes or a path above @path_max@ bytes is \(lqname too long\(rq,
+refused before anything on disk is looked at.
+.PP
+File names are bytes; the model reads text.
+A name that is valid UTF\-8 reaches the model as it is; in one that is not, each byte that is
+not is written
+.BI \ex NN
+(and each backslash of that name
+.BR \e\e ),
+and the result says so.
+Every tool reads such a name back to the same bytes, so a name from
+.B list_directory
+reaches the same file in
+.BR read_file ,
+.BR write_file ,
+.B edit_file
+and as the
+.I cwd
+of
+.BR execute_command .
+Whatever bytes file names, file contents, command output or the model itself carry
+(invalid UTF\-8, lone surrogates, NUL), every request dashfloat sends is valid UTF\-8 JSON:
+file content and command output that are not UTF\-8 reach the model with U+FFFD in place
+of those bytes (a
+.B read_file
+result says so).
 .TP
 .B read_file \fIpath\fP [\fIoffset\fP] [\fIlimit\fP]
 A window of lines (default the first @read_max_lines@; at most @read_max_lines@ lines and @read_max_bytes@ are returned, with
 both totals reported).
 Files above @stream_above@ are read only as far as the window; binary files are reported, not
 dumped.
+A file with more than one hard link is read as usual, and the result (and its row) says how
+many names it has.
 Runs without asking (by default).
 .TP
 .B list_directory \fR[\fIpath\fP]
 The sorted entries of a directory, at most @list_max@ of them.
+Runs without asking (by default).
+.TP
+.B search_workspace \fIpattern\fP \fR[\fIpath\fP] [\fIregex\fP] [\fIglob\fP] [\fImax_results\fP]
+The lines that contain a text (or, with
+.IR regex ,
+match a regular expression) in the files under a directory (default the working directory)
+or in one file, as
+.I file:line: text
+with the number of matching lines per file; case\-sensitive.
+.I glob
+keeps the files whose name matches
+.RB ( *.py ),
+or with a
+.B /
+whose path relative to
+.I path
+does
+.RB ( src/**/*.ts ).
+It uses
+.BR rg (1)
+when it is installed, else
+.B "git grep"
+in a git work tree, else a search of its own in Python; the regular expressions are those of
+the program that runs (the common syntax works everywhere).
+It skips binary files,
+.BR .git ,
+.BR node_modules ,
+virtualenvs
+.RB ( .venv ,
+.BR venv ,
+or a directory with a
+.BR pyvenv.cfg )
+and what
+.B .gitignore
+files ignore (a
+.I path
+given explicitly is searched even so), and every file a permission rule keeps
+.B read_file
+from reading without a question (the result counts them): a deny rule on reading a file
+holds for searches too.
+It never follows a symbolic link, and a file whose directory turned into a link to the outside
+during the search is left out.
+At most
+.I max_results
+lines are shown (default @search_results@, at most @search_results_max@), each cut to
+@search_line_chars@ characters around its match, and the whole result is at most
+@search_output@ and takes at most @search_timeout@ seconds; past a bound the result says so
+and still counts every matching line and file (the program's own count), so the model can
+narrow the search.
+.B rg
+and
+.B git
+run in their own process group, killed with it on Esc, quit or the time limit, with the
+environment of
+.I "Commands that run without a question"
+(a repository's config cannot make git run a program or change its output) and no
+.B rg
+config file
+.RB ( RIPGREP_CONFIG_PATH
+is removed).
 Runs without asking (by default).
 .TP
 .B write_file \fIpath content\fP
@@ -298,6 +531,8 @@ alone.
 .PP
 Files are written through a temporary file in the same directory that is renamed into
 place, so a failed write leaves the original untouched; an existing file keeps its mode.
+A file with several hard links is replaced under the name given only: the other names keep
+the old content, and the preview and the result say that the link is broken.
 If a file changes between the preview and the approval, nothing is written and the model
 is told.
 The transcript shows a row per call and its outcome with at most @excerpt_lines@ lines of output.
@@ -328,6 +563,27 @@ and
 .B a
 decide there as well.
 Reading it is never required: a y counts whenever the rules below let it.
+.PP
+A command's preview is the exact command, and nothing of it may sit out of sight while y is
+offered.
+A run of @blank_run_chars@ or more spaces and tabs (or of invisible characters), and any run of
+characters that look blank but are not spaces (U+00A0, U+2000 to U+200A, U+3000, U+2800,
+U+FFA0 and others), shows as a count in the marker style:
+\(lqecho hi\(la4,000 spaces\(ra; touch x\(rq,
+\(lq\(la2,000 \(mu U+3000\(ra\(rq; @blank_run@ or more blank lines show as
+\(lq\(la2,999 blank lines\(ra\(rq.
+A line still longer than @command_chars@ characters shows its head and its end around
+\(lq\(laN more characters\(ra\(rq, and a command of more than @window_lines@ lines shows its first and
+last @window_half@ around a marker that names the lines between, so the end of a command, where
+\(lq; touch ...\(rq would hide, is always in the window; the totals line says what was
+counted or left out, and
+.B v
+shows every line whole.
+A \(la or \(ra in the command itself is shown escaped
+.RB ( \eu27e8 ),
+so a count cannot be faked.
+The command runs exactly as sent: only its display changes.
+The tool's row shows the command the same way, its head and its end.
 .PP
 .B y
 approves that one call; the next call asks again.
@@ -440,7 +696,8 @@ Rules decide them in layers, and a permission mode decides what no rule does.
 .SS Rules
 A rule names a tool and, in parentheses, a pattern over the tool's main argument: the
 .I path
-of read_file, write_file, edit_file and list_directory, or the
+of read_file, write_file, edit_file, list_directory and search_workspace (the directory or
+file searched), or the
 .I command
 of execute_command.
 A bare tool name matches any argument.
@@ -455,7 +712,7 @@ edit_file
 .fi
 .RE
 .PP
-The tool is one of the five tool names, exactly
+The tool is one of the six tool names, exactly
 .RB ( Bash(...)
 is an error that suggests execute_command); there is no wildcard for all tools (use a
 permission mode).
@@ -519,7 +776,8 @@ The call's path is normalised first:
 .BR ./ ,
 doubled slashes and
 .B ..
-are collapsed and an absolute path inside the working directory is made relative;
+are collapsed and an absolute path inside the working directory (also one spelled through
+its real path or through a link to it) is made relative;
 .B ~
 is never expanded.
 An allow rule matches case\-sensitively and must match every name of the file, also its
@@ -628,16 +886,50 @@ beats an allow anywhere.
 .B policy check
 names the rule and the layer that decided.
 .PP
-The built\-in defaults: read_file and list_directory allow; write_file, edit_file and
-execute_command ask.
-Writes and edits under any
+The built\-in defaults: read_file, list_directory and search_workspace allow; write_file,
+edit_file and execute_command ask.
+.PP
+Some files make a program run code later: when you next
+.B cd
+into the directory, open your editor, start a shell, commit, install packages or push.
+A write or edit of one of them always asks, in every mode
+.RB ( unrestricted
+included) and whatever allow rule matches, a blanket one such as
+.B "write_file(**)"
+or a session rule from the
+.B a
+key (there,
+.B a
+approves the call once and adds no rule); only a deny rule makes it stricter.
+The question says why, beside the keys
+.RB ( "always asks: direnv runs it when you next cd here" ),
+and so does
+.BR "policy check" .
+The paths are matched at any depth below the working directory, ignoring case (and through
+symbolic links), like a deny rule:
+@always_ask_list@
+.PP
+Not on the list, because they run only when you run the project's own code, which the
+model writes anyway (a question for each would teach you to press y without reading):
+.IR Makefile ,
+.IR setup.py ,
+.IR pyproject.toml ,
+.IR conftest.py .
+Nor files that hold values, not code:
+.I .env
+(read by the program you run; direnv loads it only with its
+.BR load_dotenv ),
+.IR .editorconfig ,
+.IR .gitignore .
+A command that writes one of these files (\(lqecho ... > .envrc\(rq) is judged as a command:
+it asks unless a command rule or the mode allows it.
+Commands that name a
 .I .git
 or
 .I .dashfloat
-directory, and commands that name such a directory or run
+directory, or run
 .B "git config"
-to set something, always at least ask: no allow rule and no mode relaxes this; only a
-deny rule makes it stricter.
+to set something, always ask too.
 .PP
 In the user or project file, the rules are the
 .BR allow ,
@@ -741,15 +1033,14 @@ deny or ask rule matches (or might match, for a command that cannot be fully ana
 and the built\-in protection.
 .PP
 Deny rules hold in every mode, and no mode relaxes an ask rule or the built\-in
-protection of
-.I .git
-and
-.IR .dashfloat .
+protection of the files that run code later (see
+.BR Layers ).
 .SS Checking the policy
 .B "dashfloat policy check"
 .I CALL
 prints the decision a call would get, what decided it (the path policy, a rule and its
-layer, a built\-in default, the mode, the command's shape or a dangerous argument), the
+layer, a built\-in default, the mode, the command's shape, a dangerous argument or the
+repository check), the
 reason and the mode.
 It goes through the same checks as a real run, in the same order: a path that resolves
 outside the working directory (also through a symbolic link) is refused by the path policy
@@ -758,7 +1049,8 @@ decided by
 .BR "path policy" )
 before any rule is asked.
 It reads the same configuration files, environment and options as a real run, executes
-nothing (hooks are not run) and needs no terminal.
+nothing (hooks are not run; for a command that runs git, git itself reads the repository, see
+below) and needs no terminal.
 A
 .I CALL
 is written like a rule with the exact argument:
@@ -781,6 +1073,224 @@ deny   execute_command(git status; rm \-rf /)
 .PP
 .B "dashfloat policy list"
 prints the mode and every rule by layer, lowest first, the built\-in defaults included.
+.SS Commands that run without a question
+No command runs without a question by default: execute_command asks unless an allow rule
+(the user file, the command line, the
+.B a
+key) or the
+.B unrestricted
+mode allows it.
+A rule judges the command line, but a repository can name programs that a harmless\-looking
+command runs:
+.B "git status"
+runs
+.BR core.fsmonitor ,
+the
+.I post\-index\-change
+hook and the clean filter that
+.I .gitattributes
+names;
+.B "git diff"
+runs
+.BR diff.external ,
+textconv and filter drivers;
+.B "git log"
+runs
+.B gpg.program
+when
+.B log.showSignature
+is set; an alias runs anything; a
+.I .git
+file may point at another repository; a directory that looks like a bare repository is one.
+A cloned repository (or an unpacked archive, or files the model wrote) is untrusted, so a
+command that runs without a question (not in
+.B unrestricted
+mode) gets two more checks, after the rules and the hooks; they can only turn an allow into
+ask.
+.PP
+It runs with git's program\-running settings neutralised: git configuration in the
+environment
+.RB ( GIT_CONFIG_COUNT ,
+.BR GIT_CONFIG_KEY_ \fIn\fP,
+.BR GIT_CONFIG_VALUE_ \fIn\fP),
+which git reads after every configuration file and hands to every git the command starts,
+submodules included, sets
+.B core.fsmonitor
+to false,
+.B core.hooksPath
+to
+.I /dev/null
+(no hook of the repository runs),
+.B core.editor
+and
+.B sequence.editor
+to
+.B :
+(no editor),
+.BR core.sshCommand ,
+.BR core.askPass ,
+the gpg programs and
+.B credential.helper
+to git's defaults,
+.B protocol.ext.allow
+to never and
+.B safe.bareRepository
+to explicit.
+Where your own configuration (the system and global files, outside the working directory,
+and the environment) sets one of these, your value is used instead.
+.B GIT_PAGER
+and
+.B PAGER
+are
+.B cat
+and
+.B LESSOPEN
+and
+.B LESSCLOSE
+are removed, so
+.B less
+runs no input preprocessor on the repository's files.
+.PP
+A command that runs git asks instead when a repository it would use (the working
+directory's, those of
+.B "git \-C"
+and
+.B cd
+targets, and their submodules) names, in its own configuration or in any configuration
+file inside the working directory, a program that no single setting can switch off: a
+filter driver
+.RB ( filter. \fIx\fP .clean ,
+.BR .smudge ,
+.BR .process ),
+.BR diff. \fIx\fP .textconv ,
+.BR diff. \fIx\fP .command ,
+.BR diff.external ,
+.BR merge. \fIx\fP .driver ,
+.BR remote. \fIx\fP .uploadpack ,
+a credential helper for one URL, an alias (for a git command that is not built in), a value
+that starts with
+.BR ! ,
+or any other key whose name ends like a program
+.RI ( cmd ,
+.IR command ,
+.IR program ,
+.IR helper ,
+.IR driver ...);
+when its
+.I .git
+points outside the working directory (other than to the repository that contains the
+working directory, a linked worktree's or a submodule's own directory); when its work tree
+is elsewhere
+.RB ( core.worktree );
+when the command sets
+.B GIT_
+variables or names
+.B \-\-git\-dir
+or
+.BR \-\-work\-tree ;
+when its words are known only when it runs; when git is older than 2.38; and when git
+cannot read the repository.
+The question and
+.B "policy check"
+(decided by
+.BR "repository check (git)" )
+name the key, its value and its file.
+What
+.B "git lfs install \-\-local"
+writes does not ask.
+A command you approve at the question runs as git runs it, hooks and filters included.
+.PP
+What the usual allow rules allow, and why:
+.TP
+.BR "git status" ", " "git diff" ", " "git log" ", " "git show" ", " "git branch" ", " "git blame"
+Safe with the neutralisation and the checks above
+.RB ( "git \-c" ,
+.BR \-\-output ,
+.BR \-\-ext\-diff ,
+.B \-\-textconv
+and
+.B \-\-git\-dir
+ask as dangerous arguments).
+.TP
+.BR ls ", " cat ", " head ", " tail ", " wc ", " pwd ", " which ", " stat ", " du ", " file
+Read files and run nothing that a repository names.
+.TP
+.BR grep ", " rg ", " find
+Read no project configuration
+.RB ( rg
+reads a configuration file only when
+.B RIPGREP_CONFIG_PATH
+in your environment names one);
+.BR "rg \-\-pre" ,
+.BR "find \-exec" ,
+.BR \-ok ,
+.B \-delete
+and
+.B \-fprint
+ask.
+.TP
+.B less
+Its output is not a terminal, so it copies the file; without
+.B LESSOPEN
+it runs nothing.
+.TP
+.BR make ", " npm ", " yarn ", " pnpm ", " cargo ", " "pip install" ", " "python \-m" ", " pytest ", " tox ", " pre\-commit
+Run what the project names, whatever the arguments: a rule that allows them lets the
+repository run any program.
+.B "make \-n"
+is no dry run (the Makefile's
+.B $(shell ...)
+runs when it is read, and so do the lines that use
+.BR $(MAKE) ),
+so
+.BR "make \-n" ,
+.BR \-q ,
+.B \-p
+and
+.B \-t
+ask as dangerous arguments;
+.B yarn
+runs the script that
+.B yarnPath
+in
+.I .yarnrc.yml
+names;
+.B "cargo metadata"
+and
+.B "cargo tree"
+run the
+.B rustc
+that
+.I .cargo/config.toml
+names.
+.TP
+.BR sed ", " awk
+Their scripts can run programs and write files, so an allowed
+.B sed
+or
+.B awk
+asks when its script does more than filter text:
+.BR sed 's
+.B e
+command and the
+.B e
+flag of
+.BR s ,
+its
+.BR w " and " W
+commands and the
+.B w
+flag,
+.BR awk 's
+.BR system() ,
+pipes,
+.B getline
+and
+.B >
+(asked for even where it is a comparison), and a script read from a file
+.RB ( \-f ).
+.B "tree \-o"
+(it writes its listing to a file) asks as a dangerous argument.
 .SH HOOKS
 Hooks are your own commands, run around every tool call.
 They are set in the user file only, in a
@@ -855,8 +1365,8 @@ hook and what went wrong.
 A hook can only tighten a decision: deny beats ask beats allow.
 When a rule, the mode or a default already said deny or ask, an
 .B allow
-from a hook does not relax it: the attempt is recorded (the log's audit lines and a note
-in the transcript) and ignored.
+from a hook does not relax it: the attempt is recorded (in the log and as a note in the
+transcript) and ignored.
 An
 .B allow
 from a hook only stands where the call was allowed anyway, and a hook's deny holds in every
@@ -882,10 +1392,576 @@ When the hook exits, after
 .B hook_timeout
 seconds, on Esc, and when dashfloat quits, every process it started is killed, background
 jobs and daemons included; a hook that has not read its input does not hold anything up.
+.SH CONTEXT
+.SS The system message
+Every request starts with one system message, built when a conversation starts (at start, on
+resume and on
+.BR /clear ):
+a short built\-in prompt (the working directory, the operating system and what
+.I /bin/sh
+is, today's date, the tools offered and how to use them well, that a write, an edit or a
+command waits for approval and may be rejected, how to report the result), then the
+instructions of these files, in this order:
+.IP 1. 4
+.IR $XDG_CONFIG_HOME/dashfloat/AGENTS.md ,
+yours;
+.IP 2. 4
+one file per directory from the git root (the nearest directory above the working directory
+that has a
+.IR .git ;
+the working directory itself outside a git work tree) down to the working directory:
+.I AGENTS.override.md
+when the directory has one, else
+.IR AGENTS.md .
+.PP
+A later file is more specific; the prompt tells the model so, and that your own requests
+win over all of them. Empty files are skipped. A project file is opened beneath the git
+root, so one that is a symbolic link leading out of the project (to
+.IR ~/.aws/credentials ,
+say) is refused and named, never sent; only regular files are read.
+Together they are cut at @instructions_kib@ KiB, and a marker says where and how much was
+left out, to the model and in the entry.
+A dim entry at start names the files that were read and their sizes.
+The system message is never compacted.
+.SS Compaction
+Before every request (after a prompt, and after every round of tool results within a turn,
+never while calls are pending) DashFloat estimates the request's tokens: about
+@chars_per_token@ ASCII characters a token, a token for each other character, the tool
+schemas included, scaled by the ratio of what the provider reported
+.RB ( usage.prompt_tokens )
+to the estimate of the request before (between 0.5 and 2.5).
+Above
+.B compact_threshold
+x
+.B context_window
+it compacts the conversation:
+.IP 1. 4
+Free: the outputs of older tool calls, oldest first, become short stubs that keep their small
+fields (ok, path, lines, exit_code...) and say what was removed and how to get it again; the
+outputs the model has not read yet never are.
+Stubbing stops at
+.B compact_threshold
+\- 0.2 of the window (or half the threshold).
+.IP 2. 4
+If that is not enough: one request to the model, without tools, summarises the messages
+between the conversation's first request and its latest turns (the most recent
+@recent_pct@% of the window, whole turns where it can) under the headings
+@summary_headings@.
+The summary replaces them; the first request, the system message and the latest turns stay
+as they were.
+An assistant message with tool calls is never separated from its results.
+.IP 3. 4
+A summary that fails, is empty, is cut short or is not smaller than what it would replace is
+refused; those messages are then dropped with a marker that says so (an earlier summary
+among them is kept).
+.IP 4. 4
+Last, if the request still does not fit, its longest messages are cut, tool outputs first,
+with a marker, until it does; a tool output stays valid JSON.
+.PP
+Each compaction is an entry,
+.BR "context compacted: 31.2k \(-> 8.9k tokens" ,
+with what was summarised, stubbed, dropped or cut, and a
+.B compact
+event in the journal with both figures (see
+.BR SESSIONS ).
+After @failures_to_stop@ failed compactions in a row (a summary that could not be used, or a
+request that still does not fit) the turn stops with an error entry.
+.B /compact
+.RI [ FOCUS ]
+compacts at once: everything before the latest turn is summarised (FOCUS is handed to the
+summariser);
+.B /clear
+starts a fresh conversation in the same session.
+.PP
+The window: the
+.B context_window
+key; else what the endpoint's model list states for the model (vLLM
+.BR max_model_len ,
+llama.cpp
+.B meta.n_ctx_train
+(the model's own: a server started with a smaller
+.B \-c
+refuses a longer request, and says its size),
+OpenRouter and Together
+.BR context_length ,
+Groq
+.BR context_window ,
+Mistral
+.BR max_context_length ,
+LM Studio's own model list, asked when its OpenAI list says nothing); else @default_window@.
+Ollama states none: set
+.B context_window
+to its
+.BR num_ctx .
+A server that refuses a request as too long for its window makes DashFloat take the window
+it names (or a little less than what was sent), compact, and send the request once more.
+.SH USAGE AND BUDGETS
+Every request to the model is metered: its input (prompt) tokens, how many of them the
+provider served from its cache, and its output (completion) tokens, as the provider reports
+them in the usage of its stream (dashfloat asks for it with
+.BR stream_options.include_usage ).
+A provider that reports none (some servers ignore the option), and a request cancelled or
+broken before its usage came, is counted from an estimate of its text, and the figures say so
+with a
+.BR ~ .
+Every request of a turn counts, the ones that ended in tool calls too, and the summary request
+of a compaction (see
+.BR CONTEXT ;
+the status bar's
+.B ctx
+figure is still the size of the last request of the last turn).
+The status bar shows the tokens used since dashfloat started, with their cost when the
+.B prices
+table of the user configuration has the model (per million input, output and cached input
+tokens), and each budget as a limit
+.RB ( "used 48.2k/100k tok $0.0310/$0.50 3/20 req" ),
+highlighted from @warn_share@ of a budget on.
+.B /usage
+shows the totals, the last turn, the model's price and every budget; a resumed session also
+shows what it used before (not counted by the budgets).
+Each request is a
+.B usage
+event in the journal.
+.PP
+The budgets,
+.B max_turns
+(requests to the model),
+.B max_tokens
+(input and output tokens of every request: each request sends the whole conversation again,
+so a long turn costs far more input than output) and
+.BR max_cost ,
+count from the start of dashfloat (a resumed session starts them afresh), and are set with
+.BR \-\-max\-turns ,
+.B \-\-max\-tokens
+and
+.BR \-\-max\-cost ,
+or the configuration keys of the same names (a project file may lower one, never raise it).
+Before each request they are checked: a budget already reached, or one that the input of the
+request itself (estimated) would pass, keeps it from going; after each request, a budget
+reached keeps the tool calls of that answer from running (their results say why).
+Either way the turn ends with an error entry that names the budget, a
+.B budget
+event in the journal, and, for a program that drives dashfloat, a
+.B stopped
+message with the reason
+.BR budget .
+A budget reached by a final answer is said at once; the next prompt is then not sent.
+At @warn_share@ of a budget a warning entry comes, once.
+With
+.B max_cost
+set, a model the
+.B prices
+table has no price for cannot be used: its cost could not be counted.
+.PP
+The repeat guard: when the model makes the same call with the same arguments
+@repeat_limit@ times in a row within one turn, the call asks first, whatever rule or mode
+would have let it run (a deny stays a deny), and the question says why; the
+.B a
+key approves it once and adds no session rule.
+.SH SESSIONS
+Every session is recorded as it happens, in an append\-only journal (unless the
+configuration key
+.B journal
+is false or
+.B \-\-no\-journal
+is given).
+.B "dashfloat \-\-continue"
+resumes the latest session of the working directory,
+.BI "dashfloat \-\-resume " ID
+a given one, and
+.B "dashfloat sessions"
+lists them.
+.SS The journal
+One file per session,
+.IR $XDG_STATE_HOME/dashfloat/sessions/ NAME \- HASH / ID .jsonl ,
+where
+.I NAME
+is the working directory's name and
+.I HASH
+part of the SHA\-256 of its real path, so a directory reached through a symbolic link
+finds the same sessions.
+It is created at the session's first prompt.
+Each line is one JSON object whose first keys are
+.B seq
+(0, 1, 2 ... in the session),
+.B time
+(Unix seconds) and
+.BR type .
+The first line is the header
+.RB ( type " " session :
+.BR format ,
+.BR id ,
+.B cwd
+(the real path),
+.BR model ,
+.BR host ,
+.BR dashfloat ,
+.BR title ,
+the first prompt's first line); then one event per line:
+.B prompt
+(turn, text, and the note the model got with it),
+.B reasoning
+(what the model reasoned apart, before its answer),
+.B answer
+(status, content, calls with their arguments),
+.B ui
+(a message the screen showed that the other events do not imply: tool rows, notes,
+previews, errors),
+.B decision
+(each permission decision on a call: the decision, who or which rule decided, the mode,
+the SHA\-256 of the arguments; this is the audit trail),
+.B audit
+(a mode set with
+.BR /mode ,
+a session rule added or revoked),
+.B run
+(a call with a side effect starts),
+.B result
+(a call's result exactly as the model reads it),
+.B change
+(a file about to be written or edited: its path, the SHA\-256 of its content before and
+after),
+.B cancel
+(the turn was cancelled: by a key, or
+.B by
+the signal that stopped a headless run),
+.B undo
+(what
+.B /undo
+did),
+.B turn_end
+(why the turn ended, as
+.B stop_reason
+in HEADLESS MODE says, the usage and the token count),
+.B compact
+(a compaction: why, how, the tokens of the next request before and after, the window, and
+what was done as data: the stubs, the summary or the marker, the cuts; see
+.BR CONTEXT ),
+.B clear
+.RB ( /clear ),
+.B resume
+and
+.BR end .
+A resumed session applies each
+.B compact
+and
+.B clear
+to the conversation it rebuilds, so it gets the compacted conversation while the journal
+holds the history once.
+.PP
+A string longer than @journal_big@ characters is stored once beside the journal, in
+.IR ID .store/text/ SHA256 ,
+and the line holds
+.B {\(dq$blob\(dq: \fISHA256\fP, \(dqsize\(dq: \fIN\fP}
+instead: a file the model reads ten times is stored once, and a typical turn adds a few
+KiB.
+Every string round\-trips exactly, a file name that is not UTF\-8 included.
+The API key and the values of secret headers never reach the journal or its store: they
+are written as
+.BR "[redacted: API key]" .
+.PP
+Each event is one
+.BR write (2)
+to the file, opened for appending; the file is flushed to the disk
+.RB ( fsync (2))
+before a call with a side effect runs, at the end of every turn, and when DashFloat leaves
+(quit, SIGTERM, SIGHUP).
+A DashFloat killed at any moment loses at most the event it was writing: on the next
+start a last line cut short, or filled with zero bytes by a crash of the machine, is
+skipped and the transcript says so; nothing before it is lost.
+While a DashFloat appends to a session it holds a lock
+.RB ( flock (2))
+on its journal: a second
+.B \-\-continue
+of the same session is refused until the first has quit.
+A journal that cannot be written (a full disk) is reported once in the transcript; the
+session goes on, unrecorded.
+.SS Resuming
+A resumed session draws its last @ui_tail_turns@ turns again as they were (older ones are
+counted, not drawn) and gives the model the whole conversation, exactly as it was.
+The model is the session's, unless
+.B \-\-model
+is given; the permission mode, rules and session rules are those of this run.
+When DashFloat was stopped in the middle of a turn (killed, crashed, or its terminal
+lost), that turn is closed: a call that had not run gets a
+.B cancelled
+result that says it did not run; a call that was running gets a
+.B cancelled
+result that says its outcome is unknown; a question left open is shown as not decided.
+The model is told, with the next prompt, that its previous turn was interrupted, so that
+it checks before it repeats a side effect.
+Every call of the conversation has its one result before the first request.
+.SS Undo
+Before
+.B write_file
+or
+.B edit_file
+changes a file, its previous content (the bytes the approved preview was made from and
+that the write checks again) is kept in
+.IR ID .store/files/ SHA256 ,
+once per content, at most
+.B undo_store_mb
+MiB per session (default @undo_store_mb@; the least recently used go first).
+.B /undo
+puts back the files changed by the last turn that changed files,
+.BI "/undo " N
+those of the last
+.I N
+such turns; a file DashFloat created is removed.
+Each file's current content is compared with what DashFloat wrote: a file that holds it is
+put back; a file changed since (by you or by a command), or removed, is never overwritten
+unasked: its diff, from what it holds now to what
+.B /undo
+would put back, is shown as a question
+.RB ( y
+puts it back,
+.B n
+leaves it).
+A path that now leads elsewhere (a directory replaced by a link) is left alone.
+.B /undo
+never touches a file DashFloat's tools did not write, and the model is told what it did
+with the next prompt.
+.PP
+Commands can change any file, and
+.B /undo
+does not cover them.
+When the working directory is in a git work tree, a command's row says which files it
+changed:
+.B "git status \-\-porcelain"
+before and after it runs (and each listed file's size and time), within @git_timeout@ s,
+with git run as for a command that runs without a question (see
+.BR "Commands that run without a question" );
+a repository whose config names a program git would run for it is not read, and the row
+says so.
+.SH HEADLESS MODE
+.B "dashfloat \-p"
+.I PROMPT
+runs one prompt for a script, a CI job or cron: the same agent, tools, permission rules,
+hooks and session journal as the full\-screen interface, without it (urwid is never
+loaded).
+It needs no terminal: standard input may be closed,
+.B TERM
+may be
+.B dumb
+or unset.
+The turn runs to its end (the model answers without asking for a tool, an error, the
+episode limit) and
+.B dashfloat
+exits with a status that says how it went.
+.B "\-p"
+without
+.I PROMPT
+reads the prompt from standard input:
+.BR "{ echo 'Review this diff:'; git diff; } | dashfloat \-p" .
+With
+.I PROMPT
+given, standard input is not read (unless
+.BR "\-\-approvals stdin" ).
+A prompt that starts with
+.B /
+is a command
+.RB ( "dashfloat \-\-continue \-p /undo" );
+an unknown one is a usage error.
+.PP
+The session is journalled as usual: the
+.B result
+event names it, and
+.B "dashfloat \-\-resume"
+.I ID
+continues it, headless or in the full\-screen interface, where its transcript is drawn
+as it happened.
+.B \-\-continue
+and
+.B \-\-resume
+work headless too.
+The log is
+.IR $XDG_STATE_HOME/dashfloat/dashfloat.log ,
+as for the interface.
+.SS Output formats
+.TP
+.B text
+(the default) The final answer (the last one the model completed without asking for a
+tool) on standard output, nothing else; escaped as on the screen when standard output is a terminal, as the model
+wrote it otherwise.
+Errors, warnings and calls that were not approved go to standard error, one line each;
+with
+.B \-v
+(or when standard error is a terminal) tool calls, their live output and results, notes,
+files changed and token usage too.
+.TP
+.B json
+One JSON object on one line when the run ends: the
+.B result
+event below.
+.TP
+.B stream\-json
+Every event as one JSON object per line (JSON Lines), each written with one
+.BR write (2)
+the moment it happens, whatever standard output is (a pipe, a file).
+.PP
+A reader that closes standard output early ends the run as a signal would, quietly, with
+status @exit_pipe@.
+Usage and configuration errors found before the run starts (a bad option, a rule that does
+not parse, an empty prompt) print one line on standard error, no events, and exit with 2.
+.SS Events
+Schema version @schema_version@, as a JSON Schema (draft 2020\-12) in the repository,
+.IR schema/dashfloat\-events.schema.json ,
+and installed as
+.IR share/dashfloat/dashfloat\-events.schema.json .
+Every event has
+.B type
+(below),
+.B seq
+(1, 2, 3 ... in the run, without gaps),
+.B time
+(Unix seconds, to the millisecond) and
+.B session_id
+(the journal's id).
+The first event,
+.BR session.start ,
+and the last,
+.BR result ,
+carry
+.B schema_version
+.RI ( MAJOR . MINOR ).
+A minor version adds event types or fields, which a reader must ignore when it does not
+know them; a major one removes, renames or changes one.
+Every run that starts ends with exactly one
+.B result
+event, after an error or a signal too.
+The types:
+@headless_events@.SS Approvals
+A call that would ask a person (see
+.BR CONFIRMATIONS " and " PERMISSIONS )
+gets an
+.B approval.requested
+event with an
+.B approval_id
+and the exact preview a person would see, escaped.
+What happens next depends on
+.BR \-\-approvals :
+.TP
+.B none
+(the default) Nobody can approve: the call is refused at once, the model is told that
+approval was required and is not available (it is not run), the refusal is listed in the
+result's
+.BR permission_denials ,
+standard error says so in text output, and the exit status is 4, never 0.
+Rules and modes decide as in the interface:
+.B "\-\-permission\-mode accept\-edits"
+or
+.B \-\-allow
+rules let calls run without a question (a file that runs code later always asks).
+.TP
+.B stdin
+Answer each request with one JSON line on standard input:
+.BR "{\(dqid\(dq: \(dqap\-1\(dq, \(dqdecision\(dq: \(dqapprove\(dq}" ,
+or
+.B \(dqreject\(dq
+(an optional string
+.B reason
+is passed on to the model).
+A line that is not such an object, names no pending request, or has an unknown decision
+or key is an error on standard error (and an
+.B error
+event): it never approves, and when it names a pending request that request is rejected.
+A blank line is ignored; a line longer than @line_max@ is an error.
+At the end of standard input every pending request, and every later one, is rejected.
+The prompt must then be given as
+.BR "\-p " \fIPROMPT\fP .
+.TP
+.BI cmd: PROGRAM
+For each request,
+.I PROGRAM
+is run like a hook
+.RB ( "/bin/sh \-c" ,
+in the working directory, in its own session, every process it started killed when it
+ends) with the
+.B approval.requested
+event as one JSON line on its standard input.
+It must exit with 0 after printing one JSON object,
+.BR "{\(dqdecision\(dq: \(dqapprove\(dq}" " or " "{\(dqdecision\(dq: \(dqreject\(dq, \(dqreason\(dq: \(dq...\(dq}"
+(an
+.BR id ,
+if given, must be the request's).
+Anything else rejects: another exit status, a signal, output that is not that object
+(standard error is merged into it, so the program should write nothing else), more than
+@program_output@ of output, or no answer within the timeout (then it is killed).
+.PP
+.BI \-\-approval\-timeout " SECONDS"
+rejects a request that has had no answer for that long (default @stdin_timeout@ s on
+standard input, @program_timeout@ s for a program); the
+.B approval.decided
+event says
+.BR "by timeout" .
+An approval is for that one call: no session rule is ever added.
+The exit status is 4 when any request was not approved.
+.SS Signals
+SIGINT, SIGTERM and SIGHUP cancel the turn as Esc does in the interface: a pending
+request is rejected, the stream is closed, a running command is killed with every
+process it started, every call gets its result, and the journal records the cancel and
+is flushed to the disk; then the
+.B result
+event is written (outcome
+.BR interrupted ,
+.B signal
+set) and the exit status is 130.
+A second signal, or a turn that has not ended @cancel_grace@ s after the first, ends the
+run at once (stop reason
+.BR abandoned ),
+still with its
+.B result
+event; commands are killed in every case.
+.SS A CI job
+A GitHub Actions step that asks for a review and lets the model read files and run
+.B "make test"
+without a question; anything else that needs approval is refused, and the job fails (its
+shell has
+.BR pipefail )
+when the run did not complete: status 1 to 4 or 130.
+.PP
+.RS 4
+.nf
+\- name: Review
+  env:
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+  run: |
+    git diff origin/main... > /tmp/diff
+    { echo 'Review this change; run make test if useful.'; cat /tmp/diff; } |
+      dashfloat \-p \-\-model gpt\-4o\-mini \-\-base\-url https://api.openai.com/v1 \e
+        \-\-allow 'execute_command(make test)' \e
+        \-\-output\-format stream\-json > review.jsonl
+    jq \-r 'select(.type == "result") | .answer' review.jsonl > review.md
+.fi
+.RE
+.PP
+To approve from a script instead:
+.PP
+.RS 4
+.nf
+dashfloat \-p 'fix the failing test' \-\-approvals 'cmd:./approve.py' \e
+  \-\-output\-format json | jq .outcome
+.fi
+.RE
+.PP
+where
+.I approve.py
+reads the request and prints
+.B {\(dqdecision\(dq: \(dqapprove\(dq}
+for an
+.B edit_file
+under
+.IR tests/ ,
+and a rejection otherwise.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
 Project configuration, in the working directory.
+.TP
+.IR $XDG_CONFIG_HOME/dashfloat/AGENTS.md ", " AGENTS.md ", " AGENTS.override.md
+Instructions for the model, yours and the project's, from the git root down to the working
+directory (see
+.BR CONTEXT ).
 .TP
 .I $XDG_CONFIG_HOME/dashfloat/config.toml
 User configuration (default
@@ -897,9 +1973,24 @@ Prompt history, the last @history_limit@ prompts, one JSON string per line (defa
 The configured API key, if typed into a prompt, is saved as
 .BR "[redacted: API key]" .
 .TP
+.IR $XDG_STATE_HOME/dashfloat/sessions/ NAME \- HASH / ID .jsonl
+The journal of a session, with its audit trail; beside it
+.IR ID .store/
+holds its long texts and the previous contents of files for
+.B /undo
+(see
+.BR SESSIONS ).
+.TP
+.IR share/dashfloat/dashfloat\-events.schema.json
+The JSON Schema of the headless events (see
+.BR "HEADLESS MODE" ),
+installed beside the man page
+.RI ( schema/ " in a checkout)."
+.TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
-The log, with the audit trail of every permission decision.
-Errors and tracebacks go here, never onto the screen.
+The log.
+Errors and tracebacks go here, never onto the screen; so do the permission decisions of a
+session that keeps no journal.
 .TP
 .IR ~/.local/bin/dashfloat ", " ~/.local/share/man/man1/dashfloat.1
 Links into a checkout's
@@ -1000,25 +2091,55 @@ The editor Ctrl\-G opens the prompt in (default
 .BR vi ).
 .TP
 .BR XDG_CONFIG_HOME ", " XDG_STATE_HOME
-Where the user configuration, the history and the log live.
+Where the user configuration, the history, the sessions and the log live.
 .SH EXIT STATUS
 .TP
 .B 0
-Normal exit, also after SIGTERM, and after SIGHUP or the terminal going away (a dropped ssh
-connection, a closed window): then nothing is printed and the log gets the one line
+Normal exit; in the full\-screen interface also after SIGTERM, and after SIGHUP or the
+terminal going away (a dropped ssh connection, a closed window): then nothing is printed
+and the log gets the one line
 .BR "terminal closed (hangup)" ;
 running commands are killed as on any exit.
+With
+.BR \-p :
+the turn completed and every question was approved.
 .TP
 .B 1
 A runtime error; a one\-line summary is printed after the screen is restored and the
 traceback is in the log.
+With
+.BR \-p :
+the provider failed (an HTTP error, a broken stream, no answer at all), or DashFloat
+did.
 .TP
 .B 2
 A usage or configuration error (a bad rule included), a malformed
 .I CALL
 for
 .BR "policy check" ,
-or no usable terminal (stdin or stdout not a tty, or TERM=dumb).
+or no usable terminal for the full\-screen interface (stdin or stdout not a tty, or
+TERM=dumb).
+With
+.BR \-p ,
+also no model to use (the endpoint serves several and none was chosen).
+.TP
+.B 3
+With
+.BR \-p :
+the loop limit
+.RB ( max_episodes )
+or a budget stopped the turn.
+.TP
+.B 4
+With
+.BR \-p :
+a call needed approval and did not get it (see
+.BR "HEADLESS MODE" ).
+.TP
+.B 130
+Interrupted: with
+.BR \-p ,
+SIGINT, SIGTERM or SIGHUP cancelled the turn; also Ctrl\-C while DashFloat starts.
 .TP
 .B @exit_pipe@
 The reader of the output went away before it was all written (as in
@@ -1026,6 +2147,9 @@ The reader of the output went away before it was all written (as in
 when head has left early); nothing is printed about it, as for a program that SIGPIPE
 ended.
 .PP
+When several apply to a
+.B \-p
+run, the first in this order wins: 130, 2, 1, 3, 4.
 .B "policy check"
 and
 .B "policy list"
@@ -1044,6 +2168,10 @@ A vLLM server, from a plain console.
 .B "dashfloat \-\-show\-config"
 See which file or variable each setting comes from.
 .TP
+.B "dashfloat \-\-continue"
+Go on with the last session of this directory, after a quit, a dropped ssh connection or a
+reboot.
+.TP
 .B "dashfloat \-\-allow 'execute_command(make test)' \-\-permission\-mode accept\-edits"
 Let the agent edit files in the working directory and run
 .B "make test"
@@ -1051,6 +2179,13 @@ without asking; everything else still asks.
 .TP
 .B "dashfloat policy check 'read_file(.env)' 'execute_command(git push)'"
 See what the configured rules would decide, without running anything.
+.TP
+.B "dashfloat \-p 'summarise README.md' \-\-permission\-mode read\-only"
+Ask once, from a script, and print the answer.
+.TP
+.B "dashfloat \-p 'fix the lint errors' \-\-approvals stdin \-\-output\-format stream\-json"
+Let a wrapper program follow every event and answer the questions (see
+.BR "HEADLESS MODE" ).
 .SH RECOVERING A BROKEN TERMINAL
 A program killed with SIGKILL (or by the out\-of\-memory killer) cannot restore the terminal.
 Run
@@ -1074,15 +2209,37 @@ def numbers() -> dict[str, str]:
     (so the page cannot drift from them). Imports what the program itself runs with."""
     import inspect
 
-    from urwid.display.raw import Screen
-
-    from dashfloat import agent, cli, history, masking, private
+    from dashfloat import (
+        agent,
+        approvals,
+        cli,
+        context,
+        headless,
+        history,
+        journal,
+        masking,
+        metering,
+        private,
+        prompt,
+        sessions,
+    )
+    from dashfloat import events as headless_events
     from dashfloat.config import DEFAULT_BASE_URL, KEYS
     from dashfloat.llm import client
     from dashfloat.llm.errors import human_size
+    from dashfloat.tools import (
+        alwaysask,
+        files,
+        gitchanges,
+        hooks,
+        pathpolicy,
+        pipeline,
+        preview,
+        runner,
+        search,
+    )
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.tools import files, hooks, preview, runner
-    from dashfloat.ui import app, confirmgate
+    from dashfloat.ui import app, confirmgate, keymap
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
@@ -1095,25 +2252,52 @@ def numbers() -> dict[str, str]:
         "reaper_poll": f"{exec_tool._CENSUS_INTERVAL:g}",
         "hook_timeout": f"{default['hook_timeout']:g}",
         "max_episodes": str(default["max_episodes"]),
+        "instructions_kib": str(prompt.INSTRUCTIONS_MAX // 1024),
+        "chars_per_token": f"{context.CHARS_PER_TOKEN:g}",
+        "recent_pct": f"{context.RECENT_SHARE * 100:g}",
+        "summary_headings": ", ".join(f"\\(lq{h}\\(rq" for h in context.SUMMARY_HEADINGS),
+        "failures_to_stop": str(context.FAILURES_TO_STOP),
+        "default_window": f"{context.DEFAULT_WINDOW:,}",
         "read_max_lines": str(files.READ_MAX_LINES),
         "read_max_bytes": human_size(files.READ_MAX_BYTES),
         "stream_above": human_size(files.STREAM_ABOVE),
         "list_max": str(files.LIST_MAX),
+        "warn_share": f"{metering.WARN_AT:.0%}".replace("%", " %"),
+        "repeat_limit": str(pipeline.REPEAT_LIMIT),
+        "search_results": str(search.MAX_RESULTS),
+        "search_results_max": str(search.MAX_RESULTS_MAX),
+        "search_line_chars": str(search.LINE_CHARS),
+        "search_output": human_size(search.OUTPUT_BYTES),
+        "search_timeout": f"{search.TIMEOUT:g}",
+        "name_max": str(pathpolicy.NAME_MAX),
+        "path_max": str(pathpolicy.PATH_MAX - 1),
         "edit_max": human_size(files.EDIT_MAX_BYTES),
         "exec_output": human_size(exec_tool.MAX_OUTPUT),
         "read_pool": str(agent.READ_POOL),
         "excerpt_lines": str(runner.EXCERPT_LINES),
-        "lone_esc": f"{inspect.signature(Screen.set_input_timeouts).parameters['complete_wait'].default:g}",
+        "lone_esc": f"{keymap.lone_esc_wait():g}",
         "hook_output": human_size(hooks.MAX_OUTPUT),
         "hook_note": human_size(hooks.MAX_NOTE),
         "mask_min": str(masking.MIN_LENGTH),
         "history_limit": str(history.LIMIT),
+        "journal_big": f"{journal.BIG:,}",
+        "ui_tail_turns": str(sessions.UI_TAIL_TURNS),
+        "undo_store_mb": str(default["undo_store_mb"]),
+        "git_timeout": f"{gitchanges.TIMEOUT:g}",
         "max_calls": str(stream["max_calls"].default),
         "episode_bytes": human_size(stream["max_episode_bytes"].default),
         "event_bytes": human_size(stream["max_event_bytes"].default),
         "file_mode": f"{private.FILE_MODE:04o}",
         "dir_mode": f"{private.DIR_MODE:04o}",
         "exit_pipe": str(cli.EXIT_PIPE),
+        # headless mode
+        "schema_version": headless_events.SCHEMA_VERSION,
+        "stdin_timeout": f"{headless.STDIN_TIMEOUT:g}",
+        "program_timeout": f"{headless.PROGRAM_TIMEOUT:g}",
+        "cancel_grace": f"{headless.CANCEL_GRACE:g}",
+        "line_max": human_size(approvals.LINE_MAX),
+        "program_output": human_size(approvals.PROGRAM_OUTPUT_MAX),
+        "live_max": f"{headless.LIVE_MAX:,} characters",
         "default_base_url": DEFAULT_BASE_URL,
         # the confirmation rules, from the code that applies them
         "grace": f"{confirmgate.GRACE:g}",
@@ -1121,6 +2305,11 @@ def numbers() -> dict[str, str]:
         "hold": f"{confirmgate.HOLD:g}",
         "always": f"{confirmgate.ALWAYS_WINDOW:g}",
         "blank_run": str(preview.BLANK_RUN),
+        "blank_run_chars": str(preview.BLANK_RUN_CHARS),
+        "command_chars": str(preview.COMMAND_LINE_CHARS),
+        "window_half": str(preview.PREVIEW_MAX_LINES // 2),
+        # not a number: the always-ask list, from the table the rules are built from
+        "always_ask_list": alwaysask.man_list(),
         "window_lines": str(preview.PREVIEW_MAX_LINES),
         "window_chars": str(preview.DIFF_LINE_CHARS),
         "full_chars": f"{preview.FULL_LINE_CHARS:,}",
@@ -1142,9 +2331,11 @@ def _fill(text: str, values: dict[str, str]) -> str:
 def generate() -> str:
     from dashfloat.commands import man_section as man_commands_section
     from dashfloat.config import man_configuration_section
+    from dashfloat.events import man_events
     from dashfloat.ui.keymap import man_keybindings_section
 
     values = numbers()
+    values["headless_events"] = man_events(values)
     return (
         _fill(HEAD, values).replace("{version}", __version__)
         + man_keybindings_section()

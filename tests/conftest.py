@@ -27,5 +27,25 @@ def fake_server():
     finally:
         server.stop()
 
+
+@pytest.fixture
+def git_home(tmp_path, monkeypatch):
+    """For tests with real git repositories: git reads only a global config of the test's (no
+    system file, not the user's ~/.gitconfig), HOME is the test's own (gpg creates ~/.gnupg),
+    and no GIT_* variable of the caller's reaches it."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.invalid\n"
+                                     "[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS",
+                "GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "LESSOPEN", "LESSCLOSE",
+                "GIT_CEILING_DIRECTORIES"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
 # the agent rig (a real Agent against the scripted server), shared by the agent test files
 from tests.test_agent_tools import rig  # noqa: E402, F401

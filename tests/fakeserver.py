@@ -9,8 +9,12 @@ pacing, recorded requests. Nothing here needs the internet or an LLM.
         srv.wait_requests(1)
 
 Each POST to /v1/chat/completions takes the next queued `Reply` (FIFO); when the queue is
-empty the server answers 500 with a JSON error. GET /v1/models serves `models` (or
-`models_reply`). Any other path is a JSON 404, like a real server with a wrong base_url.
+empty it asks `responder`, and without one answers 500 with a JSON error. A queued item or the
+responder may be a callable: it gets the recorded request (the dict `requests` holds, with
+its parsed `json`) and returns the Reply, so a script can answer what was asked (a model
+that reads its conversation, a summariser, a server that counts tokens). GET /v1/models serves `models` (or
+`models_reply`), and a path in `routes` its Reply (a server's own API beside the OpenAI one).
+Any other path is a JSON 404, like a real server with a wrong base_url.
 
 `stop()` returns promptly even while replies are held or stalled: every wait inside a
 handler polls the server's stop flag and notices a client that went away, and the live
@@ -308,22 +312,23 @@ class _Handler(BaseHTTPRequestHandler):
         return self.server.owner
 
     # -- request side
-    def _record(self, body: bytes | None) -> None:
+    def _record(self, body: bytes | None) -> dict:
         parsed = None
         if body:
             try:
                 parsed = json.loads(body)
             except ValueError:
                 parsed = None
-        self.owner._record(
-            {
-                "method": self.command,
-                "path": self.path,
-                "headers": {k.lower(): v for k, v in self.headers.items()},
-                "json": parsed,
-                "body": body or b"",
-            }
-        )
+        req = {
+            "method": self.command,
+            "path": self.path,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+            "json": parsed,
+            "body": body or b"",
+            "time": time.monotonic(),  # when it was read (the benchmark's time to first request)
+        }
+        self.owner._record(req)
+        return req
 
     def _read_body(self) -> bytes:
         n = int(self.headers.get("Content-Length") or 0)
@@ -331,9 +336,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self._read_body()
-        self._record(body)
+        req = self._record(body)
         if self.path.rstrip("/").endswith("/v1/chat/completions"):
-            reply = self.owner._next_reply()
+            reply = self.owner._next_reply(req)
         else:
             reply = _not_found(self.path)
         self._serve(reply)
@@ -341,7 +346,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._record(None)
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path.endswith("/v1/models"):
+        if path in self.owner.routes:
+            reply = self.owner.routes[path]
+        elif path.endswith("/v1/models"):
             reply = self.owner.models_reply or json_reply(
                 200,
                 {
@@ -469,10 +476,12 @@ class ScriptedServer:
     def __init__(self, models: list[str] | None = None):
         self.models: list[str] = list(models) if models is not None else ["test-model"]
         self.models_reply: Reply | None = None
+        self.routes: dict[str, Reply] = {}  # GET path (no query) -> Reply, before /v1/models
         # {"method", "path", "headers" (keys lower-cased), "json" (parsed body or None),
-        #  "body" (raw bytes)}, in arrival order
+        #  "body" (raw bytes), "time" (time.monotonic() when read)}, in arrival order
         self.requests: list[dict] = []
-        self._replies: list[Reply] = []
+        self._replies: list = []  # Reply, or callable(request) -> Reply
+        self.responder = None  # callable(request) -> Reply, when nothing is queued
         self._cond = threading.Condition()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -525,14 +534,22 @@ class ScriptedServer:
         return int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
 
     # -- scripting
-    def push(self, *replies: Reply) -> None:
+    def push(self, *replies) -> None:
+        """Queue replies: each a Reply, or a callable(request) -> Reply."""
         with self._cond:
             self._replies.extend(replies)
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, req: dict) -> Reply:
         with self._cond:
-            if self._replies:
-                return self._replies.pop(0)
+            item = self._replies.pop(0) if self._replies else self.responder
+        if item is not None:
+            if callable(item):
+                try:
+                    return item(req)
+                except Exception as exc:  # a broken script: a 500 that says why, not a hang
+                    return json_reply(500, {"error": {"message": f"fake server: the scripted reply failed: {exc!r}",
+                                                      "type": "server_error"}})
+            return item
         return json_reply(
             500,
             {"error": {"message": "fake server: no scripted reply", "type": "server_error"}},

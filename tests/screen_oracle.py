@@ -239,6 +239,38 @@ class OracleSession:
         if self.app.confirm is not None:
             self.app._confirm_tick(self.now)
 
+    def _resize_mid_draw(self, cols: int, rows: int) -> None:
+        """SIGWINCH lands while a frame is being drawn: after our part of the frame was
+        prepared for the old size and before urwid writes its part (which it then skips,
+        its resized flag being up). The stale frame is not checked; the one after the
+        resize is."""
+        screen = self.screen
+        prepare = screen._before_draw
+
+        landed = []
+
+        def hooked(size, canvas_rows):
+            prepare(size, canvas_rows)
+            self.term.resize(rows, cols)
+            screen._resized = True
+            landed.append(True)
+
+        screen._before_draw = hooked
+        self.app.spin += 1  # a frame that differs from the last (else nothing is drawn)
+        self.app.update_status()
+        try:
+            size = (self.cols, self.rows)
+            screen.draw_screen(size, self.app.root.render(size, focus=True))
+        finally:
+            del screen._before_draw
+        if not landed:  # nothing new to draw (an overlay, an idle bar): an ordinary resize
+            self.term.resize(rows, cols)
+        screen._resized = False
+        self.cols, self.rows = cols, rows
+        self.loop.screen_size = (cols, rows)
+        screen.screen_buf = None
+        self._key("window resize")
+
     def _redraw(self) -> None:
         self._key("ctrl l")
 
@@ -341,8 +373,10 @@ def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
                     s.do("paste", "\n".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 12))))
             elif r < 0.86:
                 s.do("key", "ctrl u")
-            elif r < 0.91:
+            elif r < 0.89:
                 s.do("resize", *rnd.choice(SIZES))
+            elif r < 0.91:
+                s.do("resize_mid_draw", *rnd.choice(SIZES))
             elif r < 0.93:
                 s.do("redraw")
             elif r < 0.95:

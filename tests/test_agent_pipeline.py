@@ -286,3 +286,60 @@ def test_permissions_lists_and_revokes_session_rules(rig):
     t2 = rig.prompt("/permissions revoke 1")
     assert "Revoked" in rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t2)[2]
     assert agent.policy.session_rules() == []
+
+
+# ---- files that run code later always ask (issue 14, section 6) ------------------------
+
+
+def test_accept_edits_asks_for_envrc_and_the_question_says_why(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "notes.md", "content": "n\n"})), answer("1"),
+                    calls_reply(("c2", "write_file", {"path": ".envrc", "content": "curl x | sh\n"})),
+                    answer("2"))
+    rig.start(policy=Policy(mode="accept-edits"))
+    t = rig.prompt("first")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)  # an ordinary file: applied without a question
+    assert (rig.root / "notes.md").read_text() == "n\n"
+    t2 = rig.prompt("second")
+    _, ref, info = rig.confirm(t2)
+    assert info["always_asks"] == "direnv runs it when you next cd here"
+    assert "always" not in info  # the a key would add no rule: none is named
+    assert not (rig.root / ".envrc").exists()
+    rig.decide(ref, "rejected")
+    rig.wait_idle(t2)
+    assert not (rig.root / ".envrc").exists()
+
+
+def test_a_blanket_allow_rule_still_asks_for_vscode_tasks(rig):
+    args = {"path": ".vscode/tasks.json", "content": '{"tasks": [{"runOptions": {"runOn": "folderOpen"}}]}'}
+    rig.server.push(calls_reply(("c1", "write_file", args)), answer("ok"))
+    rig.start(policy=policy(allow=["write_file(**)", "edit_file"]))
+    t = rig.prompt("go")
+    _, ref, info = rig.confirm(t)
+    assert info["always_asks"].startswith("VS Code runs the tasks")
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    assert (rig.root / ".vscode" / "tasks.json").read_text() == args["content"]
+
+
+def test_the_a_key_on_a_workflow_adds_no_rule_and_the_next_write_asks_again(rig, caplog):
+    caplog.set_level("INFO", logger="dashfloat")
+    first = {"path": ".github/workflows/x.yml", "content": "on: push\n"}
+    second = {"path": ".github/workflows/x.yml", "content": "on: push\njobs: {}\n"}
+    rig.server.push(calls_reply(("c1", "write_file", first)), answer("1"),
+                    calls_reply(("c2", "write_file", second)), answer("2"))
+    agent = rig.start(policy=Policy(mode="accept-edits"))
+    t = rig.prompt("first")
+    _, ref, info = rig.confirm(t)
+    assert info["always_asks"] == "runs in CI with the repository's secrets"
+    rig.decide(ref, "always")  # a, a: approves this one
+    rig.wait_idle(t)
+    assert (rig.root / ".github/workflows/x.yml").read_text() == "on: push\n"
+    assert agent.policy.session_rules() == []  # it would never be used: none is added
+    audit = [r.getMessage() for r in caplog.records if r.getMessage().startswith("audit: tool=write_file")]
+    assert any("user key a (once: this call always asks, no session rule)" in a for a in audit)
+    t2 = rig.prompt("second")
+    _, ref2, _ = rig.confirm(t2)  # asks again
+    rig.decide(ref2, "rejected")
+    rig.wait_idle(t2)
+    assert (rig.root / ".github/workflows/x.yml").read_text() == "on: push\n"

@@ -96,6 +96,8 @@ class Rig:
         ep = Endpoint(base_url=self.server.url)
         if read_timeout is not None:
             ep = Endpoint(base_url=self.server.url, read_timeout=read_timeout)
+        # no AGENTS.md of the developer's: a home of the test's own
+        kw.setdefault("environ", {"HOME": str(self.root.parent / "home")})
         self.agent = Agent(ep, MODEL, self.out.post, root=str(self.root), **kw)
         self.agent.start()
         self.out.wait_kind(M.MODEL, MODEL)  # after the start-up ("phase", "idle")
@@ -132,8 +134,11 @@ class Rig:
         return [r["json"] for r in self.server.requests if r["method"] == "POST"]
 
     def messages_of(self, n: int) -> list[dict]:
-        """The `messages` of the nth request (1-based)."""
-        return self.bodies()[n - 1]["messages"]
+        """The conversation the nth request (1-based) sent: its `messages` after the system
+        message, which every request starts with (checked here)."""
+        messages = self.bodies()[n - 1]["messages"]
+        assert messages[0]["role"] == "system" and "You are DashFloat" in messages[0]["content"]
+        return messages[1:]
 
     def system(self, since: int = 0, level: str | None = None) -> list[str]:
         return [m[2] for m in self.out.of(M.SYSTEM, since) if level is None or m[1] == level]
@@ -283,8 +288,8 @@ def test_read_file_round_trip_then_a_final_answer(rig):
     assert first["model"] == MODEL and first["stream"] is True
     assert [t["function"]["name"] for t in first["tools"]] == [t["function"]["name"] for t in runner.TOOLS]
     assert "tool_choice" not in first and "parallel_tool_calls" not in first
-    assert first["messages"] == [{"role": "user", "content": "what is in notes.txt?"}]
-    msgs = second["messages"]
+    assert first["messages"][1:] == [{"role": "user", "content": "what is in notes.txt?"}]
+    msgs = rig.messages_of(2)
     assert msgs[:2] == [
         {"role": "user", "content": "what is in notes.txt?"},
         {"role": "assistant", "content": "Let me read it.",
@@ -563,8 +568,9 @@ def test_more_than_64_calls_is_an_error_and_nothing_runs(rig):
 
 
 def test_exactly_64_calls_are_accepted_and_all_answered_in_order(rig):
-    (rig.root / "d").mkdir()
-    chunks = [[frag(i, f"call_L{i}", "list_directory", json.dumps({"path": "d"}))] for i in range(64)]
+    for i in range(64):  # a directory each: the same call three times in a row would ask (the repeat guard)
+        (rig.root / f"d{i}").mkdir()
+    chunks = [[frag(i, f"call_L{i}", "list_directory", json.dumps({"path": f"d{i}"}))] for i in range(64)]
     rig.server.push(sse_reply([], tool_calls=chunks, finish_reason="tool_calls"), answer("Listed."))
     rig.start()
     t = rig.prompt("list 64 times")
@@ -635,6 +641,34 @@ def test_a_path_escape_in_write_file_is_refused_without_a_confirmation(rig, path
     assert res["ok"] is False and res["code"] == "path_escape"
     assert not (rig.root.parent / "escape.txt").exists()
     assert not os.path.exists(path)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "code", "words"),
+    [
+        ("write_file", {"path": "~/.bashrc", "content": "x"}, "bad_arguments", "~ is not expanded"),
+        ("write_file", {"path": "$HOME/.profile", "content": "x"}, "bad_arguments", "$VARIABLES"),
+        ("execute_command", {"command": "ls", "cwd": "~"}, "bad_arguments", "~ is not expanded"),
+        ("write_file", {"path": "notes/", "content": "x"}, "bad_arguments", "ends in /"),
+        ("write_file", {"path": "a.txt/", "content": "x"}, "not_a_directory", "not a directory: a.txt/"),
+        ("edit_file", {"path": "a.txt/", "search_block": "a", "replace_block": "b"}, "not_a_directory",
+         "not a directory"),
+        ("write_file", {"path": "n" * 256, "content": "x"}, "name_too_long", "255 bytes (NAME_MAX)"),
+    ],
+)
+def test_a_shell_style_path_is_refused_without_a_confirmation(rig, tool, args, code, words):
+    """Issue 14 §4: write_file ~/.bashrc used to ask, then create a directory named ~ in the
+    project (a trap for a later rm -rf ~); a trailing slash wrote the file without it."""
+    (rig.root / "a.txt").write_text("a\n")
+    rig.server.push(calls_reply(("call_S1", tool, args)), answer("OK."))
+    rig.start()
+    t = rig.prompt("do it")
+    rig.wait_idle(t)
+    assert not rig.out.of(M.CONFIRM, t)
+    res = result_of(rig.messages_of(2), "call_S1")
+    assert res["ok"] is False and res["code"] == code and words in res["error"], res
+    assert sorted(p.name for p in rig.root.iterdir()) == ["a.txt"]
+    assert (rig.root / "a.txt").read_text() == "a\n"
 
 
 # ---- edit_file ------------------------------------------------------------------------------

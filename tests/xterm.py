@@ -16,8 +16,9 @@ class XTerm(pyte.Screen):
     * DECSTBM, also the reset `ESC[r`, moves the cursor home;
     * DECRC restores the saved row as it was (pyte clamps it into the margins);
     * a combining character after the last column joins the last cell (pyte wraps first);
-    * `keep_margins_on_resize`: a terminal that keeps the margins across a resize (the
-      worst case; xterm, tmux and pyte reset them).
+    * `keep_margins_on_resize`: a terminal that keeps the margins across a resize,
+      clamped to the smaller size and still clamped after it grows back (the worst case;
+      pyte and xterm reset them).
     """
 
     keep_margins_on_resize = False
@@ -69,8 +70,9 @@ class XTerm(pyte.Screen):
     def resize(self, lines=None, columns=None) -> None:
         margins = self.margins
         super().resize(lines, columns)
-        if self.keep_margins_on_resize and margins is not None and margins.bottom < self.lines:
-            self.margins = margins
+        if self.keep_margins_on_resize and margins is not None:  # kept, clamped to the new size
+            top, bottom = min(margins.top, self.lines - 1), min(margins.bottom, self.lines - 1)
+            self.margins = Margins(top, bottom) if bottom > top else None
 
 
 def cells(screen: pyte.Screen) -> list[list[tuple]]:

@@ -74,7 +74,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from dashfloat import __version__, masking
+from dashfloat import __version__, masking, wire
 from dashfloat.llm import bodyreader, errors, toolcalls
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
@@ -85,6 +85,7 @@ __all__ = [
     "Endpoint",
     "StreamResult",
     "build_request",
+    "context_window",
     "list_models",
     "stream_chat",
 ]
@@ -288,7 +289,7 @@ def _null_content_body(body: dict) -> bytes | None:
     if not any(_tool_only(m) for m in messages):
         return None
     fixed = [dict(m, content=None) if _tool_only(m) else m for m in messages]
-    return json.dumps(dict(body, messages=fixed), ensure_ascii=False).encode("utf-8")
+    return wire.body(dict(body, messages=fixed))
 
 
 def _tool_only(msg) -> bool:
@@ -600,7 +601,7 @@ def stream_chat(
     ep = _Episode(on_event, cancel, max_episode_bytes, max_calls)
     if cancel.cancelled:
         return ep.result(cancelled=True)
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    data = wire.body(body)  # the one place a request becomes bytes: always encodable
     session = _session()
     resp = None
 
@@ -930,8 +931,44 @@ def _handle(events, ep: _Episode, cancel) -> bool:
 
 def list_models(endpoint: Endpoint) -> list[str]:
     """GET {base_url}/models: the sorted model ids. ChatError on failure (same taxonomy)."""
+    return _model_ids(_get_json(endpoint, endpoint.base_url.rstrip("/") + "/models", "a model list"))
+
+
+def context_window(endpoint: Endpoint, model: str) -> tuple[int, str] | None:
+    """(tokens, where it came from) of `model`'s context window when the endpoint states it,
+    else None. GET {base_url}/models (vLLM, llama.cpp, OpenRouter, Groq, Mistral, Together...:
+    see context.window_of); LM Studio's OpenAI list says nothing, so for it (entries owned by
+    "organization_owner") its own API is asked: /api/v1/models (0.4), then /api/v0/models/ID.
+    ChatError when the model list itself fails."""
+    from dashfloat import context
+
+    base = endpoint.base_url.rstrip("/")
+    obj = _get_json(endpoint, base + "/models", "a model list")
+    windows = context.windows_of(obj)
+    found = windows.get(model) or (windows.get(f"{model}:latest") if ":" not in model else None)
+    if found:
+        return found, "the endpoint's model list"
+    items = obj.get("data") if isinstance(obj, dict) else None
+    lmstudio = any(isinstance(i, dict) and i.get("owned_by") == "organization_owner" for i in items or ())
+    if lmstudio and base.endswith("/v1"):
+        root = base[: -len("/v1")]
+        from urllib.parse import quote
+
+        for url in (root + "/api/v1/models", root + "/api/v0/models/" + quote(model, safe="")):
+            try:
+                answer = _get_json(endpoint, url, "LM Studio's model list")
+            except ChatError:
+                continue
+            found = context.windows_of(answer).get(model) if not (isinstance(answer, dict) and "id" in answer) \
+                else context.window_of(answer)
+            if found:
+                return found, "LM Studio's model list"
+    return None
+
+
+def _get_json(endpoint: Endpoint, url: str, where: str):
+    """GET `url` with the endpoint's headers: the parsed JSON. ChatError on failure."""
     _register_secrets(endpoint)
-    url = endpoint.base_url.rstrip("/") + "/models"
     headers = _headers(endpoint, "application/json")
     headers.pop("Content-Type", None)
     session = _session()
@@ -977,17 +1014,16 @@ def list_models(endpoint: Endpoint) -> list[str]:
             ) from exc
         if more:
             raise errors.bound(
-                f"the model list exceeded {errors.human_size(MODELS_BODY_MAX)}",
+                f"{where} exceeded {errors.human_size(MODELS_BODY_MAX)}",
                 "check that base_url points at an OpenAI-compatible API",
             )
         if errors.looks_like_html(body, _media_type(resp)):
             raise http_error(resp.status_code, body[:ERROR_BODY_MAX])
         text = body.decode("utf-8", "replace")
         try:
-            obj = json.loads(text)
+            return json.loads(text)
         except ValueError:
-            raise errors.bad_json(text, where="a model list") from None
-        return _model_ids(obj)
+            raise errors.bad_json(text, where=where) from None
     finally:
         _close(resp, session)
 

@@ -252,10 +252,10 @@ def _with(text: str, detail: str | None) -> str:
 # ---- a conversation longer than the context window -------------------------------------
 
 CONTEXT_HINT = (
-    "every further request of this conversation will fail the same way: quit and start "
-    "DashFloat again for a new conversation, or switch with /model to a model with a larger "
-    "context window (a local server may allow more: llama.cpp -c, Ollama num_ctx, LM Studio's "
-    "context length)"
+    "every further request of this conversation will fail the same way: /compact shrinks it, "
+    "/clear starts a new conversation, or switch with /model to a model with a larger context "
+    "window (a local server may allow more: llama.cpp -c, Ollama num_ctx, LM Studio's context "
+    "length)"
 )
 # `code`/`type` values that name the overflow, whatever the message says
 _CONTEXT_CODES = frozenset(

@@ -1,22 +1,47 @@
-"""The fixed five-tool catalogue (ADR 0007 §1), argument validation and the UI's args summary.
+"""The fixed tool catalogue (ADR 0007 §1: five tools; issue 10 adds search_workspace), argument
+validation and the UI's args summary.
 
 `TOOLS` is sent as the request's `tools` array. `validate` checks a call's arguments against
 the very same JSON schemas (a tiny validator for the subset used here: object / properties /
-required / additionalProperties false, string and integer types, minimum / maximum, default)
-before anything else happens: a bad call becomes an error result, never a confirmation or an
-execution.
+required / additionalProperties false, string, integer and boolean types, minimum / maximum,
+default) before anything else happens: a bad call becomes an error result, never a confirmation
+or an execution. An optional parameter given as null counts as left out (models often send
+`"glob": null`): its default applies.
 """
 
 from __future__ import annotations
 
 import json
 
-from dashfloat.tools import results
-from dashfloat.tools.preview import human_size, safe
+from dashfloat.tools import names, results, search
+
+
+# preview.py (difflib, its patterns) loads when a summary is first made, not with the
+# catalogue: a headless run's first request carries TOOLS and need not wait for it
+def safe(text: str) -> str:
+    from dashfloat.tools.preview import safe as _safe
+
+    return _safe(text)
+
+
+def human_size(n) -> str:
+    from dashfloat.tools.preview import human_size as _human_size
+
+    return _human_size(n)
+
+
+def command_summary(command: str, limit: int) -> str:
+    from dashfloat.tools.preview import command_summary as _command_summary
+
+    return _command_summary(command, limit)
 
 # -- the catalogue ---------------------------------------------------------------------
 
-_PATH_NOTE = "relative to the working directory (paths outside it are refused)"
+_PATH_NOTE = (
+    "relative to the working directory (paths outside it are refused; there is no shell: "
+    "~ and $VARIABLES are not expanded). A name that list_directory wrote with \\xNN "
+    "escapes is given back exactly as written"
+)
 
 
 def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -111,7 +136,9 @@ TOOLS: list[dict] = [
     _tool(
         "list_directory",
         "List a directory's entries (name, type, size), sorted by name; at most 500 entries, "
-        "the result says `truncated` beyond that. Runs without asking the user.",
+        "the result says `truncated` beyond that. A name that is not valid UTF-8 is written "
+        "with \\xNN escapes (the result says how); pass it to the other tools as written. "
+        "Runs without asking the user.",
         {
             "path": {
                 "type": "string",
@@ -121,9 +148,35 @@ TOOLS: list[dict] = [
         },
         [],
     ),
+    _tool(
+        "search_workspace",
+        "Find the lines that contain `pattern` in the files under a directory (or in one file): "
+        "returns `file:line: text` lines and the number of matches per file. Skips binary "
+        "files, .git, node_modules, virtualenvs and what .gitignore ignores. Case-sensitive; "
+        f"a literal text unless `regex` is true. At most `max_results` lines (default {search.MAX_RESULTS}), "
+        f"each cut to {search.LINE_CHARS} characters around the match, {search.OUTPUT_BYTES >> 10} KiB "
+        f"in all, {search.TIMEOUT:g} s: the result says `truncated` and still counts every match, "
+        "so narrow with `path` or `glob`. Runs without asking the user.",
+        {
+            "pattern": {"type": "string", "description": "The text to find (one line), or a regular "
+                        "expression when regex is true (the common syntax: . * + ? [] () | ^ $ \\b \\d \\s \\w)."},
+            "path": {"type": "string", "default": ".",
+                     "description": f"Directory or file to search, {_PATH_NOTE}."},
+            "regex": {"type": "boolean", "default": False,
+                      "description": "Treat pattern as a regular expression (default: a literal text)."},
+            "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py; with a / "
+                     "a path pattern relative to path, e.g. src/**/*.ts."},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": search.MAX_RESULTS_MAX,
+                            "default": search.MAX_RESULTS, "description": "Most matching lines returned."},
+        },
+        ["pattern"],
+    ),
 ]
 
-READ_ONLY = frozenset({"read_file", "list_directory"})
+READ_ONLY = frozenset({"read_file", "list_directory", "search_workspace"})
+PATH_PARAMS = {"read_file": "path", "write_file": "path", "edit_file": "path",
+               "list_directory": "path", "execute_command": "cwd", "search_workspace": "path"}
+"""The parameter of each tool that names a file or directory (canonicalised by validate)."""
 MUTATING = frozenset({"write_file", "edit_file", "execute_command"})
 
 _SCHEMAS: dict[str, dict] = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
@@ -185,6 +238,10 @@ def _check_value(param: str, schema: dict, value) -> str | None:
         if "\x00" in value:
             return f"parameter '{param}' contains a NUL byte"
         return None
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            return f"parameter '{param}' expected true or false, got {_json_kind(value)} {_show(value)}"
+        return None
     if kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             return f"parameter '{param}' expected an integer, got {_json_kind(value)} {_show(value)}"
@@ -214,7 +271,9 @@ def _unknown_tool(name, extra: str | None = None) -> dict:
 def validate(name: str, args, error: str | None = None) -> tuple[dict | None, dict | None]:
     """Check a call against the catalogue.
 
-    Returns `(normalised_args, None)` with every default filled in, or `(None, result)` with
+    Returns `(normalised_args, None)` with every default filled in and the path parameter in
+    its one written form (`names.canonical`: the model's `caf\\udce9` and `caf\\xe9` are the
+    same file, so rules, hooks, the preview and the tool all see `caf\\xe9`), or `(None, result)` with
     an `unknown_tool` / `bad_arguments` error result naming every problem found. `error` is
     the accumulator's reason when the arguments did not parse (`args` is then None).
     """
@@ -240,6 +299,10 @@ def validate(name: str, args, error: str | None = None) -> tuple[dict | None, di
         )
     out: dict = {}
     for param, pschema in props.items():
+        if param in args and args[param] is None and param not in schema["required"]:
+            if "default" in pschema:
+                out[param] = pschema["default"]
+            continue  # null for an optional parameter: left out
         if param in args:
             problem = _check_value(param, pschema, args[param])
             if problem:
@@ -248,6 +311,17 @@ def validate(name: str, args, error: str | None = None) -> tuple[dict | None, di
                 out[param] = args[param]
         elif "default" in pschema:
             out[param] = pschema["default"]
+    path_param = PATH_PARAMS.get(name)
+    if not problems and isinstance(out.get(path_param), str):
+        written = names.canonical(out[path_param])
+        if written is None:
+            problems.append(
+                f"parameter '{path_param}' holds the lone surrogate "
+                f"{names.stray_surrogate(out[path_param])}, which stands for no byte; a byte "
+                "that is not UTF-8 is written \\xNN"
+            )
+        else:
+            out[path_param] = written
     if problems:
         if len(problems) > _PROBLEMS_MAX:
             more = len(problems) - _PROBLEMS_MAX
@@ -300,13 +374,10 @@ def _path(args: dict, key: str = "path", default: str | None = None) -> str:
 
 
 def _command(value) -> str:
-    text = _as_text(value)
-    clipped = len(text) > _RAW_MAX
-    text = text[:_RAW_MAX].rstrip("\n")
-    shown = safe(text.replace("\n", "⏎"))
-    if clipped and not shown.endswith("…"):
-        shown += "…"
-    return _clip_head(shown, _COMMAND_MAX)
+    """The command on one row: blank runs counted, its head and its tail (preview.py)."""
+    if not isinstance(value, str):
+        return _clip_head(safe(_show(value)), _COMMAND_MAX)
+    return command_summary(value, _COMMAND_MAX)
 
 
 def _details(name: str, args: dict) -> str:
@@ -335,6 +406,16 @@ def _details(name: str, args: dict) -> str:
         return text
     if name == "list_directory":
         return _path(args, default=".")
+    if name == "search_workspace":
+        pattern = args.get("pattern", "?")
+        text = _clip_head(safe(_as_text(pattern)), _COMMAND_MAX)
+        text = (f"/{text}/" if args.get("regex") is True else repr(text) if isinstance(pattern, str) else text)
+        where = args.get("path")
+        if where not in (None, "."):
+            text += f" in {_path(args)}"
+        if isinstance(args.get("glob"), str):
+            text += f" ({_clip_head(safe(args['glob']), 40)})"
+        return text
     return _clip_head(safe(_show(args)), _COMMAND_MAX) if args else ""
 
 

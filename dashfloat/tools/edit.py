@@ -11,6 +11,9 @@ will land (``new``) and the bytes they replace (``old``). The preview is built f
 ``apply_edit`` / ``apply_write`` write exactly ``plan.new`` after checking that the file still
 holds ``plan.old`` (and still resolves to the same place); otherwise nothing is written and the
 result is ``changed_since_preview``. What the user approved is byte-identical to what lands.
+Reads, the check and the write all go through one descriptor of the root (``safeopen``), the
+check and the write through the same directory descriptor. A file with several hard links
+(``links`` > 1) is replaced under this name only; the preview and the result say so.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from dashfloat.tools import files, pathpolicy
+from dashfloat.tools import files, names, pathpolicy
 from dashfloat.tools.files import EDIT_MAX_BYTES
 from dashfloat.tools.pathpolicy import shown
 from dashfloat.tools.results import error, ok
@@ -80,6 +83,7 @@ class EditPlan:
     line: int = 1
     root: str = ""
     abs: str = ""
+    links: int = 1
 
 
 @dataclass(frozen=True)
@@ -102,25 +106,30 @@ class WritePlan:
     old_binary: bool = False
     root: str = ""
     abs: str = ""
+    links: int = 1  # hard links of the existing file: above 1, the write breaks the link
 
 
 def _read_existing(res: pathpolicy.Resolved, what: str) -> tuple[bytes, os.stat_result] | dict:
     """Stat (refusing above EDIT_MAX_BYTES before any open), then read a regular file's bytes."""
     rel = shown(res.rel)
-    bad = pathpolicy.check_regular(res)
-    if bad is not None:
-        return bad
-    try:
-        st = os.stat(res.real)
-    except OSError as exc:
-        return files._os_error(exc, "stat", rel)
-    if st.st_size > EDIT_MAX_BYTES:
-        return error(
-            "too_large",
-            f"{what} refuses files above {EDIT_MAX_BYTES} bytes: {rel} is {st.st_size} bytes",
-            size=st.st_size,
-        )
-    fd = files.open_regular(res.real)
+    beneath = files.open_root(res)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        bad = pathpolicy.check_regular(res, beneath)
+        if bad is not None:
+            return bad
+        try:
+            st = beneath.stat(res.rel)
+        except OSError as exc:
+            return files._os_error(exc, "stat", rel)
+        if st.st_size > EDIT_MAX_BYTES:
+            return error(
+                "too_large",
+                f"{what} refuses files above {EDIT_MAX_BYTES} bytes: {rel} is {st.st_size} bytes",
+                size=st.st_size,
+            )
+        fd = files.open_regular(beneath, res.rel)
     if isinstance(fd, dict):
         return fd
     try:
@@ -176,7 +185,7 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
         return error(
             "search_not_found",
             f"search block not found in {rel} (it must match the file's text exactly, "
-            "including whitespace and line endings)",
+            "including whitespace and line endings)" + _replacement_hint(search_block, old),
         )
     if len(found) > 1:
         return _ambiguous(rel, search, found)
@@ -193,7 +202,22 @@ def plan_edit(root: str | Path, path: str, search_block: str, replace_block: str
         line=old.count(b"\n", 0, at) + 1,
         root=pathpolicy.root_abs(root),
         abs=res.abs,
+        links=st.st_nlink,
     )
+
+
+def _replacement_hint(search_block: str, data: bytes) -> str:
+    """Why a search block holding U+FFFD cannot match a file that is not UTF-8: read_file
+    showed the file's undecodable bytes as U+FFFD, and those are not the bytes on disk."""
+    if "\ufffd" not in search_block:
+        return ""
+    try:
+        data.decode("utf-8")
+        return ""
+    except UnicodeDecodeError:
+        return ("; the file is not valid UTF-8, and U+FFFD in the search block stands for bytes "
+                "read_file could not decode: it matches none of them. Choose a search block "
+                "without them")
 
 
 def _changed(rel: str, why: str) -> dict:
@@ -205,7 +229,7 @@ def _changed(rel: str, why: str) -> dict:
 
 def _recheck(plan: EditPlan | WritePlan) -> pathpolicy.Resolved | dict:
     """Re-resolve the plan's path; it must still resolve to the planned real path."""
-    res = pathpolicy.resolve(plan.root, plan.abs)
+    res = pathpolicy.resolve(plan.root, os.fsencode(plan.abs))  # our own path: bytes, no escapes
     if isinstance(res, dict):
         return res
     if res.real != plan.path:
@@ -213,52 +237,63 @@ def _recheck(plan: EditPlan | WritePlan) -> pathpolicy.Resolved | dict:
     return res
 
 
-def _still_holds(res: pathpolicy.Resolved, rel: str, expected: bytes) -> dict | None:
-    """None when the file still holds exactly ``expected``; else changed_since_preview."""
-    if not res.exists:
-        return _changed(rel, "it was removed")
-    bad = pathpolicy.check_regular(res)
-    if bad is not None:
-        return _changed(rel, "it is no longer a regular file")
-    try:
-        size = os.stat(res.real).st_size
-    except OSError as exc:
-        return files._os_error(exc, "stat", rel)
-    if size != len(expected):
-        return _changed(rel, f"its size is now {size} bytes, was {len(expected)}")
-    fd = files.open_regular(res.real)
-    if isinstance(fd, dict):
-        return fd
-    try:
-        now = files.read_bytes_bounded(fd, len(expected) + 1)
-    except OSError as exc:
-        return files._os_error(exc, "read", rel)
-    finally:
-        os.close(fd)
-    if now != expected:
-        return _changed(rel, "its content differs")
-    return None
+def _still_as_planned(rel: str, expected: bytes | None):
+    """The check ``files.write_beneath`` runs in the directory descriptor it is about to write
+    in: None when ``name`` there still holds exactly ``expected`` (or, for None, does not
+    exist); else changed_since_preview (or the error that stopped the check)."""
+
+    def check(dir_fd: int, name: bytes) -> dict | None:
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None if expected is None else _changed(rel, "it was removed")
+        except OSError as exc:
+            return files._os_error(exc, "stat", rel)
+        if expected is None:
+            return _changed(rel, "it exists now")
+        if not stat.S_ISREG(st.st_mode):
+            return _changed(rel, "it is no longer a regular file")
+        if st.st_size != len(expected):
+            return _changed(rel, f"its size is now {st.st_size} bytes, was {len(expected)}")
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+        try:
+            fd = os.open(name, flags, dir_fd=dir_fd)
+        except OSError as exc:
+            return files._os_error(exc, "open", rel)
+        try:
+            now = files.read_bytes_bounded(fd, len(expected) + 1)
+        except OSError as exc:
+            return files._os_error(exc, "read", rel)
+        finally:
+            os.close(fd)
+        if now != expected:
+            return _changed(rel, "its content differs")
+        return None
+
+    return check
 
 
 def apply_edit(plan: EditPlan) -> dict:
     """Write ``plan.new`` if the file still holds ``plan.old``.
 
-    Result: ``{"ok": true, "path": rel, "bytes": len(new), "line": n}``; errors:
+    Result: ``{"ok": true, "path": rel, "bytes": len(new), "line": n}`` (with ``hard_links``
+    and ``hard_links_note`` when the file had several names: only this one changed); errors:
     changed_since_preview (nothing written), path_escape, permission_denied, io_error.
     """
     res = _recheck(plan)
     if isinstance(res, dict):
         return res
-    bad = _still_holds(res, plan.rel, plan.old)
-    if bad is not None:
-        return bad
-    try:
-        files.atomic_write(plan.path, plan.new)
-    except files.NotRegularFile:
-        return _changed(plan.rel, "it is no longer a regular file")
-    except OSError as exc:
-        return files._os_error(exc, "write", plan.rel)
-    return ok(path=plan.rel, bytes=len(plan.new), line=plan.line)
+    if not res.exists:
+        return _changed(plan.rel, "it was removed")
+    wrote = files.write_resolved(res, plan.new, check=_still_as_planned(plan.rel, plan.old),
+                                 make_parents=False)
+    if not wrote.get("ok"):
+        return wrote
+    result = ok(path=names.written(res.rel), bytes=len(plan.new), line=plan.line)
+    for key in ("hard_links", "hard_links_note"):
+        if key in wrote:
+            result[key] = wrote[key]
+    return files.mark_written_names(result, res.rel)
 
 
 def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
@@ -274,6 +309,9 @@ def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
     res = pathpolicy.resolve(root, path)
     if isinstance(res, dict):
         return res
+    bad = files.check_write_target(res)
+    if bad is not None:
+        return bad
     rel = shown(res.rel)
     if not res.exists:
         return WritePlan(
@@ -301,6 +339,7 @@ def plan_write(root: str | Path, path: str, content: str) -> WritePlan | dict:
         old_binary=files.is_binary(old[: files.BINARY_SAMPLE]),
         root=pathpolicy.root_abs(root),
         abs=res.abs,
+        links=st.st_nlink,
     )
 
 
@@ -314,11 +353,9 @@ def apply_write(plan: WritePlan) -> dict:
     res = _recheck(plan)
     if isinstance(res, dict):
         return res
-    if plan.old is None:
-        if res.exists:
-            return _changed(plan.rel, "it exists now")
-    else:
-        bad = _still_holds(res, plan.rel, plan.old)
-        if bad is not None:
-            return bad
-    return files.write_resolved(res, plan.new)
+    if plan.old is None and res.exists:
+        return _changed(plan.rel, "it exists now")
+    if plan.old is not None and not res.exists:
+        return _changed(plan.rel, "it was removed")
+    return files.write_resolved(res, plan.new, check=_still_as_planned(plan.rel, plan.old),
+                                make_parents=plan.old is None)

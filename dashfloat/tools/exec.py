@@ -40,7 +40,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from dashfloat.tools import reaper
 from dashfloat.tools.results import cancelled, error, ok
@@ -365,9 +365,14 @@ def _signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-def _child_env(marker: str) -> dict[str, str]:
+def _child_env(marker: str, changes: Mapping[str, str | None] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(ENV_OVERRIDES)
+    for name, value in (changes or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     env[reaper.MARKER_VAR] = marker
     return env
 
@@ -387,6 +392,24 @@ def _limit_processes(limit: tuple[int, int] | None):
     return apply
 
 
+def _enter(cwd: str, cwd_fd: int | None, preexec):
+    """(the ``cwd`` for Popen, the preexec_fn): the directory the descriptor holds when there is
+    one. Through /proc the child's own chdir follows the descriptor (a magic link), keeping
+    Popen's fast path; without /proc a preexec_fn fchdirs (before the fds are closed)."""
+    if cwd_fd is None:
+        return cwd, preexec
+    if os.path.isdir("/proc/self/fd"):
+        return f"/proc/self/fd/{cwd_fd}", preexec
+    fchdir = os.fchdir
+
+    def enter() -> None:  # runs in the child between fork and exec
+        fchdir(cwd_fd)
+        if preexec is not None:
+            preexec()
+
+    return None, enter
+
+
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:g}s"
 
@@ -401,8 +424,18 @@ def run_command(
     max_output: int = MAX_OUTPUT,
     stdin_data: bytes | None = None,
     max_processes: int = MAX_PROCESSES,
+    cwd_fd: int | None = None,
+    env: Mapping[str, str | None] | None = None,
 ) -> dict:
     """Run ``command`` with ``/bin/sh -c`` in ``cwd``; return a tool result dict (never raises).
+
+    ``cwd_fd``: an open descriptor of that directory, already checked beneath the root: the
+    child enters exactly that directory (``/proc/self/fd/N``, or ``fchdir`` where there is no
+    /proc), never whatever the name ``cwd`` leads to by then.
+
+    ``env``: changes to the environment (a value of None removes the variable), on top of
+    DashFloat's own and `ENV_OVERRIDES` (a command that runs without a question gets
+    tools/repocheck.py's).
 
     stdin is /dev/null, or with ``stdin_data`` a pipe fed with those bytes and then closed
     (the child need not read them: the run ends as it would without).
@@ -429,16 +462,17 @@ def run_command(
     marker = reaper.new_marker()
     try:
         preexec = _limit_processes(reaper.child_limit(max_processes))
+        enter, preexec = _enter(cwd, cwd_fd, preexec)
         with _registry_lock:  # kill_all() cannot slip between the fork and the registration
             proc = subprocess.Popen(
                 [SHELL, "-c", command],
-                cwd=cwd,
+                cwd=enter,
                 stdin=subprocess.DEVNULL if stdin_data is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
-                env=_child_env(marker),
+                env=_child_env(marker, env),
                 bufsize=0,
                 preexec_fn=preexec,
             )

@@ -6,9 +6,16 @@ total is traded away; ``truncated`` comes from a probe past the window); list_di
 most 501 entries (the sorted head). Binary files are reported, not dumped. Non-UTF-8 content is
 decoded with replacement characters and flagged; non-UTF-8 names are shown escaped and flagged.
 
-Writes go through ``atomic_write``: an ``O_EXCL`` temp file with a random name in the target's
-own directory, fsync, the existing file's mode kept, ``os.replace`` into place, the directory
-fsynced. Any failure removes the temp file and leaves the original untouched.
+Every open, stat and listing goes through ``safeopen`` beneath a descriptor of the root (one
+per call), so what the path policy checked is what is opened: a directory swapped for a link
+to the outside meanwhile is refused, never followed.
+
+Writes go through ``atomic_write_at``: an ``O_EXCL`` temp file with a random name created
+(``dir_fd``) in the directory descriptor that holds the target, fsync, the existing file's mode
+kept, ``os.replace`` into place within that same descriptor, the directory fsynced. Any failure
+removes the temp file and leaves the original untouched. A file with several hard links is
+replaced under this name only: the other names keep the old content (results and previews say
+so); read_file reports the link count.
 
 Every function returns a result dict (``results.ok`` / ``results.error``); none raises for an
 operating-system failure.
@@ -23,10 +30,10 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from dashfloat.tools import pathpolicy
+from dashfloat.tools import names, pathpolicy, safeopen
 from dashfloat.tools.pathpolicy import Resolved, shown
 from dashfloat.tools.results import error, ok
 
@@ -84,6 +91,14 @@ def decode_text(data: bytes, *, cut: bool = False) -> tuple[str, bool]:
         return data.decode("utf-8", "replace"), True
 
 
+def mark_written_names(result: dict, *raw_names: str | bytes) -> dict:
+    """Add ``names_escaped`` (how such names are written) when a name in the result is
+    written with escapes (``names.written``)."""
+    if any(names.is_written(n) for n in raw_names):
+        result["names_escaped"] = names.NOTE
+    return result
+
+
 def count_lines(data: bytes) -> int:
     """Lines as an editor counts them: newlines, plus one for a last line without a newline."""
     if not data:
@@ -92,26 +107,45 @@ def count_lines(data: bytes) -> int:
 
 
 def _os_error(exc: OSError, what: str, name: str) -> dict:
+    if isinstance(exc, safeopen.Escape):
+        return error("path_escape", f"path escapes the working directory: {name} "
+                                    f"({exc.strerror}; {pathpolicy.ALLOWED})")
+    if isinstance(exc, safeopen.Changed):
+        return error("path_changed", f"cannot {what} {name}: {exc.strerror}; nothing was used, "
+                                     "try again")
     if isinstance(exc, PermissionError):
         return error("permission_denied", f"permission denied: {what} {name}")
     if isinstance(exc, FileNotFoundError):
         return error("not_found", f"no such file or directory: {name}")
+    if isinstance(exc, NotADirectoryError):
+        return error("not_a_directory", f"cannot {what} {name}: not a directory (it, or a "
+                                        "directory on its path, is something else now)")
     if exc.errno == errno.ELOOP:
-        return error("path_escape", f"{name} turned into a symbolic link; refusing to follow it")
+        return error("io_error", f"cannot {what} {name}: too many levels of symbolic links "
+                                 "(a symlink loop?), or it turned into a symbolic link meanwhile")
     return error("io_error", f"cannot {what} {name}: {exc.strerror or exc}")
 
 
-def open_regular(real: str) -> int | dict:
-    """Open an existing regular file for reading without ever blocking or following a link.
-
-    ``O_NONBLOCK`` so a FIFO swapped in after the policy's stat cannot block the open,
-    ``O_NOFOLLOW`` so a symlink swapped in is refused; the fd is re-checked with ``fstat``.
-    Returns the fd or an error result.
-    """
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
-    name = shown(os.path.basename(real))
+def open_root(res: Resolved) -> safeopen.Root | dict:
+    """The descriptor of the root ``res`` was resolved against (one per tool call), or the
+    error result when the working directory cannot be opened."""
     try:
-        fd = os.open(real, flags)
+        return safeopen.Root(res.root or res.real_root)
+    except OSError as exc:
+        return _os_error(exc, "open the working directory", shown(res.root or res.real_root))
+
+
+def open_regular(beneath: safeopen.Root, rel: str) -> int | dict:
+    """Open an existing regular file beneath the root for reading, without ever blocking.
+
+    Opened through ``beneath`` (nothing outside the root, whatever changed since the check);
+    ``O_NONBLOCK`` so a FIFO swapped in after the policy's stat cannot block the open; the fd
+    is re-checked with ``fstat``. Returns the fd or an error result.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    name = shown(rel)
+    try:
+        fd = beneath.open(rel, flags)
     except OSError as exc:
         return _os_error(exc, "open", name)
     try:
@@ -189,7 +223,8 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     "offset": offset, "truncated": bool}``; when truncated also ``next_offset`` and a ``note``
     reporting both totals; ``encoding_errors: true`` when invalid UTF-8 was replaced; a ``note``
     when the offset is past the end or the file is empty. ``lines`` is null for files above
-    256 KiB (streamed; total not counted). Errors: bad_arguments, path_escape, not_found,
+    256 KiB (streamed; total not counted). A file with more than one hard link adds
+    ``hard_links`` (the count) and ``hard_links_note``. Errors: bad_arguments, path_escape, not_found,
     not_a_file, special_file, binary (with ``size``), permission_denied, io_error.
     """
     for name, value, top in (("offset", offset, None), ("limit", limit, READ_LIMIT_MAX)):
@@ -201,15 +236,20 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     res = pathpolicy.resolve(root, path, must_exist=True)
     if isinstance(res, dict):
         return res
-    bad = pathpolicy.check_regular(res)
-    if bad is not None:
-        return bad
-    rel = shown(res.rel)
-    fd = open_regular(res.real)
+    beneath = open_root(res)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        bad = pathpolicy.check_regular(res, beneath)
+        if bad is not None:
+            return bad
+        fd = open_regular(beneath, res.rel)
     if isinstance(fd, dict):
         return fd
+    rel = shown(res.rel)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size, links = st.st_size, st.st_nlink
         sample = os.pread(fd, BINARY_SAMPLE, 0)
         if is_binary(sample):
             return error(
@@ -238,9 +278,13 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     finally:
         os.close(fd)
     content, enc_errors = decode_text(raw, cut=cut)
-    result = ok(path=rel, content=content, lines=total, size=size, offset=offset, truncated=more)
+    result = ok(path=names.written(res.rel), content=content, lines=total, size=size, offset=offset,
+                truncated=more)
+    mark_written_names(result, res.rel)
     if enc_errors:
         result["encoding_errors"] = True
+    if links > 1:
+        result.update(hard_links_result(links))
     total_text = f"{total}" if total is not None else "? (file above 256 KiB: not counted)"
     if past_end:
         if size == 0:
@@ -272,6 +316,19 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
     return result
 
 
+def hard_links_result(links: int) -> dict:
+    """The fields read_file adds for a file with more than one hard link."""
+    return {"hard_links": links,
+            "hard_links_note": f"this file has {links} hard links: other names see the same content"}
+
+
+def hard_links_broken(links: int) -> str:
+    """What a write or edit of a file with ``links`` hard links does to the other names."""
+    others = "the other name keeps" if links == 2 else f"the other {links - 1} names keep"
+    return (f"this file has {links} hard links: the write replaces this name only and breaks "
+            f"the link; {others} the old content")
+
+
 # -- writing ------------------------------------------------------------------------------
 
 
@@ -282,9 +339,9 @@ def _temp_name(target: bytes) -> tuple[bytes, bytes]:
     return directory or b".", os.path.join(directory, tmp)
 
 
-def _fsync_dir(directory: bytes) -> None:
+def _fsync_dir(dir_fd: int) -> None:
     try:
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        dfd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:
         return
     try:
@@ -299,35 +356,36 @@ class NotRegularFile(OSError):
     """atomic_write refuses to replace a directory, symlink, FIFO, socket or device."""
 
 
-def atomic_write(path: str | bytes, data: bytes) -> None:
-    """Replace (or create) the file at ``path`` with ``data``, atomically.
+def atomic_write_at(dir_fd: int, name: bytes, data: bytes) -> os.stat_result | None:
+    """Replace (or create) the file ``name`` in the directory ``dir_fd`` with ``data``, atomically.
 
-    An ``O_EXCL|O_CREAT|O_NOFOLLOW`` temp file with a random name (``secrets.token_hex``) in the
-    target's own directory; data written and fsynced; an existing file's permission bits kept
-    (setuid/setgid dropped, never widened; owner and group kept when we may); ``os.replace`` into
-    place; the directory fsynced (best effort). On any failure the temp file is removed, the original is
-    untouched, and the OSError propagates.
+    An ``O_EXCL|O_CREAT|O_NOFOLLOW`` temp file with a random name (``secrets.token_hex``) in that
+    same directory descriptor; data written and fsynced; an existing file's permission bits kept
+    (setuid/setgid dropped, never widened; owner and group kept when we may); ``os.replace`` into place
+    with ``dir_fd`` on both sides (the rename replaces this name only: other hard links keep the
+    old content); the directory fsynced (best effort). On any failure the temp file is removed,
+    the original is untouched, and the OSError propagates. Returns the replaced file's stat
+    (None when the file was created).
     """
-    target = path if isinstance(path, bytes) else os.fsencode(path)
     try:
-        st: os.stat_result | None = os.lstat(target)
+        st: os.stat_result | None = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         st = None
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise NotRegularFile(errno.EISDIR, "not a regular file", path)
+        raise NotRegularFile(errno.EISDIR, "not a regular file", os.fsdecode(name))
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     # A new file gets the usual 0o666 & ~umask; a replacement starts private and is then given
     # exactly the old mode.
     create_mode = 0o666 if st is None else 0o600
     for _attempt in range(8):
-        directory_b, tmp = _temp_name(target)
+        _, tmp = _temp_name(name)
         try:
-            fd = os.open(tmp, flags, create_mode)
+            fd = os.open(tmp, flags, create_mode, dir_fd=dir_fd)
             break
         except FileExistsError:
             continue
     else:
-        raise FileExistsError(errno.EEXIST, "could not create a unique temp file", path)
+        raise FileExistsError(errno.EEXIST, "could not create a unique temp file", os.fsdecode(name))
     try:
         try:
             view = memoryview(data)
@@ -349,59 +407,62 @@ def atomic_write(path: str | bytes, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         except OSError:
             pass
         raise
-    _fsync_dir(directory_b)
+    _fsync_dir(dir_fd)
+    return st
 
 
-def make_parents(res: Resolved) -> dict | None:
-    """Create the missing parent directories of ``res.real``, each re-checked by the policy.
+def atomic_write(path: str | bytes, data: bytes) -> None:
+    """``atomic_write_at`` for a path outside any policy (the tools use ``atomic_write_at``
+    through a descriptor beneath the root): the parent directory is opened once, by name."""
+    target = path if isinstance(path, bytes) else os.fsencode(path)
+    directory, name = os.path.split(target)
+    dir_fd = os.open(directory or b".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        atomic_write_at(dir_fd, name, data)
+    finally:
+        os.close(dir_fd)
 
-    Returns None on success or an error result.
-    """
-    parent = os.path.dirname(res.real)
-    missing: list[str] = []
-    probe = parent
-    while True:
+
+def write_beneath(beneath: safeopen.Root, rel: str, data: bytes,
+                  check: Callable[[int, bytes], dict | None] | None = None,
+                  make_parents: bool = True) -> dict:
+    """Create the missing parents of ``rel`` (unless not ``make_parents``) and atomically write
+    ``data`` there, all beneath the root: the write_file result. ``check(dir_fd, name)``, when
+    given, runs in the very directory descriptor the write will use, just before it; a result
+    it returns is returned instead and nothing is written (apply_edit / apply_write: "still as
+    previewed")."""
+    name_shown = shown(rel)
+    try:
+        dir_fd, name = beneath.parent(rel, make_parents=make_parents)
+    except OSError as exc:
+        return _os_error(exc, "write", name_shown)
+    try:
+        if name == b".":
+            return error("not_a_file", f"not a regular file: {name_shown}")
+        if check is not None:
+            refused = check(dir_fd, name)
+            if refused is not None:
+                return refused
         try:
-            st = os.lstat(probe)
-        except FileNotFoundError:
-            missing.append(probe)
-            up = os.path.dirname(probe)
-            if up == probe:
-                break
-            probe = up
-            continue
+            old = atomic_write_at(dir_fd, name, data)
+        except NotRegularFile:
+            return error("not_a_file", f"not a regular file: {name_shown}")
         except OSError as exc:
-            return _os_error(exc, "stat", shown(os.path.relpath(probe, res.real_root)))
-        if not stat.S_ISDIR(st.st_mode):
-            return error(
-                "not_a_directory",
-                f"not a directory: {shown(os.path.relpath(probe, res.real_root))}",
-            )
-        break
-    for directory in reversed(missing):
-        checked = pathpolicy.resolve(res.real_root, directory)
-        if isinstance(checked, dict):
-            return checked
-        try:
-            os.mkdir(checked.real)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            return _os_error(exc, "create directory", shown(checked.rel))
-        again = pathpolicy.resolve(res.real_root, directory, must_exist=True)
-        if isinstance(again, dict):
-            return again
-        bad = pathpolicy.check_directory(again)
-        if bad is not None:
-            return bad
-    return None
+            return _os_error(exc, "write", name_shown)
+    finally:
+        os.close(dir_fd)
+    result = ok(path=names.written(rel), bytes=len(data), created=old is None)
+    if old is not None and old.st_nlink > 1:
+        result["hard_links"] = old.st_nlink
+        result["hard_links_note"] = hard_links_broken(old.st_nlink)
+    return mark_written_names(result, rel)
 
 
 def encode_content(content: object, what: str = "content") -> bytes | dict:
@@ -413,27 +474,30 @@ def encode_content(content: object, what: str = "content") -> bytes | dict:
         return error("bad_arguments", f"{what} is not valid text (it holds lone surrogates)")
 
 
-def check_write_target(res: Resolved) -> dict | None:
-    """None when ``res`` may be written: new, or an existing regular file."""
+def check_write_target(res: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
+    """None when ``res`` may be written: new, or an existing regular file; a path ending in
+    ``/`` names a directory, which write_file does not create."""
+    if res.slash and not res.exists:
+        return error(
+            "bad_arguments",
+            f"write_file writes a file, but {shown(res.rel)}/ ends in / (a directory); give "
+            "the file's path without the trailing / (a missing directory is created for a "
+            "file written inside it)",
+        )
     if res.exists:
-        return pathpolicy.check_regular(res)
+        return pathpolicy.check_regular(res, beneath)
     return None
 
 
-def write_resolved(res: Resolved, data: bytes) -> dict:
-    """Create parents and atomically write ``data`` at ``res.real``; the write_file result."""
-    rel = shown(res.rel)
-    bad = make_parents(res)
-    if bad is not None:
-        return bad
-    created = not os.path.lexists(res.real)
-    try:
-        atomic_write(res.real, data)
-    except NotRegularFile:
-        return error("not_a_file", f"not a regular file: {rel}")
-    except OSError as exc:
-        return _os_error(exc, "write", rel)
-    return ok(path=rel, bytes=len(data), created=created)
+def write_resolved(res: Resolved, data: bytes,
+                   check: Callable[[int, bytes], dict | None] | None = None,
+                   make_parents: bool = True) -> dict:
+    """``write_beneath`` with a root descriptor of its own; the write_file result."""
+    beneath = open_root(res)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        return write_beneath(beneath, res.rel, data, check, make_parents)
 
 
 def write_file(root: str | Path, path: str, content: str) -> dict:
@@ -449,25 +513,29 @@ def write_file(root: str | Path, path: str, content: str) -> dict:
     res = pathpolicy.resolve(root, path)
     if isinstance(res, dict):
         return res
-    bad = check_write_target(res)
-    if bad is not None:
-        return bad
-    return write_resolved(res, data)
+    beneath = open_root(res)
+    if isinstance(beneath, dict):
+        return beneath
+    with beneath:
+        bad = check_write_target(res, beneath)
+        if bad is not None:
+            return bad
+        return write_beneath(beneath, res.rel, data)
 
 
 # -- list_directory -----------------------------------------------------------------------
 
 
-def _names(directory: str) -> tuple[list[bytes], int]:
+def _names(dir_fd: int) -> tuple[list[bytes], int]:
     """The LIST_MAX smallest names (by bytes) and the total count; memory bounded."""
     count = 0
 
     def counted() -> Iterator[bytes]:
         nonlocal count
-        with os.scandir(os.fsencode(directory)) as it:
+        with os.scandir(dir_fd) as it:
             for entry in it:
                 count += 1
-                yield entry.name
+                yield os.fsencode(entry.name)
 
     head = heapq.nsmallest(LIST_MAX, counted())
     return head, count
@@ -478,29 +546,47 @@ def list_directory(root: str | Path, path: str = ".") -> dict:
 
     Result: ``{"ok": true, "path": rel, "entries": [{"name", "type", "size"?, "target"?,
     "escaped"?}], "total": n, "truncated": bool}``. ``type`` is file, dir, link or other;
-    ``size`` only for files; ``target`` (escaped) for links; ``escaped: true`` when the name is
-    not valid UTF-8 or holds characters shown escaped.
+    ``size`` only for files; ``target`` for links. Names (and ``path``) are ``names.written``:
+    as they are when valid UTF-8, else with ``\\xNN`` escapes and then ``escaped: true`` on the
+    entry and ``names_escaped`` (how to give them back) on the result.
     """
     res = pathpolicy.resolve(root, path, must_exist=True)
     if isinstance(res, dict):
         return res
-    bad = pathpolicy.check_directory(res)
-    if bad is not None:
-        return bad
+    beneath = open_root(res)
+    if isinstance(beneath, dict):
+        return beneath
     rel = shown(res.rel)
-    try:
-        names, total = _names(res.real)
-    except OSError as exc:
-        return _os_error(exc, "list", rel)
-    base = os.fsencode(res.real)
-    entries = []
-    for name in names:
-        entry: dict = {"name": shown(name)}
-        if not pathpolicy.is_clean_name(name):
-            entry["escaped"] = True
-        full = os.path.join(base, name)
+    with beneath:
+        bad = pathpolicy.check_directory(res, beneath)
+        if bad is not None:
+            return bad
         try:
-            st = os.lstat(full)
+            dir_fd = beneath.open_dir(res.rel, read=True)
+        except OSError as exc:
+            return _os_error(exc, "list", rel)
+    try:
+        return _listing(dir_fd, res.rel)
+    finally:
+        os.close(dir_fd)
+
+
+def _listing(dir_fd: int, rel: str) -> dict:
+    """list_directory's result for the directory ``rel`` (as resolved) open at ``dir_fd``:
+    names and lstat, all relative to that descriptor."""
+    try:
+        listed, total = _names(dir_fd)
+    except OSError as exc:
+        return _os_error(exc, "list", shown(rel))
+    entries = []
+    escaped: list[bytes] = []  # names (and link targets) written with escapes
+    for name in listed:
+        entry: dict = {"name": names.written(name)}
+        if names.is_written(name):
+            entry["escaped"] = True
+            escaped.append(name)
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
             entry["type"] = "other"
             entries.append(entry)
@@ -513,10 +599,14 @@ def list_directory(root: str | Path, path: str = ".") -> dict:
         elif stat.S_ISLNK(st.st_mode):
             entry["type"] = "link"
             try:
-                entry["target"] = shown(os.readlink(full))
+                target = os.readlink(name, dir_fd=dir_fd)
+                entry["target"] = names.written(target)
+                if names.is_written(target):
+                    escaped.append(target)
             except OSError:
                 pass
         else:
             entry["type"] = "other"
         entries.append(entry)
-    return ok(path=rel, entries=entries, total=total, truncated=total > len(entries))
+    result = ok(path=names.written(rel), entries=entries, total=total, truncated=total > len(entries))
+    return mark_written_names(result, rel, *escaped)

@@ -2,9 +2,13 @@
 
 ADR 0007 §3, three steps, in this order:
 
-1. Lexical expand against the root: ``normpath(join(root, path))``. Absolute paths are
-   allowed, ``..`` is collapsed. ``~`` and ``$VARS`` are NEVER expanded: ``"~/x"`` is the file
-   ``~/x`` inside the root.
+1. Lexical step, before the filesystem is touched: the text becomes bytes (``names.to_bytes``:
+   a name written with ``\\xNN`` escapes finds the same bytes), and a path that only a shell
+   would understand is refused (``lexical_problem``): a leading ``~`` or ``$VAR`` (neither is
+   expanded here; ``./~`` is the file named ``~``), a component above NAME_MAX or a path above
+   PATH_MAX ("name too long", with the limit). Then ``normpath(join(root, path))``: absolute
+   paths are allowed, ``..`` is collapsed. A trailing ``/`` (or ``/.``) means "a directory":
+   on an existing non-directory it is "not a directory", as the kernel says.
 2. Byte-prefix scope check with a ``/`` boundary against the (lexical) root: ``/x/root`` does
    not admit ``/x/root-evil``. Done on ``os.fsencode`` bytes, so non-UTF-8 names work; no case
    folding, no Unicode normalisation (strict on case-insensitive filesystems, sound otherwise).
@@ -15,23 +19,35 @@ ADR 0007 §3, three steps, in this order:
    target would be outside are rejected; a dangling link whose target is inside counts as "does
    not exist yet". Link loops are reported after 40 links (the kernel's MAXSYMLINKS), never hang.
 
-Rejections are result dicts (``results.error``), never exceptions. Residual TOCTOU between this
-check and the open is accepted (ADR 0007 §3); the file tools narrow it further with
-``O_NOFOLLOW``/``O_NONBLOCK`` opens and an ``fstat`` re-check.
+DEVIATION from step 2 (issue 14 §2): an absolute path spelled through a symbolic link to the
+root (the root entered through a link, macOS ``/tmp``), or through the root's real path when
+the root was given through a link, is inside when its real location is: the shortest leading
+part of it that really is the root (or a directory in it) is replaced by the root, the rest
+kept as spelled, and step 3 checks it as usual. Relative paths are never respelled.
+
+Rejections are result dicts (``results.error``), never exceptions. This check gives the clear
+answer and the names the permission rules match; it is not what keeps a tool inside: every
+open, stat, listing, temp file and rename goes through ``safeopen`` (beneath a descriptor of
+the root), so a directory swapped for a link between this check and the open cannot lead
+outside (the TOCTOU window ADR 0007 §3 accepted is closed).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from dashfloat.textsafe import visible
+from dashfloat.tools import names, safeopen
 from dashfloat.tools.results import error
 
 MAX_SYMLINKS = 40
+PATH_MAX = 4096  # bytes, the terminating NUL included (linux/limits.h): a path has at most 4095
+NAME_MAX = 255  # bytes in one component (linux/limits.h; every common Linux filesystem)
 
 ALLOWED = "only paths inside the working directory are allowed"
 
@@ -48,6 +64,8 @@ class Resolved:
           not exist yet, the real deepest existing ancestor plus the lexical remainder
     exists: whether ``real`` exists (a dangling link counts as not existing)
     real_root: realpath of the root
+    slash: the path ended in ``/`` (or ``/.``): it names a directory
+    root: the lexical absolute root (as given): ``rel`` is opened beneath it (``safeopen``)
     """
 
     abs: str
@@ -55,6 +73,8 @@ class Resolved:
     real: str
     exists: bool = True
     real_root: str = ""
+    slash: bool = False
+    root: str = ""
 
 
 class _Loop(Exception):
@@ -68,31 +88,56 @@ class _NotDir(Exception):
 
 
 def shown(name: str | bytes) -> str:
-    """A name as it may be shown to the model and the user: JSON- and terminal-safe.
-
-    Undecodable bytes become ``\\xNN``, control/bidi/zero-width characters are escaped by
-    ``textsafe.visible``; newlines and tabs in names are escaped too.
-    """
-    if isinstance(name, str):
-        try:
-            raw = os.fsencode(name)
-        except UnicodeEncodeError:
-            raw = name.encode("utf-8", "backslashreplace")
-    else:
-        raw = bytes(name)
-    text = raw.decode("utf-8", "backslashreplace")
+    """A name as an error message shows it: its written form (``names.written``: bytes that
+    are not UTF-8 as ``\\xNN``), with newlines, tabs and the characters ``textsafe.visible``
+    escapes (controls, bidi, zero-width) escaped too, so a message is one safe line. The
+    ``path``/``name`` fields of a result carry ``names.written`` instead: that is the text
+    the model gives back."""
+    text = names.written(name)
     text = text.replace("\n", "\\n").replace("\t", "\\t")
     return visible(text)
 
 
-def is_clean_name(name: str | bytes) -> bool:
-    """True when ``shown(name)`` is exactly the name (valid UTF-8, nothing escaped)."""
-    raw = name if isinstance(name, bytes) else os.fsencode(name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return shown(text) == text
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_SHELL_VAR = re.compile(rb"\$(?:\{|[A-Za-z_])")
+
+
+def lexical_problem(raw: bytes) -> dict | None:
+    """The error for a path only a shell would understand, or one the kernel would refuse as
+    too long; None when the path may go on. Pure: nothing on disk is looked at."""
+    given = shown(raw)
+    first = raw.split(b"/", 1)[0]
+    if first.startswith(b"~"):
+        return error(
+            "bad_arguments",
+            f"paths are relative to the working directory; ~ is not expanded (there is no "
+            f"shell here): {_clip(given)}. A file literally named {shown(first)} in the "
+            f"working directory is ./{shown(first)}",
+        )
+    if _SHELL_VAR.match(first):
+        return error(
+            "bad_arguments",
+            f"paths are relative to the working directory; $VARIABLES are not expanded (there "
+            f"is no shell here): {_clip(given)}. A file literally named {shown(first)} in the "
+            f"working directory is ./{shown(first)}",
+        )
+    if len(raw) >= PATH_MAX:
+        return error(
+            "name_too_long",
+            f"name too long: the path is {len(raw)} bytes; the limit is {PATH_MAX - 1} "
+            f"bytes (PATH_MAX): {_clip(given)}",
+        )
+    for part in raw.split(b"/"):
+        if len(part) > NAME_MAX:
+            return error(
+                "name_too_long",
+                f"name too long: a component of the path is {len(part)} bytes; the limit "
+                f"is {NAME_MAX} bytes (NAME_MAX): {_clip(shown(part))}",
+            )
+    return None
 
 
 def _inside(path: bytes, root: bytes) -> bool:
@@ -142,7 +187,13 @@ def _real(path: bytes) -> tuple[bytes, bool]:
             links += 1
             if links > MAX_SYMLINKS:
                 raise _Loop()
-            target = os.readlink(nxt)
+            try:
+                target = os.readlink(nxt)
+            except OSError as exc:
+                if exc.errno != errno.EINVAL:
+                    raise
+                parts.append(name)  # no longer a link (swapped meanwhile): look again
+                continue
             if target.startswith(b"/"):
                 cur = b"/"
             more = target.split(b"/")
@@ -177,35 +228,55 @@ def real_root(root: str | Path | bytes) -> str:
 def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) -> Resolved | dict:
     """Resolve a tool's path argument against the root, or return an error result.
 
-    Codes: ``bad_arguments`` (not a string, empty, NUL byte), ``path_escape`` (lexically outside,
+    ``path``: the model's text (read with ``names.to_bytes``), or bytes from DashFloat itself
+    (taken as they are: an internal path is never read for escapes).
+
+    Codes: ``bad_arguments`` (not a string, empty, NUL byte, a lone surrogate, a leading ``~``
+    or ``$VAR``), ``name_too_long`` (NAME_MAX, PATH_MAX), ``path_escape`` (lexically outside,
     or a symlink leads outside), ``not_found`` (``must_exist`` and it does not exist, or a
-    non-directory is used as a directory), ``permission_denied``, ``io_error`` (link loop, other
-    OS errors).
+    non-directory is used as a directory), ``not_a_directory`` (``file/``),
+    ``permission_denied``, ``io_error`` (link loop, other OS errors).
     """
-    if isinstance(path, bytes):
-        given = shown(path)
-        raw = path
+    if isinstance(path, bytes | bytearray):
+        raw = bytes(path)  # from DashFloat itself: the exact bytes, no escapes read
     elif isinstance(path, str):
-        given = shown(path)
         raw = None
     else:
         return error("bad_arguments", f"path must be a string, not {type(path).__name__}")
+    given = shown(path)
     if not path:
         return error("bad_arguments", "path is empty; use \".\" for the working directory")
     if (b"\0" in raw) if raw is not None else ("\0" in path):
         return error("bad_arguments", f"path contains a NUL byte: {given}")
     if raw is None:
-        try:
-            raw = os.fsencode(path)
-        except UnicodeEncodeError:
-            return error("bad_arguments", f"path is not valid text (lone surrogates): {given}")
+        raw = names.to_bytes(path)
+        if raw is None:
+            return error(
+                "bad_arguments",
+                f"path is not valid text: it holds the lone surrogate "
+                f"{names.stray_surrogate(path)}, which stands for no byte: {given}",
+            )
+    given = shown(raw)  # as the tools read it: the model's caf\xe9 stays caf\xe9
+    bad = lexical_problem(raw)
+    if bad is not None:
+        return bad
+    slash = raw.endswith(b"/") or raw.endswith(b"/.")
 
     root_b = _root_bytes(root)
     # 1. lexical expand (no ~, no $VARS)
     abs_b = os.path.normpath(os.path.join(root_b, raw))
+    if len(abs_b) >= PATH_MAX:
+        return error(
+            "name_too_long",
+            f"name too long: inside the working directory ({len(root_b)} bytes) the path is "
+            f"{len(abs_b)} bytes; the limit is {PATH_MAX - 1} bytes (PATH_MAX): {_clip(given)}",
+        )
     # 2. byte-prefix check with a "/" boundary
     if not _inside(abs_b, root_b):
-        return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        respelled = _through_a_link(abs_b, raw, root_b)
+        if respelled is None:
+            return error("path_escape", f"path escapes the working directory: {given} ({ALLOWED})")
+        abs_b = respelled
     # 3. realpath of the deepest existing ancestor inside realpath(root)
     try:
         root_real, root_exists = _real(root_b)
@@ -234,7 +305,11 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
             f"(a symbolic link leads outside; {ALLOWED})",
         )
     if must_exist and not exists:
-        return error("not_found", f"no such file or directory: {given}")
+        return error("not_found", f"no such file or directory: {given}{_escape_hint(path, raw)}")
+    if slash and exists:
+        bad = _slash_on_non_directory(real_b, given)
+        if bad is not None:
+            return bad
     rel_b = b"." if abs_b == root_b else os.path.relpath(abs_b, root_b)
     return Resolved(
         abs=os.fsdecode(abs_b),
@@ -242,7 +317,61 @@ def resolve(root: str | Path, path: str | bytes, *, must_exist: bool = False) ->
         real=os.fsdecode(real_b),
         exists=exists,
         real_root=os.fsdecode(root_real),
+        slash=slash,
+        root=os.fsdecode(root_b),
     )
+
+
+def _escape_hint(path: str | bytes, raw: bytes) -> str:
+    """For a missing path the model wrote with ``\\xNN`` escapes: how they were read."""
+    if not isinstance(path, str) or raw == path.encode("utf-8", "surrogateescape"):
+        return ""
+    return (" (each \\xNN in it was read as a byte that is not UTF-8, the way list_directory "
+            "writes such names; a backslash in such a name is written \\\\)")
+
+
+def _slash_on_non_directory(real_b: bytes, given: str) -> dict | None:
+    """"not a directory" for ``a.txt/``: a trailing slash names a directory (the kernel agrees)."""
+    try:
+        st = os.stat(real_b)
+    except OSError:
+        return None  # gone meanwhile: the tool's own open reports it
+    if stat.S_ISDIR(st.st_mode):
+        return None
+    return error(
+        "not_a_directory",
+        f"not a directory: {given} (a path that ends in / names a directory, and this is "
+        f"{_KIND_TEXT.get(kind(st.st_mode), 'not one')}; leave out the trailing /)",
+    )
+
+
+def _through_a_link(abs_b: bytes, raw: bytes, root_b: bytes) -> bytes | None:
+    """An absolute path lexically outside the root that really is inside it (spelled through
+    a link to the root or to a directory in it, or through the root's real path), spelled
+    again through the root; None for anything else (relative paths never: ``..`` stays out).
+    Only the location is decided here; step 3 then checks the path as usual."""
+    if not raw.startswith(b"/"):
+        return None
+    try:
+        root_real, root_exists = _real(root_b)
+    except (OSError, _Loop, _NotDir):
+        return None
+    if not root_exists:
+        return None
+    # The shortest leading part that really is the root or a directory in it; the names after
+    # it stay as spelled (a link among them is then judged by step 3 like any other).
+    parts = [p for p in abs_b.split(b"/") if p]
+    for i in range(1, len(parts) + 1):
+        try:
+            real_b, exists = _real(b"/" + b"/".join(parts[:i]))
+        except (OSError, _Loop, _NotDir):
+            return None
+        if not exists:
+            return None
+        if _inside(real_b, root_real):
+            rel_b = os.path.relpath(real_b, root_real)
+            return os.path.normpath(os.path.join(root_b, rel_b, *parts[i:]))
+    return None
 
 
 def kind(mode: int) -> str:
@@ -264,6 +393,9 @@ def kind(mode: int) -> str:
     return "other"
 
 
+_KIND_TEXT = {"file": "a file", "fifo": "a FIFO", "socket": "a socket", "char_device": "a device",
+              "block_device": "a device"}
+
 _SPECIAL = {
     "fifo": "a FIFO (named pipe)",
     "socket": "a socket",
@@ -283,10 +415,20 @@ def special_error(name: str, mode: int) -> dict | None:
     )
 
 
-def _stat(resolved: Resolved) -> os.stat_result | dict:
+def _stat(resolved: Resolved, beneath: safeopen.Root | None = None) -> os.stat_result | dict:
     given = shown(resolved.rel)
     try:
-        return os.stat(resolved.real)  # stat, never open: a FIFO cannot block here
+        if beneath is None:
+            with safeopen.Root(resolved.root or resolved.real_root) as root:
+                return root.stat(resolved.rel)  # never opens the file: a FIFO cannot block
+        return beneath.stat(resolved.rel)
+    except safeopen.Escape as exc:
+        return error("path_escape", f"path escapes the working directory: {given} "
+                                    f"({exc.strerror}; {ALLOWED})")
+    except safeopen.Changed as exc:
+        return error("path_changed", f"cannot stat {given}: {exc.strerror}; try again")
+    except NotADirectoryError:
+        return error("not_found", f"not a directory: a component of {given}")
     except FileNotFoundError:
         return error("not_found", f"no such file or directory: {given}")
     except PermissionError:
@@ -295,18 +437,18 @@ def _stat(resolved: Resolved) -> os.stat_result | dict:
         return error("io_error", f"cannot stat {given}: {exc.strerror or exc}")
 
 
-def _checked_mode(resolved: Resolved) -> int | dict:
+def _checked_mode(resolved: Resolved, beneath: safeopen.Root | None) -> int | dict:
     """The file's mode, or the error result for a missing path or a special file."""
-    st = _stat(resolved)
+    st = _stat(resolved, beneath)
     if isinstance(st, dict):
         return st
     special = special_error(shown(resolved.rel), st.st_mode)
     return special if special is not None else st.st_mode
 
 
-def check_regular(resolved: Resolved) -> dict | None:
+def check_regular(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing regular file, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     given = shown(resolved.rel)
@@ -317,9 +459,9 @@ def check_regular(resolved: Resolved) -> dict | None:
     return None
 
 
-def check_directory(resolved: Resolved) -> dict | None:
+def check_directory(resolved: Resolved, beneath: safeopen.Root | None = None) -> dict | None:
     """None when ``resolved`` is an existing directory, else an error result."""
-    mode = _checked_mode(resolved)
+    mode = _checked_mode(resolved, beneath)
     if isinstance(mode, dict):
         return mode
     if not stat.S_ISDIR(mode):

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from dashfloat.textsafe import visible
-from dashfloat.tools import pathpolicy, rules
+from dashfloat.tools import alwaysask, pathpolicy, rules
 from dashfloat.tools.rules import Decision, Rule
 
 __all__ = ["SESSION_LAYER", "Policy", "audit_line", "one_line"]
@@ -118,12 +118,15 @@ class Policy:
             session = list(self._session)
         return [*self.layers, (SESSION_LAYER, session)]
 
-    def allow_exact(self, name: str, args: dict) -> Rule:
+    def allow_exact(self, name: str, args: dict, root: str | Path | None = None) -> Rule:
         """Allow exactly this call's main argument for the rest of the session (the ``a`` key
         in a confirmation): this exact command string, or this exact file. Deny rules, the
         read-only mode and the built-in protection still win over it. Returns the rule (the
         existing one if the same rule is already there). RuleError if the call has no valid
-        main argument or names an unknown tool."""
+        main argument or names an unknown tool. With ``root``, a path spelled through a link
+        to the root becomes its name relative to the root (as ``decide`` sees it)."""
+        if root is not None:
+            args = _respelled(name, args, os.fspath(root))
         rule = rules.exact_rule(name, args, rules.ALLOW, layer=SESSION_LAYER)
         with self._lock:
             for existing in self._session:
@@ -152,7 +155,9 @@ class Policy:
 
         For the file tools the symlink-resolved path (relative to the resolved root) is passed
         as an alias when it differs from the lexical one; a path the path policy cannot resolve
-        has no alias (the path policy refuses it on its own).
+        has no alias (the path policy refuses it on its own). An absolute path spelled through
+        a link to the root (or through the root's real path) is judged by its name relative to
+        the root, as the path policy resolves it.
         """
         with self._lock:
             session = list(self._session)
@@ -160,7 +165,7 @@ class Policy:
         layers = [*self._layers, (SESSION_LAYER, session)]
         root_text = None if root is None else os.fspath(root)
         return rules.evaluate(
-            layers, name, args, root=root_text, mode=mode,
+            layers, name, _respelled(name, args, root_text), root=root_text, mode=mode,
             aliases=_aliases(name, args, root_text),
         )
 
@@ -184,8 +189,12 @@ class Policy:
                      "(deny > ask > allow):")
         builtin = rules.default_rules()
         lines.append(f"{rules.BUILTIN_LAYER}:")
-        lines.extend(_rule_line(r, note="protection: a mode or allow rule never relaxes it"
-                                if r.sticky else "") for r in builtin)
+        lines.extend(_rule_line(r) for r in builtin if not r.sticky)
+        lines.append("  protection: write_file and edit_file of these paths, at any depth, always ask "
+                     "(rules write_file(**/PATH), edit_file(**/PATH)); no mode and no allow rule "
+                     "relaxes it")
+        for entry in alwaysask.TABLE:  # one line per entry: its paths and why
+            lines.append(f"  ask    {', '.join(entry.patterns)}   ({entry.reason})")
         for label, layer_rules in (*self._layers, (SESSION_LAYER, tuple(session))):
             lines.append(f"{one_line(label)}:")
             if not layer_rules:
@@ -207,6 +216,24 @@ def _rule_line(rule: Rule, note: str = "") -> str:
     return line
 
 
+def _respelled(name: str, args: object, root: str | None) -> object:
+    """``args`` with an absolute path that is lexically outside the root but inside it through
+    a link (the root entered through a symlink, macOS /tmp) replaced by its name relative to the
+    root, so rules see the name they are written for; ``args`` itself otherwise."""
+    if root is None or not isinstance(args, dict):
+        return args
+    key = rules.MAIN_ARG.get(name)
+    path = args.get(key) if key and name != "execute_command" else None
+    if not isinstance(path, str) or not path.startswith("/") or "\x00" in path:
+        return args
+    if rules.normalize_path(path, root) is not None:
+        return args
+    resolved = pathpolicy.resolve(root, path)
+    if not isinstance(resolved, pathpolicy.Resolved):
+        return args
+    return {**args, key: resolved.rel}
+
+
 def _aliases(name: str, args: object, root: str | None) -> tuple[str, ...]:
     """The symlink-resolved name of a file tool's path, relative to the resolved root, when
     it differs from the lexical one; () otherwise (also when the path cannot be resolved)."""
@@ -215,7 +242,7 @@ def _aliases(name: str, args: object, root: str | None) -> tuple[str, ...]:
     if not isinstance(args, dict):
         return ()
     path = args.get(rules.MAIN_ARG[name])
-    if path is None and name == "list_directory":
+    if path is None and name in ("list_directory", "search_workspace"):
         path = "."
     if not isinstance(path, str) or not path or "\x00" in path:
         return ()

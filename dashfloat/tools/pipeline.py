@@ -14,18 +14,27 @@ into an error result). No urwid, no agent state: the agent runs `pre_execute` an
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashfloat import masking
 from dashfloat.tools import guard as guard_module
-from dashfloat.tools import hooks, pathpolicy, results, rules, runner
+from dashfloat.tools import (
+    hooks,
+    pathpolicy,
+    preview,
+    repocheck,
+    results,
+    rules,
+    runner,
+)
 
 log = logging.getLogger("dashfloat.pipeline")
 
 PATH_ARGS = {"read_file": "path", "write_file": "path", "edit_file": "path", "list_directory": "path",
-             "execute_command": "cwd"}
+             "execute_command": "cwd", "search_workspace": "path"}
 
 
 @dataclass
@@ -46,7 +55,11 @@ class CallContext:
     guard: guard_module.MonotonicGuard = field(default_factory=guard_module.MonotonicGuard)
     reason: str = ""
     notes: list[str] = field(default_factory=list)
-    rule_decision: object = None  # the rules.Decision, for the audit line
+    rule_decision: object = None  # the rules.Decision of the rules stage
+    audit: object = None  # the final rules.Decision (decision, who, reason): the agent records it
+    exec_env: dict | None = None  # environment changes for a command that runs unasked
+    preview_notes: list[str] = field(default_factory=list)  # lines added to the question
+    repeats: int = 0  # identical calls (same tool, same arguments) just before this one in the turn
 
 
 # ---- pre-execute stages: each returns an error result to end the call, or None --------
@@ -99,12 +112,69 @@ def stage_hooks(ctx: CallContext) -> dict | None:
     return None
 
 
+def stage_repository(ctx: CallContext) -> dict | None:
+    """A command that would run without a question cannot run programs that a repository's
+    git config names (tools/repocheck.py): it runs with them neutralised, or it asks, naming
+    them. Only for an allow (not the unrestricted mode's): it can only tighten. A git command
+    that asks anyway gets the findings as a note on its preview."""
+    if ctx.name != "execute_command" or ctx.guard.decision == guard_module.DENY:
+        return None
+    if getattr(ctx.policy, "mode", None) == rules.MODE_UNRESTRICTED:
+        return None  # everything runs anyway: the user's hooks too
+    cwd = pathpolicy.resolve(ctx.root, ctx.args.get("cwd", "."))
+    if isinstance(cwd, dict):
+        return None  # (the path policy refused it already)
+    if ctx.guard.decision == guard_module.ASK:
+        # it asks anyway, and runs as git normally would once approved: the question says
+        # what the repository would make it run, so y is given knowing it
+        if repocheck.runs_git(ctx.args["command"]):
+            reasons = repocheck.check(ctx.args["command"], cwd.abs, ctx.root).reasons
+            if reasons:
+                ctx.preview_notes.append(f"note: {repocheck.describe(reasons)}")
+        return None
+    verdict = repocheck.check(ctx.args["command"], cwd.abs, ctx.root)
+    ctx.exec_env = verdict.env
+    if verdict.reasons:
+        reason = repocheck.describe(verdict.reasons)
+        ctx.guard.update(guard_module.ASK, repocheck.WHO)
+        ctx.reason = reason
+        ctx.rule_decision = rules.Decision(guard_module.ASK, repocheck.WHO, reason,
+                                           getattr(ctx.rule_decision, "rule", None))
+        ctx.preview_notes.append(f"asks: {reason}")
+    return None
+
+
+REPEAT_LIMIT = 3  # the same call this many times in a row in one turn asks
+REPEAT_WHO = "repeat guard"
+
+
+def stage_repeat(ctx: CallContext) -> dict | None:
+    """The same call with the same arguments REPEAT_LIMIT times in a row in one turn (the
+    agent counts `ctx.repeats`) asks, with a note: a model in a loop waits for the user. Every
+    mode (a loop is where an unrestricted session needs a brake); it can only tighten (a deny
+    stays a deny), and the a key adds no session rule for it (this check comes after the
+    rules, so such a rule would never be used)."""
+    if ctx.repeats + 1 < REPEAT_LIMIT or ctx.guard.decision == guard_module.DENY:
+        return None
+    why = (f"the same call with the same arguments {ctx.repeats + 1} times in a row in this turn "
+           "(a loop?)")
+    ctx.guard.update(guard_module.ASK, REPEAT_WHO)
+    if ctx.guard.decided_by == REPEAT_WHO:
+        ctx.reason = why
+    ctx.rule_decision = rules.Decision(guard_module.ASK, REPEAT_WHO, why,
+                                       getattr(ctx.rule_decision, "rule", None), always_asks=why)
+    ctx.preview_notes.append(f"asks: {why}")
+    return None
+
+
 # THE order of the pre-execute chain. Changing policy means changing this tuple.
 PRE_EXECUTE: tuple[Callable[[CallContext], dict | None], ...] = (
     stage_validate,
     stage_path_policy,
     stage_rules,
     stage_hooks,
+    stage_repository,
+    stage_repeat,
 )
 
 
@@ -118,7 +188,7 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
             return ("done", ended)
     decision = ctx.guard.final
     who = ctx.guard.decided_by
-    log.info("audit: %s", ctx.policy.audit_line(ctx.name, ctx.args, rules.Decision(decision, who, ctx.reason)))
+    ctx.audit = rules.Decision(decision, who, ctx.reason)  # the agent journals it (or logs it)
     if decision == guard_module.DENY:
         return ("done", results.error("denied", f"denied by {who}: {ctx.reason}"))
     prepared = None
@@ -129,7 +199,14 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
     if decision == guard_module.ALLOW:
         if prepared is not None:  # a mutation a rule or the mode allows: say which
             ctx.notes.append(f"allowed by {who}")
+            if ctx.exec_env:
+                prepared = dataclasses.replace(prepared, env=ctx.exec_env)
         return ("run", prepared)
+    if ctx.preview_notes and prepared is not None:
+        notes = [("marker", preview.safe(note)) for note in ctx.preview_notes]
+        prepared = dataclasses.replace(
+            prepared, preview=[*prepared.preview, *notes],
+            full=None if prepared.full is None else [*prepared.full, *notes])
     return ("ask", prepared)
 
 

@@ -8,7 +8,7 @@ result, never an exception that escapes.
 
 from __future__ import annotations
 
-import json
+from dashfloat import wire
 
 # code -> what it means (documentation; the man page and tests read this table)
 CODES: dict[str, str] = {
@@ -16,6 +16,8 @@ CODES: dict[str, str] = {
     "denied": "a deny rule, the read-only mode or a hook refused the call",
     "bad_arguments": "arguments missing, extra, mistyped, out of range, or not valid JSON",
     "path_escape": "the path resolves outside the working directory",
+    "name_too_long": "a path component is above 255 bytes or the path above 4095 (NAME_MAX, PATH_MAX)",
+    "path_changed": "a directory on the path kept changing (swapped with a link) while it was opened; nothing was used",
     "not_found": "no such file or directory",
     "not_a_file": "the path is not a regular file",
     "not_a_directory": "the path is not a directory",
@@ -35,6 +37,8 @@ CODES: dict[str, str] = {
     "exit_status": "the command exited with a non-zero status",
     "episode_limit": "the turn reached its episode limit before this call ran",
     "interrupted": "the turn ended (stream failure, error) before this call ran",
+    "budget": "a budget (max_turns, max_tokens, max_cost) was reached before this call ran",
+    "search_failed": "search_workspace: the search program (rg, git grep) failed",
     "internal": "a bug in DashFloat; details in the log",
 }
 
@@ -48,8 +52,9 @@ def error(code: str, message: str, **fields) -> dict:
     return {"ok": False, "error": message, "code": code, **fields}
 
 
-def rejected() -> dict:
-    return {"ok": False, "rejected": True}
+def rejected(**fields) -> dict:
+    """Not run: the user said no (or, with `error`, why no one could say yes)."""
+    return {"ok": False, "rejected": True, **fields}
 
 
 def cancelled(**fields) -> dict:
@@ -68,5 +73,6 @@ def status(result: dict) -> str:
 
 
 def encode(result: dict) -> str:
-    """The tool message content: compact JSON, non-ASCII kept as is."""
-    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    """The tool message content: compact JSON, non-ASCII kept as is, always encodable
+    (`wire.dumps`)."""
+    return wire.dumps(result, separators=(",", ":"))

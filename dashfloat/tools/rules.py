@@ -5,14 +5,16 @@ their lists into `Rule`s with `parse_rule`, and the pipeline calls `evaluate`).
 
 Rule syntax
 -----------
-``Tool(pattern)`` or a bare ``Tool`` (any argument). ``Tool`` is one of the five tool names,
+``Tool(pattern)`` or a bare ``Tool`` (any argument). ``Tool`` is one of the six tool names,
 exactly (``Bash(...)`` is an error that suggests ``execute_command``). There is no tool wildcard
 (``*`` alone is an error: use a permission mode for "everything"). The pattern is everything
 between the first ``(`` and the last ``)``; text after the last ``)`` is an error, as are
 unbalanced parentheses, an empty pattern, NUL / control / invisible characters.
 
-A rule applies to its tool's *main argument*: ``path`` for read_file, write_file, edit_file and
-list_directory, ``command`` for execute_command.
+A rule applies to its tool's *main argument*: ``path`` for read_file, write_file, edit_file,
+list_directory and search_workspace (the directory or file searched), ``command`` for
+execute_command. search_workspace also leaves out every file that read_file may not read
+without asking (tools/search.py), so a deny rule on read_file holds for searches too.
 
 Path patterns (gitignore-like, always anchored at the working directory)
 -----------------------------------------------------------------------
@@ -87,12 +89,15 @@ are flags too.
 
 Evaluation (`evaluate`)
 -----------------------
-1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file and
-   list_directory allow; write_file, edit_file and execute_command ask. Built-in *protection*
-   rules: write_file/edit_file of anything under a ``.git`` or ``.dashfloat`` directory (any
-   depth, folded as above) always at least ask; so does an execute_command that names such a
-   path in any word (or runs in one) or runs ``git config`` to set something. Only an explicit
-   deny makes them stricter; no rule and no mode relaxes them.
+1. Built-in defaults form the lowest layer ("built-in", `default_rules`): read_file,
+   list_directory and search_workspace allow; write_file, edit_file and execute_command ask. Built-in *protection*
+   rules: write_file/edit_file of a file that makes a program run code later (the table of
+   `alwaysask`: ``.git/**``, ``.dashfloat/**``, ``.envrc``, ``.vscode/**``, shell start-up
+   files, CI workflows...; any depth, folded as above) always at least ask, and the decision
+   carries the table's reason (`Decision.always_asks`); so does an execute_command that
+   names a ``.git`` or ``.dashfloat`` path in any word (or runs in one) or runs ``git
+   config`` to set something. Only an explicit deny makes them stricter; no rule (a session
+   rule included) and no mode (``unrestricted`` included) relaxes them.
 2. Explicit rules of all layers (user config, project config, command line, session; in that
    order for naming the decider) that match: the strictest decision wins (deny > ask > allow), so a
    project allow never beats a user deny. Deny holds in every mode.
@@ -120,9 +125,10 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from dashfloat.tools import alwaysask
 from dashfloat.tools.catalogue import MUTATING, NAMES
 from dashfloat.tools.guard import ALLOW, ASK, DENY, STRICTNESS, check_decision
 
@@ -152,6 +158,7 @@ __all__ = [
     "parse_call",
     "args_hash",
     "dangerous_argument",
+    "dangerous_script",
 ]
 
 # -- vocabulary ------------------------------------------------------------------------
@@ -170,8 +177,9 @@ MAIN_ARG: dict[str, str] = {
     "edit_file": "path",
     "list_directory": "path",
     "execute_command": "command",
+    "search_workspace": "path",
 }
-_PATH_TOOLS = frozenset(("read_file", "write_file", "edit_file", "list_directory"))
+_PATH_TOOLS = frozenset(("read_file", "write_file", "edit_file", "list_directory", "search_workspace"))
 _EDIT_TOOLS = frozenset(("write_file", "edit_file"))
 _COMMAND = "execute_command"
 
@@ -234,7 +242,12 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
             "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
             "--ext-diff", "--textconv"),
+    # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
+    # lines that name $(MAKE); -q, -p and -t read it too (and -t writes files)
+    "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
+             "--print-data-base", "-t", "--touch"),
     "rg": ("--pre", "--hostname-bin"),
+    "tree": ("-o",),  # writes its listing to a file
     "sed": ("-i", "--in-place"),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
             "--rsh-command", "--info-script", "-F", "--new-volume-script"),
@@ -256,7 +269,7 @@ class RuleError(ValueError):
 class Rule:
     """One permission rule.
 
-    tool:     one of the five tool names
+    tool:     one of the tool names
     pattern:  the text between the parentheses, or None for a bare tool name (any argument)
     text:     the rule as written (surrounding blanks removed), for messages
     decision: "allow", "ask" or "deny"
@@ -289,6 +302,8 @@ class Decision:
     who: str
     reason: str
     rule: Rule | None = field(default=None, compare=False)
+    # the built-in protection matched (an ask that nothing relaxes): why, for the question
+    always_asks: str = field(default="", compare=False)
 
 
 # -- text helpers ------------------------------------------------------------------------
@@ -335,6 +350,7 @@ def _fold_text(text: str) -> str:
     return "".join(out).translate(_SMART)
 
 
+@lru_cache(maxsize=256)  # a call's path is folded once, not once per protection rule
 def _fold_name(text: str) -> str:
     """The folded form of a path (or pattern) for deny/ask matching (module docstring)."""
     text = "".join(ch for ch in unicodedata.normalize("NFC", text) if not _is_invisible(ch))
@@ -369,7 +385,8 @@ _TOOL_HINTS = {
     "execute": "execute_command", "read": "read_file", "view": "read_file", "cat": "read_file",
     "write": "write_file", "create": "write_file", "edit": "edit_file", "patch": "edit_file",
     "multiedit": "edit_file", "ls": "list_directory", "list": "list_directory",
-    "glob": "list_directory",
+    "glob": "list_directory", "grep": "search_workspace", "search": "search_workspace",
+    "rg": "search_workspace", "find": "search_workspace",
 }
 
 
@@ -1489,6 +1506,15 @@ def _dangerous_word(entry: str, word: str) -> bool:
     return word == entry
 
 
+def dangerous_script(argv: Sequence[str]) -> str | None:
+    """What the script of a sed or awk in `argv` does beyond filtering text (runs a command,
+    writes a file, is read from a file), or None (tools/scripts.py)."""
+    from dashfloat.tools import scripts
+
+    check = scripts.CHECKS.get(_basename(argv[0])) if argv else None
+    return check(argv) if check is not None else None
+
+
 def dangerous_argument(argv: Sequence[str]) -> str | None:
     """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
     if not argv:
@@ -1550,7 +1576,7 @@ def _main_value(name: str, args: object) -> object:
     key = MAIN_ARG.get(name)
     if key is None:
         return None
-    if key not in args and name == "list_directory":
+    if key not in args and name in ("list_directory", "search_workspace"):
         return "."
     return args.get(key)
 
@@ -1682,14 +1708,15 @@ def rule_matches(
 _DEFAULTS: tuple[Rule, ...] = (
     _builtin("read_file", ALLOW),
     _builtin("list_directory", ALLOW),
+    _builtin("search_workspace", ALLOW),
     _builtin("write_file", ASK),
     _builtin("edit_file", ASK),
     _builtin("execute_command", ASK),
-    _builtin("write_file(**/.git/**)", ASK, sticky=True),
-    _builtin("edit_file(**/.git/**)", ASK, sticky=True),
-    _builtin("write_file(**/.dashfloat/**)", ASK, sticky=True),
-    _builtin("edit_file(**/.dashfloat/**)", ASK, sticky=True),
+    *(_builtin(f"{tool}(**/{pattern})", ASK, sticky=True)
+      for pattern, _ in alwaysask.patterns() for tool in ("write_file", "edit_file")),
 )
+# the reason of each protection rule's pattern (alwaysask.TABLE), shown when it asks
+_ALWAYS_ASK_REASONS: dict[str, str] = {f"**/{p}": reason for p, reason in alwaysask.patterns()}
 _PROTECTED_NAMES = frozenset((".git", ".dashfloat"))
 
 
@@ -1773,18 +1800,18 @@ def evaluate(
     protection: Decision | None = None
     for rule in _DEFAULTS:
         if rule.sticky and rule.tool == name and _matches(rule, call):
+            why = _ALWAYS_ASK_REASONS[rule.pattern]
             protection = Decision(
                 ASK, f'built-in protection "{rule.text}"',
-                "writes to .git internals and DashFloat's own config always ask", rule,
+                f"{why} (writes here always ask)", rule, always_asks=why,
             )
             break
     if protection is None and name == _COMMAND and call.valid:
         why = _command_protected(call)
         if why:
-            protection = Decision(
-                ASK, "built-in protection (.git / .dashfloat)",
-                f"the command may change .git internals or DashFloat's config: {why}",
-            )
+            why = f"the command may change .git internals or DashFloat's config: {why}"
+            protection = Decision(ASK, "built-in protection (.git / .dashfloat)", why,
+                                  always_asks=why)
 
     if best is not None:
         decision = Decision(best[0], _rule_who(best[1], best[2]),
@@ -1809,13 +1836,22 @@ def evaluate(
         a = call.analysis
         exact = decision.rule is not None and decision.rule.exact
         if decision.decision == ALLOW and not exact:
-            bad = None
+            bad = script = None
             if from_rule and mode != MODE_UNRESTRICTED and a.simple:
                 bad = dangerous_argument(a.simple[0])
+                if bad is None:
+                    script = dangerous_script(a.simple[0])
             if bad is not None:
                 decision = Decision(
                     ASK, f'dangerous argument "{bad}" ({_basename(a.simple[0][0])})',
                     f"{decision.who} would allow it, but {bad} can run programs or write files",
+                    decision.rule,
+                )
+            elif script is not None:
+                program = _basename(a.simple[0][0])
+                decision = Decision(
+                    ASK, f"{program} script: {script}",
+                    f"{decision.who} would allow it, but its {program} script {script}",
                     decision.rule,
                 )
             elif a.opaque:
@@ -1836,7 +1872,9 @@ def evaluate(
             )
 
     if protection is not None and (decision.decision == ALLOW or not from_rule):
-        return protection  # (an explicit ask rule keeps its own name)
+        return protection  # (an explicit ask rule keeps its own name, and gets the reason)
+    if protection is not None and decision.decision == ASK:
+        return replace(decision, always_asks=protection.always_asks)
     return decision
 
 

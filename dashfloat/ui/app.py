@@ -23,16 +23,22 @@ from dashfloat.history import History
 from dashfloat.ui import keymap, theme
 from dashfloat.ui.bridge import Outbox
 from dashfloat.ui.confirmgate import PASSING, ConfirmGate
+from dashfloat.ui.confirming import Confirming
 from dashfloat.ui.screen import DashScreen
 from dashfloat.ui.statusline import status_markup
 from dashfloat.ui.transcript import TranscriptModel
-from dashfloat.ui.widgets import Prompt, StatusBar, TranscriptView, help_widget
+from dashfloat.ui.widgets import (
+    Prompt,
+    PromptBox,
+    StatusBar,
+    TranscriptView,
+    help_widget,
+)
 
 log = logging.getLogger("dashfloat.ui")
 
 TICK = 0.1  # seconds between widget flushes and spinner steps while active
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
-HELD_NOTICES = {"approve": "approving", "reject": "rejecting", "approve_always": "allowing for the session"}
 
 
 class DashLoop(urwid.MainLoop):
@@ -62,41 +68,6 @@ def warm_imports() -> None:
         log.exception("warming imports failed")
 
 
-class PromptBox(urwid.WidgetWrap):
-    """Shows at most `cap` rows of the prompt, the window following the cursor."""
-
-    _sizing = frozenset([urwid.Sizing.FLOW])
-
-    def __init__(self, prompt: Prompt):
-        super().__init__(prompt)
-        self.prompt = prompt
-        self.cap = 8
-
-    def rows(self, size, focus=False):
-        return min(self.cap, self.prompt.rows(size, focus))
-
-    def render(self, size, focus=False):
-        canvas = self.prompt.render(size, focus)
-        rows = canvas.rows()
-        if rows <= self.cap:
-            return canvas
-        cursor = canvas.cursor
-        crow = cursor[1] if cursor else rows - 1
-        top = max(0, min(crow - self.cap + 1, rows - self.cap))
-        canvas = urwid.CompositeCanvas(canvas)
-        canvas.trim(top, self.cap)
-        return canvas
-
-    def get_cursor_coords(self, size):
-        coords = self.prompt.get_cursor_coords(size)
-        rows = self.prompt.rows(size, True)
-        if coords is None or rows <= self.cap:
-            return coords
-        x, y = coords
-        top = max(0, min(y - self.cap + 1, rows - self.cap))
-        return (x, y - top)
-
-
 class Root(urwid.WidgetWrap):
     def __init__(self, app: App, frame: urwid.Frame):
         super().__init__(frame)
@@ -124,7 +95,7 @@ class Root(urwid.WidgetWrap):
             return None
 
 
-class App:
+class App(Confirming):
     def __init__(self, *, agent, outbox: Outbox, model_name: str | None, ascii: bool, depth: int,
                  history: History, log_path: str | None = None, base_url: str = "", clock=time.monotonic):
         self.agent = agent
@@ -138,12 +109,13 @@ class App:
         self.model = TranscriptModel(ascii=ascii)
         self.view = TranscriptView(self.glyphs)
         self.prompt = Prompt(self.glyphs.user)
-        self.prompt_box = PromptBox(self.prompt)
+        self.prompt_box = PromptBox(self.prompt, self.glyphs.user)
         self.status = StatusBar()
         self.phase = "idle"
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
+        self.meter: dict | None = None  # the totals and budgets (metering.Meter.view)
         self.mode = "ask"  # the permission mode; shown in the status bar unless "ask"
         self._status_markup: list | None = None
         self.notice = ""
@@ -219,16 +191,16 @@ class App:
                 self.command("interrupt")
             elif signum == signal.SIGHUP:
                 log.info("terminal closed (hangup)")
-                self.quit()
+                self.quit("hangup")
             else:
                 log.info("leaving on signal %d", signum)
-                self.quit()
+                self.quit("signal")
         return True
 
-    def quit(self) -> None:
+    def quit(self, why: str = "quit") -> None:
         self._quitting = True
         try:
-            self.agent.send((M.QUIT,))
+            self.agent.send((M.QUIT,) if why == "quit" else (M.QUIT, why))
         except Exception:
             log.exception("could not tell the agent to quit")
         raise urwid.ExitMainLoop()
@@ -244,6 +216,8 @@ class App:
         for msg in msgs:
             try:
                 structural |= self.apply(msg)
+            except urwid.ExitMainLoop:  # ("leave",): /quit
+                raise
             except Exception as exc:
                 log.exception("applying %r failed", msg[:1])
                 self.model.system("error", f"internal error showing a {msg[0]!r} message: {exc!r} (see the log)")
@@ -308,6 +282,15 @@ class App:
                 self.tokens = total
             self.update_status()
             return False
+        if kind == M.METER:
+            self.meter = msg[1]
+            self.update_status()
+            return False
+        if kind == M.STOPPED:  # the entry that says why came with it; a front end that exits acts on it
+            return False
+        if kind == M.LEAVE:
+            self.quit()
+            return False
         if kind == M.TOOL_CALL:
             self.model.tool_call(msg[1])
             return True
@@ -322,11 +305,15 @@ class App:
             return True
         if kind == M.CONFIRM:
             ref, info = msg[1], msg[2]
-            self.model.tool(info["id"]).set_preview(info.get("lines", []), info.get("full"), info.get("always", ""))
+            self.model.tool(info["id"]).set_preview(info.get("lines", []), info.get("full"), info.get("always", ""),
+                                                    always_asks=info.get("always_asks", ""))
             self._end_confirm()
             self.confirm = (ref, info["id"])
             self.gate.open()
             self.view.following = True  # the preview must be on screen to be decided
+            return True
+        if kind == M.DECIDED:
+            self.model.tool(msg[1]).decided(msg[2])
             return True
         if kind == M.CRASH:
             self.model.system("error", f"{msg[1]}: {msg[2]} (details in the log)")
@@ -343,8 +330,35 @@ class App:
                                        f"restart DashFloat to chat again (details in the log).")
             self.update_status()
             return True
+        if kind in (M.TURN_END, M.FILES, M.COMPACTED):  # for the headless front end: the screen shows rows and entries
+            return False
         log.warning("UI ignored unknown message %r", kind)
         return False
+
+    def replay(self, msgs: list[tuple]) -> None:
+        """Draw a resumed session's transcript again from its journal's messages, through
+        `apply`, as they came: only the state of the moment is left out (the phase, and a
+        question: it is answered by now, or the agent answers it when it starts)."""
+        from dashfloat import masking
+
+        for msg in msgs:
+            msg = (msg[0], *masking.mask_deep(msg[1:], self.outbox.secrets))
+            kind = msg[0]
+            try:
+                if kind in (M.PHASE, M.AGENT_DOWN):
+                    continue
+                if kind == M.CONFIRM:
+                    info = msg[2]
+                    self.model.tool(info["id"]).set_preview(info.get("lines", []), None, info.get("always", ""),
+                                                            always_asks=info.get("always_asks", ""))
+                    continue
+                self.apply(msg)
+            except Exception as exc:  # one odd message must not keep the session from resuming
+                log.exception("replaying %r failed", kind)
+                self.model.system("error", f"internal error showing a {kind!r} message again: {exc!r} (see the log)")
+        if self.model.current is not None:  # an answer the journal has no end for
+            self.model.end_assistant("cancelled")
+        self.refresh()
 
     # ---- drawing ----------------------------------------------------------------------
     def refresh(self) -> None:
@@ -391,6 +405,8 @@ class App:
                     self.spin += 1
                     self.update_status()
                 self._ensure_tick()
+        except urwid.ExitMainLoop:  # ("leave",) drained here: /quit
+            raise
         except Exception as exc:
             log.exception("tick failed")
             self.model.system("error", f"internal error in the display tick: {exc!r} (see the log)")
@@ -411,6 +427,13 @@ class App:
             self.refresh()
         return False
 
+    def _question_always_asks(self) -> bool:
+        """The pending question is one that always asks (a session rule would never be used)."""
+        if self.confirm is None:
+            return False
+        entry = self.model.tools.get(self.confirm[1])
+        return bool(entry is not None and entry.always_asks)
+
     def update_status(self) -> None:
         # the whole preview shows where it is in its own title row
         position = None if self.view.following or self.view_widget is not None else self.view.position()
@@ -427,6 +450,8 @@ class App:
             width=self._width,
             sep=self.glyphs.sep,
             dot=self.glyphs.system,
+            session_rule=not self._question_always_asks(),
+            meter=self.meter,
         )
         if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
             self._status_markup = markup
@@ -532,149 +557,6 @@ class App:
             if not interrupt:
                 self._last_interrupt = False
 
-    def _confirm_key(self, key: str, at: float, alone: bool, contexts=("confirm", "transcript", "global")):
-        """While a call waits for a decision only y, n, a, Esc, v and scrolling mean
-        anything, and y, n and a only when pressed on their own (confirmgate.py): typing
-        decides nothing, lands nowhere, and is shown under the question as unused."""
-        cmd = keymap.lookup(contexts, key)
-        verdict, cancelled = self.gate.key(cmd, key, at, alone)
-        if cancelled is not None:  # the held letter began a word: it was typing
-            self._unused(self._held_key)
-            self._held_key = ""
-        action = verdict.action
-        if action == "pass":
-            self.command(cmd)
-            return None
-        if action == "ignore":
-            return None
-        if action == "decide":
-            self._decide(verdict.command)
-        elif action == "hold":
-            self._held_key = key
-            self._set_always(False)
-            self._gate_says("hold", HELD_NOTICES[verdict.command] + self.glyphs.ellipsis)
-        elif action == "step":
-            self._set_always(True)
-            self._gate_says("step", "a again, after a pause, allows it for the session")
-        elif action == "view" and verdict.command == "view_preview":
-            self._open_view()
-        else:  # explain
-            self._set_always(False)
-            if len(key) == 1:
-                self._unused(key)
-            self._gate_says("explain", verdict.notice)
-        if self.confirm is not None:
-            self._sync_ready(at)
-        return None
-
-    def _gate_says(self, about: str, notice: str) -> None:
-        self.notice = notice
-        self._gate_notice = about
-        self.refresh()
-
-    def _unused(self, text: str) -> None:
-        if self.confirm is not None and text:
-            self.model.tool(self.confirm[1]).add_unused(text)
-
-    def _set_always(self, on: bool) -> None:
-        if self.confirm is not None:
-            entry = self.model.tools.get(self.confirm[1])
-            if entry is not None and entry.asking_always != on:
-                self.model.tool(entry.id).ask_always(on)
-
-    def _confirm_tick(self, now: float) -> None:
-        """Time passes on a pending question: a held letter acts once HOLD passed, and a
-        first a that got no second one lapses."""
-        command = self.gate.due(now)
-        if command is not None:
-            self._decide(command)
-            return
-        if self.gate.step_at is not None and not self.gate.stepping(now):
-            self.gate.step_at = None
-            self._set_always(False)
-            if self._gate_notice == "step":
-                self._gate_notice = self.notice = ""
-            self.refresh()
-        self._sync_ready(now)
-
-    def _sync_ready(self, now: float) -> None:
-        """The question reads Apply? when a y or n now would count, else Wait; a notice
-        that explained a key goes once one would."""
-        ready = self.gate.ready(now)
-        if self._gate_notice == "explain" and ready:
-            self._gate_notice = self.notice = ""
-        entry = self.model.tools.get(self.confirm[1])
-        if entry is not None and entry.ready != ready:
-            self.model.tool(entry.id).set_ready(ready)
-            self.refresh()
-        else:
-            self.update_status()
-
-    def _decide(self, cmd: str) -> None:
-        ref, call_id = self.confirm
-        entry = self.model.tool(call_id)
-        if cmd == "approve":
-            entry.decided("approved by you")
-            self.agent.send((M.CONFIRM_DECISION, ref, "approved"))
-        elif cmd == "approve_always":
-            entry.decided("approved by you; allowed for the rest of the session")
-            self.agent.send((M.CONFIRM_DECISION, ref, "always"))
-        elif cmd == "reject":
-            entry.decided("rejected by you")
-            self.agent.send((M.CONFIRM_DECISION, ref, "rejected"))
-        elif cmd == "stop_turn":
-            entry.decided("rejected by you")
-            self.agent.send((M.CANCEL,))
-        else:
-            raise ValueError(f"not a decision: {cmd!r}")
-        self._end_confirm()
-        self.notice = ""
-        self.refresh()
-
-    def _end_confirm(self) -> None:
-        """No question is pending any more (decided, or the agent moved on)."""
-        if self.confirm is not None:
-            entry = self.model.tools.get(self.confirm[1])
-            if entry is not None and entry.asking_always:
-                self.model.tool(entry.id).ask_always(False)
-        self.confirm = None
-        self.gate.close()
-        self._held_key = ""
-        if self._gate_notice:
-            self._gate_notice = self.notice = ""
-        self._close_view()
-
-    # ---- the whole preview ------------------------------------------------------------
-    def _open_view(self) -> None:
-        from dashfloat.textsafe import visible
-        from dashfloat.ui.pager import PreviewView
-
-        entry = self.model.tools.get(self.confirm[1])
-        if entry is None:
-            return
-        self.view_widget = PreviewView(visible(entry.summary), entry.view_lines())
-        self.frame.body = self.view_widget
-        self._gate_notice = self.notice = ""
-        self.update_status()
-
-    def _close_view(self) -> None:
-        if self.view_widget is not None:
-            self.view_widget = None
-            self.frame.body = self.view.listbox
-            self.update_status()
-
-    def _view_key(self, size, key: str, at: float, alone: bool):
-        """Keys in the whole preview: scrolling and closing it; the question's own keys
-        (y, n, a, Ctrl-C) decide here too, by the same rules."""
-        cmd = keymap.lookup(("view",), key)
-        if cmd == "view_scroll":
-            self.view_widget.keypress(self.view_widget.last_size or self.view.listbox.last_size or size, key)
-            return None
-        if cmd == "close_view":  # like scrolling, not typing: y right after it counts
-            self._close_view()
-            return None
-        return self._confirm_key(key, at, alone, contexts=("confirm", "global"))
-
     def command(self, cmd: str, size=None):
         """Run a keymap command. Returns False when the key should go on to the editor."""
         p = self.prompt
@@ -741,12 +623,27 @@ class App:
             os.kill(os.getpid(), signal.SIGTSTP)
         elif cmd == "help":
             self.root.show(help_widget(self.ascii))
+        elif cmd == "complete":
+            from dashfloat import commands
+
+            done = commands.complete(p.edit_text, p.edit_pos)
+            if done is None:
+                return False
+            p.set_edit_text(done.text)
+            p.set_edit_pos(done.cursor)
+            self.notice = "  ".join(done.choices)
+            self.update_status()
         return None
 
     def submit(self) -> None:
         text = self.prompt.edit_text
         if not text.strip():
             return
+        from dashfloat import commands
+
+        if commands.parse(text) == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
+            self.prompt.replace("")
+            self.quit()
         if not self._check_agent():
             self.notice = "the agent is down"
             self.update_status()
@@ -831,7 +728,8 @@ class App:
                 self.agent.send((M.QUIT,))
             except Exception:
                 pass
-            # no command may outlive the app, whatever the agent thread is doing now
-            exec_module = sys.modules.get("dashfloat.tools.exec")
-            if exec_module is not None:
-                exec_module.kill_all()
+            # no command (nor search program) may outlive the app, whatever the agent thread is doing now
+            for name in ("dashfloat.tools.exec", "dashfloat.tools.search"):
+                module = sys.modules.get(name)
+                if module is not None:
+                    module.kill_all()

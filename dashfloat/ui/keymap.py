@@ -99,6 +99,13 @@ KEYMAP: tuple[Binding, ...] = (
     Binding(("up",), "history_prev", "prompt", "On the first line: the previous prompt from history."),
     Binding(("down",), "history_next", "prompt", "On the last line: the next prompt from history."),
     Binding(("ctrl g",), "external_editor", "prompt", "Edit the prompt in $VISUAL or $EDITOR."),
+    Binding(
+        ("tab",),
+        "complete",
+        "prompt",
+        "At the end of a command's first letters (/mo): complete its name; when several fit, the longest "
+        "common start, and the status bar lists them.",
+    ),
     Binding(("ctrl a",), "line_start", "prompt", "Move to the start of the line."),
     Binding(("ctrl e",), "line_end", "prompt", "Move to the end of the line."),
     Binding(("ctrl u",), "kill_line", "prompt", "Delete from the cursor to the start of the line."),
@@ -220,3 +227,13 @@ def man_keybindings_section() -> str:
             lines.append(".B " + _groff_escape(keys))
             lines.append(_groff_escape(text))
     return "\n".join(lines) + "\n"
+
+
+def lone_esc_wait() -> float:
+    """Seconds urwid waits before it takes a lone Esc for the key, not the start of a
+    sequence (its default; the man page states it)."""
+    import inspect
+
+    from urwid.display.raw import Screen
+
+    return inspect.signature(Screen.set_input_timeouts).parameters["complete_wait"].default

@@ -18,8 +18,13 @@ def status_markup(
     mode: str = "ask",
     sep: str,
     dot: str = "·",
+    session_rule: bool = True,
+    meter: dict | None = None,
 ) -> list:
-    """Pure: the status bar's markup for the current state (tested without a screen)."""
+    """Pure: the status bar's markup for the current state (tested without a screen).
+    `session_rule`: the pending question can become a session rule (a a); not for a call
+    that always asks. `meter`: the totals and budgets (metering.Meter.view), shown once a
+    request was made or a budget is set."""
     left: list = []
     active = phase != "idle"
     left.append(("status_phase", f" {spinner if active else ' '} {phase} "))
@@ -36,9 +41,12 @@ def status_markup(
         left.append(("status", f"{sep} mode {mode} "))
     if notice:
         left.append(("status_error", f"{sep} {notice} "))
+    figure = meter_text(meter)  # after the warnings: at 80 columns it is what the ellipsis cuts
+    if figure:
+        left.append(("status_error" if meter_near(meter) else "status", f"{sep} {figure} "))
     if phase == "confirming":
-        hints = [keymap.hint_for("approve"), keymap.hint_for("approve_always"), keymap.hint_for("reject"),
-                 keymap.hint_for("stop_turn")]
+        hints = [keymap.hint_for("approve"), *([keymap.hint_for("approve_always")] if session_rule else []),
+                 keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
     elif phase in ("waiting", "streaming", "running"):
         hints = [keymap.hint_for("cancel")]
     elif position is not None:
@@ -54,3 +62,43 @@ def status_markup(
     else:
         left.append(("status", " " * max(0, width - used)))
     return left
+
+
+def meter_text(meter: dict | None) -> str:
+    """`used 12.3k tok $0.0042`, with the budgets as limits (`used ~12.3k/100k tok`,
+    `$0.04/$0.50`, `3/20 req`); ~ when some usage was estimated; "" before any request when
+    no budget is set."""
+    from dashfloat.metering import money, tokens_text
+
+    if not meter:
+        return ""
+    budgets = [meter.get(k) for k in ("max_tokens", "max_cost", "max_turns")]
+    requests = meter.get("requests") or 0
+    if not requests and not any(b is not None for b in budgets):
+        return ""
+    approx = "~" if meter.get("estimated") else ""
+    text = f"used {approx}{tokens_text(meter.get('tokens') or 0)}"
+    if meter.get("max_tokens") is not None:
+        text += f"/{tokens_text(meter['max_tokens'])}"
+    text += " tok"
+    cost = meter.get("cost")
+    if cost is not None or meter.get("max_cost") is not None:
+        text += f" {money(cost or 0.0)}"
+        if meter.get("max_cost") is not None:
+            text += f"/{money(meter['max_cost'])}"
+    if meter.get("max_turns") is not None:
+        text += f" {requests}/{meter['max_turns']} req"
+    return text
+
+
+def meter_near(meter: dict | None) -> bool:
+    """Whether a budget is 80 % used or more (the figure is then shown as a warning)."""
+    from dashfloat.metering import WARN_AT
+
+    if not meter:
+        return False
+    for used, limit in ((meter.get("tokens"), meter.get("max_tokens")), (meter.get("cost"), meter.get("max_cost")),
+                        (meter.get("requests"), meter.get("max_turns"))):
+        if limit and (used or 0) >= limit * WARN_AT:
+            return True
+    return False

@@ -26,6 +26,7 @@ STYLES: dict[str, tuple[str, str, str, str, str]] = {
     "system_info": ("default", "dark cyan", "default", "#8ab", "default"),
     "system_warn": ("bold", "yellow", "default", "#db6", "default"),
     "system_error": ("standout", "light red", "default", "#f66", "default"),
+    "system_note": ("default", "dark gray", "default", "#777", "default"),
     "marker": ("underline", "yellow", "default", "#db6", "default"),
     "reasoning": ("default", "dark gray", "default", "#888", "default"),
     "reasoning_head": ("underline", "dark gray", "default", "#999", "default"),
@@ -137,7 +138,9 @@ ASCII = Glyphs(
     sep="|",
 )
 
-ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v"}
+ASCII_FALLBACKS = {"·": ".", "•": "*", "→": ">", "…": "~", "─": "-", "│": "|", "┼": "+", "▸": ">", "▾": "v",
+                   # a command preview's counts (⟨4,000 × U+3000⟩) and line breaks in a summary
+                   "⟨": "<", "⟩": ">", "×": "x", "⏎": "/"}
 
 
 LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")
@@ -225,3 +228,11 @@ def choose_depth(setting: str, detected: int, term_colors: int | None = None) ->
     if detected < 256:
         return 16
     return 256
+
+
+def use_ascii_encoding() -> None:
+    """Make urwid draw with ASCII only (its fallbacks for line and box characters too)."""
+    import urwid
+
+    urwid.set_encoding("ascii")
+    urwid.set_ascii_fallbacks(ASCII_FALLBACKS)

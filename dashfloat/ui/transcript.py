@@ -9,6 +9,7 @@ first reach the terminal), and an open code block grows by its new lines only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from dashfloat.textsafe import visible
@@ -251,9 +252,26 @@ def _indented(line: Line) -> Line:
     return line
 
 
+_MARKS = re.compile("(\u27e8[^\u27e8\u27e9]*\u27e9)")  # a count in a command (tools/preview.py)
+
+
+def _marked(attr: str, text: str) -> Line:
+    """`text` in `attr`, with the counts a command preview puts between ⟨ ⟩ (⟨4,000
+    spaces⟩) in the marker style: a literal ⟨ in a command is shown escaped, so only
+    DashFloat's own counts look like this."""
+    if "\u27e8" not in text:
+        return [(attr, text)]
+    return [("marker" if k % 2 else attr, part) for k, part in enumerate(_MARKS.split(text)) if part]
+
+
 _DIFF_ATTRS = {"stat": "diff_header", "add": "diff_add", "del": "diff_del", "hunk": "diff_hunk", "header": "diff_header",
                "ctx": "tool_text", "marker": "marker", "command": "diff_add", "cwd": "tool_text"}
 _STATUS_ATTRS = {"ok": "tool_ok", "rejected": "system_warn", "cancelled": "system_warn", "error": "system_error"}
+def _preview_line(kind: str, text: str) -> Line:
+    attr = _DIFF_ATTRS.get(kind, "tool_text")
+    return _marked(attr, visible(text)) if kind == "command" else [(attr, visible(text))]
+
+
 LIVE_LINES = 8  # lines of a running command's output shown live in its row
 LIVE_LINE_CHARS = 500  # and at most this much of each (the end: where progress is)
 UNUSED_CHARS = 60  # keys typed on a confirmation that decided nothing: the last this many are shown
@@ -281,6 +299,7 @@ class ToolEntry(Entry):
     preview: list = field(default_factory=list)  # [(kind, text)]
     full: list | None = None  # the whole preview when `preview` is a window of it
     always: str = ""  # the session rule the a key would add
+    always_asks: str = ""  # why this call always asks (built-in protection): a adds no rule
     asking_always: bool = False  # a first a was taken: the Apply line asks for the second
     ready: bool = False  # a y or n now would count (else the question says Wait, dimmed)
     unused: str = ""  # keys typed on the confirmation that decided nothing (shown, never used)
@@ -300,10 +319,12 @@ class ToolEntry(Entry):
         del self.live[:-LIVE_LINES]
         self.version += 1
 
-    def set_preview(self, lines: list, full: list | None = None, always: str = "") -> None:
+    def set_preview(self, lines: list, full: list | None = None, always: str = "", *,
+                    always_asks: str = "") -> None:
         self.preview = [tuple(x) for x in lines]
         self.full = [tuple(x) for x in full] if full else None
         self.always = always
+        self.always_asks = always_asks
         self.ready = self.asking_always = False
         self.unused = ""
         self.confirm = "pending"
@@ -326,7 +347,7 @@ class ToolEntry(Entry):
 
     def view_lines(self) -> list[Line]:
         """The whole preview as markup lines, for the pager."""
-        return [[(_DIFF_ATTRS.get(kind, "tool_text"), visible(text))] for kind, text in (self.full or self.preview)]
+        return [_preview_line(kind, text) for kind, text in (self.full or self.preview)]
 
     def _question(self, glyphs) -> list[Line]:
         dot = glyphs.system
@@ -337,7 +358,12 @@ class ToolEntry(Entry):
         if self.full:
             out.append([("", INDENT), ("confirm", f"{glyphs.collapsed} v views all {len(self.full):,} lines "
                                                   f"of the preview before you decide")])
-        if self.asking_always:
+        if self.always_asks:  # next to the keys: why this one asks whatever the mode or rules
+            out.append([("", INDENT), ("system_warn", f"{glyphs.collapsed} always asks: {visible(self.always_asks)}")])
+        if self.asking_always and self.always_asks:
+            out.append([("", INDENT), (attr, f"{glyphs.collapsed} {ask}a again approves it once (no session rule: "
+                                             f"it always asks) {dot} y once {dot} n reject")])
+        elif self.asking_always:
             rule = visible(self.always) if self.always else "this exact call"
             if len(rule) > 200:
                 rule = rule[:199] + glyphs.ellipsis
@@ -369,9 +395,11 @@ class ToolEntry(Entry):
 
     def lines(self, glyphs, show_reasoning):
         name, _, rest = visible(self.summary).partition(" ")  # the summary is escaped already
-        out: list[Line] = [[("tool", glyphs.tool + " "), ("tool_name", name + " "), ("tool_text", rest)]]
+        # a command's summary escapes a literal ⟨ (preview.command_summary): its counts are marked
+        rest_line = _marked("tool_text", rest) if self.name == "execute_command" else [("tool_text", rest)]
+        out: list[Line] = [[("tool", glyphs.tool + " "), ("tool_name", name + " "), *rest_line]]
         for kind, text in self.preview:
-            out.append([("", INDENT), (_DIFF_ATTRS.get(kind, "tool_text"), visible(text))])
+            out.append([("", INDENT), *_preview_line(kind, text)])
         if self.confirm == "pending":
             out.extend(self._question(glyphs))
         elif self.confirm and self.preview:

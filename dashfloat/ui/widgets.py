@@ -27,7 +27,7 @@ _UTF8 = urwid.util.get_encoding() == "utf-8"
 # too). A quote bar is
 # repeated on every row.
 HANGING = frozenset(("assistant_prefix", "user_prefix", "md_bullet", "md_quote", "tool",
-                     "system_info", "system_warn", "system_error"))
+                     "system_info", "system_warn", "system_error", "system_note"))
 REPEATED = frozenset(("md_quote",))
 MIN_TEXT = 2  # columns the text needs beside a hanging prefix, else the prefix wraps with it
 
@@ -486,8 +486,9 @@ class Prompt(urwid.Edit):
     """The multi-line prompt editor. Keys with a meaning beyond typing are taken by the
     root widget from the keymap first; what reaches here is plain editing."""
 
-    def __init__(self, caption_glyph: str):
-        super().__init__(caption=[("prompt_prefix", caption_glyph + " ")], multiline=True, allow_tab=False)
+    def __init__(self, caption_glyph: str = ""):
+        # no caption: the PromptBox draws the glyph beside the text (lines align under it)
+        super().__init__(multiline=True, allow_tab=False)
 
     def insert_newline(self) -> None:
         self.insert_text("\n")
@@ -521,6 +522,59 @@ class Prompt(urwid.Edit):
     def replace(self, text: str) -> None:
         self.set_edit_text(text)
         self.set_edit_pos(len(text))
+
+
+class PromptBox(urwid.WidgetWrap):
+    """The prompt with its glyph on the first row and every line under its text (an
+    Edit's caption would let the lines below start at column 0); at most `cap` rows of
+    it, the window following the cursor."""
+
+    _sizing = frozenset([urwid.Sizing.FLOW])
+
+    def __init__(self, prompt: Prompt, glyph: str):
+        super().__init__(prompt)
+        self.prompt = prompt
+        self.cap = 8
+        self.glyph = glyph + " "
+        self.gutter = calc_width(self.glyph, 0, len(self.glyph))
+
+    def _inner(self, size) -> tuple[int]:
+        return (max(1, size[0] - self.gutter),)
+
+    def rows(self, size, focus=False):
+        return min(self.cap, self.prompt.rows(self._inner(size), focus))
+
+    def _top(self, rows: int, cursor_row: int) -> int:
+        return max(0, min(cursor_row - self.cap + 1, rows - self.cap)) if rows > self.cap else 0
+
+    def render(self, size, focus=False):
+        inner = self._inner(size)
+        canvas = self.prompt.render(inner, focus)
+        rows = canvas.rows()
+        cursor = canvas.cursor
+        top = self._top(rows, cursor[1] if cursor else rows - 1)
+        if top or rows > self.cap:
+            canvas = urwid.CompositeCanvas(canvas)
+            canvas.trim(top, min(self.cap, rows - top))
+        shown = canvas.rows()
+        width = size[0] - inner[0]
+        first = urwid.Text([("prompt_prefix", self.glyph)] if top == 0 else "").render((width,))
+        gutter = [(first, None, False)]
+        if shown > 1:
+            gutter.append((urwid.SolidCanvas(" ", width, shown - 1), None, False))
+        return urwid.CanvasJoin([(urwid.CanvasCombine(gutter), None, False, width),
+                                 (canvas, None, True, inner[0])])
+
+    def get_cursor_coords(self, size):
+        inner = self._inner(size)
+        coords = self.prompt.get_cursor_coords(inner)
+        if coords is None:
+            return None
+        x, y = coords
+        return (x + size[0] - inner[0], y - self._top(self.prompt.rows(inner, True), y))
+
+    def keypress(self, size, key):
+        return self.prompt.keypress(self._inner(size), key)
 
 
 class StatusBar(urwid.Text):

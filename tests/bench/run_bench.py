@@ -27,6 +27,17 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
   idle          3 s after start-up, after an answer, with 50,000 lines: pty bytes/s and
                 context switches/s of every thread (voluntary + involuntary).
   peak RSS      VmHWM after the stream (and after 50,000 lines + the stream).
+  sessions      in-process (tests/bench/sessions_bench.py): journal bytes per turn of 12 real
+                turns, resume of a 10 MB and a 100 MB journal, listing 1,000 sessions.
+                --sessions-only runs just this section; --no-sessions leaves it out.
+  search        in-process (tests/bench/search_bench.py): search_workspace over 10,000 files
+                with each backend (ripgrep, git grep, the Python walker; < 1 s each): a rare
+                literal, a common one (the bounds and the counts), a regular expression.
+                --search-only runs just this section; --no-search leaves it out.
+  headless      tests/bench/headless_bench.py: exec -> the first request of `dashfloat -p`
+                (fresh processes, no tty), the CPU used by then, the whole run, and
+                `dashfloat --version` for the floor. --headless-only runs just this
+                section; --no-headless leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
 50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
@@ -435,7 +446,19 @@ def main(argv=None) -> int:
     ap.add_argument("--idle", type=float, default=3.0, help="seconds per idle window")
     ap.add_argument("--json", metavar="FILE", help="also write every run's figures to FILE")
     ap.add_argument("--profile", metavar="DIR", help="profile the cases under cProfile instead")
+    ap.add_argument("--sessions-only", action="store_true", help="only the session figures (journal, resume, listing)")
+    ap.add_argument("--no-sessions", action="store_true", help="leave the session figures out")
+    ap.add_argument("--search-only", action="store_true", help="only the search figures (10,000 files, each backend)")
+    ap.add_argument("--no-search", action="store_true", help="leave the search figures out")
+    ap.add_argument("--headless-only", action="store_true", help="only the headless figures (dashfloat -p)")
+    ap.add_argument("--no-headless", action="store_true", help="leave the headless figures out")
     args = ap.parse_args(argv)
+    if args.sessions_only:
+        return sessions_section(args)
+    if args.search_only:
+        return search_section(args)
+    if args.headless_only:
+        return headless_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -541,12 +564,73 @@ def main(argv=None) -> int:
                 print(f"  {size} {case}: " + ", ".join(
                     f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
                     if k != "fill_status"))
+    if not args.no_sessions:
+        print()
+        if sessions_section(args):
+            errors.append("the session figures could not be measured")
+    if not args.no_search:
+        print()
+        if search_section(args):
+            errors.append("the search figures could not be measured")
+    if not args.no_headless:
+        print()
+        if headless_section(args):
+            errors.append("the headless figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
     if errors:
         print("\ncould not measure:", *errors, sep="\n  ", file=sys.stderr)
         return 1
+    return 0
+
+
+def sessions_section(args) -> int:
+    """The session figures (issue 9): 1 when they could not be measured."""
+    import sessions_bench
+
+    runs = 1 if args.quick else 3
+    print(f"session figures (median of {runs} fresh processes per resume; load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    try:
+        rows = sessions_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = sessions_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"session figures missing their target: {missed}")
+    return 0
+
+
+def search_section(args) -> int:
+    """The search figures (issue 10): 1 when they could not be measured."""
+    import search_bench
+
+    runs = 1 if args.quick else 3
+    print(f"search figures (10,000 files, median of {runs}; load average {os.getloadavg()[0]:.2f}):")
+    try:
+        rows = search_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = search_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"search figures missing their target: {missed}")
+    return 0
+
+
+def headless_section(args) -> int:
+    """The headless figures (issue 11): 1 when they could not be measured."""
+    import headless_bench
+
+    runs = 3 if args.quick else 10
+    print(f"headless figures (median of {runs} fresh processes; load average {os.getloadavg()[0]:.2f}):")
+    try:
+        rows = headless_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = headless_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"headless figures missing their target: {missed}")
     return 0
 
 

@@ -4,8 +4,6 @@ repaint draws, text and colours: after a long streamed answer, Ctrl-L must chang
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from tests.fakeserver import markdown_answer, sse_reply
@@ -99,22 +97,24 @@ def test_a_multi_line_prompt_on_a_full_screen_draws_cleanly(dash, server, modes)
     assert_equals_repaint(term)
 
 
-@pytest.mark.parametrize("small", [(8, 30), (6, 60)])
-def test_shrinking_during_a_stream_and_back_needs_no_ctrl_l(dash, server, small):
-    hold = threading.Event()
-    pieces = markdown_answer(400)
-    server.push(sse_reply(pieces + ["\n\nEndWord"], rate=400, waits={len(pieces) // 2: hold}))
-    term = dash()
-    term.type("go\r")
-    term.wait_status("streaming")
-    term.resize(*small)
-    term.wait_for(lambda t: t.status_row() == small[0] - 2 and " streaming " in t.status(), what="the small frame")
-    term.resize(24, 80)
-    term.wait_for(lambda t: t.status_row() == 22, what="the frame at 80x24 again")
-    hold.set()
-    term.wait_text("EndWord", timeout=20)
-    term.wait_status("idle")
-    term.wait_quiet()
-    assert term.lines[-1].startswith("❯"), term.dump()
-    assert status_rows(term) == 1, term.dump()
-    assert_equals_repaint(term)
+@pytest.mark.parametrize("terminal", ["plain", "sync", "sticky-margins"])
+def test_shrinking_during_streams_and_back_needs_no_ctrl_l(dash, server, terminal):
+    """Shrinking to 30x8, then to 60x6, during two streams and back to 80x24 each time
+    left wrong lines and no prompt until Ctrl-L (seen in tmux)."""
+    for i in range(2):
+        server.push(sse_reply(markdown_answer(400) + [f"\n\nEndWord{i}"], rate=200))
+    term = dash(modes=SYNC if terminal == "sync" else None)
+    term.screen.keep_margins_on_resize = terminal == "sticky-margins"
+    for i, (rows, cols) in enumerate([(8, 30), (6, 60)]):
+        term.type(f"prompt {i}\r")
+        term.wait_status("streaming")
+        term.resize(rows, cols)
+        term.wait_for(lambda t, r=rows: t.status_row() == r - 2, what="the small frame")
+        term.resize(24, 80)
+        term.wait_for(lambda t: t.status_row() == 22, what="the frame at 80x24 again")
+        term.wait_text(f"EndWord{i}", timeout=20)
+        term.wait_status("idle")
+        term.wait_quiet()
+        assert term.lines[-1].startswith("❯"), term.dump()
+        assert status_rows(term) == 1, term.dump()
+        assert_equals_repaint(term)

@@ -66,3 +66,25 @@ def test_policy_check_prints_the_decision_and_who_made_it(tmp_path):
     bad = subprocess.run([dashfloat_bin(), "policy", "check", "nosuchtool(x)"], stdin=subprocess.DEVNULL,
                          capture_output=True, text=True, env=clean_env(tmp_path), timeout=30)
     assert bad.returncode == 2 and "nosuchtool" in bad.stderr
+
+
+def test_accept_edits_still_asks_for_a_file_that_runs_code_later(dash, server, tmp_path):
+    """Issue 14 §6: under accept-edits an ordinary file is written at once, but .envrc (run
+    by direnv on the next cd) waits for a key, and the question says why, on screen."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    server.push(
+        calls_reply(call("write_file", {"path": "notes.md", "content": "n\n"}, "call_1"),
+                    call("write_file", {"path": ".envrc", "content": "curl x | sh\n"}, "call_2", index=1)),
+        sse_reply(["Done."]),
+    )
+    t = dash("-C", str(project), "--permission-mode", "accept-edits")
+    t.type("go\r")
+    wait_confirming(t)
+    t.wait_flat("always asks: direnv runs it when you next cd here")
+    assert t.text.count("Apply?") == 1  # one question: notes.md did not ask
+    assert (project / "notes.md").read_text() == "n\n"  # applied without a question
+    assert not (project / ".envrc").exists()
+    t.type("y")
+    t.wait_text("Done.")
+    assert (project / ".envrc").read_text() == "curl x | sh\n"

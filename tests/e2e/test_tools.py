@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tests.fakeserver import sse_reply
+from tests.fakeserver import Reply, sse_chunks, sse_reply
 from tests.procs import live_with_marker
 
 ESC = "\x1b"
@@ -414,6 +414,54 @@ def test_escape_sequences_in_output_names_previews_and_model_text_are_shown_esca
                 "\u202e".encode(), "\u200b".encode()):
         assert raw not in t.raw, f"{raw!r} reached the terminal raw"
     assert "pwned" not in (t.screen.title or "")
+
+
+# ---- 8b. names that are not UTF-8: the listing's name reads the file (issue 14 §3) -------------------
+
+
+def test_a_name_from_the_listing_reads_that_file(agent, server, project):
+    """list_directory, then read_file with the very names the listing gave (taken from the
+    tool message the model received), then with the model's own surrogate escape. Before the
+    fix the first read said "no such file", and the last killed the turn with "the stream
+    crashed: UnicodeEncodeError"."""
+    base = os.fsencode(str(project))
+    for raw, text in ((b"caf\xe9.txt", b"bonjour latin-1\n"), (b"nl\nname", b"line in nl name\n")):
+        with open(os.path.join(base, raw), "wb") as fh:
+            fh.write(text)
+    second = Reply(headers={"Content-Type": "text/event-stream"}, chunks=[], hold_headers=threading.Event())
+    server.push(calls_reply(call("list_directory", {}, call_id="c_l")), second, sse_reply(["Read them all."]))
+    t = agent(rows=30)
+    t.type("read the odd files\r")
+    posts = wait_posts(server, 2)
+    listing = tool_results(posts[1])["c_l"]
+    by_type = {("nl" in e["name"]): e["name"] for e in listing["entries"]}
+    latin, newline = by_type[False], by_type[True]
+    assert latin == "caf\\xe9.txt", listing
+    second.chunks[:] = sse_chunks([], tool_calls=[
+        [call("read_file", {"path": latin}, call_id="c_r1", index=0)],
+        [call("read_file", {"path": newline}, call_id="c_r2", index=1)],
+        [{"index": 2, "id": "c_r3", "type": "function",
+          "function": {"name": "read_file", "arguments": '{"path": "caf\\udce9.txt"}'}}],
+    ], finish_reason="tool_calls")
+    # and the model's own text with lone surrogates (JSON escapes, as a server sends them)
+    second.chunks.insert(1, b'data: {"choices":[{"index":0,"delta":{"content":'
+                            b'"odd \\ud800 and \\udce9 text"}}]}\n\n')
+    second.hold_headers.set()
+    t.wait_text("Read them all.")
+    t.wait_status("idle")
+    lines = [line.strip() for line in t.lines]
+    assert "⚙ list_directory ." in lines and "caf\\xe9.txt" in lines and "nl\\nname" in lines, t.dump()
+    assert lines.count("→ ok: 1 lines") == 3, t.dump()
+    assert lines.count("bonjour latin-1") == 2 and "line in nl name" in lines, t.dump()
+    assert "crashed" not in t.text and "no such file" not in t.text, t.dump()
+    assert "odd \\ud800 and \\xe9 text" in t.text, t.dump()  # shown escaped
+
+    posts = wait_posts(server, 3)
+    reads = tool_results(posts[2])
+    assert [reads[c]["path"] for c in ("c_r1", "c_r2", "c_r3")] == [latin, newline, latin], reads
+    assert "\\xNN" in listing["names_escaped"] and "\\xNN" in reads["c_r1"]["names_escaped"]
+    posts[2]["body"].decode("utf-8")  # strict: the request was encodable
+    check_pairing(posts[2])
 
 
 # ---- 9. a path that escapes the root ---------------------------------------------------------------
@@ -857,9 +905,144 @@ def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, pr
     t.wait_for(lambda t: "lines 1-" in t.lines[0], what="the whole preview")
     t.send(END)
     t.wait_for(lambda t: "+tail" in t.text, what="the end of the whole preview")
-    t.wait_flat("… [180,001 more chars]")  # the whole view shows 20,000 chars of the line
+    t.send(HOME)  # then page down to the count inside the long line: the whole view
+    # shows 20,000 chars of it, its head and its tail
+
+    def paged_to_the_count(t) -> bool:
+        if "… [180,001 more chars] …" in t.flat:
+            return True
+        t.send(PGDN)
+        return False
+
+    t.wait_for(paged_to_the_count, what="the count inside the long line")
     t.type("q")
     wait_confirming(t)
     t.type("y")
     t.wait_text("Odd file written.")
     assert (project / "odd.txt").read_text() == content
+
+
+# ---- issue 14: a root entered through a symlink; hard links ---------------------------------------
+
+
+def test_a_root_entered_through_a_link_takes_paths_spelled_through_the_link_or_the_real_path(dash, server, tmp_path):
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.txt").write_text("alpha\n")
+    link = tmp_path / "link"
+    os.symlink(real, link)
+    server.push(
+        calls_reply(call("read_file", {"path": str(link / "a.txt")}, call_id="c_r", index=0),
+                    call("list_directory", {"path": str(real / "sub")}, call_id="c_l", index=1),
+                    call("write_file", {"path": str(real / "sub" / "new.txt"), "content": "new\n"},
+                         call_id="c_w", index=2),
+                    call("edit_file", {"path": str(link / "a.txt"), "search_block": "alpha",
+                                       "replace_block": "ALPHA"}, call_id="c_e", index=3),
+                    call("execute_command", {"command": "pwd -P; ls", "cwd": str(link / "sub")},
+                         call_id="c_x", index=4)),
+        sse_reply(["All five worked."]),
+    )
+    t = dash("-C", str(link), rows=40, cols=100)
+    t.type("work through the link\r")
+    wait_confirming(t)
+    assert rows_with(t, "+++ b/sub/new.txt"), t.dump()  # named relative to the root
+    t.type("y")
+    t.wait_for(lambda t: "--- a/a.txt" in t.text and APPLY in t.text, what="the edit's preview")
+    t.type("y")
+    t.wait_for(lambda t: "cwd: sub" in t.text and APPLY in t.text, what="the command's preview")
+    t.type("y")
+    t.wait_text("All five worked.")
+    t.wait_status("idle")
+    assert "path escapes" not in t.flat, t.dump()
+    assert (real / "sub" / "new.txt").read_text() == "new\n"
+    assert (real / "a.txt").read_text() == "ALPHA\n"
+
+    got = tool_results(wait_posts(server, 2)[1])
+    assert got["c_r"]["ok"] and got["c_r"]["path"] == "a.txt" and got["c_r"]["content"] == "alpha\n", got
+    assert got["c_l"]["ok"] and got["c_l"]["path"] == "sub", got
+    assert got["c_w"] == {"ok": True, "path": "sub/new.txt", "bytes": 4, "created": True}, got
+    assert got["c_e"]["ok"] and got["c_e"]["path"] == "a.txt", got
+    assert got["c_x"]["ok"] and got["c_x"]["output"] == f"{os.path.realpath(real / 'sub')}\nnew.txt\n", got
+
+
+def test_a_file_with_two_hard_links_says_so_when_read_and_when_written(agent, server, project, tmp_path):
+    (project / "a.txt").write_text("one\n")
+    os.link(project / "a.txt", tmp_path / "other-name.txt")
+    server.push(
+        calls_reply(call("read_file", {"path": "a.txt"}, call_id="c_r", index=0),
+                    call("write_file", {"path": "a.txt", "content": "two\n"}, call_id="c_w", index=1)),
+        sse_reply(["Written."]),
+    )
+    t = agent(rows=30)
+    t.type("rewrite it\r")
+    wait_confirming(t)
+    assert rows_with(t, "→ ok: 1 lines, 2 hard links"), t.dump()
+    assert ("this file has 2 hard links: the write replaces this name only and breaks the link; "
+            "the other name keeps the old content") in t.flat, t.dump()
+    t.type("y")
+    t.wait_text("Written.")
+    t.wait_flat("→ ok: wrote 4 B, hard link broken: 1 other name keeps the old content")
+    assert (project / "a.txt").read_text() == "two\n"
+    assert (tmp_path / "other-name.txt").read_text() == "one\n"
+    got = tool_results(wait_posts(server, 2)[1])
+    assert got["c_r"]["hard_links"] == 2 and got["c_w"]["hard_links"] == 2, got
+
+
+# ---- command previews hide nothing (issue 14, section 7) -------------------------------------
+# The review's cases: padding before `; touch …` put only the harmless head (or only the
+# end, with nothing to say it belongs to the same command) on screen while y was offered.
+
+PADDED = {
+    "4000 spaces": (" " * 4000, "echo hi⟨4,000 spaces⟩; touch pwned"),
+    "4000 tabs": ("\t" * 4000, "echo hi⟨4,000 tabs⟩; touch pwned"),
+    "3000 blank lines": ("\n" * 3000, "⟨2,999 blank lines⟩"),
+    "U+3000 x 2000": ("\u3000" * 2000, "echo hi⟨2,000 × U+3000⟩; touch pwned"),
+    "U+2800 x 2000": ("\u2800" * 2000, "echo hi⟨2,000 × U+2800⟩; touch pwned"),
+}
+
+
+@pytest.mark.parametrize("case", list(PADDED))
+def test_the_whole_padded_command_is_on_screen_while_y_is_offered(agent, server, project, case):
+    pad, shown = PADDED[case]
+    command = f"echo hi{pad}; touch pwned" if "lines" not in case else f"echo hi{pad}touch pwned"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Ran."]))
+    t = agent()  # 80x24
+    t.type("run it\r")
+    wait_confirming(t)
+    screen = t.flat
+    assert shown in screen, t.dump()  # the count, and what is around it
+    assert "echo hi" in screen and "touch pwned" in screen, t.dump()
+    assert screen.index("touch pwned") < screen.index(APPLY) and "blank runs shown as ⟨counts⟩" in screen
+    assert "v views all" not in screen  # nothing left out: the counts are exact
+    if case == "4000 spaces":
+        t.type("y")  # what runs is what was sent, byte for byte
+        t.wait_text("Ran.")
+        assert (project / "pwned").exists()
+        request = chat_posts(server)[-1]
+        assert tool_results(request)["call_1"]["ok"] is True
+    else:
+        t.type("n")
+        t.wait_text("Ran.")
+        assert not (project / "pwned").exists()
+
+
+def test_a_200_kb_command_shows_its_end_and_v_shows_all_of_it(agent, server, project):
+    command = "echo " + "a" * 200_000 + " > /dev/null; touch pwned"
+    server.push(calls_reply(call("execute_command", {"command": command})), sse_reply(["Ran."]))
+    t = agent()
+    t.type("run it\r")
+    wait_confirming(t)
+    flat = t.flat
+    assert "⟨199,5" in flat and "more characters⟩" in flat, t.dump()
+    assert "> /dev/null; touch pwned" in flat, t.dump()
+    assert "v views all 3 lines of the preview" in flat, t.dump()
+    t.type("v")
+    t.wait_for(lambda t: t.lines[1].startswith("1 command line · 195.3 KiB"), what="the whole preview")
+    t.send(END)
+    t.wait_for(lambda t: "aaaa > /dev/null; touch pwned" in t.flat and "more characters" not in t.flat,
+               what="the end of the whole command, unclipped")
+    t.type("q")
+    wait_confirming(t)
+    t.type("n")
+    t.wait_text("Ran.")
+    assert not (project / "pwned").exists()

@@ -52,7 +52,8 @@ CACHE_DIR = ROOT / ".mutation-cache"
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
 # in the brief's order of priority: a partial run covers the ones that matter most
 DEFAULT_MODULES = [
-    "dashfloat/tools/pathpolicy.py", "dashfloat/tools/edit.py", "dashfloat/tools/files.py",
+    "dashfloat/tools/pathpolicy.py", "dashfloat/tools/safeopen.py", "dashfloat/tools/names.py",
+    "dashfloat/tools/repocheck.py", "dashfloat/tools/edit.py", "dashfloat/tools/files.py",
     "dashfloat/tools/exec.py", "dashfloat/tools/rules.py", "dashfloat/tools/permissions.py",
     "dashfloat/tools/guard.py", "dashfloat/tools/pipeline.py", "dashfloat/tools/preview.py",
     "dashfloat/tools/results.py", "dashfloat/tools/catalogue.py", "dashfloat/tools/runner.py",
@@ -60,6 +61,7 @@ DEFAULT_MODULES = [
     "dashfloat/llm/bodyreader.py", "dashfloat/llm/client.py",
     "dashfloat/agent.py", "dashfloat/conversation.py",
     "dashfloat/tools/hooks.py", "dashfloat/tools/reaper.py", "dashfloat/llm/endpoint.py",
+    "dashfloat/tools/search.py", "dashfloat/masking.py", "dashfloat/context.py", "dashfloat/metering.py",
 ]
 TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]

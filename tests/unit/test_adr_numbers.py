@@ -248,7 +248,8 @@ def test_a_command_preview_is_capped_at_50_lines(root):
     assert len(preview.command_lines("\n".join(f"echo {i}" for i in range(50)), ".")) == 52  # totals, cwd
     lines = preview.command_lines("\n".join(f"echo {i}" for i in range(51)), ".")
     assert [k for k, _ in lines].count("command") == 50
-    assert lines[-2:] == [("marker", "… 1 more command lines (51 in all)"), ("cwd", "cwd: .")]
+    assert lines[26] == ("marker", "… 1 more command line (line 26 of 51; v shows them) …")
+    assert lines[-2:] == [("command", "echo 50"), ("cwd", "cwd: .")]  # the end is in the window
 
 
 def test_a_result_excerpt_is_at_most_30_lines():

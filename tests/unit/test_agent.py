@@ -71,7 +71,8 @@ def start(stream_fn, model="m", list_models_fn=None, **extra):
 
 def test_a_turn_streams_tokens_then_ends_idle_with_usage():
     def stream(endpoint, model, messages, *, on_event, cancel, **kw):
-        assert messages == [{"role": "user", "content": "hi"}]
+        assert messages[0]["role"] == "system"  # the built-in prompt, then the conversation
+        assert messages[1:] == [{"role": "user", "content": "hi"}]
         on_event(("reasoning", "hmm"))
         on_event(("content", "Hel"))
         on_event(("content", "lo"))
@@ -244,8 +245,12 @@ def test_the_episode_limit_ends_a_turn_that_keeps_calling_tools(tmp_path):
     def stream(endpoint, model, messages, *, on_event, cancel, tools=None):
         requests.append(messages)
         n = len(requests)
-        return result("", tool_calls=[{"id": f"c{n}", "name": "list_directory", "args": {}, "error": None}])
+        # a different directory each time: the same call three times in a row would ask (the repeat guard)
+        return result("", tool_calls=[{"id": f"c{n}", "name": "list_directory", "args": {"path": f"d{n}"},
+                                       "error": None}])
 
+    for n in (1, 2, 3):
+        (tmp_path / f"d{n}").mkdir()
     agent, out = start(stream, root=str(tmp_path), max_episodes=3)
     agent.send((M.PROMPT, "loop"))
     warn = out.wait(lambda m: m[0] == M.SYSTEM and "episodes" in m[2])
@@ -516,3 +521,10 @@ def test_an_agent_that_cannot_start_posts_agent_down():
 @pytest.mark.parametrize("kind", sorted(M.KINDS))
 def test_every_message_kind_is_a_plain_string(kind):
     assert isinstance(kind, str) and kind == kind.lower()
+
+
+def test_an_error_line_ends_its_hint_before_the_partial_note():
+    from dashfloat.agent import _error_line
+
+    line = _error_line({"message": "the stream broke", "hint": "check the provider's status", "partial": True})
+    assert line == "the stream broke. Check the provider's status. (The text above is incomplete.)"

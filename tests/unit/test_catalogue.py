@@ -22,7 +22,8 @@ from dashfloat.tools.catalogue import (
 def test_catalogue_is_valid_openai_tools_json():
     assert json.loads(json.dumps(TOOLS, allow_nan=False)) == TOOLS
     names = [t["function"]["name"] for t in TOOLS]
-    assert names == ["read_file", "write_file", "edit_file", "execute_command", "list_directory"]
+    assert names == ["read_file", "write_file", "edit_file", "execute_command", "list_directory",
+                     "search_workspace"]
     for tool in TOOLS:
         assert set(tool) == {"type", "function"}
         assert tool["type"] == "function"
@@ -36,7 +37,7 @@ def test_catalogue_is_valid_openai_tools_json():
         assert isinstance(params["required"], list)
         assert set(params["required"]) <= set(params["properties"])
         for prop in params["properties"].values():
-            assert prop["type"] in {"string", "integer"}
+            assert prop["type"] in {"string", "integer", "boolean"}
             assert prop.get("description")
         # the defaults the schema declares are the ones validation fills in
         got, err = validate(fn["name"], _required_ok(fn["name"]))
@@ -53,6 +54,7 @@ def _required_ok(name: str) -> dict:
         "edit_file": {"path": "a.txt", "search_block": "a", "replace_block": "b"},
         "execute_command": {"command": "true"},
         "list_directory": {},
+        "search_workspace": {"pattern": "x"},
     }[name]
 
 
@@ -63,6 +65,11 @@ def test_catalogue_required_and_ranges():
     assert by_name["edit_file"]["required"] == ["path", "search_block", "replace_block"]
     assert by_name["execute_command"]["required"] == ["command"]
     assert by_name["list_directory"]["required"] == []
+    assert by_name["search_workspace"]["required"] == ["pattern"]
+    sw = by_name["search_workspace"]["properties"]
+    assert sw["path"]["default"] == "." and sw["regex"] == {**sw["regex"], "type": "boolean", "default": False}
+    assert "default" not in sw["glob"]
+    assert sw["max_results"] == {**sw["max_results"], "type": "integer", "minimum": 1, "maximum": 1000, "default": 100}
     rf = by_name["read_file"]["properties"]
     assert rf["offset"] == {**rf["offset"], "type": "integer", "minimum": 1, "default": 1}
     assert rf["limit"] == {**rf["limit"], "type": "integer", "minimum": 1, "maximum": 10000, "default": 2000}
@@ -85,7 +92,7 @@ def test_descriptions_state_the_bounds():
 
 
 def test_read_only_and_mutating_partition_the_catalogue():
-    assert READ_ONLY == {"read_file", "list_directory"}
+    assert READ_ONLY == {"read_file", "list_directory", "search_workspace"}
     assert MUTATING == {"write_file", "edit_file", "execute_command"}
     assert READ_ONLY | MUTATING == {t["function"]["name"] for t in TOOLS}
     assert not READ_ONLY & MUTATING
@@ -313,10 +320,19 @@ def test_summary(name, args, expected):
 
 
 def test_summary_long_command_is_shortened():
-    text = summary("execute_command", {"command": "echo " + "a" * 200})
+    text = summary("execute_command", {"command": "echo " + "a" * 200 + "; touch x"})
     assert text.startswith("execute_command echo aaa")
-    assert text.endswith("…")
+    assert text.endswith("a; touch x") and "…" in text  # the head and the end: where the rest hides
     assert len(text) <= len("execute_command ") + 60
+
+
+@pytest.mark.parametrize("pad, count", [(" " * 4000, "⟨4,000 spaces⟩"), ("\t" * 4000, "⟨4,000 tabs⟩"),
+                                        ("\n" * 3000, "⏎⟨2,999 blank lines⟩⏎"),
+                                        ("\u3000" * 2000, "⟨2,000 × U+3000⟩"),
+                                        ("\u2800" * 2000, "⟨2,000 × U+2800⟩")])
+def test_summary_counts_blank_runs_so_the_end_shows(pad, count):
+    text = summary("execute_command", {"command": f"echo hi{pad}; touch /tmp/x"})
+    assert text == f"execute_command echo hi{count}; touch /tmp/x"
 
 
 def test_summary_escapes_control_sequences():
@@ -416,15 +432,6 @@ def test_clipping_keeps_exactly_the_limit():
     assert catalogue._clip_head("abcde", 5) == "abcde" and catalogue._clip_head("abcdef", 5) == "abcd…"
 
 
-def test_a_very_long_path_or_command_is_summarised_by_its_ends():
-    path = "d" * 5000 + "/target.py"
-    text = summary("read_file", {"path": path})
-    assert text == "read_file …" + path[-(catalogue._PATH_MAX - 1):]
-    command = "echo " + "x" * 5000
-    assert summary("execute_command", {"command": command}) == (
-        "execute_command " + command[: catalogue._COMMAND_MAX - 1] + "…")
-
-
 def test_the_default_read_window_is_not_shown():
     assert summary("read_file", {"path": "a", "offset": 1, "limit": 2000}) == "read_file a"
     assert summary("read_file", {"path": "a", "limit": 1999}) == "read_file a:1+1999"
@@ -442,3 +449,43 @@ def test_a_summary_survives_arguments_that_misbehave():
 
 def test_a_null_path_is_shown_as_a_question_mark():
     assert summary("read_file", {"path": None}) == "read_file ?"
+
+
+# -- names and shell-isms in path parameters (issue 14 §3, §4) --------------------------------
+
+
+def test_every_path_parameter_tells_the_model_there_is_no_shell_and_how_names_are_written():
+    for tool in catalogue.TOOLS:
+        fn = tool["function"]
+        key = catalogue.PATH_PARAMS[fn["name"]]
+        text = fn["parameters"]["properties"][key]["description"]
+        assert "relative to the working directory" in text and "~" in text and "not expanded" in text
+        assert "\\xNN" in text and "as written" in text
+    listing = next(t for t in catalogue.TOOLS if t["function"]["name"] == "list_directory")
+    assert "\\xNN" in listing["function"]["description"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "key", "want"),
+    [
+        ("read_file", {"path": "caf\udce9.txt"}, "path", "caf\\xe9.txt"),
+        ("write_file", {"path": "d\udcff/x", "content": "x"}, "path", "d\\xff/x"),
+        ("edit_file", {"path": "\udcc3\udca9", "search_block": "a", "replace_block": "b"}, "path", "é"),
+        ("list_directory", {"path": "caf\\xe9"}, "path", "caf\\xe9"),
+        ("execute_command", {"command": "ls \udce9", "cwd": "d\udcff"}, "cwd", "d\\xff"),
+        ("read_file", {"path": "plain/é.txt"}, "path", "plain/é.txt"),
+    ],
+)
+def test_validate_gives_the_path_in_its_one_written_form(tool, args, key, want):
+    out, bad = validate(tool, args)
+    assert bad is None, bad
+    assert out[key] == want
+    if tool == "execute_command":
+        assert out["command"] == "ls \udce9"  # a command is shell text: never rewritten
+
+
+def test_a_lone_surrogate_that_is_no_byte_is_a_named_problem():
+    out, bad = validate("read_file", {"path": "x\ud800"})
+    assert out is None and bad["code"] == "bad_arguments"
+    assert "\\ud800" in bad["error"] and "\\xNN" in bad["error"]
+    results.encode(bad).encode("utf-8")

@@ -53,7 +53,7 @@ def test_what_is_a_command(text, parsed):
 
 
 def test_the_table_is_complete_and_every_command_has_a_handler():
-    assert NAMES == ["help", "model", "mode", "permissions"]
+    assert NAMES == ["help", "clear", "compact", "usage", "model", "mode", "permissions", "undo", "sessions", "quit"]
     for cmd in commands.COMMANDS:
         assert callable(getattr(Agent, f"_{cmd.name}_command")), cmd.name
         assert cmd.help.endswith(".") and cmd.help[0].isupper()
@@ -63,8 +63,9 @@ def test_the_table_is_complete_and_every_command_has_a_handler():
 
 def test_help_text_lists_every_command_with_its_arguments():
     text = commands.help_text()
-    for usage in ("/help", "/model [NAME]", "/mode [NAME]", "/permissions [revoke N]"):
-        assert re.search(rf"^  {re.escape(usage)}\s", text, re.M), usage
+    for usage in ("/help", "/clear", "/compact [FOCUS]", "/usage", "/model [NAME]", "/mode [NAME]",
+                  "/permissions [revoke N]", "/undo [N]", "/sessions", "/quit"):
+        assert re.search(rf"^  {re.escape(usage)}\s", text, re.MULTILINE), usage
 
 
 def test_unknown_text_says_so_and_suggests():
@@ -167,7 +168,7 @@ def test_a_prompt_that_starts_with_a_path_goes_to_the_model(text):
     agent, out, streams, _ = start()
     agent.send((M.PROMPT, text))
     out.wait_kind(M.ASSISTANT_END, "done")
-    assert streams[0][1] == [{"role": "user", "content": text}]
+    assert streams[0][1][1:] == [{"role": "user", "content": text}]  # after the system message
 
 
 def test_model_name_in_the_list_is_set():

@@ -416,6 +416,9 @@ def test_root_in_file_is_refused(root: Path, home: Path) -> None:
         ('{ "" = "v" }', 'header name "" is not valid'),
         ('{ "X-A" = 1 }', 'header "X-A": expected a string value, got 1'),
         ('{ "X-A" = "1", "x-a" = "2" }', "is given twice"),
+        ('{ "Authorization" = " Bearer x" }', "must not start or end with spaces or tabs"),
+        ('{ "X-A" = "v\t" }', "must not start or end with spaces or tabs"),
+        ('{ "X-A" = "€uro" }', "only Latin-1"),
     ],
 )
 def test_bad_headers(root: Path, home: Path, table: str, expected: str) -> None:

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from dashfloat.tools import edit, files
+from dashfloat.tools import edit, files, safeopen
 from dashfloat.tools.edit import (
     EditPlan,
     WritePlan,
@@ -19,7 +19,7 @@ from dashfloat.tools.edit import (
     plan_edit,
     plan_write,
 )
-from dashfloat.tools.files import EDIT_MAX_BYTES
+from dashfloat.tools.files import EDIT_MAX_BYTES, read_file
 
 
 @pytest.fixture
@@ -196,20 +196,25 @@ def test_too_large_refused_by_stat_without_reading(root, monkeypatch):
     with open(p, "wb") as f:
         f.truncate(EDIT_MAX_BYTES + 1)  # sparse: cheap
     opened = []
-    real_open = os.open
+    real_open, real_beneath = os.open, safeopen.Root.open
 
     def spy_os_open(path, flags, *a, **kw):
-        opened.append(path)
+        opened.append((path, flags))
         return real_open(path, flags, *a, **kw)
 
+    def spy_beneath(self, rel, flags, *a, **kw):  # openat2 opens are not os.open calls
+        opened.append((rel, flags))
+        return real_beneath(self, rel, flags, *a, **kw)
+
     monkeypatch.setattr(os, "open", spy_os_open)
+    monkeypatch.setattr(safeopen.Root, "open", spy_beneath)
     monkeypatch.setattr(builtins, "open", lambda *a, **k: pytest.fail("open() called"))
     got = plan_edit(root, "big.log", "a", "b")
     assert got["code"] == "too_large" and got["size"] == EDIT_MAX_BYTES + 1
-    assert opened == []
     got = plan_write(root, "big.log", "x")
     assert got["code"] == "too_large"
-    assert opened == []
+    # only directories were opened (the root, the walk): never the file itself
+    assert opened and all(flags & os.O_DIRECTORY for _path, flags in opened), opened
 
 
 def test_exactly_8_mib_is_allowed(root):
@@ -291,7 +296,7 @@ def test_failed_edit_leaves_original(root, monkeypatch):
     p.write_text("x = 1\n")
     plan = plan_edit(root, "a.py", "x = 1", "x = 2")
 
-    def boom(src, dst):
+    def boom(src, dst, **dir_fds):
         raise OSError(5, "simulated")
 
     monkeypatch.setattr(files.os, "replace", boom)
@@ -322,7 +327,9 @@ def test_edit_non_utf8_name(root):
     (root / name).write_text("a\n")
     plan = plan_edit(root, name, "a", "b")
     assert plan.rel == "caf\\xe9.txt"
-    assert apply_edit(plan) == {"ok": True, "path": "caf\\xe9.txt", "bytes": 2, "line": 1}
+    got = apply_edit(plan)
+    assert {k: got[k] for k in ("ok", "path", "bytes", "line")} == {"ok": True, "path": "caf\\xe9.txt", "bytes": 2, "line": 1}
+    assert "\\xNN" in got["names_escaped"]
 
 
 # -- write plans --------------------------------------------------------------------------
@@ -469,26 +476,6 @@ def io_error():
     raise OSError(5, "Input/output error")
 
 
-def test_a_stat_failing_after_the_check_is_an_error_result(root, monkeypatch):
-    (root / "a").write_text("x = 1\n")
-    after_stat(monkeypatch, root / "a", 2, io_error)   # 1: check_regular, 2: the size check
-    assert plan_edit(root, "a", "x = 1", "x = 2") == {
-        "ok": False, "code": "io_error", "error": "cannot stat a: Input/output error"}
-
-
-def test_a_file_swapped_for_a_link_before_the_open_is_refused(root, monkeypatch):
-    (root / "a").write_text("x = 1\n")
-    (root / "b").write_text("x = 1\n")
-
-    def swap():
-        (root / "a").unlink()
-        os.symlink("b", root / "a")
-
-    after_stat(monkeypatch, root / "a", 2, swap)
-    got = plan_edit(root, "a", "x = 1", "x = 2")
-    assert got["code"] == "path_escape" and "turned into a symbolic link" in got["error"]
-
-
 def test_a_read_error_is_an_error_result(root, monkeypatch):
     (root / "a").write_text("x = 1\n")
 
@@ -498,20 +485,6 @@ def test_a_read_error_is_an_error_result(root, monkeypatch):
     monkeypatch.setattr(files, "read_bytes_bounded", failing_read)
     assert plan_edit(root, "a", "x = 1", "x = 2") == {
         "ok": False, "code": "io_error", "error": "cannot read a: Input/output error"}
-
-
-def test_a_file_that_grows_past_the_limit_between_stat_and_read_is_refused(root, monkeypatch):
-    monkeypatch.setattr(edit, "EDIT_MAX_BYTES", 10)
-    p = root / "a"
-    p.write_bytes(b"x = 1\n")
-
-    def grow():
-        with open(p, "ab") as fh:
-            fh.write(b"y = 2\n")
-
-    after_stat(monkeypatch, p, 2, grow)   # the size check sees 6 bytes; the read finds 12
-    got = plan_edit(root, "a", "x = 1", "x = 2")
-    assert got["code"] == "too_large" and "grew past it" in got["error"] and got["size"] == 11
 
 
 def test_a_file_that_became_a_fifo_since_the_preview_is_named_so(root):
@@ -525,43 +498,6 @@ def test_a_file_that_became_a_fifo_since_the_preview_is_named_so(root):
     assert stat.S_ISFIFO(os.lstat(p).st_mode)
 
 
-def test_apply_a_stat_failing_after_the_check_is_an_error_result(root, monkeypatch):
-    (root / "a").write_text("x = 1\n")
-    plan = plan_edit(root, "a", "x = 1", "x = 2")
-    after_stat(monkeypatch, root / "a", 2, io_error)
-    assert apply_edit(plan) == {"ok": False, "code": "io_error", "error": "cannot stat a: Input/output error"}
-    assert (root / "a").read_text() == "x = 1\n"
-
-
-def test_apply_a_file_swapped_for_a_link_before_the_reread_is_refused(root, monkeypatch):
-    (root / "a").write_text("x = 1\n")
-    (root / "b").write_text("x = 1\n")
-    plan = plan_edit(root, "a", "x = 1", "x = 2")
-
-    def swap():
-        (root / "a").unlink()
-        os.symlink("b", root / "a")
-
-    after_stat(monkeypatch, root / "a", 2, swap)
-    assert apply_edit(plan)["code"] == "path_escape"
-    assert (root / "b").read_text() == "x = 1\n"
-
-
-def test_apply_text_appended_after_the_size_check_is_not_overwritten(root, monkeypatch):
-    p = root / "a"
-    p.write_text("x = 1\n")
-    plan = plan_edit(root, "a", "x = 1", "x = 2")
-
-    def append():
-        with open(p, "a") as fh:
-            fh.write("y = 2\n")
-
-    after_stat(monkeypatch, p, 2, append)
-    got = apply_edit(plan)
-    assert got["code"] == "changed_since_preview" and "its content differs" in got["error"]
-    assert p.read_text() == "x = 1\ny = 2\n"
-
-
 def test_apply_a_read_error_is_an_error_result(root, monkeypatch):
     (root / "a").write_text("x = 1\n")
     plan = plan_edit(root, "a", "x = 1", "x = 2")
@@ -573,18 +509,6 @@ def test_apply_a_read_error_is_an_error_result(root, monkeypatch):
     assert apply_edit(plan) == {"ok": False, "code": "io_error", "error": "cannot read a: Input/output error"}
 
 
-def test_apply_a_target_that_stops_being_a_regular_file_at_the_write_is_changed(root, monkeypatch):
-    (root / "a").write_text("x = 1\n")
-    plan = plan_edit(root, "a", "x = 1", "x = 2")
-
-    def refuse(path, data):
-        raise files.NotRegularFile(21, "Is a directory")
-
-    monkeypatch.setattr(files, "atomic_write", refuse)
-    got = apply_edit(plan)
-    assert got["code"] == "changed_since_preview" and "it is no longer a regular file" in got["error"]
-
-
 def test_apply_write_refuses_a_target_that_now_leads_outside(root, tmp_path):
     (root / "d").mkdir()
     (root / "d" / "a").write_text("old")
@@ -593,3 +517,15 @@ def test_apply_write_refuses_a_target_that_now_leads_outside(root, tmp_path):
     os.symlink(tmp_path / "outside" / "d", root / "d")
     assert apply_write(plan)["code"] == "path_escape"
     assert (tmp_path / "outside" / "d" / "a").read_text() == "old"
+
+
+def test_a_search_block_with_the_replacement_character_says_why_it_cannot_match(root):
+    """read_file shows bytes that are not UTF-8 as U+FFFD; a search block copied from it
+    matches nothing, and the error says why (issue 14 §3)."""
+    (root / "latin.txt").write_bytes(b"caf\xe9 au lait\n")
+    shown = read_file(root, "latin.txt")["content"]
+    assert shown == "caf\ufffd au lait\n"
+    got = plan_edit(root, "latin.txt", shown, "tea\n")
+    assert got["code"] == "search_not_found" and "not valid UTF-8" in got["error"], got
+    assert "not valid UTF-8" not in plan_edit(root, "latin.txt", "nothing", "x")["error"]
+    assert plan_edit(root, "latin.txt", " au lait", " noir").new == b"caf\xe9 noir\n"

@@ -42,25 +42,14 @@ def marker() -> str:
     return f"1000.{os.getpid()}{next(_counter):04d}"
 
 
-def _stat(pid: str) -> tuple[str, int] | None:
-    """(state, session id) of a process, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return fields[0].decode(), int(fields[3])
-
-
 def live_in_session(sid: int) -> list[int]:
     """Pids of live (not zombie) processes whose session id is `sid`."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
-        info = _stat(name)
-        if info and info[1] == sid and info[0] not in ("Z", "X"):
+        info = stat_of(int(name))
+        if info and info[2] == sid and info[0] not in ("Z", "X"):
             found.append(int(name))
     return found
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import stat
@@ -315,7 +316,7 @@ def test_failed_replace_leaves_original(root, monkeypatch):
     p.write_text("original")
     os.chmod(p, 0o600)
 
-    def boom(src, dst):
+    def boom(src, dst, **dir_fds):
         raise OSError(errno.EIO, "simulated I/O error")
 
     monkeypatch.setattr(files.os, "replace", boom)
@@ -391,17 +392,17 @@ def test_temp_in_target_dir_random_and_exclusive(root, tmp_path, monkeypatch):
     seen = []
     real_replace = os.replace
 
-    def spy(src, dst):
-        seen.append((src, dst))
-        return real_replace(src, dst)
+    def spy(src, dst, *, src_dir_fd, dst_dir_fd):
+        seen.append((src, dst, os.readlink(f"/proc/self/fd/{src_dir_fd}"), src_dir_fd == dst_dir_fd))
+        return real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     monkeypatch.setattr(files.os, "replace", spy)
     atomic_write(str(target), b"new")
     assert target.read_bytes() == b"new"
     assert secret.read_text() == "untouched" and os.path.islink(trap)
-    (src, dst), = seen
-    assert os.path.dirname(src) == os.fsencode(str(root / "d"))
-    assert b"b" * 16 in src
+    (src, dst, directory, same), = seen
+    assert directory == str(root / "d") and same  # created and renamed in the target's directory
+    assert b"b" * 16 in src and dst == b"t.txt"
 
 
 def test_temp_names_differ():
@@ -455,11 +456,11 @@ def test_parent_created_dirs_rechecked(root, tmp_path, monkeypatch):
     """A directory swapped for an outside link right after mkdir is caught by the re-check."""
     real_mkdir = os.mkdir
 
-    def racing_mkdir(path, *a, **kw):
-        real_mkdir(path, *a, **kw)
-        if os.path.basename(path) == "a":
-            os.rmdir(path)
-            os.symlink(tmp_path / "outside", path)
+    def racing_mkdir(path, *a, dir_fd=None, **kw):
+        real_mkdir(path, *a, dir_fd=dir_fd, **kw)
+        if os.path.basename(os.fsdecode(path)) == "a":
+            os.rmdir(path, dir_fd=dir_fd)
+            os.symlink(tmp_path / "outside", path, dir_fd=dir_fd)
 
     monkeypatch.setattr(files.os, "mkdir", racing_mkdir)
     got = write_file(root, "a/b/c.txt", "x")
@@ -530,7 +531,9 @@ def test_list_exactly_501_not_truncated(root):
     assert got["truncated"] is False and got["total"] == 501 and len(got["entries"]) == 501
 
 
-def test_list_sorts_by_bytes_and_escapes_names(root):
+def test_list_sorts_by_bytes_and_writes_names_to_give_back(root):
+    """Valid UTF-8 names go as they are (JSON carries a newline or an ESC; the screen escapes
+    them itself); a name that is not UTF-8 is written with \\xNN and flagged."""
     for raw in (b"caf\xe9.txt", b"Zeta", b"alpha", b"\xc3\xa9t\xc3\xa9", b"a\x1b[31mred", b"nl\nx"):
         with open(os.path.join(os.fsencode(str(root)), raw), "wb"):
             pass
@@ -539,16 +542,21 @@ def test_list_sorts_by_bytes_and_escapes_names(root):
     by_name = {e["name"]: e for e in got["entries"]}
     assert [e["name"] for e in got["entries"]] == [
         "Zeta",
-        "a\\e[31mred",
+        "a\x1b[31mred",
         "alpha",
         "caf\\xe9.txt",
-        "nl\\nx",
+        "nl\nx",
         "été",
     ]
     assert by_name["caf\\xe9.txt"]["escaped"] is True
-    assert by_name["a\\e[31mred"]["escaped"] is True
-    assert by_name["nl\\nx"]["escaped"] is True
-    assert "escaped" not in by_name["été"] and "escaped" not in by_name["alpha"]
+    assert [n for n, e in by_name.items() if e.get("escaped")] == ["caf\\xe9.txt"]
+    assert "\\xNN" in got["names_escaped"]
+
+
+def test_list_without_escaped_names_has_no_note(root):
+    (root / "plain.txt").write_text("")
+    got = list_directory(root)
+    assert "names_escaped" not in got and "escaped" not in got["entries"][0]
 
 
 def test_list_non_utf8_directory(root):
@@ -665,24 +673,6 @@ def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def test_reading_and_writing_leave_no_file_open(root, monkeypatch):
-    import gc
-    import sys
-
-    unraisable = []
-    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
-    (root / "small.txt").write_bytes(numbered(10))
-    (root / "large.txt").write_bytes(numbered(40_000))
-    os.mkfifo(root / "p")
-    before = open_fds()
-    assert read_file(root, "small.txt")["ok"] and read_file(root, "large.txt", offset=20)["ok"]
-    assert files.open_regular(str(root / "p"))["code"] == "special_file"
-    assert write_file(root, "small.txt", "new\n")["ok"] and write_file(root, "d/new.txt", "x")["ok"]
-    gc.collect()
-    assert open_fds() == before
-    assert unraisable == []   # and no descriptor closed twice
-
-
 def test_a_read_error_is_a_result(root, monkeypatch):
     (root / "a.txt").write_text("x\n")
 
@@ -693,45 +683,10 @@ def test_a_read_error_is_a_result(root, monkeypatch):
     assert read_file(root, "a.txt") == {"ok": False, "code": "io_error", "error": "cannot read a.txt: Input/output error"}
 
 
-def test_a_file_swapped_for_a_link_after_the_check_is_refused(root, monkeypatch):
-    (root / "a.txt").write_text("x\n")
-    (root / "b.txt").write_text("y\n")
-    real_stat = os.stat
-
-    def stat_then_swap(path, *args, **kwargs):
-        result = real_stat(path, *args, **kwargs)
-        if os.fspath(path).endswith("a.txt") and not os.path.islink(root / "a.txt"):
-            os.unlink(root / "a.txt")
-            os.symlink("b.txt", root / "a.txt")
-        return result
-
-    monkeypatch.setattr(os, "stat", stat_then_swap)
-    got = read_file(root, "a.txt")
-    assert got["code"] == "path_escape" and "turned into a symbolic link" in got["error"]
-
-
 def test_the_note_names_the_requested_limit_when_it_cut_the_reply(root):
     (root / "a.txt").write_bytes(numbered(5))
     got = read_file(root, "a.txt", limit=2)
     assert "(the requested limit of 2 lines)" in got["note"]
-
-
-def test_open_regular_errors(root, monkeypatch):
-    assert files.open_regular(str(root / "missing")) == {
-        "ok": False, "code": "not_found", "error": "no such file or directory: missing"}
-    (root / "t").write_text("x")
-    os.symlink("t", root / "l")
-    got = files.open_regular(str(root / "l"))
-    assert got["code"] == "path_escape" and got["error"] == "l turned into a symbolic link; refusing to follow it"
-
-    def failing_fstat(fd):
-        raise OSError(errno.EIO, "Input/output error")
-
-    before = open_fds()
-    monkeypatch.setattr(os, "fstat", failing_fstat)
-    assert files.open_regular(str(root / "t")) == {"ok": False, "code": "io_error", "error": "cannot stat t: Input/output error"}
-    monkeypatch.undo()
-    assert open_fds() == before
 
 
 def test_read_bytes_bounded_stops_at_the_limit_across_chunks(root):
@@ -891,63 +846,6 @@ def test_a_user_keeps_the_group_of_a_group_shared_file(world_dir):
     assert (os.stat(colleague).st_uid, os.stat(colleague).st_gid) == (nobody, devs)
 
 
-def test_a_parent_that_cannot_be_examined_is_a_result(root, monkeypatch):
-    res = files.pathpolicy.resolve(root, "a/x")
-    real_lstat = os.lstat
-
-    def lstat(path, *args, **kwargs):
-        if os.fspath(path) == str(root / "a"):
-            raise PermissionError(errno.EACCES, "Permission denied")
-        return real_lstat(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "lstat", lstat)
-    assert files.write_resolved(res, b"x") == {"ok": False, "code": "permission_denied", "error": "permission denied: stat a"}
-
-
-def test_a_parent_that_became_a_file_is_not_a_directory(root):
-    res = files.pathpolicy.resolve(root, "a/x")
-    (root / "a").write_text("a file now")
-    assert files.write_resolved(res, b"x") == {"ok": False, "code": "not_a_directory", "error": "not a directory: a"}
-    assert (root / "a").read_text() == "a file now"
-
-
-def test_a_missing_parent_that_turns_into_a_link_outside_is_refused(root, tmp_path, monkeypatch):
-    res = files.pathpolicy.resolve(root, "a/x")
-    real_resolve = files.pathpolicy.resolve
-
-    def resolve_after_a_swap(*args, **kwargs):
-        if not os.path.lexists(root / "a"):
-            os.symlink(tmp_path / "outside", root / "a")
-        return real_resolve(*args, **kwargs)
-
-    monkeypatch.setattr(files.pathpolicy, "resolve", resolve_after_a_swap)
-    assert files.write_resolved(res, b"x")["code"] == "path_escape"
-    assert os.listdir(tmp_path / "outside") == []
-
-
-def test_a_directory_that_cannot_be_created_is_a_result(root, monkeypatch):
-    def mkdir(path, *args, **kwargs):
-        raise PermissionError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(os, "mkdir", mkdir)
-    assert write_file(root, "a/x", "x") == {
-        "ok": False, "code": "permission_denied", "error": "permission denied: create directory a"}
-
-
-def test_a_created_directory_replaced_by_a_file_is_refused(root, monkeypatch):
-    real_mkdir = os.mkdir
-
-    def mkdir_then_replaced(path, *args, **kwargs):
-        real_mkdir(path, *args, **kwargs)
-        os.rmdir(path)
-        with open(path, "w") as fh:
-            fh.write("a file now")
-
-    monkeypatch.setattr(os, "mkdir", mkdir_then_replaced)
-    got = write_file(root, "a/x", "x")
-    assert got["code"] == "not_a_directory" and (root / "a").read_text() == "a file now"
-
-
 def test_a_target_that_became_a_directory_is_not_a_file(root):
     res = files.pathpolicy.resolve(root, "x")
     (root / "x").mkdir()
@@ -962,20 +860,126 @@ def test_a_directory_that_cannot_be_listed_is_a_result(root, monkeypatch):
     assert list_directory(root) == {"ok": False, "code": "permission_denied", "error": "permission denied: list ."}
 
 
-def test_an_entry_that_vanishes_while_listed_is_other_and_the_rest_still_listed(root, monkeypatch):
-    for name in ("a", "b", "c"):
-        (root / name).write_text(name)
-    real_lstat = os.lstat
+# -- names from a listing go back into every tool (issue 14 §3) --------------------------------
 
-    def lstat(path, *args, **kwargs):
-        if os.path.basename(os.fsencode(path)) == b"b":
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory")
-        return real_lstat(path, *args, **kwargs)
+# Each name, with the content its file holds. b"a\\xff" (ASCII) and b"a\xff" side by side: two
+# files that a listing must not give the same text.
+ROUND_TRIP = {
+    b"caf\xe9.txt": b"latin-1 name\n",
+    b"\xff\xfe": b"two bytes, neither UTF-8\n",
+    b"nl\nname": b"a newline in the name\n",
+    b"a\\xff": b"ASCII: a, backslash, x, f, f\n",
+    b"a\xff": b"a and the byte 0xff\n",
+    "é.txt".encode(): b"valid UTF-8\n",
+    b"back\\slash": b"one backslash\n",
+    b"sub\xe9": None,  # a directory
+}
 
-    monkeypatch.setattr(os, "lstat", lstat)
-    got = list_directory(root)
-    assert got["entries"] == [
-        {"name": "a", "type": "file", "size": 1},
-        {"name": "b", "type": "other"},
-        {"name": "c", "type": "file", "size": 1},
-    ]
+
+def _as_the_model_sends(name: str, **args) -> dict:
+    """A listing's name as the model reads it (the tool message JSON) and sends it back (a
+    call's arguments JSON)."""
+    return json.loads(json.dumps({"path": name, **args}))
+
+
+def _run(root, tool: str, args: dict) -> dict:
+    from dashfloat.tools import catalogue, runner
+
+    args, bad = catalogue.validate(tool, args)
+    assert bad is None, bad
+    prepared = runner.prepare(tool, args, str(root)) if runner.needs_confirmation(tool) else None
+    if isinstance(prepared, dict):
+        return prepared
+    return json.loads(results.encode(runner.execute(tool, args, str(root), prepared)))
+
+
+@pytest.fixture
+def odd_names(root):
+    base = os.fsencode(str(root))
+    for raw, data in ROUND_TRIP.items():
+        if data is None:
+            os.mkdir(os.path.join(base, raw))
+            with open(os.path.join(base, raw, b"in\xff.txt"), "wb") as fh:
+                fh.write(b"inside\n")
+        else:
+            with open(os.path.join(base, raw), "wb") as fh:
+                fh.write(data)
+    return root
+
+
+def _listed(root, path: str = ".") -> dict[bytes, str]:
+    """{the name on disk: the text the listing gives for it}, through the JSON the model reads."""
+    got = json.loads(results.encode(list_directory(root, path)))
+    assert got["ok"], got
+    texts = [e["name"] for e in got["entries"]]
+    assert len(set(texts)) == len(texts), f"two names share a text: {texts}"
+    base = os.fsencode(os.path.join(str(root), path))
+    on_disk = sorted(os.listdir(base))
+    assert len(texts) == len(on_disk)
+    assert "\\xNN" in got["names_escaped"]
+    return dict(zip(on_disk, texts, strict=True))
+
+
+def test_read_file_by_the_name_the_listing_gave(odd_names):
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        got = _run(odd_names, "read_file", _as_the_model_sends(text))
+        assert got["ok"], (raw, text, got)
+        assert got["content"] == ROUND_TRIP[raw].decode(), (raw, text)
+        assert got["path"] == text
+    listed = _listed(odd_names)
+    inner = _listed(odd_names, os.fsdecode(b"sub\xe9"))
+    got = _run(odd_names, "read_file", _as_the_model_sends(listed[b"sub\xe9"] + "/" + inner[b"in\xff.txt"]))
+    assert got["ok"] and got["content"] == "inside\n", got
+
+
+def test_write_file_by_the_name_the_listing_gave_overwrites_that_file(odd_names):
+    before = sorted(os.listdir(os.fsencode(str(odd_names))))
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        got = _run(odd_names, "write_file", _as_the_model_sends(text, content=f"new {text!r}\n"))
+        assert got["ok"] and got["created"] is False, (raw, text, got)
+        with open(os.path.join(os.fsencode(str(odd_names)), raw), "rb") as fh:
+            assert fh.read() == f"new {text!r}\n".encode(), raw
+    assert sorted(os.listdir(os.fsencode(str(odd_names)))) == before, "a differently named file appeared"
+
+
+def test_edit_file_by_the_name_the_listing_gave(odd_names):
+    for raw, text in _listed(odd_names).items():
+        if ROUND_TRIP[raw] is None:
+            continue
+        old = ROUND_TRIP[raw].decode()
+        got = _run(odd_names, "edit_file", _as_the_model_sends(text, search_block=old, replace_block="edited\n"))
+        assert got["ok"], (raw, text, got)
+        with open(os.path.join(os.fsencode(str(odd_names)), raw), "rb") as fh:
+            assert fh.read() == b"edited\n", raw
+
+
+def test_list_and_cwd_by_the_name_the_listing_gave(odd_names):
+    text = _listed(odd_names)[b"sub\xe9"]
+    got = _run(odd_names, "list_directory", _as_the_model_sends(text))
+    assert got["ok"] and got["path"] == text and [e["name"] for e in got["entries"]] == ["in\\xff.txt"]
+    got = _run(odd_names, "execute_command", {"command": "pwd", "cwd": text})
+    assert got["ok"] and got["output"].rstrip("\n").endswith("sub\ufffd"), got  # the shell's bytes, replaced
+
+
+def test_a_missing_escaped_name_says_how_it_was_read(root):
+    got = read_file(root, "nothing\\xff.txt")
+    assert got["code"] == "not_found" and "read as a byte" in got["error"], got
+    assert got["error"].startswith("no such file or directory: nothing\\xff.txt ("), got
+    got = read_file(root, "caf\\xc3\\xa9")  # no written form (é is written as é): literal
+    assert got["error"].startswith("no such file or directory: caf\\\\xc3\\\\xa9"), got
+    assert "read as" not in read_file(root, "nothing.txt")["error"]
+
+
+def test_the_listing_row_on_screen_has_one_line_per_entry(odd_names):
+    """A newline in a name is shown escaped on the outcome row, not as a second entry; bytes
+    that are not UTF-8 are shown as the model reads them."""
+    from dashfloat.tools import runner
+
+    row = runner.result_row("c1", "list_directory", list_directory(odd_names))
+    assert row["text"] == f"ok: {len(ROUND_TRIP)} entries"
+    assert len(row["excerpt"]) == len(ROUND_TRIP)
+    assert "nl\\nname" in row["excerpt"] and "caf\\xe9.txt" in row["excerpt"] and "sub\\xe9/" in row["excerpt"]

@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from dashfloat.tools import files, pathpolicy
+from dashfloat.tools import edit, files, pathpolicy, results, safeopen
 from dashfloat.tools.pathpolicy import Resolved, resolve
 
 
@@ -111,12 +111,44 @@ CASES = [
     ("", "bad_arguments", None, None),
     ("a\0b", "bad_arguments", None, None),
     ("file.txt\0../../etc/passwd", "bad_arguments", None, None),
-    ("~", "ok", "~", False),
-    ("~/x", "ok", "~/x", False),
-    ("~root/.ssh", "ok", "~root/.ssh", False),
-    ("$HOME/x", "ok", "$HOME/x", False),
-    ("${HOME}", "ok", "${HOME}", False),
+    # a path written as if for a shell: nothing expands it, so it is refused (issue 14 §4)
+    ("~", "bad_arguments", None, None),
+    ("~/x", "bad_arguments", None, None),
+    ("~/.bashrc", "bad_arguments", None, None),
+    ("~root/.ssh", "bad_arguments", None, None),
+    ("~/../file.txt", "bad_arguments", None, None),
+    ("$HOME/x", "bad_arguments", None, None),
+    ("${HOME}", "bad_arguments", None, None),
+    ("$PWD", "bad_arguments", None, None),
+    # ... and a ~ or $ anywhere else is a plain character, ./~ the file named ~
+    ("./~", "ok", "~", False),
+    ("./~/x", "ok", "~/x", False),
+    ("a/~b", "ok", "a/~b", False),
+    ("x~", "ok", "x~", False),
+    ("sub/~", "ok", "sub/~", False),
+    ("./$HOME", "ok", "$HOME", False),
+    ("Outer$Inner.class", "ok", "Outer$Inner.class", False),
+    ("$", "ok", "$", False),
+    # a trailing slash names a directory: on a file it is "not a directory", as the kernel says
     ("sub/", "ok", "sub", True),
+    ("link_dir_in/", "ok", "link_dir_in", True),
+    ("file.txt/", "not_a_directory", None, None),
+    ("file.txt/.", "not_a_directory", None, None),
+    ("link_in/", "not_a_directory", None, None),
+    ("fifo/", "not_a_directory", None, None),
+    ("new.txt/", "ok", "new.txt", False),
+    # NAME_MAX (255 bytes a component) and PATH_MAX (4095 bytes), counted in bytes
+    ("n" * 255, "ok", "n" * 255, False),
+    ("n" * 256, "name_too_long", None, None),
+    ("sub/" + "é" * 128, "name_too_long", None, None),
+    ("sub/" + "é" * 127, "ok", "sub/" + "é" * 127, False),
+    ("/".join(["d" * 200] * 21), "name_too_long", None, None),
+    ("./" * 2048, "name_too_long", None, None),
+    # a name written with \xNN escapes (as list_directory writes it) is the same file
+    ("caf\\xe9.txt", "ok", os.fsdecode(b"caf\xe9.txt"), True),
+    ("sub/../caf\\xe9.txt", "ok", os.fsdecode(b"caf\xe9.txt"), True),
+    ("caf\\xc3\\xa9.txt", "ok", "caf\\xc3\\xa9.txt", False),
+    ("caf\\XE9.txt", "ok", "caf\\XE9.txt", False),
     (".", "ok", ".", True),
     ("./", "ok", ".", True),
     ("sub/..", "ok", ".", True),
@@ -136,7 +168,7 @@ def test_resolve_table(tree, path, expected, rel, exists):
         assert got.rel == rel
         assert got.exists is exists
         assert pathpolicy._inside(os.fsencode(got.real), os.fsencode(os.path.realpath(tree)))
-        assert got.abs == os.path.normpath(os.path.join(str(tree), path))
+        assert got.abs == os.path.normpath(os.path.join(str(tree), rel))
     else:
         assert isinstance(got, dict), got
         assert got["ok"] is False and got["code"] == expected, got
@@ -205,7 +237,19 @@ def test_non_string_paths_are_bad_arguments(tree):
 
 
 def test_lone_surrogate_is_bad_arguments(tree):
-    assert resolve(tree, "x\ud800")["code"] == "bad_arguments"
+    got = resolve(tree, "x\ud800")
+    assert got["code"] == "bad_arguments" and "\\ud800" in got["error"]
+    results.encode(got).encode("utf-8")
+
+
+def test_a_surrogate_escape_from_the_model_is_the_byte(tree):
+    """The model's own "\\udce9" stands for the byte 0xe9, like Python's surrogateescape;
+    the one that spells valid UTF-8 ("\\udcc3\\udca9") finds the valid name (é)."""
+    got = resolve(tree, "caf\udce9.txt", must_exist=True)
+    assert isinstance(got, Resolved) and os.fsencode(got.real).endswith(b"/caf\xe9.txt")
+    (tree / "é.txt").write_text("x")
+    got = resolve(tree, "\udcc3\udca9.txt", must_exist=True)
+    assert isinstance(got, Resolved) and got.rel == "é.txt"
 
 
 def test_bytes_paths_with_non_utf8_names(tree):
@@ -223,8 +267,45 @@ def test_root_given_as_a_symlink(tree, tmp_path):
     assert isinstance(got, Resolved)
     assert got.abs == str(via / "file.txt")
     assert got.real == os.path.realpath(tree / "file.txt")
-    # the real root's spelling is lexically outside the given root: strict, rejected
-    assert resolve(via, str(tree / "file.txt"))["code"] == "path_escape"
+    # the root's real path is the same place: inside, named relative to the root, spelled via it
+    got = resolve(via, str(tree / "sub" / "inner.txt"))
+    assert isinstance(got, Resolved), got
+    assert (got.rel, got.abs, got.exists) == ("sub/inner.txt", str(via / "sub" / "inner.txt"), True)
+    assert resolve(via, str(tree)).rel == "."
+
+
+@pytest.mark.parametrize("given", ["link", "real"])
+def test_absolute_paths_spelled_through_either_name_of_the_root(tree, tmp_path, given):
+    """Issue 14 §2: the root entered through a link (a linked project, macOS /tmp): a path
+    spelled through the link or through the real path is inside, whichever the root is."""
+    link = tmp_path / "root_link"
+    os.symlink(tree, link)
+    os.symlink(tree / "sub", tmp_path / "shortcut")  # a link from outside to a directory inside
+    root = link if given == "link" else tree
+    for spelled, rel, exists in [
+        (link / "file.txt", "file.txt", True),
+        (tree / "file.txt", "file.txt", True),
+        (link / "sub" / "inner.txt", "sub/inner.txt", True),
+        (link / "new" / "dir" / "x.txt", "new/dir/x.txt", False),
+        (tree / "new.txt", "new.txt", False),
+        (link, ".", True),
+        (tmp_path / "shortcut" / "inner.txt", "sub/inner.txt", True),
+        (link / "link_in", "link_in", True),
+    ]:
+        got = resolve(root, str(spelled))
+        assert isinstance(got, Resolved), (spelled, got)
+        assert (got.rel, got.exists) == (rel, exists), spelled
+        assert got.abs == os.path.normpath(os.path.join(str(root), rel))
+    # what is outside stays outside, however it is spelled
+    for spelled in [link / ".." / "outside" / "secret.txt", tmp_path / "outside" / "secret.txt",
+                    link / "link_out", link / "linkdir_out" / "secret.txt", link / "dangling_out",
+                    str(link) + "-evil/x.txt", tmp_path / "root-evil" / "x.txt", link / "..",
+                    link / "sub" / "up_out" / "secret.txt"]:
+        got = resolve(root, str(spelled))
+        assert isinstance(got, dict) and got["code"] == "path_escape", (spelled, got)
+    # relative paths are never respelled: ".." leaves the root, whatever it leads back into
+    assert resolve(tree, "../root_link/file.txt")["code"] == "path_escape"
+    assert resolve(link, "../root/file.txt")["code"] == "path_escape"
 
 
 def test_relative_root(tree, monkeypatch):
@@ -267,7 +348,8 @@ def test_fifo_refused_without_blocking(tree):
 
 
 def test_open_regular_refuses_a_fifo_without_blocking(tree):
-    got = no_block(lambda: files.open_regular(str(tree / "fifo")))
+    with safeopen.Root(tree) as beneath:
+        got = no_block(lambda: files.open_regular(beneath, "fifo"))
     assert isinstance(got, dict) and got["code"] == "special_file"
 
 
@@ -314,10 +396,6 @@ def test_shown_is_json_and_terminal_safe():
     assert pathpolicy.shown(b"caf\xe9") == "caf\\xe9"
     assert pathpolicy.shown(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
     assert pathpolicy.shown("a\nb\tc\x1bd") == "a\\nb\\tc\\ed"
-    assert pathpolicy.is_clean_name("ok.txt")
-    assert pathpolicy.is_clean_name(b"caf\xc3\xa9") is True
-    assert pathpolicy.is_clean_name(b"caf\xe9") is False
-    assert pathpolicy.is_clean_name("a\x1b") is False
 
 
 # -- bounds and error paths (found by `make mutation`) ---------------------------------------
@@ -422,3 +500,81 @@ def test_kind_of_every_file_type(mode, name):
 def test_a_block_device_is_refused_by_name():
     got = pathpolicy.special_error("sda", stat.S_IFBLK | 0o660)
     assert got["code"] == "special_file" and "refusing a block device: sda" in got["error"]
+
+
+    assert pathpolicy.shown("x\ud800") == "x\ufffd"  # stands for no byte
+    # a backslash in a name written with escapes is doubled, as names.written writes it
+    assert pathpolicy.shown(b"a\\b\xff") == "a\\\\b\\xff"
+
+
+# -- the lexical step: refused before anything on disk is looked at (issue 14 §4) ----------
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "words"),
+    [
+        ("~", "bad_arguments", ["relative to the working directory", "~ is not expanded", "./~"]),
+        ("~/.bashrc", "bad_arguments", ["~ is not expanded", "no shell", "./~"]),
+        ("~root/x", "bad_arguments", ["~ is not expanded", "./~root"]),
+        ("$HOME/.bashrc", "bad_arguments", ["$VARIABLES are not expanded", "./$HOME"]),
+        ("x" * 300, "name_too_long", ["name too long", "300 bytes", "255 bytes (NAME_MAX)"]),
+        ("a/" * 2100, "name_too_long", ["name too long", "4200 bytes", "4095 bytes (PATH_MAX)"]),
+        ("", "bad_arguments", ["path is empty", '"."']),
+        ("a\0b", "bad_arguments", ["NUL byte"]),
+    ],
+)
+def test_lexical_refusals_touch_nothing(tmp_path, monkeypatch, path, code, words):
+    """Each is refused with its own clear message before the path is resolved on disk: the
+    resolution step fails the test, and the root does not even exist (were it looked at, the
+    answer would be "the working directory does not exist")."""
+    def no_fs(*a, **k):
+        raise AssertionError(f"the file system was looked at: {a}")
+
+    monkeypatch.setattr(pathpolicy, "_real", no_fs)
+    got = resolve(tmp_path / "no-such-root", path)
+    assert got["code"] == code, got
+    for w in words:
+        assert w in got["error"], (w, got["error"])
+    assert len(got["error"]) < 400  # the long path is clipped, not echoed in full
+
+
+def test_path_max_counts_the_working_directory(tmp_path):
+    """A short relative path can still be too long once joined to a deep root."""
+    root = tmp_path
+    for _ in range(18):
+        root = root / ("r" * 200)
+    os.makedirs(root)
+    got = resolve(root, "d" * 200 + "/" + "e" * 200 + "/" + "f" * 200)
+    assert got["code"] == "name_too_long" and "PATH_MAX" in got["error"], got
+
+
+def test_a_trailing_slash_on_a_file_is_not_a_directory_for_every_tool(tree):
+    (tree / "a.txt").write_text("keep\n")
+    for got in (
+        files.read_file(tree, "a.txt/"),
+        files.write_file(tree, "a.txt/", "new"),
+        files.list_directory(tree, "a.txt/"),
+        edit.plan_edit(tree, "a.txt/", "keep", "lost"),
+        edit.plan_write(tree, "a.txt/", "new"),
+    ):
+        assert got["code"] == "not_a_directory" and "not a directory: a.txt/" in got["error"], got
+    assert (tree / "a.txt").read_text() == "keep\n"
+
+
+def test_write_file_with_a_trailing_slash_creates_nothing(tree):
+    for tool in (files.write_file, edit.plan_write):
+        got = tool(tree, "newdir/", "x")
+        assert got["code"] == "bad_arguments" and "ends in /" in got["error"], got
+    assert not os.path.lexists(tree / "newdir")
+
+
+def test_tilde_never_becomes_a_directory(tree):
+    """write_file ~/.bashrc used to create a directory named ~ in the project: a trap for
+    whoever types rm -rf ~ later."""
+    for tool in (files.write_file, edit.plan_write):
+        assert tool(tree, "~/.bashrc", "x")["code"] == "bad_arguments"
+    assert files.read_file(tree, "~/.bashrc")["code"] == "bad_arguments"
+    assert files.list_directory(tree, "~")["code"] == "bad_arguments"
+    assert not os.path.lexists(tree / "~")
+    got = files.write_file(tree, "./~/notes.txt", "x")  # said on purpose: fine
+    assert got["ok"] and got["path"] == "~/notes.txt"

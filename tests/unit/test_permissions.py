@@ -212,8 +212,8 @@ def test_describe_lists_every_layer_lowest_first(root: Path) -> None:
     assert heads == ["built-in:", "user config u:", "project config p:", "command line:",
                      "session:"]
     assert "  allow  read_file" in lines
-    assert any(line.startswith("  ask    write_file(**/.git/**)") and "protection" in line
-               for line in lines)
+    assert "  ask    .git/**   (git's own files: its config, hooks and attributes make git run programs)" in lines
+    assert any(line.startswith("  protection: write_file and edit_file of these paths") for line in lines)
     assert "  deny   execute_command(rm *)   (1 example checked)" in lines
     assert "  allow  execute_command(git status)" in lines
     assert text.index("project config p:\n  (no rules)") > 0

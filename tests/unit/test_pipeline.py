@@ -18,7 +18,7 @@ def ctx(tmp_path, name, args, *, policy=None, raw_error=None, **kw) -> pipeline.
 
 def test_the_order_of_the_chains_is_fixed_here():
     assert [s.__name__ for s in pipeline.PRE_EXECUTE] == [
-        "stage_validate", "stage_path_policy", "stage_rules", "stage_hooks"]
+        "stage_validate", "stage_path_policy", "stage_rules", "stage_hooks", "stage_repository", "stage_repeat"]
     assert [s.__name__ for s in pipeline.POST_EXECUTE] == ["stage_redact", "stage_post_hooks"]
 
 
@@ -55,6 +55,23 @@ def test_a_deny_rule_is_a_denied_result_naming_the_rule(tmp_path):
     verdict = pipeline.pre_execute(ctx(tmp_path, "read_file", {"path": ".env"}, policy=policy))
     assert verdict[0] == "done" and verdict[1]["code"] == "denied"
     assert verdict[1]["error"] == 'denied by rule "read_file(.env)" in user config: a deny rule matches'
+
+
+@pytest.mark.parametrize("spelled", ["\udcc3\udca9.env", "\u00e9.env", "./\u00e9.env"])
+def test_a_deny_rule_on_a_non_ascii_name_holds_however_the_model_spells_it(tmp_path, spelled):
+    """The model's surrogate escapes \\udcc3\\udca9 are the bytes of é: the rules must see
+    é.env, the file the tool would read (issue 14 §3: one text per file)."""
+    (tmp_path / "\u00e9.env").write_text("SECRET=1")
+    policy = Policy([("user config", [rules.parse_rule("read_file(\u00e9.env)", "deny", "user config")])])
+    c = ctx(tmp_path, "read_file", {"path": spelled}, policy=policy)
+    verdict = pipeline.pre_execute(c)
+    assert verdict[0] == "done" and verdict[1]["code"] == "denied", verdict
+
+
+def test_the_rules_hooks_and_tool_see_the_written_form_of_a_name(tmp_path):
+    c = ctx(tmp_path, "read_file", {"path": "caf\udce9.txt"})
+    pipeline.pre_execute(c)
+    assert c.args["path"] == "caf\\xe9.txt"
 
 
 def hook(tmp_path, name, body):

@@ -98,7 +98,7 @@ def test_check_defaults_protection_and_modes(root: Path, capsys) -> None:
     assert firsts == ["allow  read_file(src/a.py)", "ask    write_file(a.txt)",
                       "ask    write_file(.git/hooks/pre-commit)", "allow  list_directory()"]
     assert "  decided by: built-in default" in out
-    assert '  decided by: built-in protection "write_file(**/.git/**)"' in out
+    assert '  decided by: built-in protection "write_file(**/.git/hooks/**)"' in out
     code, out, _ = run(capsys, "--permission-mode", "accept-edits", "policy", "check",
                        "write_file(a.txt)")
     assert out.splitlines()[:2] == ["allow  write_file(a.txt)",
@@ -237,7 +237,7 @@ def test_list_prints_every_layer_and_the_mode(root: Path, home: Path, capsys) ->
         "command line:\n  ask    execute_command(make *)\n"
         "session:\n  (no rules)"
     ) in body
-    assert "  ask    edit_file(**/.dashfloat/**)   (protection" in body
+    assert "  ask    .dashfloat/**, .config/dashfloat/**   (DashFloat's own configuration: " in body
 
 
 def test_list_without_any_configuration(root: Path, capsys) -> None:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from dashfloat.tools import rules
+from dashfloat.tools import alwaysask, rules
 from dashfloat.tools.rules import (
     ALLOW,
     ASK,
@@ -255,7 +255,8 @@ BYPASSES = [
     ("nested-git", ALLOW_ALL_WRITES, "ask", "write_file", "vendor/x/.git/hooks/post-checkout", ASK),
     ("dashfloat-config", ALLOW_ALL_WRITES, "unrestricted", "edit_file", ".dashfloat/config.toml", ASK),
     ("gitignore-is-not-git", ALLOW_ALL_WRITES, "ask", "write_file", ".gitignore", ALLOW),
-    ("github-is-not-git", ALLOW_ALL_WRITES, "ask", "write_file", ".github/workflows/ci.yml", ALLOW),
+    ("github-is-not-git", ALLOW_ALL_WRITES, "ask", "write_file", ".github/ISSUE_TEMPLATE/bug.md", ALLOW),
+    ("github-workflow-runs-in-ci", ALLOW_ALL_WRITES, "ask", "write_file", ".github/workflows/ci.yml", ASK),
     # -- modes
     ("read-only-write", NONE, "read-only", "write_file", "a.txt", DENY),
     ("read-only-allowed-command", STD, "read-only", C, "git status", DENY),
@@ -352,7 +353,10 @@ def test_who_names_the_dangerous_argument():
 
 def test_who_names_the_protection():
     d = _who(ALLOW_ALL_WRITES, "write_file", ".git/hooks/pre-commit", mode="unrestricted")
-    assert d.who == 'built-in protection "write_file(**/.git/**)"'
+    assert d.who == 'built-in protection "write_file(**/.git/hooks/**)"'
+    assert d.always_asks == "git runs these hooks on commit, merge, checkout and push"
+    d = _who(ALLOW_ALL_WRITES, "edit_file", ".git/info/attributes", mode="unrestricted")
+    assert d.who == 'built-in protection "edit_file(**/.git/**)"'
     assert d.rule is not None and d.rule.sticky
     d = _who(NONE, "write_file", ".git/hooks/pre-commit")  # ask anyway: protection named
     assert d.who.startswith("built-in protection")
@@ -597,12 +601,14 @@ def test_parse_rule_rejects_bad_inputs():
 def test_default_rules():
     defaults = default_rules()
     bare = {r.tool: r.decision for r in defaults if r.pattern is None}
-    assert bare == {"read_file": ALLOW, "list_directory": ALLOW, "write_file": ASK,
+    assert bare == {"read_file": ALLOW, "list_directory": ALLOW, "search_workspace": ALLOW, "write_file": ASK,
                     "edit_file": ASK, "execute_command": ASK}
     sticky = [r for r in defaults if r.sticky]
     assert {r.tool for r in sticky} == {"write_file", "edit_file"}
     assert all(r.decision == ASK and r.layer == "built-in" for r in sticky)
-    assert {r.pattern for r in sticky} == {"**/.git/**", "**/.dashfloat/**"}
+    assert {r.pattern for r in sticky} == {f"**/{p}" for e in alwaysask.TABLE for p in e.patterns}
+    assert {"**/.git/**", "**/.dashfloat/**", "**/.envrc"} <= {r.pattern for r in sticky}
+    assert len(sticky) == 2 * len(alwaysask.patterns())
     defaults.clear()  # a copy
     assert default_rules()
 

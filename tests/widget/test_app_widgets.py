@@ -368,7 +368,7 @@ class Clock:
         return self.now
 
 
-def confirm_app(lines=None, full=None, always="write_file(a.txt)"):
+def confirm_app(lines=None, full=None, always="write_file(a.txt)", always_asks=""):
     """An App with a write waiting for a decision (ref 7, call c1), the prompt holding a
     draft, the preview drawn at t=100."""
     clock = Clock()
@@ -381,6 +381,8 @@ def confirm_app(lines=None, full=None, always="write_file(a.txt)"):
         info["full"] = full
     if always:
         info["always"] = always
+    if always_asks:
+        info["always_asks"] = always_asks
     feed(app, (M.TOOL_CALL, {"id": "c1", "name": "write_file", "summary": "write_file a.txt (1 B)"}),
          (M.CONFIRM, 7, info), (M.PHASE, "confirming"))
     screen(app)
@@ -480,6 +482,32 @@ def test_always_needs_a_second_a_and_names_the_rule():
     tick(app, clock, 105.0)
     assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
     assert "allowed for the rest of the session" in "\n".join(screen(app))
+
+
+def test_a_file_that_always_asks_says_why_beside_the_keys_and_a_adds_no_rule():
+    app, clock = confirm_app(always="", always_asks="direnv runs it when you next cd here")
+    tick(app, clock, 101.0)
+    rows = screen(app)
+    at = next(i for i, r in enumerate(rows) if "Apply? y approve" in r)
+    assert rows[at - 1].strip() == "▸ always asks: direnv runs it when you next cd here"
+    assert "a a always" not in rows[-2] and "y approve" in rows[-2]  # the bar offers no session rule
+    keys_in(app, clock, 103.0, "a")
+    tick(app, clock, 104.0)
+    text = "\n".join(screen(app))
+    assert "a again approves it once (no session rule: it always asks)" in text
+    assert "for the session" not in text
+    keys_in(app, clock, 104.5, "a")
+    tick(app, clock, 105.0)
+    assert app.agent.sent == [(M.CONFIRM_DECISION, 7, "always")]
+    text = "\n".join(screen(app))
+    assert "approved by you, once (it always asks)" in text
+    assert "allowed for the rest of the session" not in text
+
+
+def test_the_bar_offers_a_session_rule_on_an_ordinary_question():
+    app, clock = confirm_app()
+    tick(app, clock, 101.0)
+    assert "a a always" in screen(app)[-2]
 
 
 def test_a_lone_a_lapses():
@@ -901,3 +929,35 @@ def test_a_refused_enters_note_does_not_outlive_the_turn():
     feed(app, (M.TOKEN, "done."), (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
     status = screen(app)[-2]
     assert " idle " in status and "a turn is running" not in status, status
+
+
+def test_prompt_lines_align_under_the_first_lines_text():
+    app = make_app()
+    app.prompt.insert_text("line one that is long enough to wrap at forty\nline two")
+    rows = screen(app, (40, 12))
+    prompt = rows[rows.index(next(r for r in rows if r.startswith("❯ "))):]
+    assert prompt[0].startswith("❯ line one")
+    assert all(r.startswith("  ") and r.strip() for r in prompt[1:]), prompt
+    canvas = app.root.render((40, 12), focus=True)
+    assert canvas.cursor == (len("  line two"), 11)  # after the last character typed
+
+
+def test_counts_in_a_command_preview_are_drawn_as_markers_in_the_row_the_preview_and_the_pager():
+    from dashfloat.tools import preview
+    from dashfloat.tools.catalogue import summary
+    from dashfloat.ui.theme import UNICODE
+    from dashfloat.ui.transcript import ToolEntry
+
+    command = "echo hi" + " " * 4000 + "; echo ⟨fake⟩"
+    lines, full = preview.command_view(command, ".")
+    entry = ToolEntry(id="c1", name="execute_command", summary=summary("execute_command", {"command": command}))
+    entry.set_preview(lines, full)
+    drawn = entry.lines(UNICODE, False)
+    row = drawn[0]
+    assert ("marker", "⟨4,000 spaces⟩") in row and "".join(t for _, t in row).endswith("; echo \\u27e8fake\\u27e9")
+    (cmd_line,) = [ln for ln in drawn if ("diff_add", "echo hi") in ln]
+    assert cmd_line[1:] == [("diff_add", "echo hi"), ("marker", "⟨4,000 spaces⟩"),
+                            ("diff_add", "; echo \\u27e8fake\\u27e9")]  # a literal ⟨ is no marker
+    assert [("diff_add", "echo hi"), ("marker", "⟨4,000 spaces⟩")] == entry.view_lines()[1][:2]
+    other = ToolEntry(id="c2", name="write_file", summary="write_file ⟨4,000 spaces⟩.txt (1 B)")
+    assert ("marker", "⟨4,000 spaces⟩") not in other.lines(UNICODE, False)[0]  # a file name is not a count

@@ -1,0 +1,614 @@
+"""Repository config must not run programs behind a command that runs without a question.
+
+Issue 14 section 5. A cloned repository, an unpacked tarball, or a directory the model wrote
+into is untrusted input, and git runs the programs its config names: ``git status`` runs
+core.fsmonitor, the post-index-change hook and the clean filter of a driver that
+.gitattributes names; ``git diff`` runs diff.external, textconv and diff.<driver>.command;
+``git log`` runs gpg.program when log.showSignature is set; an alias runs anything; a ``.git``
+file may point anywhere, and a directory that merely looks like a bare repository is one.
+So a command that an allow rule lets run without a question goes through `check`, which
+returns a `Verdict`:
+
+- ``env``: changes to the command's environment. Git config given in the environment
+  (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n: git's "command" scope, read after
+  every config file) for the program-running keys that git reads under one fixed name
+  (`FIXED`): safe.bareRepository=explicit and core.hooksPath always, the others when the
+  repository's config sets them. Each gets the value of the user's own config (system,
+  global, the environment) when that sets one, else a value that runs nothing. The
+  environment reaches every git the command starts, submodules included. GIT_PAGER and
+  PAGER are cat (there is no terminal anyway); LESSOPEN and LESSCLOSE are removed, so ``less``
+  runs no input preprocessor on a repository's files.
+- ``reasons``: why the call must ask instead. For a command that runs git, every repository
+  it would use (the working directory's, those of ``git -C`` and ``cd`` targets, and their
+  populated submodules, recursively) is read with git itself, in the same environment
+  (``git rev-parse``, ``git config --list --show-scope --show-origin``, ``git ls-files
+  --stage``: plumbing that runs no configured program). It asks for: a program that the
+  repository's own config (or any config file inside the working directory) names under a
+  per-driver name that no fixed override can reach (filter.<x>.clean, diff.<x>.textconv,
+  merge.<x>.driver, remote.<x>.uploadpack, an alias when the git command is not built in, a
+  value that starts with ``!``: `untrusted_program`); a git directory outside the working
+  directory that is not an enclosing repository's, a linked worktree's or a submodule's (a
+  ``.git`` file's ``gitdir:``); a work tree that does not contain the directory git runs in
+  (core.worktree); a command that sets GIT_* variables or names --git-dir / --work-tree; a
+  command whose directories are only known when it runs; and anything git cannot read (fail
+  closed).
+
+`check` only reads, bounded in time and size. The pipeline runs it after the rules and the
+hooks, on an allowed call only, and it can only tighten (allow -> ask).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from dashfloat.textsafe import visible
+from dashfloat.tools import rules
+
+__all__ = ["WHO", "FIXED", "Verdict", "check", "describe", "untrusted_program", "config_env"]
+
+WHO = "repository check (git)"
+
+MIN_GIT = (2, 38)  # GIT_CONFIG_COUNT came in 2.31, safe.bareRepository in 2.38
+PROBE_TIMEOUT = 5.0  # seconds for all the git runs of one check together
+MAX_REPOSITORIES = 16  # repositories read for one command, submodules included
+MAX_DEPTH = 4  # submodules of submodules of ...
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # `git config --list` output read at most
+MAX_SHOWN = 3  # findings named in a reason; the rest are counted
+_VALUE_CHARS = 100
+
+# Keys git reads under one fixed name that name a program (lower case, as git prints them),
+# with the value that runs nothing, used when the user's own config sets none. None: no such
+# value exists (an empty diff.external is run as a command), so the repository setting one
+# makes the call ask, unless the user's own config sets one.
+FIXED: dict[str, str | None] = {
+    "core.fsmonitor": "false",
+    "core.hookspath": os.devnull,  # the default, <gitdir>/hooks, is the repository's own
+    "core.pager": "cat",
+    "core.editor": ":",  # git's "do not edit"
+    "sequence.editor": ":",
+    "core.sshcommand": "ssh",
+    "core.askpass": "",  # empty: no askpass program
+    "credential.helper": "",  # empty: the list of helpers is emptied
+    "gpg.program": "gpg",
+    "gpg.openpgp.program": "gpg",
+    "gpg.x509.program": "gpgsm",
+    "gpg.ssh.program": "ssh-keygen",
+    "gpg.ssh.defaultkeycommand": None,
+    "diff.external": None,
+    "protocol.ext.allow": "never",  # ext:: runs a command named by the URL
+}
+_FORCED = {"safe.barerepository": "explicit"}  # a directory that looks like a bare repository
+_SAME = {"gpg.openpgp.program": "gpg.program"}  # two names of one setting
+# An environment variable of the user's that takes precedence over a FIXED key with no
+# neutral value: when it is set, the repository's value is never used.
+_ENV_FIRST = {"diff.external": "GIT_EXTERNAL_DIFF"}
+
+# Keys with a per-driver (or per-remote, per-tool...) name that name a program: no single
+# override reaches them all, so the repository setting one makes the call ask.
+_PROGRAM_KEYS = (
+    "filter.*.clean", "filter.*.smudge", "filter.*.process",
+    "diff.*.textconv", "diff.*.command", "merge.*.driver",
+    "remote.*.uploadpack", "remote.*.receivepack", "core.gitproxy",
+    "core.alternaterefscommand", "credential.*.helper", "uploadpack.packobjectshook",
+    "interactive.difffilter", "sendemail.smtpserver", "sendemail.*.smtpserver",
+    "man.*.cmd", "man.*.path", "browser.*.cmd", "browser.*.path", "instaweb.httpd",
+    "lfs.customtransfer.*.path", "lfs.extension.*.clean", "lfs.extension.*.smudge",
+    "hook.*.command", "tar.*.command", "trailer.*.command", "trailer.*.cmd",
+)
+# ... and, failing closed for keys not listed: a variable name that ends like one of these
+_PROGRAM_SUFFIXES = ("cmd", "command", "program", "helper", "driver", "textconv", "tunnel",
+                     "hook", "editor", "askpass", "clean", "smudge", "process")
+# pager.<command> names a program, but GIT_PAGER (set for every command) takes precedence
+_NEUTRALISED_BY_ENV = ("pager.*",)
+# what `git lfs install --local` writes: git-lfs from PATH, as with a global install
+_KNOWN_SAFE = {
+    ("filter.lfs.clean", "git-lfs clean -- %f"),
+    ("filter.lfs.smudge", "git-lfs smudge -- %f"),
+    ("filter.lfs.process", "git-lfs filter-process"),
+}
+
+_TRUSTED_SCOPES = ("system", "global", "command")
+_LESS_VARS = ("LESSOPEN", "LESSCLOSE")
+_GIT_ENV_WORD = re.compile(r"^GIT_[A-Za-z0-9_]*=")
+# git's options before the command name that take the next word as their value
+_GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
+                      "--super-prefix", "--exec-path", "--attr-source")
+_CD = ("cd", "pushd")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What `check` found: environment changes for the run (a value of None removes the
+    variable) and the reasons to ask instead (none: the command may run)."""
+
+    env: dict[str, str | None] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+
+
+def describe(reasons: Iterable[str]) -> str:
+    """The reasons as one sentence for the question and `policy check`."""
+    return "; ".join(reasons)
+
+
+# -- the environment ----------------------------------------------------------------------
+
+
+def config_env(pairs: Iterable[tuple[str, str]], environ: Mapping[str, str]) -> dict[str, str]:
+    """GIT_CONFIG_COUNT / _KEY_n / _VALUE_n for `pairs`, after those already in `environ`
+    (the user's own stay, and ours come later, so they win)."""
+    try:
+        start = max(0, int(environ.get("GIT_CONFIG_COUNT", "0") or 0))
+    except ValueError:
+        start = 0  # git refuses a bogus count whatever we add
+    out: dict[str, str] = {}
+    n = start
+    for key, value in pairs:
+        out[f"GIT_CONFIG_KEY_{n}"] = key
+        out[f"GIT_CONFIG_VALUE_{n}"] = value
+        n += 1
+    out["GIT_CONFIG_COUNT"] = str(n)
+    return out
+
+
+def neutral_env(entries: list[_Entry], root_real: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment changes that neutralise every FIXED key (module docstring), whichever
+    repository (a submodule's, a `git -C` target's) would set it: the user's own value where
+    their config sets one, else the value that runs nothing (or git's default, where that is
+    a program of the user's: ssh, gpg, SSH_ASKPASS)."""
+    trusted: dict[str, list[str]] = {}
+    for e in entries:
+        if e.value is not None and _trusted(e, root_real, ()):
+            key = e.key.lower()
+            trusted.setdefault(_SAME.get(key, key), []).append(e.value)
+    pairs: list[tuple[str, str]] = list(_FORCED.items())
+    env: dict[str, str] = {}
+    for key, neutral in FIXED.items():
+        own = trusted.get(_SAME.get(key, key))
+        if key == "credential.helper":  # a list: empty it, then the user's own again
+            pairs.append((key, ""))
+            pairs.extend((key, v) for v in own or () if v)
+            continue
+        if key == "core.sshcommand" and not own and environ.get("GIT_SSH"):
+            env["GIT_SSH_COMMAND"] = environ.get("GIT_SSH_COMMAND") or shlex.quote(environ["GIT_SSH"])
+            continue
+        if key == "core.askpass":
+            neutral = environ.get("SSH_ASKPASS", "")  # what git falls back to without one
+        if own:
+            pairs.append((key, own[-1]))
+        elif neutral is not None:
+            pairs.append((key, neutral))
+    env.update(config_env(pairs, environ))
+    return env
+
+
+def _unneutralised(entries: list[_Entry], root_real: str, environ: Mapping[str, str],
+                   gitdir: str) -> list[str]:
+    """FIXED keys with no value that runs nothing (diff.external...) that the repository sets
+    while the user's own config and environment do not: findings."""
+    own = {e.key.lower() for e in entries if _trusted(e, root_real, (gitdir,))}
+    out = []
+    for e in entries:
+        key = e.key.lower()
+        if FIXED.get(key, "") is None and key not in own and _ENV_FIRST.get(key) not in environ \
+                and not _trusted(e, root_real, (gitdir,)):
+            out.append(_finding(e, root_real))
+    return out
+
+
+def _trusted(e: _Entry, root_real: str, untrusted_dirs: tuple[str, ...]) -> bool:
+    """A value from the user's own config: system, global or the environment, from a file
+    outside the working directory and outside every repository being checked."""
+    if e.scope not in _TRUSTED_SCOPES:
+        return False
+    if e.scope == "command":
+        return e.key.lower() not in _FORCED  # (the probe's own override)
+    path = e.path
+    if path is None:
+        return False  # a blob, stdin...: not a file of the user's
+    return not any(_inside(path, d) for d in (root_real, *untrusted_dirs))
+
+
+def untrusted_program(key: str, value: str | None) -> bool:
+    """Whether a key set by the repository's own config names a program that no fixed
+    override neutralises (FIXED keys and pager.* are neutralised; aliases are judged apart)."""
+    low = key.lower()
+    if low in FIXED or low in _FORCED or low.startswith("alias."):
+        return False
+    if any(fnmatchcase(low, p) for p in _NEUTRALISED_BY_ENV):
+        return False
+    if (low, value) in _KNOWN_SAFE:
+        return False
+    if value is not None and value.lstrip().startswith("!"):
+        return True
+    if any(fnmatchcase(low, p) for p in _PROGRAM_KEYS):
+        return True
+    return low.rsplit(".", 1)[-1].endswith(_PROGRAM_SUFFIXES)
+
+
+# -- reading git's view -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Entry:
+    scope: str
+    origin: str
+    key: str
+    value: str | None
+    path: str | None  # the origin's file (real path), if it is one
+
+
+class _Unreadable(Exception):
+    """git could not tell us something we need: the call asks (str() says what)."""
+
+
+class _Probe:
+    """Runs git's read-only plumbing in the environment the command will get."""
+
+    def __init__(self, git: str, environ: Mapping[str, str], timeout: float | None = None) -> None:
+        self.git = git
+        self.env = dict(environ)
+        self.env.update(config_env(
+            [*_FORCED.items(), ("core.fsmonitor", "false"), ("core.hookspath", os.devnull)], environ))
+        self.env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0",
+                         "GIT_PAGER": "cat", "PAGER": "cat"})
+        self.config_env = dict(environ)  # for `git config --list`: only our forced key added
+        self.config_env.update(config_env(_FORCED.items(), environ))
+        self.config_env.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
+        self.deadline = time.monotonic() + (PROBE_TIMEOUT if timeout is None else timeout)
+
+    def run(self, args: list[str], cwd: str, *, env=None, limit: int = MAX_CONFIG_BYTES,
+            keep=None) -> tuple[int, bytes, str]:
+        """(exit status, stdout, first line of stderr). `keep(chunk_records)` filters
+        NUL-separated records as they arrive (for large listings); _Unreadable past the
+        time budget or `limit` bytes kept."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Unreadable("git took too long to read the repository")
+        try:
+            proc = subprocess.Popen([self.git, *args], cwd=cwd, env=env or self.env,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, close_fds=True, start_new_session=True)
+        except OSError as exc:
+            raise _Unreadable(f"could not run git: {exc.strerror or exc}") from None
+        out = bytearray()
+        pending = b""
+        try:
+            assert proc.stdout is not None
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                while True:
+                    left = self.deadline - time.monotonic()
+                    if left <= 0:
+                        raise _Unreadable("git took too long to read the repository")
+                    if not sel.select(left):
+                        continue
+                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    if keep is None:
+                        out += chunk
+                    else:
+                        records = (pending + chunk).split(b"\0")
+                        pending = records.pop()
+                        out += b"".join(r + b"\0" for r in records if keep(r))
+                    if len(out) > limit:
+                        raise _Unreadable("git's answer about the repository is too large")
+            err = proc.stderr.read(4096) if proc.stderr is not None else b""
+            status = proc.wait(max(0.1, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise _Unreadable("git took too long to read the repository") from None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for f in (proc.stdout, proc.stderr):
+                if f is not None:
+                    f.close()
+        if pending and keep is not None and keep(pending):
+            out += pending
+        line = err.decode("utf-8", "replace").strip().splitlines()
+        return status, bytes(out), (line[0] if line else "")
+
+    def config(self, cwd: str) -> list[_Entry]:
+        status, out, err = self.run(["config", "--list", "-z", "--show-scope", "--show-origin"],
+                                    cwd, env=self.config_env)
+        if status != 0:
+            raise _Unreadable(f"git cannot read the config: {err or f'exit status {status}'}")
+        return _parse_config(out, cwd)
+
+    def about(self) -> _About:
+        """This git's version and built-in commands (cached while the binary is the same)."""
+        try:
+            st = os.stat(self.git)
+            ident = (self.git, st.st_ino, st.st_mtime_ns, st.st_size)
+        except OSError:
+            ident = None
+        if ident is not None and ident in _ABOUT:
+            return _ABOUT[ident]
+        status, out, _ = self.run(["--version"], "/")
+        found = re.search(rb"(\d+)\.(\d+)", out) if status == 0 else None
+        version = (int(found[1]), int(found[2])) if found else (0, 0)
+        status, out, _ = self.run(["--list-cmds=builtins"], "/")
+        names = frozenset(out.decode("utf-8", "replace").split()) if status == 0 else frozenset()
+        about = _About(version, names)
+        if ident is not None:
+            _ABOUT.clear()
+            _ABOUT[ident] = about
+        return about
+
+
+@dataclass(frozen=True)
+class _About:
+    version: tuple[int, int]
+    builtins: frozenset[str]
+
+
+_ABOUT: dict[tuple, _About] = {}
+
+
+def _parse_config(out: bytes, cwd: str) -> list[_Entry]:
+    """`git config --list -z --show-scope --show-origin`: scope NUL origin NUL key [LF value] NUL."""
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    if fields and fields[-1] == "":
+        fields.pop()
+    if len(fields) % 3:
+        raise _Unreadable("git's config listing could not be parsed")
+    entries = []
+    for i in range(0, len(fields), 3):
+        scope, origin, pair = fields[i:i + 3]
+        key, sep, value = pair.partition("\n")
+        path = None
+        if origin.startswith("file:"):
+            path = os.path.realpath(os.path.join(cwd, origin[5:]))
+        entries.append(_Entry(scope, origin, key, value if sep else None, path))
+    return entries
+
+
+# -- the check ------------------------------------------------------------------------------
+
+
+def check(command: str, cwd: str, root: str, *, environ: Mapping[str, str] | None = None,
+          timeout: float | None = None) -> Verdict:
+    """The environment for running `command` in `cwd` without a question, and the reasons
+    (if any) to ask instead (module docstring). `timeout` bounds all its git runs together
+(default PROBE_TIMEOUT).
+    Never raises."""
+    from dashfloat.tools import exec as _exec
+
+    environ = dict(os.environ if environ is None else environ)
+    command_env = {**environ, **_exec.ENV_OVERRIDES}
+    env: dict[str, str | None] = {"GIT_PAGER": "cat", "PAGER": "cat"}
+    env.update(dict.fromkeys(_LESS_VARS))
+    root_real = os.path.realpath(root)
+    git = shutil.which("git", path=command_env.get("PATH"))
+    if git is None:  # no git: no git config to neutralise, and a git command fails to start
+        env.update(config_env(_FORCED.items(), environ))
+        return Verdict(env, ())
+    analysis = rules.analyze_command(command)
+    runs_git = _runs_git(analysis)
+    probe = _Probe(git, command_env, timeout)
+    reasons: list[str] = []
+    try:
+        entries = probe.config(cwd)
+    except _Unreadable as exc:
+        entries = []  # the user's own values unknown: every key gets the value that runs nothing
+        if runs_git:
+            reasons.append(str(exc))
+    env.update(neutral_env(entries, root_real, environ))
+    if runs_git:
+        try:
+            if probe.about().version < MIN_GIT:
+                reasons.append("this git is older than {}.{}: it would ignore the settings that keep "
+                               "a repository from running programs".format(*MIN_GIT))
+            reasons.extend(_check_repositories(analysis, cwd, root_real, probe, environ))
+        except _Unreadable as exc:
+            reasons.append(str(exc))
+    return Verdict(env, tuple(dict.fromkeys(reasons)))
+
+
+def _git_argvs(a: rules.Analysis) -> list[list[str]]:
+    return [argv for argv in a.candidates if argv and _is_git(argv[0])]
+
+
+def _is_git(word: str) -> bool:
+    base = word.rstrip("/").rsplit("/", 1)[-1]
+    return base == "git" or base.startswith("git-")
+
+
+def runs_git(command: str) -> bool:
+    """Whether a command line runs git (by name, as rules.analyze_command reads it)."""
+    return _runs_git(rules.analyze_command(command))
+
+
+def _runs_git(a: rules.Analysis) -> bool:
+    return bool(_git_argvs(a)) or any(_is_git(w) for w in a.loose_words)
+
+
+def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:
+    """(the -C directories in order, the git command's name, a reason to ask) for one argv."""
+    dirs: list[str] = []
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        name = word.split("=", 1)[0]
+        if name in ("--git-dir", "--work-tree"):
+            return dirs, None, f"it names another git directory or work tree ({word})"
+        if word in _GIT_VALUE_OPTIONS:
+            if i + 1 >= len(argv):
+                return dirs, None, None
+            if word == "-C":
+                dirs.append(argv[i + 1])
+            i += 2
+            continue
+        if word.startswith("-"):
+            i += 1
+            continue
+        return dirs, word, None
+    return dirs, None, None
+
+
+def _cd_targets(a: rules.Analysis, cwd: str, environ: Mapping[str, str]) -> tuple[list[str], str | None]:
+    out = []
+    for argv in a.candidates:
+        if not argv or argv[0] not in _CD:
+            continue
+        rest = [w for w in argv[1:] if w not in ("-P", "-L", "-e", "-@", "--")]
+        if not rest:
+            home = environ.get("HOME")
+            if not home:
+                return out, "it changes to a directory known only when it runs"
+            out.append(home)
+        elif rest[0] == "-" or rest[0].startswith(("+", "-")):
+            return out, "it changes to a directory known only when it runs"
+        else:
+            out.append(os.path.join(cwd, rest[0]))
+    return out, None
+
+
+def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Probe,
+                        environ: Mapping[str, str]) -> list[str]:
+    reasons: list[str] = []
+    if a.opaque:
+        return ["some of its words are known only when it runs, so which repository git would "
+                "use and what it would run cannot be checked"]
+    if any(_GIT_ENV_WORD.match(w) for w in a.words):
+        reasons.append("it sets git's environment (GIT_...=)")
+    bases, why = _cd_targets(a, cwd, environ)
+    if why:
+        reasons.append(why)
+    bases = [cwd, *bases]
+    dirs: list[str] = []
+    aliases_matter = False
+    argvs = _git_argvs(a) or [["git"]]
+    for argv in argvs:
+        c_dirs, sub, why = _git_options(argv)
+        if why:
+            reasons.append(why)
+        if sub is not None and sub not in probe.about().builtins:
+            aliases_matter = True  # an alias is looked up for a command that is not built in
+        for base in bases:
+            d = base
+            for c in c_dirs:
+                d = os.path.join(d, c) if c else d
+            dirs.append(os.path.normpath(d))
+    seen: set[tuple[str, str]] = set()
+    budget = [MAX_REPOSITORIES]
+    for d in dict.fromkeys(dirs):
+        if os.path.isdir(d):
+            reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen,
+                                             budget, depth=0))
+    return reasons
+
+
+def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
+                      aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int) -> list[str]:
+    status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel"], d)
+    if status != 0:
+        if "not a git repository" in err or "cannot use bare repository" in err:
+            return []  # the command's git finds no repository either (or refuses it)
+        return [f"git cannot read the repository at {_shown(d, root_real)}: {visible(err)}"]
+    lines = out.decode("utf-8", "surrogateescape").splitlines()
+    if len(lines) != 2:
+        return [f"git does not see a work tree at {_shown(d, root_real)}"]
+    gitdir, top = (os.path.realpath(p) for p in lines)
+    if (gitdir, top) in seen:
+        return []
+    seen.add((gitdir, top))
+    budget[0] -= 1
+    if budget[0] < 0:
+        return ["it has more nested repositories than DashFloat checks"]
+    reasons: list[str] = []
+    if not _inside(gitdir, root_real) and not _known_gitdir(gitdir, top, root_real):
+        reasons.append(f"the repository's .git points outside the working directory, to "
+                       f"{visible(gitdir)}")
+    if not _inside(os.path.realpath(d), top):
+        reasons.append(f"the repository's work tree is elsewhere: {visible(top)} (core.worktree)")
+    entries = probe.config(d)
+    found = _unneutralised(entries, root_real, environ, gitdir)
+    for e in entries:
+        if _trusted(e, root_real, (gitdir,)):
+            continue
+        if untrusted_program(e.key, e.value) or (aliases_matter and e.key.lower().startswith("alias.")):
+            found.append(_finding(e, root_real))
+    if found:
+        shown = found[:MAX_SHOWN]
+        more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
+        reasons.append("git would run what the repository's config names: " + "; ".join(shown) + more)
+    if reasons or depth >= MAX_DEPTH:
+        if depth >= MAX_DEPTH:
+            reasons.append("its submodules are nested deeper than DashFloat checks")
+        return reasons
+    for path in _gitlinks(probe, top):
+        sub = os.path.join(top, path)
+        if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
+            reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
+                                             budget, depth=depth + 1))
+            if reasons:
+                break
+    return reasons
+
+
+def _gitlinks(probe: _Probe, top: str) -> list[str]:
+    """The paths of the submodules (gitlinks, mode 160000) in the index of the work tree."""
+    status, out, err = probe.run(["ls-files", "-z", "--stage"], top,
+                                 keep=lambda r: r.startswith(b"160000 "))
+    if status != 0:
+        raise _Unreadable(f"git cannot list the repository's files: {err or f'exit status {status}'}")
+    paths = []
+    for record in out.split(b"\0"):
+        if b"\t" in record:
+            paths.append(os.fsdecode(record.split(b"\t", 1)[1]))
+    return paths
+
+
+def _known_gitdir(gitdir: str, top: str, root_real: str) -> bool:
+    """A git directory outside the working directory that is not a redirection: the `.git`
+    directory of an enclosing work tree, a linked worktree's (its `gitdir` file points back
+    to this `.git` file), or inside an enclosing repository's `.git` (a submodule's)."""
+    dotgit = os.path.join(top, ".git")
+    if os.path.isdir(dotgit) and not os.path.islink(dotgit):
+        return os.path.realpath(dotgit) == gitdir and _inside(root_real, top)
+    if os.path.isfile(dotgit):
+        try:
+            with open(os.path.join(gitdir, "gitdir"), encoding="utf-8", errors="surrogateescape") as f:
+                back = f.read(4096).strip()
+        except OSError:
+            back = ""
+        if back and os.path.realpath(back) == os.path.realpath(dotgit):
+            return True
+    parent = root_real
+    while True:
+        enclosing = os.path.join(parent, ".git")
+        if os.path.isdir(enclosing) and not os.path.islink(enclosing) and _inside(gitdir, enclosing):
+            return True
+        up = os.path.dirname(parent)
+        if up == parent:
+            return False
+        parent = up
+
+
+def _finding(e: _Entry, root_real: str) -> str:
+    value = "(no value)" if e.value is None else e.value
+    if len(value) > _VALUE_CHARS:
+        value = value[:_VALUE_CHARS] + "…"
+    where = _shown(e.path, root_real) if e.path else e.origin
+    return visible(f"{e.key} = {value} (in {where})").replace("\n", "\\n")
+
+
+def _shown(path: str, root_real: str) -> str:
+    if _inside(path, root_real):
+        return os.path.relpath(path, root_real)
+    return path
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -1,0 +1,195 @@
+"""Programs whose script argument can run commands or write files: sed and awk.
+
+An allow rule such as `execute_command(sed -n *)` or `execute_command(awk *)` reads like
+"filter text", but sed's `e` command, the `e` and `w` flags of `s`, and its `w`/`W`
+commands run programs or write files, and awk's `system()`, pipes, `getline` from a
+command and `>` redirections do the same. These checks read the script (pure functions,
+no shell) and name what makes it more than a filter; `rules.dangerous_argument` then
+turns such a call from allow into ask. They fail closed: a script read from a file
+(`-f`), or one they cannot parse, counts as dangerous too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_SED_SCRIPT_FILE = ("-f", "--file")
+_SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
+_SED_LABEL = set("btT:")  # commands followed by a label to the end of the command
+_SED_TEXT = set("aic")  # commands followed by text to the end of the line
+_SED_FILE_READ = set("rR")  # read a file into the output (as cat would): allowed
+_SED_RUNS = {"e": "runs a command", "w": "writes a file", "W": "writes a file"}
+
+
+def sed_danger(argv: Sequence[str]) -> str | None:
+    """What makes this sed more than a filter ("runs a command: e", ...), or None."""
+    scripts: list[str] = []
+    args = list(argv[1:])
+    i = 0
+    positional = False
+    while i < len(args):
+        word = args[i]
+        if not positional and word == "--":
+            positional = True
+        elif not positional and word in ("-e", "--expression"):
+            if i + 1 >= len(args):
+                return "a -e without its script"
+            scripts.append(args[i + 1])
+            i += 1
+        elif not positional and word.startswith("--expression="):
+            scripts.append(word.split("=", 1)[1])
+        elif not positional and (word in _SED_SCRIPT_FILE or word.startswith("--file=")
+                                 or (word.startswith("-") and not word.startswith("--") and "f" in word[1:])):
+            return f"its script is read from a file ({word})"
+        elif not positional and word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
+            scripts.append(word[2:])
+        elif not positional and word.startswith("-") and word != "-":
+            pass  # -n, -E, -r, -s, -u, -z, --posix...: (-i is a dangerous argument of its own)
+        elif not scripts:
+            scripts.append(word)  # the first operand is the script when no -e gave one
+            positional = True
+        i += 1
+    for script in scripts:
+        found = _sed_script_danger(script)
+        if found:
+            return found
+    return None
+
+
+def _sed_script_danger(script: str) -> str | None:
+    """Walk a sed script command by command; the first command that runs or writes."""
+    s, n, i = script, len(script), 0
+    while i < n:
+        c = s[i]
+        if c in " \t\n;{}!":
+            i += 1
+            continue
+        if c == "#":
+            i = _to_line_end(s, i)
+            continue
+        i = _skip_address(s, i)
+        if i is None:
+            return "a script it cannot read (it may run commands)"
+        while i < n and s[i] in " \t!":
+            i += 1
+        if i >= n:
+            return None
+        c = s[i]
+        if c in "s":
+            end = _skip_delimited(s, i + 1, parts=2)
+            if end is None:
+                return "a script it cannot read (it may run commands)"
+            j = end
+            while j < n and s[j] not in ";\n}":
+                if s[j] == "e":
+                    return "runs a command: the e flag of s"
+                if s[j] in "wW":
+                    return "writes a file: the w flag of s"
+                j += 1
+            i = j
+        elif c == "y":
+            end = _skip_delimited(s, i + 1, parts=2)
+            if end is None:
+                return "a script it cannot read (it may run commands)"
+            i = end
+        elif c in _SED_RUNS:
+            return f"{_SED_RUNS[c]}: the {c} command"
+        elif c in _SED_TEXT or c in _SED_FILE_READ:
+            i = _to_line_end(s, i)
+        elif c in _SED_LABEL:
+            i += 1
+            while i < n and s[i] not in ";\n}":
+                i += 1
+        elif c in _SED_PLAIN:
+            i += 1
+        elif c in "lLqQ" or c.isdigit():
+            i += 1
+        else:
+            return f"a script it cannot read (command {c!r}; it may run commands)"
+    return None
+
+
+def _to_line_end(s: str, i: int) -> int:
+    j = s.find("\n", i)
+    return len(s) if j < 0 else j + 1
+
+
+def _skip_address(s: str, i: int) -> int | None:
+    """Past an address (or two, with `,`) at s[i]; None if it does not end."""
+    for _ in range(2):
+        if i < len(s) and (s[i].isdigit() or s[i] == "$"):
+            while i < len(s) and (s[i].isdigit() or s[i] in "$~+"):
+                i += 1
+        elif i < len(s) and s[i] in "/\\":
+            if s[i] == "\\":
+                if i + 1 >= len(s):
+                    return None
+                i += 1
+            end = _skip_delimited(s, i, parts=1)
+            if end is None:
+                return None
+            i = end
+            while i < len(s) and s[i] in "IM":
+                i += 1
+        if i < len(s) and s[i] == ",":
+            i += 1
+            continue
+        break
+    return i
+
+
+def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
+    """s[i] is a delimiter: past `parts` delimited texts (backslash escapes honoured)."""
+    if i >= len(s):
+        return None
+    delim = s[i]
+    if delim in "\n\\":
+        return None
+    i += 1
+    for _ in range(parts):
+        while i < len(s) and s[i] != delim:
+            i += 2 if s[i] == "\\" else 1
+        if i >= len(s):
+            return None
+        i += 1
+    return i
+
+
+_AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
+_AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a command's output or a file: getline"),
+             ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection (or a comparison)"),
+             ("@load", "loads an extension"), ("@include", "reads another script"))
+
+
+def awk_danger(argv: Sequence[str]) -> str | None:
+    """What makes this awk more than a filter, or None. Conservative: `>` in a script asks
+    even where it is a comparison (asking is safe; telling the two apart needs awk's grammar)."""
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--":
+            i += 1
+            break
+        if word in _AWK_SCRIPT_FILE or any(word.startswith(f + "=") for f in _AWK_SCRIPT_FILE if f.startswith("--")):
+            return f"its script is read from a file or an extension ({word})"
+        if word in ("-v", "--assign", "-F", "--field-separator"):
+            i += 2
+            continue
+        if word.startswith("-") and word != "-":
+            if not word.startswith("--") and any(ch in word[1:] for ch in "fEilL"):
+                return f"its script is read from a file or an extension ({word})"
+            i += 1
+            continue
+        break
+    if i >= len(args):
+        return None
+    script = args[i]
+    for needle, what in _AWK_RUNS:
+        if needle in script:
+            return what
+    return None
+
+
+CHECKS = {"sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
+          "mawk": awk_danger, "nawk": awk_danger, "busybox-awk": awk_danger}

@@ -1,0 +1,1140 @@
+"""search_workspace: the lines that contain a text (or match a regular expression) in the files
+under a directory, without asking and without a shell.
+
+Backends, the first that can run (`choose`): ripgrep when `rg` is installed, else `git grep`
+when the directory is in a git work tree, else a Python walker. Each one reads only beneath
+the working directory and gives the same kind of hits; what is done with them is common:
+
+- Where: `path` goes through the path policy (must exist, inside the root), then is opened
+  beneath the root (`safeopen`): rg and git run in that directory's descriptor, the walker
+  opens every directory and file relative to the one before with O_NOFOLLOW. No backend
+  follows a symbolic link (rg without -L, git never; the walker skips them), and every file
+  with hits is stat()ed again beneath the root, so a directory swapped for a link to the
+  outside during the search is dropped, never shown.
+- What is skipped: binary files (a NUL byte near the start), `.git` and the other VCS
+  directories, `node_modules`, virtualenvs (`.venv`, `venv`, or any directory holding a
+  `pyvenv.cfg`), what `.gitignore` files ignore, and files a permission rule does not let
+  read_file read without asking (the `readable` predicate: a search cannot walk around
+  `deny read_file(**/.env)`; the result counts them). An explicit `path` is searched even
+  when it is itself one of these (the rules inside it still apply).
+- Bounds: at most `max_results` lines shown (default 100), each cut at LINE_CHARS characters
+  around its first match, the whole result at most OUTPUT_BYTES of JSON (the per-file counts
+  at most FILES_BYTES of it), TIMEOUT seconds. Two passes: the matching lines in path order,
+  stopped as soon as no more can be shown; then, only when it was stopped, the backend's own
+  count of matching lines per file (rg --count, git grep -c, the walker's count), so
+  `total_matches` and `files` are honest at native speed, and a result that is not complete
+  says why (`truncated_by`, `complete`). "Matches" are matching lines, as grep counts them.
+- Processes: rg and git run in their own session and process group with stdin /dev/null,
+  killed with their whole group on timeout, cancel, or `kill_all` (quit). Their environment
+  is the safe one of repocheck.py: the repository's config cannot make git run a program
+  (fsmonitor, hooks, pager... neutralised) or change the output format; rg reads no config
+  file (RIPGREP_CONFIG_PATH removed, --no-config).
+
+Regular expressions are those of the backend that runs (Rust regex for rg, PCRE for git grep
+-P, Python re for the walker); the common subset is what the tool description promises.
+Every failure is a result dict, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import TYPE_CHECKING
+
+from dashfloat.tools import names, pathpolicy, safeopen
+from dashfloat.tools.results import cancelled, error, ok
+
+if TYPE_CHECKING:
+    import subprocess
+
+# subprocess, selectors, shutil and signal are imported where a search runs: the catalogue
+# imports this module for its bounds, and start-up time is a benchmark figure.
+
+log = logging.getLogger(__name__)
+
+MAX_RESULTS = 100  # lines shown by default
+MAX_RESULTS_MAX = 1000  # the catalogue's bound on max_results
+LINE_CHARS = 500  # characters of one line shown (around its first match)
+OUTPUT_BYTES = 32 * 1024  # the whole result, as the JSON the model reads
+FILES_BYTES = 8 * 1024  # of which the per-file counts
+TIMEOUT = 10.0  # seconds for one search; the result says what was found by then
+
+LINE_KEEP = 64 * 1024  # bytes of one line kept while reading (the window is cut from them)
+SNIFF = 8 * 1024  # a NUL byte in this many leading bytes: a binary file
+READ_CHUNK = 1024 * 1024  # the walker reads files this much at a time
+GITIGNORE_MAX = 1024 * 1024  # a .gitignore larger than this is read this far
+PROBE_TIMEOUT = 3.0  # seconds for `git rev-parse` to say whether this is a work tree
+STDERR_MAX = 4096
+
+SKIP_DIRS = frozenset((b".git", b".hg", b".svn", b"node_modules", b".venv", b"venv"))
+VENV_MARKER = b"pyvenv.cfg"
+BACKENDS = ("rg", "git", "python")
+BACKEND_NAMES = {"rg": "ripgrep", "git": "git grep", "python": "python"}
+
+_RESERVED = 1024  # bytes of the result kept for its other fields
+
+
+@dataclass
+class Hit:
+    """One matching line: its file (bytes, relative to the searched directory), its 1-based
+    number, its text (at most LINE_KEEP bytes) and whether the line was longer."""
+
+    path: bytes
+    line: int
+    text: bytes
+    long: bool = False
+
+
+@dataclass
+class _Search:
+    """What a backend needs: the directory (a descriptor beneath the root), what to look for."""
+
+    dir_fd: int
+    target: bytes | None  # a single file in that directory, or None: the whole directory
+    pattern: str
+    regex: bool
+    glob: str | None
+    deadline: float
+    cancel: object = None
+    root_rel: bytes = b"."  # the searched directory, relative to the root (for .gitignore)
+    beneath: object = None  # the safeopen.Root
+    rc: int | None = None
+    stderr: bytes = b""
+    timed_out: bool = False
+    stopped: bool = False  # the driver has all it wants: stop reading
+    notes: list[str] = field(default_factory=list)
+
+    def over(self) -> bool:
+        if self.cancel is not None and getattr(self.cancel, "cancelled", False):
+            return True
+        if time.monotonic() >= self.deadline:
+            self.timed_out = True
+            return True
+        return self.stopped
+
+
+class _Failed(Exception):
+    """The backend could not search: its message is the result's error."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+# -- globs and .gitignore ------------------------------------------------------------------
+
+
+def _glob_regex(pattern: str) -> str:
+    """A gitignore-style pattern (no leading ! or trailing /: the caller strips them) as a
+    regular expression over a /-separated relative path."""
+    out = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                before = i == 0 or pattern[i - 1] == "/"
+                after = i + 2 == n or pattern[i + 2] == "/"
+                if before and after:
+                    if i + 2 == n:
+                        out.append(".*")  # a trailing /**: everything inside
+                        i += 2
+                        continue
+                    out.append("(?:.*/)?")  # **/: any number of directories, none included
+                    i += 3
+                    continue
+            out.append("[^/]*")
+            i += 1
+            while i < n and pattern[i] == "*":
+                i += 1
+            continue
+        if c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))  # no closing bracket: a literal [
+            else:
+                body = pattern[i + 1 : j]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("(?!/)[" + body.replace("\\", "\\\\") + "]")
+                i = j
+        elif c == "\\" and i + 1 < n:
+            i += 1
+            out.append(re.escape(pattern[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One gitignore-style pattern, relative to the directory `base` (bytes, "" = the top)."""
+
+    base: bytes
+    regex: re.Pattern
+    negate: bool = False
+    dir_only: bool = False
+    anchored: bool = False
+
+    def matches(self, rel: bytes, is_dir: bool) -> bool:
+        """Whether `rel` (relative to the top, /-separated) matches."""
+        if self.dir_only and not is_dir:
+            return False
+        if self.base:
+            if not rel.startswith(self.base + b"/"):
+                return False
+            rel = rel[len(self.base) + 1 :]
+        text = rel.decode("utf-8", "surrogateescape")
+        if not self.anchored:
+            text = text.rsplit("/", 1)[-1]
+        return self.regex.fullmatch(text) is not None
+
+
+def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
+    """One line of a .gitignore (or a glob) as a Pattern; None for a blank line or comment.
+    A pattern with a / before its end is anchored at `base`; one without matches a name at
+    any depth; a trailing / matches directories only; ! negates."""
+    line = line.rstrip("\n").rstrip("\r")
+    stripped = line.rstrip(" ")
+    if stripped.endswith("\\") and len(stripped) < len(line):
+        stripped += " "  # an escaped trailing space stays
+    line = stripped
+    if not line or line.startswith("#"):
+        return None
+    negate = line.startswith("!")
+    if negate:
+        line = line[1:]
+    elif line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    line = line.lstrip("/")
+    if line.startswith("**/"):
+        anchored = True  # "**/x" is "x at any depth": the regex says it
+    try:
+        regex = re.compile(_glob_regex(line), re.DOTALL)
+    except re.error:
+        return None
+    return Pattern(base, regex, negate, dir_only, anchored)
+
+
+def compile_glob(glob: str) -> Pattern | str:
+    """The `glob` argument as a Pattern over paths relative to the searched directory, or
+    the problem with it (a str)."""
+    text = glob.strip()
+    if not text:
+        return "glob is empty; leave it out to search every file"
+    if "\n" in text or "\x00" in text:
+        return "glob must be one line"
+    if text.startswith("!"):
+        return "glob cannot be negated (!): give the files to search, e.g. *.py or src/**/*.ts"
+    if text.endswith("/"):
+        text += "**"  # a directory: everything in it
+    pattern = compile_pattern(text.lstrip("./") if text.startswith("./") else text)
+    if pattern is None:
+        return f"glob {text!r} matches nothing"
+    return Pattern(b"", pattern.regex, False, False, pattern.anchored)
+
+
+class Ignores:
+    """The .gitignore patterns in force in one directory: those of its parents first, its
+    own last (the last pattern that matches decides, as git does)."""
+
+    def __init__(self, patterns: tuple[Pattern, ...] = ()):
+        self.patterns = patterns
+
+    def with_file(self, data: bytes, base: bytes) -> Ignores:
+        text = data.decode("utf-8", "surrogateescape")
+        more = tuple(p for p in (compile_pattern(line, base) for line in text.splitlines()) if p is not None)
+        return Ignores(self.patterns + more) if more else self
+
+    def ignored(self, rel: bytes, is_dir: bool) -> bool:
+        for p in reversed(self.patterns):
+            if p.matches(rel, is_dir):
+                return not p.negate
+        return False
+
+
+# -- the safe environment for rg and git ----------------------------------------------------
+
+
+def child_env(environ=None) -> dict[str, str]:
+    """The environment of rg and git: the user's, without any GIT_* variable (a GIT_DIR would
+    point git elsewhere) and without RIPGREP_CONFIG_PATH, with git configured from the
+    environment (the "command" scope, read after every config file) so that neither a
+    repository's config nor the user's can make it run a program or change what it prints."""
+    from dashfloat.tools import repocheck
+
+    base = {k: v for k, v in (os.environ if environ is None else environ).items()
+            if not k.startswith("GIT_") and k != "RIPGREP_CONFIG_PATH"}
+    pairs = [("safe.bareRepository", "explicit")]
+    pairs += [(k, v) for k, v in repocheck.FIXED.items() if v is not None and k != "credential.helper"]
+    pairs += [("grep.column", "false"), ("grep.fullName", "false"), ("grep.lineNumber", "true"),
+              ("grep.fallbackToNoIndex", "false"), ("color.grep", "never"), ("submodule.recurse", "false"),
+              ("core.quotePath", "false")]
+    base.update(repocheck.config_env(pairs, {}))
+    base.update({"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"})
+    return base
+
+
+# -- running rg and git ------------------------------------------------------------------------
+
+_procs: set = set()  # the running rg / git processes (subprocess.Popen)
+_procs_lock = threading.Lock()
+
+
+def kill_all() -> None:
+    """SIGKILL every running search program's group (quit, SIGHUP, SIGTERM)."""
+    with _procs_lock:
+        for proc in list(_procs):
+            _kill_group(proc)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the leader is not reaped yet: its group is ours
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _cwd(fd: int) -> str:
+    return f"/proc/self/fd/{fd}"
+
+
+def _run(argv: list[str], s: _Search, env: dict[str, str]) -> Iterator[bytes]:
+    """Run `argv` in the searched directory; yield its stdout as it comes. Sets s.rc and
+    s.stderr; stops (and kills the group) when the search is over its time, cancelled, or
+    the driver has enough."""
+    import selectors
+    import subprocess
+
+    fchdir = None
+    cwd: str | None = _cwd(s.dir_fd)
+    if not os.path.isdir("/proc/self/fd"):
+        cwd = None
+        fd = s.dir_fd
+
+        def fchdir() -> None:  # in the child, between fork and exec
+            os.fchdir(fd)
+
+    try:
+        with _procs_lock:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True,
+                                    pass_fds=() if fchdir is None else (s.dir_fd,), preexec_fn=fchdir)
+            _procs.add(proc)
+    except OSError as exc:
+        raise _Failed("search_failed", f"could not run {argv[0]}: {exc.strerror or exc}") from None
+    err = bytearray()
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ, "out")
+            sel.register(proc.stderr, selectors.EVENT_READ, "err")
+            open_pipes = 2
+            while open_pipes:
+                if s.over():
+                    return
+                for key, _ in sel.select(0.1):
+                    chunk = os.read(key.fileobj.fileno(), 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        open_pipes -= 1
+                    elif key.data == "err":
+                        if len(err) < STDERR_MAX:
+                            err += chunk[: STDERR_MAX - len(err)]
+                    else:
+                        yield chunk
+                        if s.stopped:
+                            return
+        s.rc = proc.wait(max(0.1, s.deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        s.timed_out = True
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - stuck in the kernel
+            log.error("search: %s did not die after SIGKILL", argv[0])
+        with _procs_lock:
+            _procs.discard(proc)
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+        s.stderr = bytes(err)
+
+
+def _records(chunks: Iterator[bytes], sep: bytes) -> Iterator[Hit]:
+    """Parse `path NUL line SEP text LF` records (rg: SEP ":", git: SEP NUL) as they stream;
+    a path may hold a newline, a text never does. Keeps at most LINE_KEEP bytes of a text."""
+    buf = b""
+    skipping: Hit | None = None  # a long line's hit, its text kept, the rest being skipped
+    for chunk in chunks:
+        buf += chunk
+        while True:
+            if skipping is not None:
+                end = buf.find(b"\n")
+                if end < 0:
+                    buf = b""
+                    break
+                buf = buf[end + 1 :]
+                yield skipping
+                skipping = None
+                continue
+            nul = buf.find(b"\0")
+            if nul < 0:
+                if len(buf) > pathpolicy.PATH_MAX * 4:
+                    raise _Failed("search_failed", "the search program wrote output that is not in its format")
+                break
+            num_end = buf.find(sep, nul + 1)
+            if num_end < 0:
+                break
+            end = buf.find(b"\n", num_end + 1)
+            if end < 0 and len(buf) - num_end <= LINE_KEEP:
+                break
+            try:
+                line = int(buf[nul + 1 : num_end])
+            except ValueError:
+                raise _Failed("search_failed", "the search program wrote output that is not in its format") from None
+            path = _strip_dot(buf[:nul])
+            if end < 0:  # longer than LINE_KEEP: keep its head, skip to its end
+                skipping = Hit(path, line, buf[num_end + 1 : num_end + 1 + LINE_KEEP], True)
+                buf = b""
+                break
+            text = buf[num_end + 1 : end]
+            yield Hit(path, line, text[:LINE_KEEP], len(text) > LINE_KEEP)
+            buf = buf[end + 1 :]
+    if skipping is not None:
+        yield skipping
+
+
+def _count_records(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Parse `path NUL count LF` records (rg --count, git grep -c)."""
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        while True:
+            nul = buf.find(b"\0")
+            if nul < 0:
+                break
+            end = buf.find(b"\n", nul + 1)
+            if end < 0:
+                break
+            try:
+                count = int(buf[nul + 1 : end])
+            except ValueError:
+                raise _Failed("search_failed", "the search program wrote output that is not in its format") from None
+            yield _strip_dot(buf[:nul]), count
+            buf = buf[end + 1 :]
+
+
+def _strip_dot(path: bytes) -> bytes:
+    return path[2:] if path.startswith(b"./") else path
+
+
+def _rg_argv(s: _Search, rg: str, count: bool) -> list[str]:
+    argv = [rg, "--no-config", "--null", "--with-filename", "--color", "never", "--hidden", "--no-require-git"]
+    # lines in path order (one thread); counts in any order (all threads), sorted here
+    argv += ["--count"] if count else ["--line-number", "--no-heading", "--sort", "path"]
+    for name in sorted(SKIP_DIRS):
+        argv += ["--glob", f"!{name.decode()}/"]
+    if s.glob and "/" not in s.glob.strip():  # a file-name glob narrows rg's work (the exact test is ours)
+        argv += ["--glob", s.glob.strip()]
+    argv += ["--fixed-strings"] if not s.regex else []
+    argv += ["--regexp", s.pattern, "--", "./" + (s.target.decode("utf-8", "surrogateescape") if s.target else "")]
+    return argv
+
+
+def _rg(s: _Search, count: bool) -> Iterator[bytes]:
+    import shutil
+
+    rg = shutil.which("rg")
+    if rg is None:
+        raise _Failed("search_failed", "ripgrep (rg) is not installed")
+    yield from _run(_rg_argv(s, rg, count), s, child_env())
+    if s.rc == 2 and not s.timed_out:
+        message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
+        if message:  # file errors are silent (--no-messages is not used: this is the pattern)
+            raise _Failed("bad_arguments", "invalid regular expression (ripgrep's syntax): " + message)
+
+
+def _rg_hits(s: _Search) -> Iterator[Hit]:
+    return _records(_rg(s, False), b":")
+
+
+def _rg_counts(s: _Search) -> Iterator[tuple[bytes, int]]:
+    return _count_records(_rg(s, True))
+
+
+def git_place(dir_fd: int, target: bytes | None = None) -> str:
+    """What git says of the searched place (one run of git, with the safe environment):
+    "git" (in a work tree: git grep can search it), "ignored" (in a work tree, but the place
+    itself is ignored: git grep would find nothing there, the walker searches it as rg does)
+    or "none" (not a work tree, or git is missing or failed)."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return "none"
+    what = target.decode("utf-8", "surrogateescape") if target else "."
+    try:
+        proc = subprocess.run([git, "check-ignore", "-q", "--", what], cwd=_cwd(dir_fd), env=child_env(),
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT,
+                              start_new_session=True)
+    except (OSError, subprocess.SubprocessError):
+        return "none"
+    return {0: "ignored", 1: "git"}.get(proc.returncode, "none")
+
+
+def _git_argv(s: _Search, git: str, count: bool) -> list[str]:
+    argv = [git, "grep", "--untracked", "--exclude-standard", "-I", "-z", "--no-color",
+            "--no-recurse-submodules", "--no-textconv", "-c" if count else "-n"]
+    argv += ["-P"] if s.regex else ["-F"]
+    argv += ["-e", s.pattern, "--"]
+    if s.target:
+        argv.append(":(literal)" + s.target.decode("utf-8", "surrogateescape"))
+    else:
+        argv.append(".")
+        for name in sorted(SKIP_DIRS):
+            argv.append(f":(exclude,glob)**/{name.decode()}/**")
+        if s.glob and "/" not in s.glob.strip():
+            argv.append("*" + s.glob.strip())  # no magic: * also matches /: every such name, at any depth
+    return argv
+
+
+def _git(s: _Search, count: bool) -> Iterator[bytes]:
+    import shutil
+
+    git = shutil.which("git")
+    if git is None:
+        raise _Failed("search_failed", "git is not installed")
+    yield from _run(_git_argv(s, git, count), s, child_env())
+    if s.rc not in (0, 1, None) and not s.timed_out:
+        message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
+        if s.regex and ("-e option" in message or "regex" in message.lower() or "pcre" in message.lower()):
+            raise _Failed("bad_arguments", f"invalid regular expression (git grep -P, PCRE syntax): {message}")
+        raise _Failed("search_failed", f"git grep failed: {message or f'exit status {s.rc}'}")
+
+
+def _git_hits(s: _Search) -> Iterator[Hit]:
+    return _records(_git(s, False), b"\0")
+
+
+def _git_counts(s: _Search) -> Iterator[tuple[bytes, int]]:
+    return _count_records(_git(s, True))
+
+
+def _first_lines(text: str, n: int = 4) -> str:
+    return " ".join(line.strip() for line in text.splitlines()[:n] if line.strip())
+
+
+# -- the Python walker ------------------------------------------------------------------------
+
+
+class _Matcher:
+    """Finds the matching lines of a block of whole lines with one C-level search per
+    matching line (never a Python loop over every line): a literal on the bytes, a regular
+    expression (Python re) on the text."""
+
+    def __init__(self, pattern: str, regex: bool):
+        self.text = regex
+        self.needle = None if regex else pattern.encode("utf-8", "surrogatepass")
+        try:
+            self.rx = (re.compile(pattern, re.MULTILINE) if regex
+                       else re.compile(re.escape(pattern.encode("utf-8", "surrogatepass"))))
+        except re.error as exc:
+            raise _Failed("bad_arguments", f"invalid regular expression (Python re syntax): {exc}") from None
+
+    def lines(self, block: bytes) -> Iterator[tuple[int, bytes]]:
+        """(0-based line index in the block, the line's bytes) of each matching line."""
+        data = block.decode("utf-8", "surrogateescape") if self.text else block
+        nl = "\n" if self.text else b"\n"
+        pos = index = counted_to = 0
+        search = self.rx.search
+        while True:
+            m = search(data, pos)
+            if m is None:
+                return
+            start = data.rfind(nl, 0, m.start()) + 1  # (a match that starts at a newline: its line)
+            end = data.find(nl, m.start())
+            if end < 0:
+                end = len(data)
+            index += data.count(nl, counted_to, start)
+            counted_to = start
+            line = data[start:end]
+            yield index, (line.encode("utf-8", "surrogateescape") if self.text else line)
+            if end >= len(data):
+                return
+            pos = end + 1
+
+    def count(self, block: bytes) -> int:
+        """How many lines of the block match: the second pass, one C-level test per line
+        (map over the split lines: no Python frame per line)."""
+        if self.needle is not None:
+            if self.needle not in block:
+                return 0
+            lines = (block[:-1] if block.endswith(b"\n") else block).split(b"\n")
+            return len(lines) - list(map(bytes.find, lines, repeat(self.needle))).count(-1)
+        data = block.decode("utf-8", "surrogateescape")
+        if data.endswith("\n"):
+            data = data[:-1]
+        search, find = self.rx.search, data.find
+        n = pos = 0
+        while n < 64:  # sparse matches: one search per matching line
+            m = search(data, pos)
+            if m is None:
+                return n
+            n += 1
+            end = find("\n", m.start())
+            if end < 0:
+                return n
+            pos = end + 1
+        lines = data[pos:].split("\n")  # dense: one search per line
+        return n + len(lines) - list(map(search, lines)).count(None)
+
+
+def _read_small(name: bytes, dir_fd: int, limit: int) -> bytes | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _start_ignores(s: _Search) -> Ignores:
+    """The .gitignore files between the root and the searched directory (its own comes when
+    it is entered), and the root's .git/info/exclude."""
+    ign = Ignores()
+    beneath = s.beneath
+    if beneath is None:
+        return ign
+    data = _read_beneath(beneath, b".git/info/exclude")
+    if data:
+        ign = ign.with_file(data, b"")
+    parts = [p for p in s.root_rel.split(b"/") if p not in (b"", b".")]
+    for i in range(len(parts)):
+        base = b"/".join(parts[:i])
+        data = _read_beneath(beneath, (base + b"/" if base else b"") + b".gitignore")
+        if data:
+            ign = ign.with_file(data, base)
+    return ign
+
+
+def _read_beneath(beneath, rel: bytes) -> bytes | None:
+    try:
+        fd = beneath.open(rel, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, GITIGNORE_MAX)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _walk_files(s: _Search) -> Iterator[tuple[int, bytes, bytes]]:
+    """(directory fd, name, path from the searched directory) of every file to search: depth
+    first, names in byte order (the order rg --sort path and git list them in). The fd is
+    valid until the next item."""
+    if s.target is not None:  # an explicit file: searched whatever the ignore rules say
+        yield s.dir_fd, s.target, s.target
+        return
+    yield from _walk_dir(os.dup(s.dir_fd), b"", _start_ignores(s), s)
+
+
+def _walk_dir(fd: int, rel: bytes, ignores: Ignores, s: _Search) -> Iterator[tuple[int, bytes, bytes]]:
+    """The files under the directory `fd` (which this closes), `rel` from the searched one."""
+    try:
+        top = (s.root_rel + b"/" if s.root_rel not in (b"", b".") else b"") + rel  # from the root
+        data = _read_small(b".gitignore", fd, GITIGNORE_MAX)
+        if data:
+            ignores = ignores.with_file(data, top.rstrip(b"/"))
+        try:
+            with os.scandir(fd) as it:
+                entries = sorted((os.fsencode(e.name), e) for e in it)
+        except OSError:
+            return
+        for name, entry in entries:
+            if s.over():
+                return
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            is_dir = stat.S_ISDIR(mode)
+            if not is_dir and not stat.S_ISREG(mode):
+                continue  # symbolic links are never followed; FIFOs, sockets, devices never opened
+            if ignores.ignored(top + name, is_dir):
+                continue
+            if not is_dir:
+                yield fd, name, rel + name
+                continue
+            if name in SKIP_DIRS:
+                continue
+            try:
+                sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError:
+                continue
+            if _has(VENV_MARKER, sub):
+                os.close(sub)
+                continue
+            yield from _walk_dir(sub, rel + name + b"/", ignores, s)
+    finally:
+        os.close(fd)
+
+
+def _has(name: bytes, dir_fd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+
+
+def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]:
+    """(lines before it, a block of whole lines) of a text file, read READ_CHUNK at a time;
+    nothing for a binary file (a NUL byte in its first SNIFF bytes) or one that cannot be
+    opened. A line longer than 4 x LINE_KEEP is searched in its head only."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+        except OSError:
+            return
+        carry = b""
+        before = 0
+        first = True
+        while True:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except OSError:
+                return
+            if first:
+                first = False
+                if b"\0" in data[:SNIFF]:
+                    return
+            if not data:
+                if carry:
+                    yield before, carry
+                return
+            block = carry + data
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry = block if len(block) <= LINE_KEEP * 4 else block[: LINE_KEEP * 4]
+                continue
+            whole, carry = block[: cut + 1], block[cut + 1 :]
+            yield before, whole
+            before += whole.count(b"\n")
+            if s.over():
+                return
+    finally:
+        os.close(fd)
+
+
+def _walk_hits(s: _Search) -> Iterator[Hit]:
+    matcher = _Matcher(s.pattern, s.regex)
+    for dir_fd, name, path in _walk_files(s):
+        for before, block in _blocks(name, dir_fd, s):
+            for index, line in matcher.lines(block):
+                yield Hit(path, before + index + 1, line[:LINE_KEEP], len(line) > LINE_KEEP)
+
+
+def _walk_counts(s: _Search) -> Iterator[tuple[bytes, int]]:
+    matcher = _Matcher(s.pattern, s.regex)
+    for dir_fd, name, path in _walk_files(s):
+        n = sum(matcher.count(block) for _before, block in _blocks(name, dir_fd, s))
+        if n:
+            yield path, n
+
+
+# -- choosing and driving -----------------------------------------------------------------------
+
+
+def choose(dir_fd: int, target: bytes | None = None) -> str:
+    """The backend that runs here: rg if installed, else git grep in a git work tree (unless
+    the place itself is ignored), else the Python walker."""
+    import shutil
+
+    if shutil.which("rg"):
+        return "rg"
+    return "git" if git_place(dir_fd, target) == "git" else "python"
+
+
+# backend -> (the matching lines in path order, the count of matching lines per file)
+_BACKENDS = {"rg": (_rg_hits, _rg_counts), "git": (_git_hits, _git_counts), "python": (_walk_hits, _walk_counts)}
+
+
+class _Collector:
+    """Turns hits into the bounded result: shown lines, per-file counts, honest totals."""
+
+    def __init__(self, max_results: int, pattern: str, regex: bool):
+        self.max_results = max_results
+        self.lines: list[str] = []
+        self.lines_bytes = 0
+        self.files: dict[str, int] = {}  # shown path -> matching lines, in path order
+        self.total = 0
+        self.lines_cut = 0
+        self.reasons: list[str] = []
+        self.finder = _finder(pattern, regex)
+        self.full = False  # no more lines are shown
+        self.exact = True  # total and files count everything
+        self.unlisted: set[str] = set()
+
+    def reason(self, why: str) -> None:
+        if why not in self.reasons:
+            self.reasons.append(why)
+
+    def add(self, shown: str, hit: Hit) -> bool:
+        """Take one hit; False once it did not fit (there is more than is shown)."""
+        self.total += 1
+        self.files[shown] = self.files.get(shown, 0) + 1
+        if len(self.lines) >= self.max_results:
+            self.reason("max_results")
+            self.full = True
+            return False
+        text, cut = self.window(hit)
+        line = f"{shown}:{hit.line}: {text}"
+        cost = len(json.dumps(line, ensure_ascii=False).encode()) - 1  # the quotes once, a \n between
+        if self.lines_bytes + cost > OUTPUT_BYTES - FILES_BYTES - _RESERVED:
+            self.reason("output_bytes")
+            self.full = True
+            return False
+        self.lines.append(line)
+        self.lines_bytes += cost
+        self.lines_cut += cut
+        return True
+
+    def recount(self, counts: list[tuple[str, int]], complete: bool) -> None:
+        """The per-file counts of the whole search (the lines stopped early): they replace the
+        counts of the hits seen; when the count itself was cut short, neither is whole."""
+        counted = dict(counts)
+        if complete:
+            self.files = dict(sorted(counted.items()))
+            self.total = max(self.total, sum(counted.values()))  # (never fewer than were seen)
+        else:
+            self.exact = False
+            for shown, n in counted.items():
+                self.files[shown] = max(n, self.files.get(shown, 0))
+            self.files = dict(sorted(self.files.items()))
+            self.total = max(self.total, sum(self.files.values()))
+
+    def listed(self) -> dict[str, int]:
+        """The per-file counts that fit in FILES_BYTES (path order); the rest are counted."""
+        out: dict[str, int] = {}
+        used = 0
+        for shown, n in self.files.items():
+            used += len(json.dumps(shown, ensure_ascii=False).encode()) + len(str(n)) + 2
+            if used > FILES_BYTES:
+                self.unlisted = set(list(self.files)[len(out):])
+                self.reason("files_listed")
+                break
+            out[shown] = n
+        return out
+
+    def window(self, hit: Hit) -> tuple[str, bool]:
+        """The line's text, at most LINE_CHARS characters: around its first match when longer."""
+        text = hit.text.decode("utf-8", "replace").rstrip("\r")
+        if len(text) <= LINE_CHARS and not hit.long:
+            return text, False
+        at = self.finder(text)
+        start = max(0, min(at - LINE_CHARS // 5, len(text) - LINE_CHARS))
+        piece = text[start : start + LINE_CHARS]
+        return ("…" if start else "") + piece + ("…" if start + LINE_CHARS < len(text) or hit.long else ""), True
+
+
+def _finder(pattern: str, regex: bool) -> Callable[[str], int]:
+    if not regex:
+        return lambda text: max(0, text.find(pattern))
+    try:
+        rx = re.compile(pattern)
+    except re.error:
+        return lambda text: 0
+
+    def find(text: str) -> int:
+        m = rx.search(text)
+        return m.start() if m else 0
+
+    return find
+
+
+def _check_args(args: dict) -> dict | None:
+    pattern = args.get("pattern")
+    if not isinstance(pattern, str) or pattern == "":
+        return error("bad_arguments", "search_workspace: pattern is empty; give the text (or regex) to find")
+    if "\n" in pattern or "\r" in pattern:
+        return error("bad_arguments", "search_workspace: the pattern must be one line (the search is line by "
+                                      "line); search for one line of it")
+    if "\x00" in pattern:
+        return error("bad_arguments", "search_workspace: the pattern contains a NUL byte")
+    return None
+
+
+def search_workspace(root: str, args: dict, *, cancel=None, readable: Callable[[str], bool] | None = None,
+                     backend: str | None = None, timeout: float = TIMEOUT) -> dict:
+    """Run one search_workspace call (validated args); a result dict, never an exception.
+    `readable(path relative to the root)`: whether read_file may read it without asking;
+    `backend`: force one of BACKENDS (tests, the benchmark)."""
+    bad = _check_args(args)
+    if bad is not None:
+        return bad
+    glob = args.get("glob")
+    glob_pattern = None
+    if glob is not None:
+        glob_pattern = compile_glob(glob)
+        if isinstance(glob_pattern, str):
+            return error("bad_arguments", f"search_workspace: {glob_pattern}")
+    res = pathpolicy.resolve(root, args.get("path", "."), must_exist=True)
+    if isinstance(res, dict):
+        return res
+    try:
+        beneath = safeopen.Root(res.root or res.real_root)
+    except OSError as exc:
+        return error("io_error", f"cannot open the working directory: {exc.strerror or exc}")
+    with beneath:
+        try:
+            st = beneath.stat(res.rel)
+        except OSError as exc:
+            return _os_error(exc, res.rel)
+        target = None
+        try:
+            if stat.S_ISDIR(st.st_mode):
+                dir_fd = beneath.open_dir(res.rel, read=True)
+                prefix = b"" if res.rel == "." else os.fsencode(res.rel) + b"/"
+                searched_rel = os.fsencode(res.rel)
+            elif stat.S_ISREG(st.st_mode):
+                dir_fd, target = beneath.parent(res.rel)
+                head = os.path.dirname(os.fsencode(res.rel))
+                prefix = head + b"/" if head else b""
+                searched_rel = head or b"."
+            else:
+                return pathpolicy.special_error(pathpolicy.shown(res.rel), st.st_mode) or error(
+                    "not_a_file", f"not a file or directory: {pathpolicy.shown(res.rel)}")
+        except OSError as exc:
+            return _os_error(exc, res.rel)
+        try:
+            where = _Where(beneath, dir_fd, target, prefix, searched_rel, os.fsencode(res.rel), glob_pattern, readable)
+            return _search(where, res, args, cancel, backend, timeout)
+        finally:
+            os.close(dir_fd)
+
+
+def _os_error(exc: OSError, rel: str) -> dict:
+    from dashfloat.tools import files
+
+    return files._os_error(exc, "search", pathpolicy.shown(rel))
+
+
+@dataclass
+class _Where:
+    """The searched place and what decides which of its files may be shown."""
+
+    beneath: object  # safeopen.Root
+    dir_fd: int
+    target: bytes | None
+    prefix: bytes  # the searched directory relative to the root, with a trailing / ("" for the root)
+    searched_rel: bytes
+    given: bytes  # the path as given (resolved), relative to the root
+    glob: Pattern | None
+    readable: Callable[[str], bool] | None
+    verdicts: dict = field(default_factory=dict)  # path -> why it is left out (None: shown)
+    venvs: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=lambda: {"rules": 0, "outside": 0})
+
+    def shown(self, path: bytes, backend: str) -> str | None:
+        """The path as the result shows it (relative to the root, written), or None when the
+        file is left out."""
+        why = self.verdicts.get(path, "")
+        if why == "":
+            why = self._judge(path, backend)
+            self.verdicts[path] = why
+            if why in self.skipped:
+                self.skipped[why] += 1
+        if why is not None:
+            return None
+        return names.written(self.given if self.target is not None else self.prefix + path)
+
+    def _judge(self, path: bytes, backend: str) -> str | None:
+        """Why a file with hits is left out ("glob", "venv", "outside", "rules"), or None."""
+        if self.target is None and self.glob is not None and not self.glob.matches(path, False):
+            return "glob"
+        rel = self.prefix + (path if self.target is None else self.target)
+        if backend != "python":  # the walker opened it beneath the root and skipped these itself
+            if self.target is None and _in_venv(path, self.dir_fd, self.venvs):
+                return "venv"
+            try:
+                st = self.beneath.stat(rel)
+            except OSError:
+                return "outside"  # gone, or a directory on its way now leads outside: not shown
+            if not stat.S_ISREG(st.st_mode):
+                return "outside"
+        if self.readable is not None:
+            text = os.fsdecode(self.given if self.target is not None else rel)
+            try:
+                if not self.readable(text):
+                    return "rules"
+            except Exception:
+                log.exception("search: the read rule check failed for %r", text)
+                return "rules"  # fail closed
+        return None
+
+
+def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout: float) -> dict:
+    pattern, regex = args["pattern"], bool(args.get("regex", False))
+    max_results = int(args.get("max_results", MAX_RESULTS))
+    deadline = time.monotonic() + timeout
+
+    def new_search() -> _Search:
+        return _Search(dir_fd=where.dir_fd, target=where.target, pattern=pattern, regex=regex,
+                       glob=args.get("glob"), deadline=deadline, cancel=cancel, root_rel=where.searched_rel,
+                       beneath=where.beneath)
+
+    name = backend or choose(where.dir_fd, where.target)
+    if name not in _BACKENDS:
+        return error("bad_arguments", f"unknown search backend {name!r}")
+    if name == "git" and backend is not None and git_place(where.dir_fd, where.target) != "git":
+        name = "python"  # (forced:) an ignored place, or no work tree: git grep would find nothing
+    lines, counts = _BACKENDS[name]
+    out = _Collector(max_results, pattern, regex)
+    s = new_search()
+    complete = True
+    try:
+        for hit in lines(s):
+            shown = where.shown(hit.path, name)
+            if shown is not None and not out.add(shown, hit):
+                s.stopped = True  # enough lines: the totals come from a count of every file
+                break
+        if s.timed_out:
+            complete = False
+        elif out.full and not _cancelled(cancel):
+            c = new_search()
+            found = []
+            for path, n in counts(c):
+                shown = where.shown(path, name)
+                if shown is not None:
+                    found.append((shown, n))
+            complete = not c.timed_out
+            out.recount(found, complete)
+    except _Failed as exc:
+        return error(exc.code, str(exc))
+    except OSError as exc:
+        return _os_error(exc, res.rel)
+    if _cancelled(cancel):
+        return cancelled(error="the search was stopped")
+    if not complete:
+        out.exact = False
+        out.reason("time")
+    return _result(out, res, name, where, timeout, max_results)
+
+
+def _cancelled(cancel) -> bool:
+    return cancel is not None and bool(getattr(cancel, "cancelled", False))
+
+
+def _in_venv(path: bytes, dir_fd: int, cache: dict[bytes, bool]) -> bool:
+    """Whether a directory between the searched one and the file holds a pyvenv.cfg."""
+    parts = path.split(b"/")[:-1]
+    for i in range(1, len(parts) + 1):
+        d = b"/".join(parts[:i])
+        if d not in cache:
+            cache[d] = _has(d + b"/" + VENV_MARKER, dir_fd)
+        if cache[d]:
+            return True
+    return False
+
+
+def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, max_results: int) -> dict:
+    listed = out.listed()
+    nfiles = len(out.files)
+    fields: dict = {
+        "path": names.written(os.fsencode(res.rel)),
+        "backend": BACKEND_NAMES[backend],
+        "matches": "\n".join(out.lines),
+        "files": listed,
+        "total_matches": out.total,
+        "total_files": nfiles,
+        "shown": len(out.lines),
+        "truncated": bool(out.reasons),
+    }
+    notes = []
+    at_least = "" if out.exact else "at least "
+    if out.reasons:
+        fields["truncated_by"] = list(out.reasons)
+        if out.total > len(out.lines):
+            notes.append(f"showing {len(out.lines)} of {at_least}{out.total:,} matching lines in {at_least}"
+                         f"{nfiles:,} files; narrow the search with path or glob"
+                         + (f", or raise max_results (up to {MAX_RESULTS_MAX})"
+                            if "max_results" in out.reasons and max_results < MAX_RESULTS_MAX else ""))
+        if out.unlisted:
+            fields["files_not_listed"] = len(out.unlisted)
+            notes.append(f"{len(out.unlisted):,} more files with matches are counted but not listed")
+    if out.lines_cut:
+        fields["lines_cut"] = out.lines_cut
+        notes.append(f"{out.lines_cut} long line{'s are' if out.lines_cut != 1 else ' is'} cut to {LINE_CHARS} "
+                     "characters around the match (read_file shows it whole)")
+    if not out.exact:
+        fields["complete"] = False
+        notes.append(f"the search stopped after {timeout:g} s: the counts are those found by then")
+    if where.skipped["rules"]:
+        fields["skipped_by_rules"] = where.skipped["rules"]
+        notes.append(f"{where.skipped['rules']} files with matches are left out: a permission rule makes "
+                     "read_file ask or deny them")
+    if where.skipped["outside"]:
+        fields["skipped_outside"] = where.skipped["outside"]
+        notes.append(f"{where.skipped['outside']} files with matches are left out: they changed during the "
+                     "search, or now lead outside the working directory")
+    if notes:
+        fields["note"] = "; ".join(notes)
+    result = ok(**fields)
+    if any(names.is_written(p) for p in listed) or names.is_written(fields["path"]):
+        result["names_escaped"] = names.NOTE
+    return result
+
+
+def shown_count(result: dict) -> str:
+    """`12 matching lines in 3 files` for the result row."""
+    total, nfiles = result.get("total_matches", 0), result.get("total_files", 0)
+    if not total:
+        return "no matches"
+    return (f"{total:,} matching line{'s' if total != 1 else ''} in {nfiles:,} file{'s' if nfiles != 1 else ''}"
+            + (f", {result.get('shown', 0)} shown" if result.get("truncated") else ""))
+
+
+__all__ = ["search_workspace", "kill_all", "choose", "compile_glob", "compile_pattern", "Ignores", "child_env",
+           "BACKENDS", "MAX_RESULTS", "MAX_RESULTS_MAX", "LINE_CHARS", "OUTPUT_BYTES", "TIMEOUT"]

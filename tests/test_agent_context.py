@@ -1,0 +1,470 @@
+"""The real Agent and its context (issue 10, sections 1, 2 and 6): the system message and the
+AGENTS.md instructions on the wire, compaction (threshold, stubs first, the summary request,
+the fallback, three failures, /compact, /clear, a refused request), the journal event and a
+resume that rebuilds the compacted conversation, and a long scripted session against a server
+that counts tokens its own way. Real HTTP to the scripted server, real tools in tmp_path."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from dashfloat import context as C
+from dashfloat import conversation
+from dashfloat import messages as M
+from dashfloat import sessions as S
+from tests.fakeserver import json_reply, sse_reply
+from tests.test_agent_sessions import journal_for, quit_agent, restart, start
+from tests.test_agent_tools import answer, calls_reply, wait_until
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]
+
+
+def prose(n_words: int, seed: int = 0) -> str:
+    return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(n_words))
+
+
+def is_summary(req: dict) -> bool:
+    body = req["json"] or {}
+    msgs = body.get("messages") or []
+    return "tools" not in body and bool(msgs) and msgs[0]["content"] == C.SUMMARISER_SYSTEM
+
+
+def chat_bodies(rig) -> list[dict]:
+    """The requests of turns (the summary requests left out)."""
+    return [r["json"] for r in rig.server.requests if r["method"] == "POST" and not is_summary(r)]
+
+
+def summary_bodies(rig) -> list[dict]:
+    return [r["json"] for r in rig.server.requests if r["method"] == "POST" and is_summary(r)]
+
+
+def remembered(text: str) -> list[str]:
+    return sorted(set(re.findall(r"REMEMBER: [\w-]+ = [\w-]+", text)))
+
+
+def summariser(req: dict):
+    """A model that summarises: the fixed headings, what it was told to remember, and a line."""
+    text = req["json"]["messages"][-1]["content"]
+    facts = remembered(text)
+    body = "\n\n".join(f"## {h}\n" + ("\n".join(facts) if h == "Decisions" and facts else "none")
+                       for h in C.SUMMARY_HEADINGS)
+    return sse_reply([body], usage={"prompt_tokens": 100, "completion_tokens": 50})
+
+
+def events(j) -> list[dict]:
+    return [json.loads(x) for x in j.path.read_bytes().splitlines()]
+
+
+def home(rig):
+    return rig.root.parent / "home"
+
+
+# ---- 1. the system message and the instructions ---------------------------------------------------
+
+
+def test_every_request_starts_with_the_system_message_and_the_instructions_in_order(rig):
+    (home(rig) / ".config" / "dashfloat").mkdir(parents=True)
+    (home(rig) / ".config" / "dashfloat" / "AGENTS.md").write_text("USER: answer in English.\n")
+    (rig.root / "AGENTS.md").write_text("PROJECT: run make test after a change.\n")
+    (rig.root / "notes.txt").write_text("hello\n")
+    rig.server.push(calls_reply(("c1", "read_file", {"path": "notes.txt"})), answer("It says hello."), answer("ok"))
+    start(rig)
+    note = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "note")
+    assert note[2].startswith("Instructions loaded: ~/.config/dashfloat/AGENTS.md (") and "AGENTS.md (" in note[2]
+    rig.wait_idle(rig.prompt("what is in notes.txt?"))
+    rig.wait_idle(rig.prompt("thanks"))
+    bodies = rig.bodies()
+    assert len(bodies) == 3
+    system = bodies[0]["messages"][0]
+    assert system["role"] == "system"
+    text = system["content"]
+    assert f"Working directory: {rig.root}" in text and "Today: " in text
+    assert text.index("USER: answer in English.") < text.index("PROJECT: run make test")
+    assert all(b["messages"][0] == system for b in bodies), "the same system message on every request"
+    assert [m["role"] for m in bodies[1]["messages"]] == ["system", "user", "assistant", "tool"]
+
+
+# ---- 2. compaction -------------------------------------------------------------------------------
+
+
+def test_stubs_come_first_when_they_are_enough_no_summary_is_asked(rig):
+    for i in range(4):
+        (rig.root / f"f{i}.txt").write_text(prose(900, i) + "\n")
+    script = []
+    for i in range(4):
+        script += [calls_reply((f"r{i}", "read_file", {"path": f"f{i}.txt"})), answer(f"read f{i}")]
+    rig.server.push(*script, answer("fine"))
+    j = journal_for(rig)
+    start(rig, j, context_window=8000)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"read f{i}.txt"))
+    t = rig.prompt("and now?")
+    rig.wait_idle(t)
+    assert summary_bodies(rig) == [], "no summary request: stubs were enough"
+    entries = [m[2] for m in rig.out.of(M.SYSTEM) if m[2].startswith("context compacted:")]
+    assert entries and "old tool outputs replaced by stubs; dropped nothing" in entries[0]
+    last = rig.messages_of(len(rig.bodies()))
+    stubs = [m for m in last if m["role"] == "tool" and C.is_stub(m["content"])]
+    assert stubs and "read_file" in json.loads(stubs[0]["content"])["stub"]
+    quit_agent(rig)
+    (ev,) = [e for e in events(j) if e["type"] == "compact"][:1]
+    assert ev["how"] == "stubs" and ev["before"] > 6400 >= ev["after"] and ev["reason"] == "auto"
+    assert entries[0].startswith(f"context compacted: {C.short(ev['before'])} → {C.short(ev['after'])} tokens")
+
+
+def test_checked_after_every_tool_result_a_turn_compacts_between_its_requests(rig):
+    """One turn only: the model reads file after file. The estimate is checked before each
+    request of the turn, not only when the user sends a prompt, and never while calls are
+    pending: the compaction comes between two requests, and every request fits."""
+    for i in range(8):
+        (rig.root / f"f{i}.txt").write_text(prose(1200, i) + "\n")
+    rig.server.push(*[calls_reply((f"r{i}", "read_file", {"path": f"f{i}.txt"})) for i in range(8)],
+                    answer("read them all"))
+    rig.server.responder = summariser
+    start(rig, context_window=8000)
+    t = rig.prompt("read f0..f7 one by one")
+    rig.wait_idle(t, timeout=20)
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)][-1] == "done"
+    assert len(rig.out.of(M.USER, t)) == 1, "one turn"
+    assert any(m[2].startswith("context compacted:") for m in rig.out.of(M.SYSTEM, t))
+    for body in chat_bodies(rig):
+        assert C.estimate_tokens(body["messages"], body.get("tools")) <= 8000
+        assert conversation.check(body["messages"][1:]) == []
+    final = chat_bodies(rig)[-1]["messages"]
+    assert final[1] == {"role": "user", "content": "read f0..f7 one by one"}, "the first request is pinned"
+
+
+def test_a_summary_in_the_fixed_structure_replaces_the_older_turns_and_the_journal_has_both_figures(rig):
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("noted: " + prose(300))
+    j = journal_for(rig)
+    start(rig, j, context_window=8000)
+    rig.wait_idle(rig.prompt("REMEMBER: colour = teal. " + prose(200)))
+    for i in range(12):
+        t = rig.prompt(f"step {i}: REMEMBER: step{i} = done{i}. " + prose(300, i))
+        rig.wait_idle(t, timeout=20)
+    (asked, *_rest) = summary_bodies(rig)
+    assert "tools" not in asked
+    for h in C.SUMMARY_HEADINGS:
+        assert f"## {h}" in asked["messages"][1]["content"]
+    last = rig.messages_of(len(rig.bodies()))
+    assert last[0]["content"].startswith("REMEMBER: colour = teal."), "the first request stays first, verbatim"
+    assert last[1]["content"].startswith(C.SUMMARY_PREFIX) and "## Exact next steps" in last[1]["content"]
+    assert "REMEMBER: step0 = done0" in last[1]["content"], "what the summary kept"
+    rig.server.responder = None
+    quit_agent(rig)
+    compacts = [e for e in events(j) if e["type"] == "compact"]
+    assert compacts and all(e["after"] < e["before"] for e in compacts)
+    summary = next(e for e in compacts if e["how"] == "summary")
+    assert summary["summarised"] > 0 and summary["usage"] == {"prompt_tokens": 100, "completion_tokens": 50}
+    shown = [m[2] for m in rig.out.seen if m[0] == M.SYSTEM and m[2].startswith("context compacted:")]
+    assert f"context compacted: {C.short(summary['before'])} → {C.short(summary['after'])} tokens (summarised " \
+        in "\n".join(shown)
+    # a resume rebuilds the compacted conversation, and the journal holds the history once
+    loaded = S.load(j.path)
+    assert loaded.notes == []
+    assert loaded.conversation == json.loads(json.dumps(rig.agent.messages))
+    raw = j.path.read_bytes()
+    assert raw.count(b"REMEMBER: step0 = done0") == 1 + sum(1 for e in compacts if e["how"] == "summary"), \
+        "the prompt once, and each summary that carried it: never the conversation again"
+
+
+def test_when_the_summariser_fails_the_oldest_turns_are_dropped_with_a_marker_and_the_request_fits(rig):
+    rig.server.responder = lambda req: (json_reply(500, {"error": {"message": "summariser down"}}) if is_summary(req)
+                                        else answer("ok " + prose(400)))
+    j = journal_for(rig)
+    start(rig, j, context_window=8000)
+    for i in range(6):
+        rig.wait_idle(rig.prompt(f"turn {i} " + prose(300, i)), timeout=20)
+    assert summary_bodies(rig), "a summary was asked for"
+    warn = [m[2] for m in rig.out.of(M.SYSTEM) if m[1] == "warn" and m[2].startswith("context compacted:")]
+    assert warn and "without a summary: the summary request failed: " in warn[0] and "summariser down" in warn[0]
+    last = rig.messages_of(len(rig.bodies()))
+    assert last[1]["content"].startswith(C.DROPPED_PREFIX)
+    for body in chat_bodies(rig):
+        assert C.estimate_tokens(body["messages"], body.get("tools")) <= 8000 * 0.8 + 500
+    assert rig.out.of(M.ASSISTANT_END)[-1][1] == "done", "the turn went on"
+    rig.server.responder = None
+    quit_agent(rig)
+    (ev, *_more) = [e for e in events(j) if e["type"] == "compact"]
+    assert ev["how"] == "dropped" and "summariser down" in ev["failed"] and ev["after"] < ev["before"]
+
+
+def test_three_failed_compactions_in_a_row_stop_the_turn_with_a_clear_entry(rig):
+    rig.server.responder = lambda req: (json_reply(500, {"error": {"message": "no"}}) if is_summary(req)
+                                        else answer("ok " + prose(600)))
+    start(rig, context_window=8000)
+    stopped = None
+    for i in range(20):
+        t = rig.prompt(f"turn {i} " + prose(100, i))
+        rig.wait_idle(t, timeout=20)
+        errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+        if errors:
+            stopped = (t, errors[0])
+            break
+    assert stopped is not None, "three failures never stopped a turn"
+    t, text = stopped
+    assert text.startswith("Context compaction failed 3 times in a row (last: the summary request failed")
+    assert "/compact tries again, /clear starts a fresh conversation" in text
+    assert rig.out.of(M.ASSISTANT_START, t) == [], "the stopped turn sent no request"
+    assert len([m for m in rig.out.seen if m[0] == M.SYSTEM and m[2].startswith("context compacted:")]) == 3
+
+
+def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(rig):
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("answer " + prose(200))
+    j = journal_for(rig)
+    start(rig, j, context_window=16000)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(200, i)))
+    before = len(rig.agent.messages)
+    t = rig.prompt("/compact keep the parser's API")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("context compacted:"), since=t)
+    rig.wait_idle(t)
+    (asked,) = summary_bodies(rig)
+    assert "pay special attention to: keep the parser's API" in asked["messages"][1]["content"]
+    assert len(rig.agent.messages) < before and rig.agent.messages[1]["content"].startswith(C.SUMMARY_PREFIX)
+    assert not rig.out.of(M.USER, t), "/compact is not a prompt"
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["done"]
+    ((_, c),) = rig.out.of(M.COMPACTED, t)  # what a headless run's compaction event says
+    assert c["reason"] == "/compact" and c["how"] == "summary" and c["after"] < c["before"] and c["failed"] is None
+    assert rig.agent.meter.run.requests == 5, "the summary request is metered like the four turns"
+    t = rig.prompt("/clear")
+    cleared = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("Started a fresh conversation"), since=t)
+    assert "no longer sees the earlier" in cleared[2]
+    rig.wait_idle(rig.prompt("new topic"))
+    assert rig.messages_of(len(rig.bodies())) == [{"role": "user", "content": "new topic"}]
+    rig.server.responder = None
+    quit_agent(rig)
+    loaded = S.load(j.path)
+    assert loaded.conversation == json.loads(json.dumps(rig.agent.messages))
+    assert loaded.conversation[0] == {"role": "user", "content": "new topic"}
+    assert [e["reason"] for e in events(j) if e["type"] == "compact"] == ["/compact"]
+    assert loaded.turns == 5, "the session's turns go on after /clear"
+
+
+def test_esc_during_the_summary_request_leaves_the_conversation_as_it_was(rig):
+    import threading
+
+    held = threading.Event()
+    rig.server.responder = lambda req: (sse_reply(["never used"], hold=held) if is_summary(req)
+                                        else answer("answer " + prose(300)))
+    start(rig, context_window=8000)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
+    before = [dict(m) for m in rig.agent.messages]
+    t = rig.prompt("/compact")
+    wait_until(lambda: summary_bodies(rig), "the summary request")
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    assert any(m[2].startswith("Compaction cancelled: the conversation is as it was.") for m in rig.out.of(M.SYSTEM, t))
+    assert rig.agent.messages == before
+    held.set()
+    rig.server.responder = None
+
+
+def test_a_refused_request_teaches_the_window_compacts_and_is_sent_once_more(rig):
+    overflow = json_reply(400, {"error": {"message": "This model's maximum context length is 6000 tokens. However, "
+                                                     "your messages resulted in 9100 tokens.",
+                                          "type": "invalid_request_error", "code": "context_length_exceeded"}})
+    rig.server.push(*[answer("ok " + prose(300)) for _ in range(4)], overflow)
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("after the refusal")
+    start(rig)  # the endpoint states no window: 32,768 assumed
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(350, i)))
+    t = rig.prompt("one more")
+    rig.wait_idle(t, timeout=20)
+    warns = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "warn"]
+    assert any("refused the request as too long" in w and "its window is 6,000 tokens" in w for w in warns)
+    assert rig.agent._ctx.window == 6000
+    assert rig.out.of(M.ASSISTANT_END, t)[-1][1] == "done"
+    final = chat_bodies(rig)[-1]
+    assert C.estimate_tokens(final["messages"], final.get("tools")) <= 6000 * 0.8
+    assert not [m for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+
+
+def test_a_refusal_with_nothing_to_compact_is_shown_not_sent_again(rig):
+    """The first request itself is refused: the server's count calibrates the estimate, there
+    is nothing to take out, so the same request is not sent again and the error is shown."""
+    rig.server.push(json_reply(400, {"error": {"message": "request (9000 tokens) exceeds the available context "
+                                                          "size (4096 tokens), try increasing it",
+                                               "type": "exceed_context_size_error", "n_prompt_tokens": 9000,
+                                               "n_ctx": 4096}}))
+    start(rig)
+    t = rig.prompt("hello")
+    rig.wait_idle(t)
+    assert len(rig.bodies()) == 1, "not sent again"
+    errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+    assert errors and "too long for the model's context window" in errors[0] and "/clear" in errors[0]
+    assert not [m for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("context compacted")], "no empty compaction"
+    assert rig.agent._ctx.window == 4096 and rig.agent._ctx.ratio > 1
+
+
+def test_the_window_comes_from_the_endpoints_model_list(rig):
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "other", "max_model_len": 100000}, {"id": "test-model", "object": "model", "max_model_len": 12288}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 12288, "the window from GET /models")
+    assert rig.agent._ctx.source == "the endpoint's model list"
+
+
+def test_another_model_gets_its_own_window(rig):
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "other", "max_model_len": 100000}, {"id": "test-model", "max_model_len": 12288}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 12288, "the first model's window")
+    rig.agent._ctx.set_window(4096, "the server's error")  # as a refusal would have taught it
+    rig.agent.send((M.PROMPT, "/model other"))
+    wait_until(lambda: rig.agent._ctx.window == 100000, "the other model's window")
+
+
+def test_lm_studio_is_asked_through_its_own_api(rig):
+    """LM Studio's OpenAI list says nothing of the window; its own list says what the loaded
+    instance has (4,096 by default, far less than the model's maximum)."""
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "test-model", "object": "model", "owned_by": "organization_owner"}]})
+    rig.server.routes["/api/v1/models"] = json_reply(200, {"models": [
+        {"type": "llm", "key": "test-model", "max_context_length": 131072,
+         "loaded_instances": [{"id": "test-model", "config": {"context_length": 4096}}]}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 4096, "the loaded instance's window")
+    assert rig.agent._ctx.source == "LM Studio's model list"
+
+
+def test_an_older_lm_studio_is_asked_for_the_one_model(rig):
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [
+        {"id": "test-model", "object": "model", "owned_by": "organization_owner"}]})
+    rig.server.routes["/api/v0/models/test-model"] = json_reply(200, {
+        "id": "test-model", "state": "loaded", "max_context_length": 32768, "loaded_context_length": 8192})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 8192, "the v0 answer's loaded window")
+    paths = [r["path"] for r in rig.server.requests if r["method"] == "GET"]
+    assert paths == ["/v1/models", "/api/v1/models", "/api/v0/models/test-model"]
+
+
+def test_a_configured_window_is_not_asked_for(rig):
+    start(rig, context_window=5000)
+    t = rig.prompt("/help")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("Commands"), since=t)
+    assert not [r for r in rig.server.requests if r["method"] == "GET"]
+    assert rig.agent._ctx.window == 5000
+
+
+def test_a_resumed_session_rereads_the_instructions(rig):
+    (rig.root / "AGENTS.md").write_text("OLD RULE\n")
+    rig.server.push(answer("one"), answer("two"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("hi"))
+    quit_agent(rig)
+    (rig.root / "AGENTS.md").write_text("NEW RULE\n")
+    restart(rig, j.path)
+    rig.wait_idle(rig.prompt("again"))
+    system = rig.bodies()[-1]["messages"][0]["content"]
+    assert "NEW RULE" in system and "OLD RULE" not in system
+
+
+# ---- 6. a long session -------------------------------------------------------------------------
+
+_TOKEN = re.compile(r" ?[A-Za-z]{1,8}| ?\d{1,3}|\s+|[^\sA-Za-z\d]")
+
+
+def server_count(body: dict) -> int:
+    """The server's own token count of a request (a BPE-like split: a word up to 8 letters
+    with its space, digits in threes, each punctuation mark), not DashFloat's estimate."""
+    n = 0
+    for m in body["messages"]:
+        n += 4 + len(_TOKEN.findall(m.get("content") or ""))
+        for c in m.get("tool_calls") or ():
+            n += 8 + len(_TOKEN.findall(c["function"]["name"] + c["function"]["arguments"]))
+    if body.get("tools"):
+        n += len(_TOKEN.findall(json.dumps(body["tools"])))
+    return n
+
+
+@pytest.mark.parametrize("window, turns, every, lines", [
+    (8000, 240, 3, 60),  # the issue's case: a small window, a file read every third turn
+    (32768, 120, 1, 250),  # a tool-heavy session: a 16 KB file read every turn
+])
+def test_a_long_session_never_sends_a_request_over_the_window_and_keeps_what_it_was_told(rig, window, turns, every,
+                                                                                          lines):
+    for i in range(12):
+        (rig.root / f"src{i}.py").write_text("".join(f"def f{i}_{k}(x):\n    return x * {k}  # {prose(8, k)}\n"
+                                                     for k in range(lines)))
+    facts = {1: "REMEMBER: deploy-key = vault-slot-7", turns // 4: "REMEMBER: db-port = 6543",
+             turns * 5 // 8: "REMEMBER: owner = ada", turns - 10: "REMEMBER: release = friday"}
+    counts: list[int] = []
+
+    def model(req):
+        body = req["json"]
+        count = server_count(body)
+        counts.append(count)
+        usage = {"prompt_tokens": count, "completion_tokens": 80}
+        if count > window:
+            return json_reply(400, {"error": {"message": f"This model's maximum context length is {window} tokens. "
+                                                         f"However, your messages resulted in {count} tokens.",
+                                              "code": "context_length_exceeded"}})
+        if is_summary(req):
+            return summariser(req)
+        msgs = body["messages"]
+        last = msgs[-1]
+        if last["role"] == "user" and "what were you told to remember" in last["content"]:
+            told = remembered("\n".join(m.get("content") or "" for m in msgs))
+            return sse_reply(["; ".join(told)], usage=usage)
+        turn = int(re.search(r"turn (\d+)", last["content"]).group(1)) if last["role"] == "user" else -1
+        if last["role"] == "user" and turn % every == 0:
+            return calls_reply((f"c{turn}", "read_file", {"path": f"src{turn % 12}.py"}), usage=usage)
+        return sse_reply([f"Turn done. {prose(60, turn)}"], usage=usage)
+
+    rig.server.responder = model
+    j = journal_for(rig)
+    start(rig, j, context_window=window)
+    for turn in range(1, turns + 1):
+        text = f"turn {turn}: {facts.get(turn, '')} please look at the next part. {prose(40, turn)}"
+        rig.wait_idle(rig.prompt(text), timeout=20)
+    t = rig.prompt("turn 0: what were you told to remember?")
+    rig.wait_idle(t, timeout=20)
+    reply = "".join(m[1] for m in rig.out.of(M.TOKEN, t))
+    assert remembered(reply) == sorted(facts.values()), reply
+    assert max(counts) <= window, f"a request of {max(counts)} tokens by the server's count"
+    assert not [m for m in rig.out.seen if m[0] == M.SYSTEM and m[1] == "error"]
+    rig.server.responder = None
+    quit_agent(rig)
+    compacts = [e for e in events(j) if e["type"] == "compact"]
+    assert len(compacts) >= 10 and all(e["after"] < e["before"] for e in compacts)
+    assert S.load(j.path).conversation == json.loads(json.dumps(rig.agent.messages))
+    by_how: dict[str, list[float]] = {}
+    for e in compacts:
+        by_how.setdefault(e["how"], []).append(e["after"] / e["before"])
+    figures = ", ".join(f"{how} {len(r)}x, after/before median {sorted(r)[len(r) // 2]:.2f} "
+                        f"({min(r):.2f}-{max(r):.2f})" for how, r in sorted(by_how.items()))
+    print(f"\n{len(compacts)} compactions over {turns} turns, {len(counts)} requests, the largest "
+          f"{max(counts)} tokens by the server's count (window {window}): {figures}")
+
+
+def test_a_long_summary_kept_apart_from_the_journal_comes_back_on_resume(rig):
+    """A summary over the journal's BIG threshold goes to the store like any long string; the
+    resume reads it back into the compacted conversation."""
+    from dashfloat import journal as J
+
+    j = journal_for(rig)
+    j.begin(title="t")
+    conv = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "a" * 9000},
+            {"role": "user", "content": "second"}, {"role": "assistant", "content": "b"}]
+    j.event("prompt", turn=1, text="first")
+    j.event("answer", status="done", content="a" * 9000)
+    j.event("turn_end", turn=1)
+    j.event("prompt", turn=2, text="second")
+    j.event("answer", status="done", content="b")
+    summary = C.summary_message("## Goal\n" + "kept " * 1500, "1 earlier message")
+    assert len(summary) > J.BIG
+    ops = [["replace", 1, 2, summary]]
+    j.event("compact", reason="auto", how="summary", before=9, after=3, window=8000, length=4, ops=ops)
+    j.event("turn_end", turn=2)
+    j.close()
+    assert summary.encode() not in j.path.read_bytes(), "stored once, apart"
+    loaded = S.load(j.path)
+    assert loaded.notes == []
+    assert loaded.conversation == C.apply_ops(conv, ops)
+    assert loaded.conversation[1]["content"] == summary

@@ -1,0 +1,436 @@
+"""The real Agent with its journal (issue 9): a whole session written and read back equal, the
+transcript drawn again as it was, a resume after a kill in the middle of a turn, /undo of
+DashFloat's own file changes (clean, changed since, never recorded), and the git status report
+after a command. Real tools in a tmp_path root, the scripted HTTP server as the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+from urwid.testing import render_text
+
+from dashfloat import conversation
+from dashfloat import messages as M
+from dashfloat import sessions as S
+from dashfloat.agent import INTERRUPTED_NOTE, Agent
+from dashfloat.history import History
+from dashfloat.journal import Journal
+from dashfloat.tools.permissions import Policy
+from dashfloat.ui.app import App
+from dashfloat.ui.bridge import Outbox as UIOutbox
+from tests.test_agent_tools import MODEL, Outbox, answer, calls_reply, result_of
+
+KEY = "sk-live-abcdef0123456789"
+
+
+def journal_for(rig, sid="00112233aabbccdd", **kw) -> Journal:
+    path = rig.root.parent / "state" / "sessions" / S.project_key(str(rig.root)) / f"{sid}.jsonl"
+    return Journal(path, {"id": sid, "cwd": str(rig.root), "model": MODEL}, secrets=[(KEY, "[redacted: API key]")],
+                   **kw)
+
+
+def start(rig, journal=None, **kw):
+    kw.setdefault("policy", Policy(mode="accept-edits"))
+    kw.setdefault("git_report", False)
+    return rig.start(journal=journal, **kw)
+
+
+def quit_agent(rig) -> None:
+    rig.agent.send((M.QUIT,))
+    rig.agent.join(3)
+    assert not rig.agent.alive
+
+
+def restart(rig, journal_path, **kw) -> Agent:
+    """A new agent on the same session, as `dashfloat --continue` makes it."""
+    loaded = S.load(journal_path)
+    j = Journal(journal_path, {"id": journal_path.stem}, existing=True, next_seq=loaded.next_seq)
+    rig.out = Outbox()
+    agent = start(rig, j, resumed=loaded, **kw)
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "Resumed session" in m[2])
+    return agent
+
+
+def app_screen(msgs, *, replay: bool, rows: int = 120) -> list[str]:
+    class Silent:
+        def send(self, msg):
+            pass
+
+    app = App(agent=Silent(), outbox=UIOutbox(), model_name=MODEL, ascii=False, depth=256, history=History(None))
+    if replay:
+        app.replay(msgs)
+    else:
+        for m in msgs:
+            app.apply(m)
+            if m[0] == M.CONFIRM:
+                app._end_confirm()  # decided: the live app's key did this
+        app.refresh()
+    return [r.rstrip() for r in render_text(app.root, (80, rows))][: rows - 2]
+
+
+# ---- 1. a whole session, written and read back -----------------------------------------------
+
+
+def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(rig):
+    (rig.root / "a.py").write_text("x = 1\n")
+    rig.server.push(
+        calls_reply(("c1", "read_file", {"path": "a.py"}), ("c2", "list_directory", {"path": "."})),
+        calls_reply(("c3", "edit_file", {"path": "a.py", "search_block": "x = 1", "replace_block": "x = 2"}),
+                    ("c4", "write_file", {"path": "new.txt", "content": f"key {KEY}\n" + "line\n" * 2000})),
+        calls_reply(("c5", "execute_command", {"command": "echo ran; cat new.txt | head -3"})),
+        answer("All done, café ☕.", usage={"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}),
+        answer("Second turn answer."),
+    )
+    j = journal_for(rig)
+    start(rig, j)
+    t = rig.prompt("change a.py please")
+    ref = rig.confirm(t)[1]  # the command asks
+    rig.decide(ref, "approved")
+    rig.wait_idle(t)
+    t2 = rig.prompt("thanks")
+    rig.wait_idle(t2)
+    live = list(rig.out.seen)
+    messages = [dict(m) for m in rig.agent.messages]
+    quit_agent(rig)
+
+    assert j.foreign_writes == 0, "only the agent thread writes"
+    loaded = S.load(j.path)
+    assert loaded.notes == []
+    expected = json.loads(json.dumps(messages).replace(KEY, "[redacted: API key]"))
+    assert loaded.conversation == expected
+    assert conversation.check(loaded.conversation) == []
+    assert loaded.turns == 2 and loaded.tokens == 100 and not loaded.open_turn
+    assert KEY.encode() not in j.path.read_bytes()
+    live_screen = app_screen(live, replay=False)
+    replayed = app_screen(S.ui_messages(loaded), replay=True)
+    assert replayed == [line.replace(KEY, "[redacted: API key]") for line in live_screen]
+    assert any("approved by you" in line for line in replayed)
+    # the audit trail: structured decisions, the rule or key that decided
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    decisions = [e for e in events if e["type"] == "decision"]
+    assert {d["id"] for d in decisions} == {"c1", "c2", "c3", "c4", "c5"}
+    assert [d["by"] for d in decisions if d["id"] == "c5"][-1] == "user key y"
+    assert all(len(d["args_sha256"]) == 64 for d in decisions)
+    # a turn of this session stays small: the 12 KB file went to the store once
+    turn2 = [e for e in events if e["seq"] >= next(x["seq"] for x in events if x.get("text") == "thanks")]
+    assert sum(len(json.dumps(e)) for e in turn2) < 2000
+
+
+def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
+    synced = []
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo hi"})), answer("ok"))
+    j = journal_for(rig)
+    real_sync = j.sync
+
+    def sync():
+        synced.append([json.loads(x)["type"] for x in j.path.read_bytes().splitlines()][-1])
+        real_sync()
+
+    j.sync = sync
+    start(rig, j, policy=Policy(mode="unrestricted"))
+    t = rig.prompt("run it")
+    rig.wait_idle(t)
+    assert synced[:2] == ["run", "turn_end"]
+    rig.agent.send((M.QUIT, "hangup"))  # SIGHUP: the app says why it quits
+    rig.agent.join(3)
+    assert synced[-1] == "end"
+    end = json.loads(j.path.read_bytes().splitlines()[-1])
+    assert end["reason"] == "hangup" and end["turn"] == 1
+
+
+# ---- 2. resume after a kill in the middle of a turn -------------------------------------------
+
+
+def interrupted_journal(rig, *, confirm: bool = False) -> Journal:
+    """The journal a kill -9 leaves: a turn whose first call has its result, whose second
+    (a command) started and whose third never ran."""
+    j = journal_for(rig)
+    j.begin(title="do three things")
+    j.event("prompt", turn=1, text="do three things")
+    calls = [("c1", "read_file", {"path": "a"}), ("c2", "execute_command", {"command": "make deploy"}),
+             ("c3", "write_file", {"path": "b", "content": "x"})]
+    j.event("answer", status="done", calls=[{"id": i, "name": n, "arguments": json.dumps(a)} for i, n, a in calls])
+    for i, n, a in calls:
+        j.ui((M.TOOL_CALL, {"id": i, "name": n, "summary": f"{n} {a}"}))
+    j.event("result", id="c1", tool="read_file", content='{"ok":false,"error":"no such file: a","code":"not_found"}')
+    if confirm:
+        j.ui((M.CONFIRM, 7, {"id": "c2", "name": "execute_command", "summary": "make deploy",
+                             "lines": [["command", "make deploy"]]}))
+    else:
+        j.event("run", id="c2", tool="execute_command")
+    j.sync()
+    os.close(j._fd)  # killed: no end event, the lock goes with the process
+    return j
+
+
+def test_resume_answers_the_open_calls_and_tells_the_model(rig):
+    j = interrupted_journal(rig)
+    with open(j.path, "ab") as f:  # the kill came in the middle of the next event's write
+        f.write(b'{"seq":9,"time":1,"type":"result","id":"c2","tool":"execute_command","content":"{\\"ok\\":tr')
+    rig.server.push(answer("I will check the deploy first."))
+    agent = restart(rig, j.path)
+    assert any("cut off" in s and "skipped" in s for s in rig.system(level="warn"))
+    rows = {r[1]["id"]: r[1] for r in rig.out.of(M.TOOL_RESULT)}
+    assert rows["c2"]["status"] == "cancelled" and "unknown" in rows["c2"]["text"]
+    assert rows["c3"]["status"] == "cancelled" and "did not run" in rows["c3"]["text"]
+    assert any("The last turn was interrupted" in s for s in rig.system(level="warn"))
+    assert conversation.check(agent.messages) == [], "paired before the first request"
+    t = rig.prompt("go on")
+    rig.wait_idle(t)
+    msgs = rig.messages_of(1)
+    assert conversation.check(msgs) == []
+    assert result_of(msgs, "c2")["cancelled"] is True and "unknown" in result_of(msgs, "c2")["error"]
+    assert result_of(msgs, "c3")["error"].endswith("it did not run")
+    assert msgs[-1] == {"role": "user", "content": f"{INTERRUPTED_NOTE}\n\ngo on"}
+    quit_agent(rig)
+    again = S.load(j.path)
+    assert not again.open_turn and again.model_notes == [] and again.turns == 2
+    assert again.conversation == json.loads(json.dumps(agent.messages))
+
+
+def test_the_model_note_waits_for_a_prompt_across_resumes(rig):
+    j = interrupted_journal(rig)
+    restart(rig, j.path)
+    quit_agent(rig)  # resumed, then left without a prompt
+    loaded = S.load(j.path)
+    assert not loaded.open_turn and loaded.model_notes == [INTERRUPTED_NOTE]
+    rig.server.push(answer("ok"))
+    restart(rig, j.path)
+    assert not [m for m in rig.out.of(M.SYSTEM) if "interrupted" in m[2]], "answered once, not again"
+    t = rig.prompt("next")
+    rig.wait_idle(t)
+    assert rig.messages_of(1)[-1]["content"] == f"{INTERRUPTED_NOTE}\n\nnext"
+
+
+def test_a_question_open_at_the_kill_is_closed_on_screen(rig):
+    j = interrupted_journal(rig, confirm=True)
+    loaded = S.load(j.path)
+    assert loaded.pending_confirm == "c2"
+    restart(rig, j.path)
+    decided = rig.out.of(M.DECIDED)
+    assert decided and decided[0][1] == "c2" and "not decided" in decided[0][2]
+    rows = {r[1]["id"]: r[1] for r in rig.out.of(M.TOOL_RESULT)}
+    assert "did not run" in rows["c2"]["text"]
+    screen = app_screen(S.ui_messages(loaded) + rig.out.seen, replay=True, rows=40)
+    assert not any("Apply?" in line for line in screen), "no question waits after a resume"
+
+
+# ---- 3. /undo ------------------------------------------------------------------------------------
+
+
+def undo(rig, arg: str = "") -> list[str]:
+    t = rig.prompt("/undo" + (f" {arg}" if arg else ""))
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and ("/undo" in m[2] or "Nothing to undo" in m[2]), since=t)
+    return rig.system(t)
+
+
+def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(rig):
+    (rig.root / "a.txt").write_text("one\n")
+    rig.server.push(
+        calls_reply(("c1", "edit_file", {"path": "a.txt", "search_block": "one", "replace_block": "two"}),
+                    ("c2", "write_file", {"path": "sub/new.txt", "content": "created\n"})),
+        answer("turn 1 done"),
+        calls_reply(("c3", "edit_file", {"path": "a.txt", "search_block": "two", "replace_block": "three"})),
+        answer("turn 2 done"),
+        answer("noted"),
+    )
+    start(rig, journal_for(rig))
+    for text in ("first", "second"):
+        rig.wait_idle(rig.prompt(text))
+    assert (rig.root / "a.txt").read_text() == "three\n"
+    report = undo(rig)
+    assert (rig.root / "a.txt").read_text() == "two\n" and (rig.root / "sub/new.txt").exists()
+    assert "turn 2" in report[-1] and "a.txt: restored" in report[-1] and "not changes made by commands" in report[-1]
+    report = undo(rig)
+    assert (rig.root / "a.txt").read_text() == "one\n"
+    assert not (rig.root / "sub/new.txt").exists()
+    assert "sub/new.txt: removed (DashFloat had created it)" in report[-1]
+    assert "Nothing to undo" in undo(rig)[-1]
+    rig.wait_idle(rig.prompt("what now?"))
+    last = rig.bodies()[-1]["messages"][-1]["content"]
+    assert "ran /undo on the file changes of turn 2" in last and "turn 1" in last and last.endswith("what now?")
+    assert len(rig.bodies()) == 5, "/undo itself is never sent to the model"
+
+
+def test_undo_n_takes_several_turns_at_once(rig):
+    (rig.root / "a.txt").write_text("0")
+    replies = []
+    for i in range(3):
+        replies += [calls_reply((f"c{i}", "write_file", {"path": "a.txt", "content": str(i + 1)})), answer("ok")]
+    rig.server.push(*replies)
+    start(rig, journal_for(rig))
+    for i in range(3):
+        rig.wait_idle(rig.prompt(f"turn {i}"))
+    report = undo(rig, "2")
+    assert (rig.root / "a.txt").read_text() == "1" and "turns 3, 2" in report[-1]
+    t = rig.prompt("/undo two")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)
+    assert "/undo takes a number of turns" in rig.system(t, "error")[0]
+
+
+def test_a_file_changed_since_is_shown_as_a_diff_and_asked_about(rig):
+    target = rig.root / "a.txt"
+    target.write_text("original\n")
+    rig.server.push(
+        calls_reply(("c1", "edit_file", {"path": "a.txt", "search_block": "original", "replace_block": "by the model"})),
+        answer("ok"),
+    )
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("edit"))
+    target.write_text("by the model\nand by the user\n")
+    t = rig.prompt("/undo")
+    confirm = rig.confirm(t)
+    lines = [text for _kind, text in confirm[2]["lines"]]
+    assert any("changed since" in x for x in lines) and "-and by the user" in lines and "+original" in lines
+    assert confirm[2]["always_asks"]
+    rig.decide(confirm[1], "rejected")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
+    assert target.read_text() == "by the model\nand by the user\n", "n leaves the user's change"
+    assert "a.txt: left as it is (you said n)" in rig.system(t)[-1]
+    assert (M.DECIDED, confirm[2]["id"], "rejected by you") in rig.out.since(t)
+    assert "Nothing to undo" in undo(rig)[-1], "that turn is undone"
+
+
+def test_esc_on_an_undo_question_leaves_that_file_and_the_rest(rig):
+    for name in ("a.txt", "b.txt"):
+        (rig.root / name).write_text("original\n")
+    rig.server.push(
+        calls_reply(("c1", "write_file", {"path": "a.txt", "content": "model\n"}),
+                    ("c2", "write_file", {"path": "b.txt", "content": "model\n"})),
+        answer("ok"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write"))
+    for name in ("a.txt", "b.txt"):
+        (rig.root / name).write_text("user\n")
+    t = rig.prompt("/undo")
+    rig.confirm(t)
+    rig.agent.send((M.CANCEL,))
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
+    report = rig.system(t)[-1]
+    assert "a.txt: left as it is (Esc)" in report and "b.txt: left as it is (Esc)" in report
+    assert (rig.root / "a.txt").read_text() == (rig.root / "b.txt").read_text() == "user\n"
+    rig.out.wait_kind(M.PHASE, "idle", since=t)
+
+
+def test_y_on_the_question_puts_the_earlier_content_back(rig):
+    target = rig.root / "a.txt"
+    target.write_text("original\n")
+    rig.server.push(
+        calls_reply(("c1", "write_file", {"path": "a.txt", "content": "model\n"})), answer("ok"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write"))
+    target.unlink()  # removed by the user since
+    t = rig.prompt("/undo")
+    confirm = rig.confirm(t)
+    assert any("it was removed since" in text for _k, text in confirm[2]["lines"])
+    rig.decide(confirm[1], "approved")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
+    assert target.read_text() == "original\n"
+    assert "a.txt: restored (you said y)" in rig.system(t)[-1]
+
+
+def test_undo_never_touches_a_file_dashfloat_did_not_write(rig):
+    (rig.root / "mine.txt").write_text("the user's\n")
+    rig.server.push(
+        calls_reply(("c1", "execute_command", {"command": "echo from-a-command > cmd.txt; echo more >> mine.txt"}),
+                    ("c2", "write_file", {"path": "w.txt", "content": "w\n"})),
+        answer("ok"),
+    )
+    start(rig, journal_for(rig), policy=Policy(mode="unrestricted"))
+    rig.wait_idle(rig.prompt("go"))
+    report = undo(rig)
+    assert not (rig.root / "w.txt").exists()
+    assert (rig.root / "cmd.txt").read_text() == "from-a-command\n"
+    assert (rig.root / "mine.txt").read_text() == "the user's\nmore\n"
+    assert "cmd.txt" not in report[-1] and "mine.txt" not in report[-1]
+
+
+def test_a_path_that_now_leads_elsewhere_is_left_alone(rig):
+    (rig.root / "d").mkdir()
+    (rig.root / "d" / "f.txt").write_text("old\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "d/f.txt", "content": "new\n"})), answer("ok"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("go"))
+    (rig.root / "d").rename(rig.root / "e")
+    (rig.root / "other").mkdir()
+    (rig.root / "other" / "f.txt").write_text("new\n")
+    os.symlink("other", rig.root / "d")
+    report = undo(rig)
+    assert "d/f.txt: left as it is: the path now leads somewhere else" in report[-1]
+    assert (rig.root / "other" / "f.txt").read_text() == "new\n" and (rig.root / "e" / "f.txt").read_text() == "new\n"
+
+
+def test_a_previous_content_not_kept_is_said_so(rig):
+    (rig.root / "a.txt").write_text("old\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "new\n"})), answer("ok"))
+    start(rig, journal_for(rig, undo_max=0))
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert any("/undo cannot restore this file" in m[2] for m in rig.out.of(M.TOOL_NOTE, t))
+    report = undo(rig)
+    assert "a.txt: not restored: its previous content was not kept" in report[-1]
+    assert (rig.root / "a.txt").read_text() == "new\n"
+
+
+def test_undo_without_a_journal_says_why(rig):
+    start(rig, None)
+    t = rig.prompt("/undo")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t)
+    assert "journal" in rig.system(t, "error")[0]
+
+
+def test_undo_works_after_a_resume(rig):
+    (rig.root / "a.txt").write_text("before\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "after\n"})), answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("go"))
+    quit_agent(rig)
+    restart(rig, j.path)
+    report = undo(rig)
+    assert "a.txt: restored" in report[-1] and (rig.root / "a.txt").read_text() == "before\n"
+
+
+# ---- 4. which files a command changed ------------------------------------------------------------
+
+
+def git(root, *args):
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"})
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_command_in_a_work_tree_says_which_files_it_changed(rig):
+    git(rig.root, "init", "-q")
+    (rig.root / "tracked.txt").write_text("v1\n")
+    (rig.root / "dirty.txt").write_text("v1\n")
+    git(rig.root, "add", ".")
+    git(rig.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    (rig.root / "dirty.txt").write_text("v2\n")  # modified before the command, and again by it
+    rig.server.push(calls_reply(("c1", "execute_command",
+                                 {"command": "echo x > made.txt; echo v2 >> tracked.txt; echo v3 >> dirty.txt"})),
+                    answer("ok"))
+    start(rig, journal_for(rig), policy=Policy(mode="unrestricted"), git_report=True)
+    t = rig.prompt("go")
+    note = rig.out.wait(lambda m: m[0] == M.TOOL_NOTE and "git status" in m[2], since=t)[2]
+    assert "changed 3 files" in note and "made.txt (new)" in note and "tracked.txt (modified)" in note
+    assert "dirty.txt (modified)" in note and "/undo does not cover changes made by commands" in note
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_repository_that_names_a_filter_program_is_not_read(rig):
+    git(rig.root, "init", "-q")
+    marker = rig.root.parent / "filter-ran"
+    git(rig.root, "config", "filter.x.clean", f"touch {marker}; cat")
+    (rig.root / ".gitattributes").write_text("*.txt filter=x\n")
+    (rig.root / "a.txt").write_text("a\n")
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo x > b.txt"})), answer("ok"))
+    start(rig, journal_for(rig), policy=Policy(mode="unrestricted"), git_report=True)
+    t = rig.prompt("go")
+    note = rig.out.wait(lambda m: m[0] == M.TOOL_NOTE and "git status" in m[2], since=t)[2]
+    assert "not read" in note and "filter.x.clean" in note and "/undo does not cover" in note
+    assert not marker.exists(), "git ran the repository's filter"

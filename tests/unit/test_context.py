@@ -1,0 +1,282 @@
+"""Compaction planning (dashfloat/context.py), pure: the estimate and its calibration, stubs
+first, the summary's request and structure, units never split, a summary not smaller
+rejected, the fallback, the cuts that make a request fit, the ops replayed, and the window
+an endpoint states."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from dashfloat import context as C
+from dashfloat import conversation
+from dashfloat.tools.catalogue import TOOLS
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def say(text):
+    return {"role": "assistant", "content": text}
+
+
+def calls(*pairs):
+    """An assistant message with calls and their results: pairs of (id, name, args, result dict)."""
+    msg = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for cid, name, args, _r in pairs]}
+    return [msg] + [{"role": "tool", "tool_call_id": cid, "content": json.dumps(r)} for cid, _n, _a, r in pairs]
+
+
+def read(cid, path, size):
+    return calls((cid, "read_file", {"path": path}, {"ok": True, "path": path, "content": "y = 1\n" * (size // 6),
+                                                     "lines": size // 6, "size": size}))
+
+
+def manager(window=8000, threshold=0.8):
+    m = C.ContextManager(window, threshold)
+    m.system = {"role": "system", "content": "SYSTEM " * 50}
+    return m
+
+
+# ---- the estimate ----------------------------------------------------------------------------
+
+
+def test_the_estimate_counts_text_calls_and_tools():
+    assert C.estimate_tokens([user("a" * 350)]) == 3 + 4 + 100
+    assert C.estimate_tokens([user("é" * 100)]) == 3 + 4 + 100  # a token per character not ASCII
+    with_call = calls(("c1", "read_file", {"path": "a" * 340}, {"ok": True}))
+    assert C.estimate_tokens(with_call) > C.estimate_tokens([user("")]) + 100
+    assert C.estimate_tokens([user("x")], TOOLS) - C.estimate_tokens([user("x")]) == int(
+        len(json.dumps(TOOLS, ensure_ascii=False)) / C.CHARS_PER_TOKEN)
+
+
+def test_the_estimate_is_calibrated_by_the_reported_usage_within_bounds():
+    m = manager()
+    msgs = [user("word " * 700)]
+    raw = m.raw(msgs)
+    assert m.estimate(msgs) == raw
+    m.observe(raw, {"prompt_tokens": raw * 2, "completion_tokens": 5})
+    assert m.estimate(msgs) == pytest.approx(raw * 2, abs=2) and m.calibrated
+    m.observe(raw, {"prompt_tokens": raw * 10})  # absurd: bounded
+    assert m.ratio == 2.5
+    before = m.ratio
+    for bad in (None, {}, {"prompt_tokens": 0}, {"prompt_tokens": True}, {"prompt_tokens": "9"}):
+        m.observe(raw, bad)
+    assert m.ratio == before
+
+
+# ---- units -------------------------------------------------------------------------------------
+
+
+def test_a_call_and_its_results_are_one_unit():
+    msgs = [user("q"), *read("c1", "a", 100), say("ok"), *calls(("c2", "x", {}, {}), ("c3", "y", {}, {})), user("n")]
+    assert C.units(msgs) == [(0, 1), (1, 3), (3, 4), (4, 7), (7, 8)]
+
+
+# ---- stubs first -------------------------------------------------------------------------------
+
+
+def test_old_tool_outputs_become_stubs_first_and_no_summary_is_needed_when_that_fits():
+    m = manager(window=8000)
+    msgs = [user("first request")]
+    for i in range(6):
+        msgs += [user(f"read file {i}"), *read(f"c{i}", f"f{i}.py", 4000), say(f"read {i}")]
+    msgs += [user("and now?"), *read("last", "last.py", 3000)]  # the model has not read this one yet
+    assert m.over(msgs)
+    plan = m.plan(msgs)
+    assert plan.request is None, "stubs were enough: no summary request"
+    assert plan.stubbed >= 4
+    out = m.finish(plan, None)
+    assert out.how == "stubs" and not out.failed and out.after <= m.limit
+    by_id = {x.get("tool_call_id"): x for x in out.messages if x["role"] == "tool"}
+    stub = json.loads(by_id["c0"]["content"])
+    assert stub["ok"] is True and stub["path"] == "f0.py" and stub["lines"] == 666
+    assert "read_file" in stub["stub"] and "f0.py" in stub["stub"] and "content: 3,996 characters" in stub["stub"]
+    assert not C.is_stub(by_id["last"]["content"]), "an output the model has not read is never a stub"
+    assert out.text.startswith(f"context compacted: {C.short(out.before)} → {C.short(out.after)} tokens (")
+    assert "old tool outputs replaced by stubs" in out.text and "dropped nothing" in out.text
+    assert C.apply_ops(msgs, out.ops) == out.messages
+
+
+# ---- the summary -------------------------------------------------------------------------------
+
+
+def long_conversation(turns=30):
+    msgs = [user("FIRST: build the parser")]
+    for i in range(turns):
+        msgs += [user(f"step {i}: " + "detail " * 60), *read(f"c{i}", f"f{i}.py", 700), say(f"done step {i} " * 20)]
+    return msgs
+
+
+def test_still_over_after_stubs_a_summary_request_without_tools_in_the_fixed_structure():
+    m = manager(window=8000)
+    msgs = long_conversation()
+    plan = m.plan(msgs)
+    assert plan.request is not None and plan.middle
+    system, ask = plan.request
+    assert system["role"] == "system" and "memory of a coding session" in system["content"]
+    for heading in C.SUMMARY_HEADINGS:
+        assert f"## {heading}" in ask["content"]
+    assert "step 0:" in ask["content"], "the oldest turns are what is summarised"
+    assert "FIRST: build the parser" not in ask["content"], "the pinned first request is not summarised"
+    # the summariser's request fits the window with room for its answer
+    assert C.estimate_tokens(plan.request) < m.hard - C.SUMMARY_MAX
+    summary = "\n".join(f"## {h}\nsomething" for h in C.SUMMARY_HEADINGS)
+    out = m.finish(plan, summary)
+    assert out.how == "summary" and not out.failed and out.after <= m.limit
+    assert out.messages[0] == user("FIRST: build the parser"), "the first request is pinned"
+    assert out.messages[1]["role"] == "user" and out.messages[1]["content"].startswith(C.SUMMARY_PREFIX)
+    assert out.messages[1]["content"].endswith(summary)
+    assert plan.tail > 0 and out.messages[2:] == plan.messages[len(plan.messages) - plan.tail:], \
+        "the most recent turns are kept verbatim"
+    assert out.messages[2]["role"] == "user", "the recent part starts at a unit"
+    assert out.summarised == len(plan.middle)
+    assert f"summarised {C.describe(plan.middle)}" in out.text and "dropped nothing" in out.text
+    assert conversation.check(out.messages) == []
+
+
+def test_a_summary_not_smaller_than_what_it_replaces_is_rejected_and_the_fallback_drops_with_a_marker():
+    m = manager(window=8000)
+    msgs = long_conversation()
+    plan = m.plan(msgs)
+    huge = "padding " * 20000
+    out = m.finish(plan, huge)
+    assert out.how == "dropped" and "was not smaller than what it replaces" in out.failed
+    marker = out.messages[1]["content"]
+    assert marker.startswith(C.DROPPED_PREFIX) and "without a summary" in marker and "padding" not in marker
+    assert out.after <= m.limit and out.fits
+    assert "dropped " in out.text and "without a summary" in out.text
+
+
+@pytest.mark.parametrize("summary, why", [(None, "the summary request failed: HTTP 500"), ("   ", "")])
+def test_a_failed_or_empty_summary_falls_back_and_keeps_an_earlier_summary(summary, why):
+    m = manager(window=8000)
+    msgs = long_conversation()
+    earlier = C.summary_message("## Goal\nREMEMBER the blue key", "10 earlier messages")
+    msgs = [msgs[0], user(earlier)] + msgs[1:]
+    plan = m.plan(msgs)
+    assert any(x["content"] == earlier for x in plan.middle if x["role"] == "user")
+    out = m.finish(plan, summary, why)
+    assert out.how == "dropped" and out.failed
+    assert "REMEMBER the blue key" in out.messages[1]["content"], "the earlier summary survives the fallback"
+    assert out.after <= m.limit
+
+
+def test_a_huge_unread_output_is_cut_so_the_request_fits_and_stays_json():
+    m = manager(window=8000)
+    msgs = [user("read the big file"), *read("big", "big.txt", 64 * 1024)]
+    plan = m.plan(msgs)
+    assert plan.request is None, "nothing to summarise: the first request and the unread result"
+    out = m.finish(plan, None)
+    assert out.how == "cut" and out.fits and out.after <= m.limit and not out.failed
+    result = json.loads(out.messages[-1]["content"])
+    assert "cut to fit the context window" in result["cut_by_dashfloat"] and result["path"] == "big.txt"
+    assert C.apply_ops(msgs, out.ops) == out.messages
+
+
+def write(cid, path, size):
+    return calls((cid, "write_file", {"path": path, "content": "w" * size}, {"ok": True, "path": path, "bytes": size}))
+
+
+def test_the_long_arguments_of_old_calls_become_notes_with_their_outputs():
+    m = manager(window=8000)
+    msgs = [user("first"), *write("w1", "big.txt", 30000), say("written"), user("next"), *read("r1", "a", 900)]
+    plan = m.plan(msgs)
+    assert plan.stubbed == 1 and plan.request is None
+    args = json.loads(plan.messages[1]["tool_calls"][0]["function"]["arguments"])
+    assert args == {"path": "big.txt", "content": "[DashFloat: 30,000 characters (1 lines) left out to save context]"}
+    assert C.apply_ops(msgs, plan.ops) == plan.messages
+
+
+def test_a_huge_call_the_model_just_made_is_cut_so_the_request_fits():
+    """A write_file of 200 KB in the last unit: nothing to summarise, its result not read
+    yet; its arguments are what is cut, and they stay JSON."""
+    m = manager(window=32768)
+    msgs = [user("write an odd file"), *write("w1", "odd.txt", 200_000)]
+    out = m.finish(m.plan(msgs), None)
+    assert out.fits and out.after <= m.limit and not out.failed and out.how == "cut"
+    args = json.loads(out.messages[1]["tool_calls"][0]["function"]["arguments"])
+    assert args["path"] == "odd.txt" and "cut to fit the context window" in args["content"]
+    assert C.apply_ops(msgs, out.ops) == out.messages
+
+
+def test_a_first_request_larger_than_the_window_is_cut_too():
+    m = manager(window=4000)
+    out = m.finish(m.plan([user("paste " * 10000)]), None)
+    assert out.fits and "cut to fit the context window" in out.messages[0]["content"]
+
+
+def test_random_conversations_never_split_a_call_from_its_results():
+    rnd = random.Random(7)
+    for trial in range(60):
+        msgs = [user("first")]
+        for i in range(rnd.randint(1, 40)):
+            r = rnd.random()
+            if r < 0.3:
+                msgs.append(user("u" * rnd.randint(10, 3000)))
+            elif r < 0.5:
+                msgs.append(say("a" * rnd.randint(10, 3000)))
+            else:
+                n = rnd.randint(1, 3)
+                msgs += calls(*[(f"t{trial}-{i}-{k}", "read_file", {"path": "p"},
+                                 {"ok": True, "content": "z" * rnd.randint(10, 9000)}) for k in range(n)])
+        m = manager(window=rnd.choice([4000, 8000, 16000]))
+        plan = m.plan(msgs, reason=rnd.choice(["auto", "/compact"]))
+        if plan.request is not None:
+            assert not plan.middle[0].get("role") == "tool"
+        summary = rnd.choice([None, "## Goal\nshort", "long " * 30000])
+        out = m.finish(plan, summary)
+        assert conversation.check(out.messages) == [], (trial, out.ops)
+        assert out.fits and out.after <= m.hard
+        assert C.apply_ops(msgs, out.ops) == out.messages
+
+
+# ---- the window ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry, tokens", [
+    ({"id": "m", "object": "model", "owned_by": "vllm", "max_model_len": 32768}, 32768),  # vLLM
+    ({"id": "m", "meta": {"vocab_type": 2, "n_ctx_train": 131072, "n_embd": 4096}}, 131072),  # llama.cpp
+    ({"id": "m", "meta": {"n_ctx": 8192, "n_ctx_train": 131072}}, 8192),  # a build that says n_ctx
+    ({"id": "m", "context_length": 200000, "top_provider": {"context_length": 64000}}, 200000),  # OpenRouter
+    ({"id": "m", "top_provider": {"context_length": 64000}}, 64000),
+    ({"id": "m", "context_window": 131072, "owned_by": "Meta"}, 131072),  # Groq
+    ({"id": "m", "max_context_length": 32768, "loaded_context_length": 4096}, 4096),  # LM Studio v0
+    ({"key": "m", "max_context_length": 32768, "loaded_instances": [{"id": "m", "config": {"context_length": 8192}}]},
+     8192),  # LM Studio 0.4
+    ({"id": "m", "owned_by": "library"}, None),  # Ollama says nothing
+    ({"id": "m", "context_length": True}, None),
+    ({"id": "m", "context_length": 10**12}, None),
+])
+def test_the_window_a_model_list_entry_states(entry, tokens):
+    assert C.window_of(entry) == tokens
+    assert C.windows_of({"data": [entry]}) == ({"m": tokens} if tokens else {})
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens", 8192),
+    ("request (9000 tokens) exceeds the available context size (4096 tokens), try increasing it", 4096),
+    ("This endpoint's maximum context length is 163,840 tokens.", 163840),
+    ("Trying to keep the first 5000 tokens when context the overflows. However, the model is loaded with "
+     "context length of only 4096 tokens", 4096),
+    ("the conversation is too long", None),
+])
+def test_the_window_an_overflow_error_names(text, tokens):
+    assert C.window_from_error(text) == tokens
+
+
+@pytest.mark.parametrize("text, tokens", [
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9,412 tokens.", 9412),
+    ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4500 in the "
+     "messages, 500 in the completion).", 4500),
+    ("request (9000 tokens) exceeds the available context size (4096 tokens)", 9000),
+    ("input length (5000 tokens) exceeds the model's maximum context length (4096 tokens)", 5000),
+    ("prompt is too long: 210000 tokens > 200000 maximum", 210000),
+    ("too long", None),
+])
+def test_the_count_an_overflow_error_names(text, tokens):
+    assert C.count_from_error(text) == tokens

@@ -1,0 +1,470 @@
+"""search_workspace (issue 10 section 4), with each backend: ripgrep (skipped when rg is not
+installed), git grep (in a git work tree) and the Python walker. The same tree, the same
+answers: what is found, what is skipped (binary, .git, node_modules, virtualenvs,
+.gitignore), the bounds (results, 500 characters a line, 32 KiB in all, time) with honest
+counts, symbolic links never followed, the program's environment and process group."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dashfloat.tools import pipeline, results, runner, search
+from dashfloat.tools.exec import Cancel
+from dashfloat.tools.permissions import Policy
+from dashfloat.tools.rules import parse_rule
+
+HAVE_RG = shutil.which("rg") is not None
+BACKENDS = [
+    pytest.param("rg", marks=pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed")),
+    "git",
+    "python",
+]
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, env=GIT_ENV, capture_output=True)
+
+
+def write(root: Path, rel: str, data: str | bytes) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        p.write_text(data)
+    else:
+        p.write_bytes(data)
+    return p
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A git work tree with what a search must find and what it must skip."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    write(root, "a.py", "import os\nneedle = 1\nprint(needle)\n")
+    write(root, "src/b.txt", "no\nthe needle here\n")
+    write(root, "src/deep/c.md", "needle in a doc\n")
+    write(root, ".hidden/h.cfg", "needle hidden\n")
+    write(root, "node_modules/pkg/index.js", "needle in node_modules\n")
+    write(root, ".venv/lib/x.py", "needle in .venv\n")
+    write(root, "venv/lib/y.py", "needle in venv\n")
+    write(root, "myenv/pyvenv.cfg", "home = /usr/bin\n")
+    write(root, "myenv/lib/z.py", "needle in a virtualenv by its pyvenv.cfg\n")
+    write(root, "build/out.txt", "needle in an ignored dir\n")
+    write(root, "debug.log", "needle in an ignored file\n")
+    write(root, "src/keep.log", "needle kept by a negation\n")
+    write(root, ".gitignore", "build/\n*.log\n!src/keep.log\n")
+    write(root, "src/deep/.gitignore", "secret*.md\n")
+    write(root, "src/deep/secret1.md", "needle ignored by a nested .gitignore\n")
+    write(root, "blob.bin", b"\x00\x01needle in a binary file\n")
+    git(root, "init", "-q", ".")
+    git(root, "add", "a.py", "src/b.txt", ".gitignore")
+    git(root, "commit", "-q", "-m", "x")
+    write(root, ".git/needle_in_git.txt", "needle inside .git\n")
+    return root
+
+
+EXPECTED = {".hidden/h.cfg": 1, "a.py": 2, "src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+EXPECTED_LINES = [
+    ".hidden/h.cfg:1: needle hidden", "a.py:2: needle = 1", "a.py:3: print(needle)",
+    "src/b.txt:2: the needle here", "src/deep/c.md:1: needle in a doc", "src/keep.log:1: needle kept by a negation",
+]
+
+
+def find(root, backend, **args):
+    args.setdefault("path", ".")
+    args.setdefault("regex", False)
+    args.setdefault("max_results", 100)
+    return search.search_workspace(str(root), args, backend=backend)
+
+
+# ---- what is found and what is skipped ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_finds_the_lines_and_skips_binary_vcs_node_modules_virtualenvs_and_ignored(tree, backend):
+    got = find(tree, backend, pattern="needle")
+    assert got["ok"], got
+    assert got["files"] == EXPECTED
+    assert got["total_matches"] == 6 and got["total_files"] == 5 and got["shown"] == 6
+    assert got["truncated"] is False and "note" not in got
+    lines = got["matches"].split("\n")
+    assert sorted(lines) == EXPECTED_LINES
+    assert got["backend"] == search.BACKEND_NAMES[backend]
+    row = runner.result_row("c1", "search_workspace", got)
+    assert row["status"] == "ok" and row["text"] == "ok: 6 matching lines in 5 files"
+    assert row["excerpt"][0] in lines
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_subdirectory_or_one_file_is_searched_and_paths_stay_relative_to_the_root(tree, backend):
+    got = find(tree, backend, pattern="needle", path="src")
+    assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+    got = find(tree, backend, pattern="needle", path="src/deep/secret1.md")  # explicit: searched
+    assert got["files"] == {"src/deep/secret1.md": 1}
+    assert got["matches"] == "src/deep/secret1.md:1: needle ignored by a nested .gitignore"
+    got = find(tree, backend, pattern="needle", path="node_modules")  # explicit: searched
+    assert got["files"] == {"node_modules/pkg/index.js": 1}
+    write(tree, "build/sub/x.log", "needle in a log of an ignored dir\n")
+    got = find(tree, backend, pattern="needle", path="build")  # explicit: searched, its rules hold
+    assert got["files"] == {"build/out.txt": 1}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_literal_by_default_and_a_regular_expression_when_asked(tree, backend):
+    write(tree, "lit.txt", "call f(a.b) here\ncall fxaxb) not\n")
+    assert find(tree, backend, pattern="f(a.b)")["files"] == {"lit.txt": 1}
+    got = find(tree, backend, pattern=r"f\(a.b\)", regex=True)
+    assert got["files"] == {"lit.txt": 1}
+    assert find(tree, backend, pattern=r"ne+dle\b", regex=True)["total_matches"] == 6
+    assert find(tree, backend, pattern="NEEDLE")["total_matches"] == 0  # case-sensitive
+    assert find(tree, backend, pattern="-e")["ok"]  # a pattern that looks like an option
+    bad = find(tree, backend, pattern="a(b", regex=True)
+    assert bad["ok"] is False and bad["code"] == "bad_arguments" and "regular expression" in bad["error"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_glob_narrows_by_file_name_or_by_path(tree, backend):
+    assert find(tree, backend, pattern="needle", glob="*.py")["files"] == {"a.py": 2}
+    assert find(tree, backend, pattern="needle", glob="src/**/*.md")["files"] == {"src/deep/c.md": 1}
+    assert find(tree, backend, pattern="needle", glob="src/")["files"] == {
+        "src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+    assert find(tree, backend, pattern="needle", glob="deep/*", path="src")["files"] == {"src/deep/c.md": 1}
+    assert find(tree, backend, pattern="needle", glob="*.nothing")["total_matches"] == 0
+    bad = find(tree, backend, pattern="needle", glob="!*.py")
+    assert bad["code"] == "bad_arguments" and "negated" in bad["error"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_symbolic_links_are_never_followed_and_a_path_through_one_outside_is_refused(tree, tmp_path, backend):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("needle outside the root\n")
+    (tree / "out_dir").symlink_to(outside)
+    (tree / "out_file.txt").symlink_to(outside / "secret.txt")
+    (tree / "in_link.txt").symlink_to(tree / "a.py")
+    got = find(tree, backend, pattern="needle")
+    assert "outside" not in got["matches"] and got["files"] == EXPECTED
+    refused = find(tree, backend, pattern="needle", path="out_dir")
+    assert refused["ok"] is False and refused["code"] == "path_escape"
+    refused = find(tree, backend, pattern="needle", path="out_file.txt")
+    assert refused["code"] == "path_escape"
+    assert find(tree, backend, pattern="needle", path="../outside")["code"] == "path_escape"
+    assert find(tree, backend, pattern="needle", path="nope")["code"] == "not_found"
+
+
+def test_a_file_a_backend_reports_through_a_directory_now_leading_outside_is_dropped(tree, tmp_path, monkeypatch):
+    """The second look beneath the root: a hit whose directory became a link to the outside
+    (swapped during the search) is never shown."""
+    outside = tmp_path / "outside2"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "c.md").write_text("needle outside\n")
+    lines, counts = search._BACKENDS["git"]
+
+    def swapped(s):
+        for hit in lines(s):
+            if hit.path.startswith(b"src/deep/") and not (tree / "src" / "deep").is_symlink():
+                shutil.rmtree(tree / "src" / "deep")
+                (tree / "src" / "deep").symlink_to(outside / "deep")
+            yield hit
+
+    monkeypatch.setitem(search._BACKENDS, "git", (swapped, counts))
+    got = find(tree, "git", pattern="needle")
+    assert "src/deep/c.md" not in got["files"] and "outside" not in got["matches"]
+    assert got["skipped_outside"] == 1 and "left out" in got["note"]
+
+
+# ---- bounds and honest counts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_results_shows_the_first_lines_and_still_counts_every_match(tmp_path, backend):
+    root = tmp_path / "many"
+    for i in range(30):
+        write(root, f"f{i:02}.txt", "hit\n" * 10)
+    got = find(root, backend, pattern="hit", max_results=25)
+    assert got["shown"] == 25 and got["total_matches"] == 300 and got["total_files"] == 30
+    assert got["truncated"] is True and got["truncated_by"] == ["max_results"]
+    assert got["matches"].split("\n")[:11] == [f"f00.txt:{n}: hit" for n in range(1, 11)] + ["f01.txt:1: hit"]
+    assert got["files"] == {f"f{i:02}.txt": 10 for i in range(30)}
+    assert "showing 25 of 300 matching lines in 30 files" in got["note"] and "max_results" in got["note"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_long_line_is_cut_to_500_characters_around_its_match(tmp_path, backend):
+    root = tmp_path / "long"
+    write(root, "min.js", "x" * 5000 + "NEEDLE" + "y" * 5000 + "\n" + "short NEEDLE\n")
+    got = find(root, backend, pattern="NEEDLE")
+    first, second = got["matches"].split("\n")
+    text = first.split(": ", 1)[1]
+    assert "NEEDLE" in text and text.startswith("…") and text.endswith("…")
+    assert len(text) == search.LINE_CHARS + 2
+    assert second == "min.js:2: short NEEDLE"
+    assert got["lines_cut"] == 1 and "cut to 500 characters" in got["note"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_whole_result_stays_within_32_kib_and_says_what_it_left_out(tmp_path, backend):
+    root = tmp_path / "big"
+    for i in range(400):  # long names and long lines: both the lines and the counts overflow
+        write(root, f"{'d' * 60}/{'n' * 100}{i:04}.txt", ("match " + "z" * 480 + "\n") * 3)
+    got = find(root, backend, pattern="match", max_results=1000)
+    encoded = results.encode(got).encode()
+    assert len(encoded) <= search.OUTPUT_BYTES
+    assert got["total_matches"] == 1200 and got["total_files"] == 400
+    assert 0 < got["shown"] < 1000 and "output_bytes" in got["truncated_by"]
+    assert "files_listed" in got["truncated_by"]
+    assert len(got["files"]) + got["files_not_listed"] == 400
+    assert "counted but not listed" in got["note"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_of_time_says_so_and_is_not_an_error(tree, backend):
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend=backend, timeout=0)
+    assert got["ok"] is True and got["complete"] is False and "time" in got["truncated_by"]
+    assert "stopped after 0 s" in got["note"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancelled_search_is_a_cancelled_result(tree, backend):
+    cancel = Cancel()
+    cancel.cancel()
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend=backend, cancel=cancel)
+    assert got["ok"] is False and got["cancelled"] is True
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_names_that_are_not_utf8_are_written_with_escapes(tmp_path, backend):
+    root = tmp_path / "names"
+    root.mkdir()
+    (root / os.fsdecode(b"caf\xe9.txt")).write_text("needle\n")
+    got = find(root, backend, pattern="needle")
+    assert got["files"] == {"caf\\xe9.txt": 1} and got["matches"] == "caf\\xe9.txt:1: needle"
+    assert "names_escaped" in got
+
+
+# ---- what runs: the programs' environment and process group -----------------------------------------
+
+
+def test_a_repository_config_can_neither_run_a_program_nor_change_git_grep_output(tree, tmp_path):
+    marker = tmp_path / "ran"
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    hook.chmod(0o755)
+    for key, value in (("core.fsmonitor", str(hook)), ("grep.column", "true"), ("grep.fullName", "true"),
+                       ("grep.patternType", "perl"), ("grep.lineNumber", "false"), ("color.grep", "always"),
+                       ("core.quotePath", "true"), ("grep.fallbackToNoIndex", "true")):
+        git(tree, "config", key, value)
+    subprocess.run(["git", "status"], cwd=tree, env=GIT_ENV, capture_output=True)
+    assert marker.exists(), "the test's fsmonitor must run under a plain git (else it proves nothing)"
+    marker.unlink()
+    got = find(tree, "git", pattern="needle")
+    assert got["files"] == EXPECTED and not marker.exists()
+    assert sorted(got["matches"].split("\n")) == EXPECTED_LINES
+    got = find(tree, "git", pattern="needle", path="src")
+    assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+
+
+@pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed")
+def test_ripgrep_reads_no_config_file(tree, tmp_path, monkeypatch):
+    config = tmp_path / "rgrc"
+    config.write_text("--glob=!*.py\n--ignore-case\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(config))
+    got = find(tree, "rg", pattern="needle")
+    assert got["files"] == EXPECTED
+    assert "RIPGREP_CONFIG_PATH" not in search.child_env()
+
+
+def test_the_environment_holds_no_git_variable_of_the_user(monkeypatch):
+    monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
+    monkeypatch.setenv("GIT_WORK_TREE", "/elsewhere")
+    env = search.child_env()
+    assert "GIT_DIR" not in env and "GIT_WORK_TREE" not in env
+    keys = {env[k]: env[k.replace("KEY", "VALUE")] for k in env if k.startswith("GIT_CONFIG_KEY_")}
+    assert keys["core.fsmonitor"] == "false" and keys["core.hookspath"] == os.devnull
+    assert keys["grep.column"] == "false"
+
+
+def test_a_program_that_runs_too_long_is_killed_with_its_whole_group(tree, tmp_path, monkeypatch):
+    """A stand-in rg that prints one hit, then waits with a child in its group: the search
+    ends at its time limit, and neither process outlives it."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    pids = tmp_path / "pids"
+    fake = bindir / "rg"
+    fake.write_text(f"#!/bin/sh\nsleep 60 &\necho $$ $! > {pids}\nprintf 'a.py\\0002:needle = 1\\n'\nwait\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    start = time.monotonic()
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", timeout=1.0)
+    assert time.monotonic() - start < 5
+    assert got["ok"] and got["complete"] is False and got["matches"] == "a.py:2: needle = 1"
+    for pid in map(int, pids.read_text().split()):
+        assert not _alive(pid), f"process {pid} outlived the search"
+
+
+def test_kill_all_stops_a_running_search(tree, tmp_path, monkeypatch):
+    import threading
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    started = tmp_path / "started"
+    fake = bindir / "rg"
+    fake.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    box = {}
+    t = threading.Thread(target=lambda: box.update(r=search.search_workspace(
+        str(tree), {"pattern": "needle"}, backend="rg", timeout=30)))
+    t.start()
+    deadline = time.monotonic() + 5
+    while not (started.exists() and started.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    runner.kill_all()
+    t.join(5)
+    assert not t.is_alive()
+    assert not _alive(int(started.read_text()))
+
+
+def _alive(pid: int) -> bool:
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return False
+        except FileNotFoundError:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+# ---- choosing the backend; the tool in the catalogue and the policy ---------------------------------
+
+
+def test_the_backend_is_rg_when_installed_else_git_in_a_work_tree_else_python(tree, tmp_path, monkeypatch):
+    import dashfloat.tools.safeopen as so
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with so.Root(str(tree)) as r:
+        fd = r.open_dir(".", read=True)
+        try:
+            assert search.choose(fd) == ("rg" if HAVE_RG else "git")
+            monkeypatch.setattr(shutil, "which", lambda name: None if name == "rg" else "/usr/bin/" + name)
+            assert search.choose(fd) == "git"
+            assert search.choose(fd, b"debug.log") == "python"  # ignored: git grep would not see it
+        finally:
+            os.close(fd)
+    with so.Root(str(plain)) as r:
+        fd = r.open_dir(".", read=True)
+        try:
+            assert search.choose(fd) == "python"
+        finally:
+            os.close(fd)
+
+
+def test_search_workspace_runs_without_asking_and_reads_only(tree):
+    assert "search_workspace" in runner.READ_ONLY and not runner.needs_confirmation("search_workspace")
+    ctx = pipeline.CallContext(call_id="c1", name="search_workspace",
+                               raw={"id": "c1", "name": "search_workspace", "args": {"pattern": "needle"}},
+                               root=str(tree), policy=Policy())
+    verdict = pipeline.pre_execute(ctx)
+    assert verdict == ("run", None)
+    assert ctx.args == {"pattern": "needle", "path": ".", "regex": False, "max_results": 100}
+
+
+def test_null_for_an_optional_argument_counts_as_left_out():
+    from dashfloat.tools.catalogue import validate
+
+    args, err = validate("search_workspace", {"pattern": "x", "glob": None, "max_results": None, "regex": None})
+    assert err is None and args == {"pattern": "x", "path": ".", "regex": False, "max_results": 100}
+    _, err = validate("search_workspace", {"pattern": None})
+    assert err["code"] == "bad_arguments" and "'pattern' expected a string, got null" in err["error"]
+    _, err = validate("search_workspace", {"pattern": "x", "regex": "yes"})
+    assert "'regex' expected true or false" in err["error"]
+    _, err = validate("search_workspace", {"pattern": "x", "max_results": 1001})
+    assert "out of range" in err["error"]
+
+
+def test_a_rule_that_keeps_read_file_from_a_file_keeps_search_out_of_it(tree):
+    write(tree, ".env", "needle=the key\n")
+    write(tree, "src/.env", "needle=another key\n")
+    policy = Policy(layers=[("user config", [parse_rule("read_file(**/.env)", "deny", "user config"),
+                                             parse_rule("read_file(src/b.txt)", "ask", "user config")])])
+    got = runner.execute("search_workspace", {"pattern": "needle", "path": "."}, str(tree), None, policy=policy)
+    assert got["ok"] and ".env" not in got["matches"] and "the key" not in got["matches"]
+    assert "src/b.txt" not in got["files"]
+    assert got["skipped_by_rules"] == 3 and "permission rule" in got["note"]
+    no_rules = runner.execute("search_workspace", {"pattern": "needle", "path": "."}, str(tree), None,
+                              policy=Policy())
+    assert ".env" in no_rules["files"]
+
+
+def test_a_deny_rule_on_search_workspace_itself_is_obeyed(tree):
+    policy = Policy(layers=[("user config", [parse_rule("search_workspace(src/**)", "deny", "user config")])])
+    ctx = pipeline.CallContext(call_id="c1", name="search_workspace",
+                               raw={"id": "c1", "name": "search_workspace",
+                                    "args": {"pattern": "needle", "path": "src/deep"}},
+                               root=str(tree), policy=policy)
+    kind, result = pipeline.pre_execute(ctx)
+    assert kind == "done" and result["code"] == "denied"
+
+
+def test_bad_patterns_are_refused_before_any_search(tree):
+    for pattern, needle in (("", "empty"), ("a\nb", "one line"), ("a\x00", "NUL")):
+        got = find(tree, "python", pattern=pattern)
+        assert got["code"] == "bad_arguments" and needle in got["error"]
+
+
+# ---- the .gitignore patterns of the walker -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, path, is_dir, expected", [
+    ("*.log", "a/b/x.log", False, True),
+    ("*.log", "x.log.txt", False, False),
+    ("/top.txt", "top.txt", False, True),
+    ("/top.txt", "a/top.txt", False, False),
+    ("doc/*.md", "doc/a.md", False, True),
+    ("doc/*.md", "x/doc/a.md", False, False),
+    ("doc/*.md", "doc/sub/a.md", False, False),
+    ("**/tmp", "a/b/tmp", True, True),
+    ("a/**/b", "a/b", False, True),
+    ("a/**/b", "a/x/y/b", False, True),
+    ("out/", "out", False, False),
+    ("out/", "x/out", True, True),
+    ("a?c", "abc", False, True),
+    ("a[0-9]", "a5", False, True),
+    ("a[!0-9]", "a5", False, False),
+    ("\\#lit", "#lit", False, True),
+    ("# comment", "# comment", False, False),
+])
+def test_gitignore_patterns(line, path, is_dir, expected):
+    p = search.compile_pattern(line)
+    got = p is not None and p.matches(path.encode(), is_dir)
+    assert got is expected
+
+
+def test_the_last_matching_gitignore_line_wins_and_deeper_files_come_later():
+    ign = search.Ignores().with_file(b"*.log\n!keep.log\n", b"")
+    assert ign.ignored(b"x.log", False) and not ign.ignored(b"keep.log", False)
+    ign = ign.with_file(b"keep.log\n", b"sub")
+    assert ign.ignored(b"sub/keep.log", False) and not ign.ignored(b"keep.log", False)
+
+
+def test_the_result_is_compact_json_the_model_reads(tree):
+    got = find(tree, "python", pattern="needle")
+    assert json.loads(results.encode(got)) == got
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
