@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 BINDIR  = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 
-.PHONY: install run test test-litellm oracle lint bench man clean install-user uninstall-user
+.PHONY: install run test test-litellm oracle mutation lint bench man clean install-user uninstall-user
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ test-litellm: $(STAMP)
 # repaint (make test runs 32 of them).
 oracle: $(STAMP)
 	DASHFLOAT_ORACLE_SEEDS=400 $(PY) -m pytest -q tests/widget/test_screen_oracle.py $(PYTEST_ARGS)
+
+# Mutation testing of llm/, tools/, the agent and the conversation (not part of `make test`:
+# an hour or two from cold, minutes when little changed). MUTATION_ARGS="dashfloat/tools/edit.py"
+# tries one module; --report reprints the last results. tests/mutation/run_mutation.py says more.
+mutation: $(STAMP)
+	nice -n 19 $(PY) tests/mutation/run_mutation.py $(MUTATION_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --select E,F,W,I,UP,B --ignore E501 dashfloat tests

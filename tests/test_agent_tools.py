@@ -978,3 +978,53 @@ def test_the_outcome_row_says_how_many_leftover_processes_were_stopped():
     assert runner.result_row("c1", "execute_command", failed)["text"] == \
         "error: exited with status 3, 4 leftover processes stopped"
     assert runner.result_row("c1", "execute_command", {"ok": True, "exit_code": 0, **base})["text"] == "ok: exit 0"
+
+
+# ---- the runner's edges (found by `make mutation`) ----------------------------------------
+
+
+@pytest.mark.parametrize(("name", "result", "text", "excerpt"), [
+    ("read_file", {"ok": True, "content": "a\nb\n", "lines": 2, "truncated": True}, "ok: 2 lines, truncated", ["a", "b"]),
+    ("read_file", {"ok": True, "content": "a\n", "lines": None, "truncated": False}, "ok", ["a"]),
+    ("read_file", {"ok": False, "error": "no such file or directory: x", "code": "not_found"},
+     "error: no such file or directory: x", []),
+    ("list_directory", {"ok": True, "entries": [{"name": "a", "type": "file"}, {"name": "d", "type": "dir"}],
+                        "total": 7, "truncated": True}, "ok: 7 entries, truncated", ["a", "d/"]),
+    ("list_directory", {"ok": True, "entries": [{"name": "a", "type": "file"}]}, "ok: 1 entries", ["a"]),
+    ("write_file", {"ok": True, "bytes": 12, "created": True}, "ok: created 12 B", []),
+    ("write_file", {"ok": True, "bytes": 12, "created": False}, "ok: wrote 12 B", []),
+    ("write_file", {"ok": True}, "ok", []),
+    ("edit_file", {"ok": True, "bytes": 3, "line": 1}, "ok: edited", []),
+    ("execute_command", {"ok": True, "exit_code": 0, "output": "hi\n", "truncated": True, "bytes": 3,
+                         "stopped_processes": 0}, "ok: exit 0, output truncated", ["hi"]),
+    ("execute_command", {"ok": False, "cancelled": True, "error": "stopped by Esc", "output": None},
+     "cancelled: stopped by Esc", []),
+    ("some_tool", {"ok": True}, "ok", []),
+])
+def test_the_outcome_row_of_every_tool(name, result, text, excerpt):
+    row = runner.result_row("c1", name, result)
+    assert (row["text"], row["excerpt"]) == (text, excerpt)
+
+
+def test_prepare_refuses_what_cannot_be_previewed(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("x")
+    assert runner.prepare("write_file", {"path": "d", "content": "x"}, str(tmp_path))["code"] == "not_a_file"
+    assert runner.prepare("execute_command", {"command": "ls", "cwd": "nope"}, str(tmp_path))["code"] == "not_found"
+    assert runner.prepare("execute_command", {"command": "ls", "cwd": "f"}, str(tmp_path))["code"] == "not_a_directory"
+    assert runner.prepare("frobnicate", {}, str(tmp_path)) == {
+        "ok": False, "error": "unknown tool 'frobnicate'", "code": "unknown_tool"}
+
+
+def test_an_approved_preview_cannot_be_altered(tmp_path):
+    prepared = runner.prepare("write_file", {"path": "a", "content": "x"}, str(tmp_path))
+    with pytest.raises(AttributeError):
+        prepared.plan = None
+
+
+def test_execute_refuses_a_mutation_without_its_preview_and_an_unknown_tool(tmp_path):
+    assert runner.execute("write_file", {"path": "a", "content": "x"}, str(tmp_path), None) == {
+        "ok": False, "error": "write_file ran without an approved preview", "code": "internal"}
+    assert not (tmp_path / "a").exists()
+    prepared = runner.prepare("write_file", {"path": "a", "content": "x"}, str(tmp_path))
+    assert runner.execute("frobnicate", {}, str(tmp_path), prepared)["code"] == "unknown_tool"

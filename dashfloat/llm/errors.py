@@ -682,14 +682,16 @@ _BAD_URL = (
 _PROXY = ("requests.exceptions.ProxyError", "urllib3.exceptions.ProxyError")
 
 
-def _timeout_value(chain, given: float | None) -> str:
+def _timeout_value(chain, given: float | None) -> str | None:
+    """The timeout in seconds as shown ("3.5"): the configured value, else the one the
+    exception names; None when neither is known."""
     if given is not None:
         return f"{given:g}"
     for e in chain:
         m = re.search(r"(?:read|connect) timeout=([0-9.]+)", str(e))
         if m:
             return f"{float(m.group(1)):g}"
-    return "the timeout of"
+    return None
 
 
 def classify_exception(
@@ -722,7 +724,8 @@ def classify_exception(
         n = _timeout_value(chain, connect_timeout)
         return ChatError(
             "connect_timeout",
-            f"no connection to {host} within {n} s (connect timeout)",
+            f"no connection to {host} within {n} s (connect timeout)" if n
+            else f"no connection to {host} within the connect timeout",
             "check that the server is up and reachable (firewall, VPN, proxy), or raise "
             "connect_timeout in .dashfloat/config.toml",
         )
@@ -732,10 +735,11 @@ def classify_exception(
     )
     if e is not None:
         n = _timeout_value(chain, read_timeout)
+        span = f"for {n} s" if n else "within the read timeout"
         what = (
-            f"no data from {host} for {n} s: the stream stalled (idle timeout)"
+            f"no data from {host} {span}: the stream stalled (idle timeout)"
             if mid
-            else f"no response from {host} for {n} s after sending the request (idle timeout)"
+            else f"no response from {host} {span} after sending the request (idle timeout)"
         )
         return ChatError(
             "idle_timeout",

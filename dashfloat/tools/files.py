@@ -361,7 +361,7 @@ def atomic_write_at(dir_fd: int, name: bytes, data: bytes) -> os.stat_result | N
 
     An ``O_EXCL|O_CREAT|O_NOFOLLOW`` temp file with a random name (``secrets.token_hex``) in that
     same directory descriptor; data written and fsynced; an existing file's permission bits kept
-    (setuid/setgid dropped, never widened; owner kept when we may); ``os.replace`` into place
+    (setuid/setgid dropped, never widened; owner and group kept when we may); ``os.replace`` into place
     with ``dir_fd`` on both sides (the rename replaces this name only: other hard links keep the
     old content); the directory fsynced (best effort). On any failure the temp file is removed,
     the original is untouched, and the OSError propagates. Returns the replaced file's stat
@@ -393,9 +393,14 @@ def atomic_write_at(dir_fd: int, name: bytes, data: bytes) -> os.stat_result | N
                 written = os.write(fd, view)
                 view = view[written:]
             if st is not None:
-                if os.geteuid() == 0 or st.st_uid != os.geteuid():
+                # The owner and the group as far as we may: root keeps both; a user keeps the
+                # group of a group-shared file (their own or a colleague's) when they are in it,
+                # or the rest of the group would lose a 0660 file to the user's own group.
+                try:
+                    os.fchown(fd, st.st_uid, st.st_gid)
+                except OSError:
                     try:
-                        os.fchown(fd, st.st_uid, st.st_gid)
+                        os.fchown(fd, -1, st.st_gid)
                     except OSError:
                         pass
                 os.fchmod(fd, stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))

@@ -240,3 +240,65 @@ def test_a_touched_body_or_unknown_internals_are_left_to_urllib3(fake_server):
         headers: dict = {}
 
     assert plain_reader(NoInternals(), 1 << 16) is None
+
+
+# ---- edges (found by `make mutation`) ------------------------------------------------------
+
+
+def test_max_line_is_http_clients():
+    import http.client
+
+    assert bodyreader.MAX_LINE == http.client._MAXLINE
+
+
+def test_a_framing_line_may_be_exactly_max_line_long():
+    ext = b";" + b"x" * (bodyreader.MAX_LINE - 2)   # "5" + this: exactly MAX_LINE bytes
+    out, dec = decode(b"5" + ext + b"\r\nhello\r\n0\r\n\r\n")
+    assert out == b"hello" and dec.done
+    with pytest.raises(BodyError, match="longer than 64 KiB"):
+        decode(b"5" + ext + b"x\r\nhello\r\n0\r\n\r\n")
+
+
+def test_an_unfinished_framing_line_may_hold_max_line_and_its_cr():
+    ChunkedDecoder().feed(b"5" + b";" * bodyreader.MAX_LINE)   # MAX_LINE + 1 bytes, no LF yet
+    with pytest.raises(BodyError, match="longer than 64 KiB"):
+        ChunkedDecoder().feed(b"5" + b";" * (bodyreader.MAX_LINE + 1))
+
+
+def test_a_bad_line_is_shown_up_to_40_bytes():
+    assert bodyreader._show(b"a" * 40) == repr(b"a" * 40)
+    assert bodyreader._show(b"a" * 41) == repr(b"a" * 40) + "..."
+
+
+def test_the_length_reader_reads_the_last_byte():
+    read = bodyreader._Length(FakeFile(b"abcd", b"e"), 64, 5)
+    assert read() == b"abcd" and read() == b"e" and read() == b""
+
+
+@pytest.mark.parametrize("tamper", ["foreign response", "chunked not a bool", "consumed unknown", "closed unknown"])
+def test_internals_that_do_not_look_as_expected_are_left_to_urllib3(fake_server, tamper):
+    resp = _open(fake_server, sse_reply(["a", "b"]))
+    hr = resp.raw._fp
+    saved = (hr.fp, hr.chunked, resp._content_consumed)
+    try:
+        assert plain_reader(resp, 1 << 16) is not None   # as it comes, it is taken
+        if tamper == "foreign response":
+            class Wrapper:   # everything an http.client response has, but not one
+                fp = hr.fp
+                chunked, length, chunk_left = hr.chunked, hr.length, hr.chunk_left
+
+            resp.raw._fp = Wrapper()
+        elif tamper == "chunked not a bool":
+            hr.chunked = None
+        elif tamper == "consumed unknown":
+            del resp._content_consumed
+        else:
+            class NoClosed:
+                read1 = hr.fp.read1
+
+            hr.fp = NoClosed()
+        assert plain_reader(resp, 1 << 16) is None
+    finally:
+        resp.raw._fp = hr
+        hr.fp, hr.chunked, resp._content_consumed = saved
+        resp.close()

@@ -390,6 +390,67 @@ def test_summary_long_path_keeps_the_file_name():
     assert len(text) < 100
 
 
+# -- edges (found by `make mutation`) -------------------------------------------------------
+
+
+def test_an_error_code_outside_the_documented_table_is_a_bug_caught_at_once():
+    with pytest.raises(AssertionError):
+        results.error("no_such_code", "x")
+
+
+def test_a_quoted_value_is_cut_to_exactly_its_limit():
+    limit = catalogue._SHOW_MAX
+    assert catalogue._show("a" * (limit - 2)) == '"' + "a" * (limit - 2) + '"'   # exactly the limit
+    cut = catalogue._show("a" * limit)
+    assert len(cut) == limit and cut == '"' + "a" * (limit - 2) + "…"
+
+
+def test_a_quoted_value_keeps_its_characters():
+    assert catalogue._show("café ✓") == '"café ✓"'
+
+
+def test_the_json_kind_of_a_value_outside_json_is_its_type():
+    assert catalogue._json_kind({1}) == "set"
+
+
+def test_a_validation_error_names_at_most_eight_problems_then_the_count():
+    limit = catalogue._PROBLEMS_MAX
+    args = {"path": "a", **{f"x{i}": 1 for i in range(limit)}}
+    _, err = validate("read_file", args)
+    assert err["error"].count("unknown parameter") == limit and "more problems" not in err["error"]
+    _, err = validate("read_file", {**args, "extra": 1})
+    assert err["error"].count("unknown parameter") == limit
+    assert err["error"].endswith("; and 1 more problems")
+
+
+def test_validate_call_of_something_that_is_not_a_call():
+    assert validate_call("read_file") == (None, {"ok": False, "error": "malformed tool call", "code": "bad_arguments"})
+
+
+def test_clipping_keeps_exactly_the_limit():
+    assert catalogue._clip_tail("abcde", 5) == "abcde" and catalogue._clip_tail("abcdef", 5) == "…cdef"
+    assert catalogue._clip_head("abcde", 5) == "abcde" and catalogue._clip_head("abcdef", 5) == "abcd…"
+
+
+def test_the_default_read_window_is_not_shown():
+    assert summary("read_file", {"path": "a", "offset": 1, "limit": 2000}) == "read_file a"
+    assert summary("read_file", {"path": "a", "limit": 1999}) == "read_file a:1+1999"
+
+
+def test_a_summary_survives_arguments_that_misbehave():
+    class Weird:
+        def __eq__(self, other):
+            raise RuntimeError("no comparing me")
+
+        __hash__ = object.__hash__
+
+    assert summary("read_file", {"path": "a", "offset": Weird()}) == "read_file"
+
+
+def test_a_null_path_is_shown_as_a_question_mark():
+    assert summary("read_file", {"path": None}) == "read_file ?"
+
+
 # -- names and shell-isms in path parameters (issue 14 §3, §4) --------------------------------
 
 

@@ -127,6 +127,7 @@ def test_search_ambiguous_names_the_count(root):
     "text, search, count, overlapping",
     [
         ("xx\nxx\nxx\n", "xx\nxx\n", 2, True),  # applied at the first position before the fix
+        ("zzzzzz\nxx\nxx\nxx\n", "xx\nxx\n", 2, True),  # overlapping further into the file
         ("aaaa", "aa", 3, True),
         ("}\n}\n}\n", "}\n}\n", 2, True),
         ("f()\nf()\n", "f()", 2, False),
@@ -338,6 +339,7 @@ def test_plan_write_new_file(root):
     plan = plan_write(root, "src/new.py", "print(1)\n")
     assert isinstance(plan, WritePlan)
     assert plan.old is None and plan.created is True and plan.new == b"print(1)\n"
+    assert plan.old_binary is False
     assert plan.rel == "src/new.py"
     assert not (root / "src").exists()  # planning writes nothing
     got = apply_write(plan)
@@ -410,6 +412,111 @@ def test_plans_are_frozen(root):
     plan = plan_edit(root, "a.txt", "x", "y")
     with pytest.raises(AttributeError):
         plan.new = b"something else"
+    plan = plan_write(root, "a.txt", "y\n")
+    with pytest.raises(AttributeError):
+        plan.new = b"something else"
+
+
+def test_search_and_replace_blocks_that_are_not_valid_text_are_bad_arguments(root):
+    (root / "a").write_text("x\n")
+    for search, replace, name in (("x\ud800", "y", "search_block"), ("x", "y\udcff", "replace_block")):
+        got = plan_edit(root, "a", search, replace)
+        assert got["code"] == "bad_arguments" and name in got["error"]
+    assert (root / "a").read_text() == "x\n"
+
+
+def test_the_line_of_a_match_counts_leading_blank_lines(root):
+    (root / "a").write_text("\n\nx = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    assert plan.line == 3
+    assert apply_edit(plan)["line"] == 3
+
+
+@pytest.mark.parametrize("nul_at, binary", [(files.BINARY_SAMPLE - 1, True), (files.BINARY_SAMPLE, False)])
+def test_binary_sniffing_looks_at_the_same_leading_bytes_as_read_file(root, nul_at, binary):
+    data = b"a" * nul_at + b"\0" + b"\nneedle\n"
+    (root / "f").write_bytes(data)
+    assert (files.read_file(root, "f").get("code") == "binary") is binary
+    got = plan_edit(root, "f", "needle", "pin")
+    assert (isinstance(got, dict) and got["code"] == "binary") is binary
+    assert plan_write(root, "f", "x").old_binary is binary
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_planning_and_applying_leave_no_file_open(root):
+    (root / "a").write_text("x = 1\n")
+    before = open_fds()
+    assert apply_edit(plan_edit(root, "a", "x = 1", "x = 2"))["ok"]
+    assert apply_write(plan_write(root, "a", "y\n"))["ok"]
+    assert open_fds() == before
+
+
+def after_stat(monkeypatch, path, n, action):
+    """Run `action` (someone else changing the file) right after the `n`-th os.stat of
+    `path`, before the caller sees the result: the races between check and use."""
+    real_stat = os.stat
+    target = os.path.realpath(path)
+    calls = []
+
+    def spy(p, *args, **kwargs):
+        result = real_stat(p, *args, **kwargs)
+        if isinstance(p, str) and p == target:
+            calls.append(p)
+            if len(calls) == n:
+                action()
+        return result
+
+    monkeypatch.setattr(os, "stat", spy)
+
+
+def io_error():
+    raise OSError(5, "Input/output error")
+
+
+def test_a_read_error_is_an_error_result(root, monkeypatch):
+    (root / "a").write_text("x = 1\n")
+
+    def failing_read(fd, limit):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files, "read_bytes_bounded", failing_read)
+    assert plan_edit(root, "a", "x = 1", "x = 2") == {
+        "ok": False, "code": "io_error", "error": "cannot read a: Input/output error"}
+
+
+def test_a_file_that_became_a_fifo_since_the_preview_is_named_so(root):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    p.unlink()
+    os.mkfifo(p)
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview" and "it is no longer a regular file" in got["error"]
+    assert stat.S_ISFIFO(os.lstat(p).st_mode)
+
+
+def test_apply_a_read_error_is_an_error_result(root, monkeypatch):
+    (root / "a").write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+
+    def failing_read(fd, limit):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files, "read_bytes_bounded", failing_read)
+    assert apply_edit(plan) == {"ok": False, "code": "io_error", "error": "cannot read a: Input/output error"}
+
+
+def test_apply_write_refuses_a_target_that_now_leads_outside(root, tmp_path):
+    (root / "d").mkdir()
+    (root / "d" / "a").write_text("old")
+    plan = plan_write(root, "d/a", "new")
+    os.rename(root / "d", tmp_path / "outside" / "d")
+    os.symlink(tmp_path / "outside" / "d", root / "d")
+    assert apply_write(plan)["code"] == "path_escape"
+    assert (tmp_path / "outside" / "d" / "a").read_text() == "old"
 
 
 def test_a_search_block_with_the_replacement_character_says_why_it_cannot_match(root):

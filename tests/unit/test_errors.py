@@ -497,3 +497,231 @@ def test_azure_content_filter_400_says_so_instead_of_blaming_the_model_name():
     e = http(400, body)
     assert e.kind == "bad_request" and "content filter" in e.message and "content management policy" in e.message
     assert "model name" not in e.hint and "rephrase" in e.hint
+
+
+# ---- edges (found by `make mutation`) -------------------------------------------------------
+
+
+def test_a_timeout_whose_value_is_unknown_reads_as_a_sentence():
+    cte = urllib3.exceptions.ConnectTimeoutError(_conn(), "timed out")
+    assert classify(_wrapped(cte, outer=requests.exceptions.ConnectTimeout)).message == \
+        "no connection to api.example.com within the connect timeout"
+    assert classify(TimeoutError("timed out"), phase="stream").message == \
+        "no data from api.example.com within the read timeout: the stream stalled (idle timeout)"
+    assert classify(TimeoutError("timed out")).message == \
+        "no response from api.example.com within the read timeout after sending the request (idle timeout)"
+    assert classify(TimeoutError("timed out"), read_timeout=120.0).message == \
+        "no response from api.example.com for 120 s after sending the request (idle timeout)"
+
+
+def test_provider_text_is_cut_to_exactly_300_characters():
+    assert errors.clean("a" * 300) == "a" * 300
+    cut = errors.clean("a" * 301)
+    assert len(cut) == 300 and cut == "a" * 299 + "…"
+
+
+def test_a_chat_error_of_an_unknown_kind_is_a_bug_caught_at_once():
+    with pytest.raises(AssertionError):
+        ChatError("bogus", "m")
+
+
+def test_str_and_repr_without_a_hint():
+    e = ChatError("http", "it failed.")
+    assert str(e) == "it failed"
+    assert repr(e) == "ChatError('http', 'it failed', status=None, partial=False)"
+
+
+@pytest.mark.parametrize(("base_url", "host"), [
+    ("http://h:8080/v1", "h:8080"), ("https://api.example.com/v1", "api.example.com"), ("not a url", "not a url"),
+    ("http://[::1/v1", "http://[::1/v1"),
+])
+def test_the_host_named_in_messages(base_url, host):
+    assert errors._host(base_url) == host
+
+
+def test_status_text_with_and_without_a_phrase():
+    assert errors._status_text(404) == "HTTP 404 Not Found"
+    assert errors._status_text(599) == "HTTP 599"
+
+
+def test_html_title_ignores_case_and_line_breaks():
+    assert errors.html_title(b"<HTML><TITLE>\n502 Bad\nGateway\n</TITLE>") == "502 Bad Gateway"
+    assert errors.html_title(b'<title lang="en">It &amp; broke</title>') == "It & broke"
+
+
+def nested(kind: str, levels: int, leaf):
+    """`leaf` wrapped `levels` times in the shape `kind` (each wrap is one level deeper)."""
+    obj = leaf
+    for _ in range(levels):
+        obj = {"error": obj} if kind == "error" else [obj] if kind == "list" else {"detail": obj}
+    return obj
+
+
+@pytest.mark.parametrize("kind", ["error", "list", "detail"])
+def test_a_message_is_looked_for_four_levels_deep_and_no_deeper(kind):
+    assert errors.provider_message(nested(kind, 4, {"message": "deep"})) == "deep"
+    assert errors.provider_message(nested(kind, 5, {"message": "too deep"})) is None
+    assert errors.provider_message(nested(kind, 3000, {"message": "far"})) is None   # no RecursionError
+
+
+def test_context_fields_are_looked_for_three_levels_deep_and_no_deeper():
+    assert errors.context_overflow(nested("error", 3, {"n_ctx": 4096}))
+    assert not errors.context_overflow(nested("error", 4, {"n_ctx": 4096}))
+    assert not errors.context_overflow(nested("error", 3000, {"n_ctx": 4096}))
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'"just a string"', "just a string"),
+    ("plain text from a proxy", "plain text from a proxy"),
+    ("   ", None),
+    ({"detail": {"message": "nested detail"}}, "nested detail"),
+    ({"detail": ["not a dict", {"loc": ["body", "model"], "msg": "field required"}]}, "body.model: field required"),
+    ({"error": {"message": "Provider returned error", "metadata": {"provider_name": "X", "raw": None}}},
+     "Provider returned error"),
+])
+def test_provider_message_shapes(body, message):
+    assert errors.provider_message(body) == message
+
+
+def test_a_plain_text_body_can_say_context_overflow():
+    assert errors.context_overflow("Requested tokens (5000) exceed context window of 4096")
+
+
+CONTEXT = {"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}
+
+
+@pytest.mark.parametrize(("status", "kind"), [
+    (200, "http"), (401, "auth"), (402, "http"), (403, "auth"), (404, "not_found"), (405, "http"), (429, "rate_limit"),
+])
+def test_statuses_that_say_something_else_are_never_context_overflow(status, kind):
+    assert http(status, CONTEXT).kind == kind
+
+
+def test_a_context_overflow_over_http_is_not_partial_nor_mid_stream():
+    e = http(400, CONTEXT)
+    assert e.kind == "context_length" and e.partial is False
+    assert e.message.startswith("the conversation is too long")
+    e = errors.stream_error(CONTEXT)
+    assert e.message.startswith("the server said mid-stream that the conversation is too long")
+
+
+def test_an_html_page_with_a_client_error_status_is_that_error():
+    page = b"<html><head><title>Bad Request</title></head></html>"
+    assert http(400, page, {"Content-Type": "text/html"}).kind == "bad_request"
+    assert http(404, b"Not Found", {"Content-Type": "text/html; charset=utf-8"}).kind == "html"
+
+
+@pytest.mark.parametrize(("status", "start"), [
+    (300, "https://api.example.com/v1/chat/completions answered HTTP 300 Multiple Choices, a redirect"),
+    (200, "https://api.example.com/v1/chat/completions answered HTTP 200 OK but not with a chat completion"),
+    (204, "https://api.example.com/v1/chat/completions answered HTTP 204 No Content but not with a chat completion"),
+    (102, "https://api.example.com/v1/chat/completions answered HTTP 102 Processing:"),
+    (413, "the request is too large (HTTP 413"),
+    (402, "api.example.com refused the request: payment required (HTTP 402"),
+    (405, "https://api.example.com/v1/chat/completions does not accept this request (HTTP 405"),
+    (429, "rate limited by api.example.com (HTTP 429"),
+    (499, "https://api.example.com/v1/chat/completions answered HTTP 499:"),
+    (500, "api.example.com failed (HTTP 500"),
+])
+def test_the_message_of_each_status(status, start):
+    e = http(status, {"error": {"message": "no"}})
+    assert e.message.startswith(start), e.message
+
+
+def test_404_without_a_model_is_the_url_not_the_model():
+    e = http(404, {"error": {"message": "no"}}, model="")
+    assert e.message == f"{URL} not found (HTTP 404 Not Found): no"
+
+
+def test_the_local_server_and_retry_after_in_server_errors():
+    assert http(500, b"", default=True, base="http://localhost:11434/v1").message.startswith("the local server failed")
+    assert "(after 30 s)" in http(503, b"", {"Retry-After": "30"}).hint
+
+
+def test_a_400_whose_error_is_a_string_is_not_the_content_filter():
+    e = http(400, {"error": "bad thing"})
+    assert e.kind == "bad_request" and "content filter" not in e.message
+
+
+@pytest.mark.parametrize(("code", "status"), [
+    (99, None), (100, 100), (599, 599), (600, None), ("abc", None), (True, None), ("503", 503),
+])
+def test_the_status_a_stream_error_names(code, status):
+    e = errors.stream_error({"error": {"message": "x", "code": code}})
+    assert e.status == status and e.partial is False
+
+
+def test_the_status_of_a_list_of_stream_errors_is_the_first_ones():
+    assert errors.stream_error([{"error": {"message": "a", "code": 502}}, {"error": {"code": 503}}]).status == 502
+
+
+@pytest.mark.parametrize("body", [
+    b"text content blocks must be non-empty",
+    "text content blocks must be non-empty",
+    b'{"message": "messages.1.content.0: text content blocks must be non-empty"}',
+])
+def test_a_refused_empty_content_is_recognised_in_every_body_form(body):
+    assert errors.refuses_empty_content(body)
+
+
+def test_bad_json_of_whitespace_is_empty():
+    assert errors.bad_json("   ").message.endswith("that is not valid JSON: (empty)")
+
+
+@pytest.mark.parametrize(("n", "text"), [
+    (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1536 bytes"), (1 << 20, "1 MiB"), (3 << 19, "1536 KiB"),
+    ((1 << 20) - 1024, "1023 KiB"), (2 << 20, "2 MiB"),
+])
+def test_human_size(n, text):
+    assert errors.human_size(n) == text
+
+
+def test_a_bound_is_not_partial_unless_said():
+    assert errors.bound("m", "h").partial is False
+
+
+def test_an_errno_in_the_text_of_a_wrapper_gives_the_reason():
+    e = classify(RuntimeError("HTTPSConnectionPool(host='x'): [Errno 113] No route to host"))
+    assert e.message == "the connection to api.example.com failed: No route to host"
+
+
+def test_a_tls_error_known_only_to_requests_is_tls():
+    assert classify(requests.exceptions.SSLError("bad handshake")).kind == "tls"
+
+
+def test_a_certificate_problem_named_in_the_text_gets_the_certificate_hint():
+    e = classify(ssl.SSLError(1, "[SSL: CERTIFICATE_REQUIRED] certificate required"))
+    assert e.kind == "tls" and "certificate is not trusted" in e.hint
+
+
+def test_an_unresolvable_host_is_named_without_its_port():
+    e = classify(socket.gaierror(-2, "Name or service not known"), base="https://api.example.com:8443/v1")
+    assert e.message.startswith("cannot resolve host 'api.example.com':")
+
+
+def test_a_refused_connection_in_other_words_is_still_refused():
+    assert classify(ConnectionRefusedError(errno.ECONNREFUSED, "Verbindung verweigert")).kind == "refused"
+    assert classify(ConnectionRefusedError()).kind == "refused"
+    # mid-stream, words alone do not make a refusal: the connection broke
+    assert classify(RuntimeError("connection refused"), phase="stream").kind == "connection"
+
+
+def test_a_failing_proxy_is_named():
+    e = classify(requests.exceptions.ProxyError("Cannot connect to proxy"))
+    assert e.kind == "connection" and e.message.startswith("the proxy in front of api.example.com failed")
+
+
+def test_the_reason_is_the_innermost_cause():
+    try:
+        try:
+            raise ValueError("the inner cause")
+        except ValueError as inner:
+            raise RuntimeError("the wrapper") from inner
+    except RuntimeError as exc:
+        assert classify(exc).message == "the connection to api.example.com failed: the inner cause"
+    outer = OSError(errno.EIO, "Input/output error")
+    outer.__cause__ = ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+    wrapper = RuntimeError("wrapped")
+    wrapper.__cause__ = outer
+    assert classify(wrapper, phase="stream").message == \
+        "the connection to api.example.com broke mid-stream: Connection reset by peer"

@@ -817,3 +817,283 @@ def test_a_long_command_that_keeps_daemonising_leaves_no_zombies_meanwhile(cwd):
     finally:
         cancel.cancel()
     assert run.join()["cancelled"] is True
+
+
+# -- the parts, one at a time (found by `make mutation`) -----------------------------------------
+
+
+def test_cancel_wakes_every_subscriber_at_once_and_only_while_subscribed():
+    cancel = ex.Cancel()
+    early, late, left = threading.Event(), threading.Event(), threading.Event()
+    cancel._subscribe(early)
+    cancel._subscribe(left)
+    cancel._unsubscribe(left)
+    cancel._unsubscribe(threading.Event())   # never subscribed: nothing happens
+    assert not early.is_set()
+    cancel.cancel()
+    assert early.is_set() and not left.is_set()
+    cancel._subscribe(late)   # subscribing after the cancel wakes at once
+    assert late.is_set()
+
+
+def test_a_run_leaves_no_subscription_behind(cwd):
+    cancel = ex.Cancel()
+    ex.run_command("true", cwd, cancel=cancel)
+    assert cancel._wakers == []
+
+
+def test_if_the_proc_walk_fails_the_group_is_still_killed_and_nothing_is_counted(cwd, monkeypatch):
+    mark = marker()
+
+    def broken_kill(self, others=frozenset()):
+        raise RuntimeError("a bug in the /proc walk")
+
+    monkeypatch.setattr(reaper.Call, "kill", broken_kill)
+    result = ex.run_command(f"echo $$; sleep {mark}", cwd, timeout=0.3)
+    assert result["code"] == "timeout" and "stopped_processes" not in result
+    assert_no_leak(mark, int(result["output"].split()[0]))
+    result = ex.run_command("echo done", cwd)
+    assert result == {"ok": True, "exit_code": 0, "output": "done\n", "truncated": False, "bytes": 5}
+
+
+def test_an_interpreter_that_exits_while_a_command_runs_kills_it(cwd):
+    mark = marker()
+    script = (
+        "import threading, time\n"
+        "from dashfloat.tools import exec as ex\n"
+        f"threading.Thread(target=ex.run_command, args=('sleep {mark}', {cwd!r}), daemon=True).start()\n"
+        "deadline = time.monotonic() + 5\n"
+        "while not ex._registry and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
+        "print(len(ex._registry), flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "1", done.stderr
+    assert wait_for(lambda: not live_sleeps(mark)), f"leaked: {live_sleeps(mark)}"
+
+
+class Collected:
+    """An on_output callback that records what it is given."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.event = threading.Event()
+
+    def __call__(self, text: str) -> None:
+        self.texts.append(text)
+        self.event.set()
+
+
+def test_output_is_capped_at_exactly_max_output_bytes_live_and_in_the_result():
+    live = Collected()
+    out = ex._Output(-1, 10, live)
+    out._take(b"123456789")
+    out._take(b"abc")
+    out._flush(final=True)
+    assert bytes(out.head) == b"123456789a" and out.total == 12
+    assert "".join(live.texts) == "123456789a"
+    assert out.snapshot() == ("123456789a\n[output truncated: 10 of 12 bytes shown]", True, 12)
+
+
+def test_a_zero_cap_shows_only_the_marker(cwd):
+    result = ex.run_command("printf 'abc'", cwd, max_output=0)
+    assert result["output"] == "[output truncated: 0 of 3 bytes shown]"
+    assert result["truncated"] is True and result["bytes"] == 3
+
+
+def test_live_output_is_due_at_once_past_the_byte_threshold_and_within_the_interval_below():
+    out = ex._Output(-1, 1 << 20, Collected())
+    assert out._flush_due() is None
+    out._take(b"x")
+    assert out._flush_due() == 0.0   # nothing forwarded yet: the first output goes at once
+    out._flush()
+    assert out._flush_due() is None
+    out._take(b"y" * (ex._FLUSH_BYTES - 1))
+    assert 0.0 < out._flush_due() <= ex._FLUSH_INTERVAL   # coalesced: due within the interval
+    out._take(b"y")
+    assert out._flush_due() == 0.0   # the byte threshold: at once
+    out._flush()
+    out._take(b"z" * 10)
+    assert 0.0 < out._flush_due() <= ex._FLUSH_INTERVAL
+
+
+def test_a_character_split_between_two_reads_is_forwarded_whole():
+    live = Collected()
+    out = ex._Output(-1, 100, live)
+    out._take("é".encode()[:1])
+    out._flush()
+    out._take("é".encode()[1:] + b"!")
+    out._flush(final=True)
+    assert "".join(live.texts) == "é!"
+
+
+def test_a_character_cut_by_the_end_of_the_output_is_forwarded_replaced():
+    live = Collected()
+    out = ex._Output(-1, 100, live)
+    out._take(b"ok\xc3")
+    out._flush(final=True)
+    assert "".join(live.texts) == "ok\ufffd"
+
+
+def test_live_output_ending_inside_a_character(cwd):
+    live = Collected()
+    result = ex.run_command(r"printf 'ok\303'", cwd, on_output=live)
+    assert result["output"] == "ok\ufffd"
+    assert "".join(live.texts) == "ok\ufffd"
+
+
+def test_a_failing_on_output_is_called_once_then_disabled():
+    calls = []
+
+    def boom(text: str) -> None:
+        calls.append(text)
+        raise RuntimeError("ui bug")
+
+    out = ex._Output(-1, 100, boom)
+    for piece in (b"a", b"b"):
+        out._take(piece)
+        out._flush()
+    assert calls == ["a"] and out.on_output is None
+
+
+def test_told_to_stop_the_reader_takes_what_is_already_in_the_pipe():
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"tail of the output")   # the write end stays open: no EOF
+        out = ex._Output(read_end, 100, None)
+        out.stop.set()
+        reader = threading.Thread(target=out.run, daemon=True)
+        reader.start()
+        reader.join(2)
+        assert not reader.is_alive()
+        assert bytes(out.head) == b"tail of the output"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_output_written_just_after_a_flush_is_forwarded_while_the_command_is_quiet():
+    read_end, write_end = os.pipe()
+    live = Collected()
+    out = ex._Output(read_end, 100, live)
+    reader = threading.Thread(target=out.run, daemon=True)
+    reader.start()
+    try:
+        os.write(write_end, b"one\n")
+        assert live.event.wait(3)
+        live.event.clear()
+        os.write(write_end, b"two\n")   # within the coalescing interval: pending, then due
+        assert live.event.wait(3), "pending output waited for more output"
+        assert "".join(live.texts) == "one\ntwo\n"
+    finally:
+        os.close(write_end)
+        reader.join(3)
+        os.close(read_end)
+
+
+def test_stdin_data_waits_for_a_child_that_reads_late(cwd):
+    data = b"x" * (512 * 1024)   # more than the pipe holds: the writer must wait for room
+    result = ex.run_command("sleep 0.4; wc -c", cwd, timeout=10, stdin_data=data)
+    assert result["ok"] is True and result["output"].strip() == str(len(data))
+
+
+CUT_CASES = ["\u0080", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff", "é", "€", "😀"]
+
+
+@pytest.mark.parametrize("char", CUT_CASES)
+def test_cut_utf8_drops_only_an_incomplete_last_character(char):
+    whole = char.encode()
+    for prefix in (b"", b"a"):
+        assert ex._cut_utf8(prefix + whole) == prefix + whole
+        assert ex._cut_utf8(prefix + whole + b"z") == prefix + whole + b"z"
+        for cut in range(1, len(whole)):
+            assert ex._cut_utf8(prefix + whole[:cut]) == prefix, (prefix, whole[:cut])
+
+
+def test_cut_utf8_leaves_what_is_not_a_cut_character():
+    assert ex._cut_utf8(b"") == b""
+    assert ex._cut_utf8(b"abc") == b"abc"
+    assert ex._cut_utf8(b"\x80") == b"\x80"   # a stray continuation byte: not ours to judge
+    assert ex._cut_utf8(b"\x80\x80\x80\x80\x80") == b"\x80\x80\x80\x80\x80"
+
+
+def test_the_waiter_wakes_the_runner_and_leaves_the_shell_unreaped():
+    proc = subprocess.Popen(["true"], start_new_session=True)
+    try:
+        run = ex._Run(proc, "m")
+        ex._waiter(run)
+        assert run.exited and run.wake.is_set()
+        assert stat_of(proc.pid)[0] == "Z"   # a zombie: its pid cannot be reused yet
+    finally:
+        proc.wait()
+
+
+def test_an_unknown_signal_is_named_by_its_number():
+    assert ex._signal_name(9) == "SIGKILL"
+    assert ex._signal_name(99) == "signal 99"
+
+
+def test_a_signal_numbered_one_is_a_signal_too(cwd):
+    # the shell itself may have SIGHUP ignored from birth (nohup); a fresh interpreter resets it
+    kill_self = "import os, signal; signal.signal(signal.SIGHUP, signal.SIG_DFL); os.kill(os.getpid(), signal.SIGHUP)"
+    result = ex.run_command(f"exec {sys.executable} -c '{kill_self}'", cwd)
+    assert result["signal"] == "SIGHUP" and result["error"] == "killed by signal SIGHUP"
+
+
+def test_the_command_inherits_no_descriptor_of_dashfloat(cwd):
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)
+    try:
+        result = ex.run_command(f"if [ -e /proc/self/fd/{write_end} ]; then echo leaked; else echo clean; fi", cwd)
+        assert result["output"] == "clean\n"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_cannot_start_names_the_reason(tmp_path):
+    result = ex.run_command("echo hi", str(tmp_path / "missing"))
+    assert result["error"] == "could not start the command: No such file or directory"
+
+
+def test_a_failing_runner_is_an_internal_error_and_kills_the_command(cwd, monkeypatch):
+    mark = marker()
+
+    def broken_wait(*args):
+        raise RuntimeError("a bug in the wait loop")
+
+    monkeypatch.setattr(ex, "_wait", broken_wait)
+    result = ex.run_command(f"sleep {mark}", cwd)
+    assert result["ok"] is False and result["code"] == "internal"
+    assert result["error"] == "the command runner failed; the command was killed"
+    assert wait_for(lambda: not live_sleeps(mark))
+
+
+def census_saying(monkeypatch, tasks: int) -> None:
+    """Every census reports `tasks` processes and threads."""
+    def census(self, others=frozenset()):
+        self.peak = max(self.peak, tasks)
+        return tasks
+
+    monkeypatch.setattr(reaper.Call, "census", census)
+
+
+@pytest.mark.parametrize(("tasks", "noted"), [(17, False), (18, True)])
+def test_near_the_limit_means_ninety_percent_of_it(cwd, monkeypatch, tasks, noted):
+    census_saying(monkeypatch, tasks)
+    result = ex.run_command("sleep 0.3", cwd, max_processes=20)
+    assert result["ok"] is True
+    assert ("near its limit of 20" in result.get("note", "")) is noted, result
+
+
+def test_exactly_the_budget_is_allowed_and_one_more_is_stopped(cwd, monkeypatch):
+    census_saying(monkeypatch, 20)
+    assert ex.run_command("sleep 0.3", cwd, max_processes=20)["ok"] is True
+    census_saying(monkeypatch, 21)
+    assert ex.run_command("sleep 5", cwd, max_processes=20)["code"] == "process_limit"
+
+
+def test_waiting_for_a_command_costs_no_cpu(cwd):
+    started = time.thread_time()
+    ex.run_command("sleep 0.5", cwd)
+    assert time.thread_time() - started < 0.25

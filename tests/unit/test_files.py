@@ -5,7 +5,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import stat
+import tempfile
+import traceback
+from pathlib import Path
 
 import pytest
 
@@ -562,6 +566,298 @@ def test_list_non_utf8_directory(root):
     got = list_directory(root, os.fsdecode(b"d\xff"))
     assert got["ok"] and got["path"] == "d\\xff" and got["entries"][0]["name"] == "x"
     encodable(got)
+
+
+# -- edges and error paths (found by `make mutation`) -----------------------------------------
+
+TEXT_CONTROLS = (7, 8, 9, 10, 11, 12, 13, 27)   # BEL BS TAB LF VT FF CR ESC
+
+
+def test_is_binary_answers_a_bool():
+    assert is_binary(b"") is False
+    assert is_binary(b"text\n") is False
+    assert is_binary(b"\0") is True
+
+
+@pytest.mark.parametrize("byte", range(0x20))
+def test_only_the_usual_controls_count_as_text(byte):
+    sample = bytes([byte]) + b"a"   # half control bytes
+    assert is_binary(sample * 50) is (byte not in TEXT_CONTROLS)
+
+
+def test_delete_counts_as_a_non_text_control():
+    assert is_binary(b"\x7fa" * 50) is True
+
+
+def test_more_than_ten_percent_control_bytes_is_binary():
+    assert is_binary(b"\x01" * 10 + b"a" * 90) is False   # exactly 10 %
+    assert is_binary(b"\x01" * 11 + b"a" * 89) is True
+
+
+def test_more_than_thirty_percent_undecodable_is_binary():
+    assert is_binary(b"\xff" * 30 + b"a" * 70) is False   # exactly 30 %
+    assert is_binary(b"\xff" * 31 + b"a" * 69) is True
+
+
+def test_a_character_cut_by_the_end_of_the_sample_is_not_evidence():
+    assert is_binary(b"ab\xe2\x9c") is False   # the start of a three-byte check mark
+
+
+def test_a_nul_in_the_first_byte_is_binary(root):
+    (root / "z").write_bytes(b"\0" + b"text\n" * 10)
+    assert read_file(root, "z")["code"] == "binary"
+
+
+def test_a_line_cut_inside_a_character_is_cut_before_it(root):
+    (root / "min.js").write_bytes(b"a" + "é".encode() * 40_000 + b"\n")   # the cap falls inside an é
+    got = read_file(root, "min.js")
+    assert got["content"] == "a" + "é" * ((READ_MAX_BYTES - 1) // 2)
+    assert "encoding_errors" not in got
+
+
+def test_a_cut_line_with_invalid_bytes_is_flagged_and_still_cut_cleanly(root):
+    (root / "min.js").write_bytes(b"\xff" + "é".encode() * 40_000 + b"\n")
+    got = read_file(root, "min.js")
+    assert got["encoding_errors"] is True
+    assert got["content"] == "\ufffd" + "é" * ((READ_MAX_BYTES - 1) // 2)
+
+
+def test_a_file_ending_inside_a_character_shows_it_replaced(root):
+    (root / "a.txt").write_bytes(b"ok\n\xc3")
+    got = read_file(root, "a.txt")
+    assert got["content"] == "ok\n\ufffd" and got["encoding_errors"] is True
+    assert read_file(root, "a.txt", offset=2)["content"] == "\ufffd"
+
+
+def test_a_last_line_without_newline_is_not_past_the_end(root):
+    (root / "a.txt").write_bytes(b"a\nb")
+    for offset in (1, 2):
+        got = read_file(root, "a.txt", offset=offset)
+        assert "note" not in got and got["truncated"] is False
+
+
+def test_a_file_of_exactly_the_streaming_threshold_is_counted(root):
+    data = b"x" * (STREAM_ABOVE - 1) + b"\n"
+    (root / "edge.txt").write_bytes(data)
+    got = read_file(root, "edge.txt", limit=1)
+    assert got["lines"] == 1 and got["size"] == STREAM_ABOVE
+    assert got["truncated"] is True   # the line is longer than a reply
+    assert got["content"] == "x" * READ_MAX_BYTES
+
+
+def test_the_first_line_of_a_large_file(root):
+    (root / "log.txt").write_bytes(numbered(40_000))
+    got = read_file(root, "log.txt", limit=2)
+    assert got["content"] == "line 1\nline 2\n" and got["lines"] is None
+
+
+def test_a_file_that_grows_past_the_threshold_while_read_is_streamed_from_its_start(root, monkeypatch):
+    p = root / "log.txt"
+    p.write_bytes(numbered(20_000))   # under 256 KiB
+    assert p.stat().st_size < STREAM_ABOVE
+    real_fstat = os.fstat
+
+    def fstat_then_grow(fd):
+        result = real_fstat(fd)
+        with open(p, "ab") as fh:
+            fh.write(numbered(20_000))
+        return result
+
+    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    got = read_file(root, "log.txt", limit=2)
+    assert got["content"] == "line 1\nline 2\n"
+    assert got["lines"] is None   # streamed: the total is no longer known
+
+
+def open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_read_error_is_a_result(root, monkeypatch):
+    (root / "a.txt").write_text("x\n")
+
+    def failing_pread(fd, n, offset):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", failing_pread)
+    assert read_file(root, "a.txt") == {"ok": False, "code": "io_error", "error": "cannot read a.txt: Input/output error"}
+
+
+def test_the_note_names_the_requested_limit_when_it_cut_the_reply(root):
+    (root / "a.txt").write_bytes(numbered(5))
+    got = read_file(root, "a.txt", limit=2)
+    assert "(the requested limit of 2 lines)" in got["note"]
+
+
+def test_read_bytes_bounded_stops_at_the_limit_across_chunks(root):
+    (root / "big").write_bytes(b"z" * (2 * files._CHUNK + 10))
+    fd = os.open(root / "big", os.O_RDONLY)
+    try:
+        assert len(files.read_bytes_bounded(fd, files._CHUNK + 1)) == files._CHUNK + 1
+    finally:
+        os.close(fd)
+
+
+def test_atomic_write_survives_short_writes(root, monkeypatch):
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:3])))
+    atomic_write(str(root / "a"), b"0123456789")
+    assert (root / "a").read_bytes() == b"0123456789"
+
+
+def test_a_replacement_is_private_until_it_gets_the_old_mode(root, monkeypatch):
+    p = root / "a"
+    p.write_text("old")
+    os.chmod(p, 0o644)
+    modes = []
+    real_write = os.write
+
+    def spy(fd, data):
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", spy)
+    atomic_write(str(p), b"new")
+    assert modes == [0o600]
+    assert stat.S_IMODE(os.stat(p).st_mode) == 0o644
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_new_file_gets_0666_less_the_umask(root, umask, mode):
+    old = os.umask(umask)
+    try:
+        atomic_write(str(root / "n"), b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(root / "n").st_mode) == mode
+
+
+def test_the_file_then_its_directory_are_fsynced(root, monkeypatch):
+    synced = []
+    real_fsync = os.fsync
+
+    def spy(fd):
+        st = os.fstat(fd)
+        synced.append((stat.S_ISDIR(st.st_mode), st.st_ino))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    (root / "d").mkdir()
+    atomic_write(str(root / "d" / "a"), b"x")
+    assert synced == [(False, os.stat(root / "d" / "a").st_ino), (True, os.stat(root / "d").st_ino)]
+
+
+def test_the_temp_file_of_a_bare_name_is_in_the_current_directory():
+    directory, tmp = files._temp_name(b"name.txt")
+    assert directory == b"." and tmp.startswith(b".name.txt.") and tmp.endswith(b".dftmp")
+    assert files._temp_name(b"/x/y/name.txt")[0] == b"/x/y"
+
+
+def test_atomic_write_refuses_what_is_not_a_regular_file(root, tmp_path):
+    (root / "d").mkdir()
+    os.symlink(tmp_path / "outside" / "v", root / "l")
+    for name in ("d", "l"):
+        with pytest.raises(files.NotRegularFile):
+            atomic_write(str(root / name), b"x")
+    assert not (tmp_path / "outside" / "v").exists() and os.path.islink(root / "l")
+    no_temps(root)
+
+
+def test_atomic_write_gives_up_when_every_temp_name_is_taken(root, monkeypatch):
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: "a" * 16)
+    (root / ".t.aaaaaaaaaaaaaaaa.dftmp").write_text("someone's")
+    with pytest.raises(FileExistsError):
+        atomic_write(str(root / "t"), b"x")
+    assert not (root / "t").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give files away")
+def test_root_keeps_the_owner_and_group_of_a_replaced_file(root):
+    theirs = root / "theirs"
+    theirs.write_text("old")
+    os.chown(theirs, 12345, 12346)
+    shared = root / "shared"
+    shared.write_text("old")
+    os.chown(shared, 0, 12346)
+    for p in (theirs, shared):
+        atomic_write(str(p), b"new")
+    assert (os.stat(theirs).st_uid, os.stat(theirs).st_gid) == (12345, 12346)
+    assert (os.stat(shared).st_uid, os.stat(shared).st_gid) == (0, 12346)
+
+
+def as_user(uid: int, groups: list[int], fn) -> None:
+    """Run `fn` in a child process with the identity of `uid` (and `groups`); fail the test
+    with the child's traceback if it raises."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child
+        code = 1
+        try:
+            os.close(read_end)
+            os.setgroups(groups)
+            os.setgid(uid)
+            os.setuid(uid)
+            fn()
+            code = 0
+        except BaseException:
+            os.write(write_end, traceback.format_exc().encode())
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        report = fh.read().decode()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, report
+
+
+@pytest.fixture
+def world_dir():
+    """A directory another user can reach (pytest's tmp_path is private to root)."""
+    path = tempfile.mkdtemp(prefix="dashfloat-test-", dir="/tmp")
+    os.chmod(path, 0o755)
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_user_keeps_the_group_of_a_group_shared_file(world_dir):
+    """A user editing a file of the group "devs" (mode 0660) must not hand it to their own
+    group: the rest of devs would lose it."""
+    nobody, devs = 65534, 12347
+    shared = world_dir / "shared"
+    shared.mkdir()
+    os.chown(shared, nobody, devs)
+    os.chmod(shared, 0o775)
+    mine = shared / "mine"   # owned by the user, group devs
+    mine.write_text("old")
+    os.chown(mine, nobody, devs)
+    os.chmod(mine, 0o660)
+    colleague = shared / "colleague"   # a colleague's, group-writable
+    colleague.write_text("old")
+    os.chown(colleague, 12345, devs)
+    os.chmod(colleague, 0o664)
+    as_user(nobody, [devs], lambda: (atomic_write(str(mine), b"new"), atomic_write(str(colleague), b"new")))
+    assert mine.read_text() == "new" and colleague.read_text() == "new"
+    assert (os.stat(mine).st_uid, os.stat(mine).st_gid) == (nobody, devs)
+    assert stat.S_IMODE(os.stat(mine).st_mode) == 0o660
+    # the owner cannot be kept without root; the group can
+    assert (os.stat(colleague).st_uid, os.stat(colleague).st_gid) == (nobody, devs)
+
+
+def test_a_target_that_became_a_directory_is_not_a_file(root):
+    res = files.pathpolicy.resolve(root, "x")
+    (root / "x").mkdir()
+    assert files.write_resolved(res, b"data") == {"ok": False, "code": "not_a_file", "error": "not a regular file: x"}
+
+
+def test_a_directory_that_cannot_be_listed_is_a_result(root, monkeypatch):
+    def scandir(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert list_directory(root) == {"ok": False, "code": "permission_denied", "error": "permission denied: list ."}
 
 
 # -- names from a listing go back into every tool (issue 14 §3) --------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import json
 import os
 import socket
@@ -394,6 +396,112 @@ def test_shown_is_json_and_terminal_safe():
     assert pathpolicy.shown(b"caf\xe9") == "caf\\xe9"
     assert pathpolicy.shown(os.fsdecode(b"caf\xe9")) == "caf\\xe9"
     assert pathpolicy.shown("a\nb\tc\x1bd") == "a\\nb\\tc\\ed"
+
+
+# -- bounds and error paths (found by `make mutation`) ---------------------------------------
+
+
+@pytest.mark.parametrize("n", [40, 41])
+def test_forty_links_resolve_and_the_forty_first_is_a_loop_as_in_the_kernel(tree, n):
+    prev = "file.txt"
+    for i in range(n):
+        os.symlink(prev, tree / f"c{i}")
+        prev = f"c{i}"
+    got = resolve(tree, prev)
+    if n == 40:
+        assert isinstance(got, Resolved) and got.real == os.path.realpath(tree / "file.txt")
+        assert (tree / prev).read_text() == "hello\n"   # the kernel follows 40 too
+    else:
+        assert got["code"] == "io_error" and "symbolic links" in got["error"]
+        with pytest.raises(OSError) as kernel:
+            (tree / prev).read_text()
+        assert kernel.value.errno == errno.ELOOP
+
+
+def test_a_file_used_as_a_directory_in_a_link_target_is_not_a_directory(tree):
+    os.symlink("file.txt/..", tree / "up_from_file")
+    with pytest.raises(NotADirectoryError):   # what the kernel says
+        os.stat(tree / "up_from_file")
+    got = resolve(tree, "up_from_file")
+    assert got["code"] == "not_found"
+    assert got["error"] == "not a directory: file.txt (in path up_from_file)"
+
+
+def test_not_a_directory_names_the_component(tree):
+    got = resolve(tree, "sub/inner.txt/x")
+    assert got["error"] == "not a directory: sub/inner.txt (in path sub/inner.txt/x)"
+
+
+@pytest.mark.parametrize(("exc", "code", "message"), [
+    (PermissionError(errno.EACCES, "Permission denied"), "permission_denied",
+     "permission denied resolving: sub/inner.txt"),
+    (OSError(errno.EIO, "Input/output error"), "io_error", "cannot resolve sub/inner.txt: Input/output error"),
+    (OSError(errno.ELOOP, "Too many levels of symbolic links"), "io_error",
+     "too many levels of symbolic links (a symlink loop?) resolving: sub/inner.txt"),
+    # a directory swapped for a file between two lstat calls
+    (NotADirectoryError(errno.ENOTDIR, "Not a directory"), "not_found", "not a directory: sub (in path sub/inner.txt)"),
+])
+def test_lstat_failures_are_results_that_say_what_failed(tree, monkeypatch, exc, code, message):
+    real_lstat = os.lstat
+    failing = os.fsencode(os.path.realpath(tree / "sub" / "inner.txt"))
+
+    def lstat(path, *args, **kwargs):
+        if os.fsencode(path) == failing:
+            raise exc
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    got = resolve(tree, "sub/inner.txt")
+    assert got == {"ok": False, "code": code, "error": message}
+
+
+@pytest.mark.parametrize(("exc", "code", "message"), [
+    (PermissionError(errno.EACCES, "Permission denied"), "permission_denied", "permission denied: file.txt"),
+    (OSError(errno.EIO, "Input/output error"), "io_error", "cannot stat file.txt: Input/output error"),
+])
+def test_stat_failures_are_results(tree, monkeypatch, exc, code, message):
+    res = resolve(tree, "file.txt")
+
+    def failing_stat(path, *args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(os, "stat", failing_stat)
+    assert pathpolicy.check_regular(res) == {"ok": False, "code": code, "error": message}
+
+
+def test_a_root_that_cannot_be_resolved_does_not_exist(tmp_path):
+    os.symlink("loop", tmp_path / "loop")
+    got = resolve(tmp_path / "loop", "x")
+    assert got["code"] == "not_found"
+    assert got["error"].startswith("the working directory does not exist: ")
+
+
+def test_real_root(tree, tmp_path):
+    os.symlink(tree, tmp_path / "root_link")
+    assert pathpolicy.real_root(tmp_path / "root_link") == os.path.realpath(tree)
+    with pytest.raises(FileNotFoundError):
+        pathpolicy.real_root(tmp_path / "nope")
+
+
+def test_an_admitted_path_cannot_be_altered(tree):
+    got = resolve(tree, "file.txt")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.real = "/etc/passwd"
+
+
+@pytest.mark.parametrize(("mode", "name"), [
+    (stat.S_IFREG, "file"), (stat.S_IFDIR, "dir"), (stat.S_IFLNK, "link"), (stat.S_IFIFO, "fifo"),
+    (stat.S_IFSOCK, "socket"), (stat.S_IFCHR, "char_device"), (stat.S_IFBLK, "block_device"), (0, "other"),
+])
+def test_kind_of_every_file_type(mode, name):
+    assert pathpolicy.kind(mode | 0o644) == name
+
+
+def test_a_block_device_is_refused_by_name():
+    got = pathpolicy.special_error("sda", stat.S_IFBLK | 0o660)
+    assert got["code"] == "special_file" and "refusing a block device: sda" in got["error"]
+
+
     assert pathpolicy.shown("x\ud800") == "x\ufffd"  # stands for no byte
     # a backslash in a name written with escapes is doubled, as names.written writes it
     assert pathpolicy.shown(b"a\\b\xff") == "a\\\\b\\xff"

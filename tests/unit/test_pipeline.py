@@ -53,7 +53,8 @@ def test_built_in_defaults(tmp_path, name, args, expected):
 def test_a_deny_rule_is_a_denied_result_naming_the_rule(tmp_path):
     policy = Policy([("user config", [rules.parse_rule("read_file(.env)", "deny", "user config")])])
     verdict = pipeline.pre_execute(ctx(tmp_path, "read_file", {"path": ".env"}, policy=policy))
-    assert verdict[0] == "done" and verdict[1]["code"] == "denied" and "read_file(.env)" in verdict[1]["error"]
+    assert verdict[0] == "done" and verdict[1]["code"] == "denied"
+    assert verdict[1]["error"] == 'denied by rule "read_file(.env)" in user config: a deny rule matches'
 
 
 @pytest.mark.parametrize("spelled", ["\udcc3\udca9.env", "\u00e9.env", "./\u00e9.env"])
@@ -86,12 +87,14 @@ def test_a_hook_can_tighten_an_allow_to_deny(tmp_path):
     assert verdict[0] == "done" and "nope" in verdict[1]["error"]
 
 
-def test_a_hook_cannot_relax_and_the_attempt_is_noted(tmp_path):
+def test_a_hook_cannot_relax_and_the_attempt_is_noted(tmp_path, caplog):
     h = hook(tmp_path, "h.sh", "cat >/dev/null; echo '{\"decision\": \"allow\"}'\n")
     c = ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(h,))
-    assert pipeline.pre_execute(c)[0] == "ask"
+    with caplog.at_level("WARNING", logger="dashfloat.pipeline"):
+        assert pipeline.pre_execute(c)[0] == "ask"
     assert any("would relax ask" in n for n in c.notes)
     assert c.guard.relax_attempts
+    assert any("tried to relax ask to allow" in r.getMessage() for r in caplog.records)  # the audit log
 
 
 def test_redaction_of_the_api_key_everywhere_in_a_result(tmp_path):
@@ -113,3 +116,34 @@ def test_post_hook_notes_are_added_and_redacted(tmp_path):
     c.args = {"path": "."}
     out = pipeline.post_execute(c, {"ok": True})
     assert out["hook_notes"] == ["key is [redacted: API key]"]
+
+
+def test_a_hook_without_an_answer_leaves_the_question_to_the_next_hook(tmp_path):
+    quiet = hook(tmp_path, "quiet.sh", "cat >/dev/null; exit 0\n")
+    deny = hook(tmp_path, "deny.sh", "cat >/dev/null; echo no; exit 2\n")
+    verdict = pipeline.pre_execute(ctx(tmp_path, "list_directory", {}, pre_hooks=(quiet, deny)))
+    assert verdict[0] == "done" and verdict[1]["code"] == "denied"
+
+
+def test_a_mutation_whose_preview_cannot_be_built_ends_before_the_question(tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    args = {"path": "a.txt", "search_block": "not there", "replace_block": "y"}
+    verdict = pipeline.pre_execute(ctx(tmp_path, "edit_file", args))
+    assert verdict[0] == "done" and verdict[1]["code"] == "search_not_found"
+
+
+def test_post_hook_notes_and_failures_reach_the_notes(tmp_path):
+    good = hook(tmp_path, "good.sh", "cat >/dev/null; echo looked at it\n")
+    bad = hook(tmp_path, "bad.sh", "cat >/dev/null; exit 3\n")
+    c = ctx(tmp_path, "list_directory", {}, post_hooks=(good, bad))
+    c.args = {"path": "."}
+    pipeline.post_execute(c, {"ok": True})
+    assert len(c.notes) == 2
+    assert c.notes[0] == f'post_tool_use hook "{good}": looked at it'
+    assert c.notes[1].startswith(f'post_tool_use hook "{bad}"')
+
+
+def test_redaction_keeps_tokens_that_are_not_the_configured_secret(tmp_path):
+    c = ctx(tmp_path, "read_file", {"path": "a"}, secrets=(SECRET,))
+    text = "Authorization: Bearer abcdefghijklmnop0123 https://u:pw0123456789@example.com/?token=zzzzzzzz12345678"
+    assert pipeline.post_execute(c, {"ok": True, "content": text})["content"] == text

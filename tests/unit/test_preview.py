@@ -414,6 +414,80 @@ def test_safe_is_single_line():
     assert safe("plain text é 日本") == "plain text é 日本"
 
 
+# -- edges (found by `make mutation`) -------------------------------------------------------
+
+
+def test_line_separators_and_fillers_are_escaped_by_code_point():
+    assert safe("a\u2028b\u2029c\u034fd\u3164e") == "a\\u2028b\\u2029c\\u034fd\\u3164e"
+
+
+def test_a_line_of_exactly_the_limit_is_not_clipped():
+    line = "x" * 500
+    assert excerpt(line) == [line]
+    assert excerpt(line + "y") == ["x" * 500 + " … [1 more chars]"]
+
+
+@pytest.mark.parametrize(("nbytes", "shown"), [
+    (0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"), (1024 * 1024 - 1, "1024.0 KiB"), (1024 * 1024, "1.0 MiB"),
+])
+def test_human_size_edges(nbytes, shown):
+    assert preview.human_size(nbytes) == shown
+
+
+def test_exactly_blank_run_blank_lines_collapse_and_one_fewer_stay():
+    n = preview.BLANK_RUN
+    lines = diff_lines("f", b"x\n", b"x\n" + b"\n" * n + b"y\n")
+    assert ("marker", f"+… {n} blank lines …") in lines
+    lines = diff_lines("f", b"x\n", b"x\n" + b"\n" * (n - 1) + b"y\n")
+    assert texts(lines, "add") == ["+"] * (n - 1) + ["+y"]
+
+
+def test_blank_lines_at_the_end_of_a_diff_are_shown():
+    assert texts(diff_lines("f", None, b"a\n\n"), "add") == ["+a", "+"]
+    assert ("marker", f"+… {preview.BLANK_RUN} blank lines …") in diff_lines("f", None, b"a\n" + b"\n" * preview.BLANK_RUN)
+
+
+def test_the_whole_view_holds_exactly_its_character_budget_and_counts_what_it_drops():
+    full = preview._Full()
+    full.add("add", "x" * (preview.FULL_MAX_CHARS - 1))
+    full.add("add", "y")   # exactly the budget: it fits
+    full.add("add", "z")
+    full.add("add", "z")
+    assert [t for _k, t in full.lines] == ["x" * (preview.FULL_MAX_CHARS - 1), "y"]
+    assert full.end("diff lines")[-1][1].startswith("… 2 more diff lines not shown")
+
+
+def test_a_binary_change_names_both_sizes():
+    assert diff_lines("b", b"\x00\x01", b"\x00") == [("marker", "binary file: 1 bytes (was 2 bytes)")]
+
+
+def test_the_whole_view_keeps_the_encoding_note():
+    old = b"caf\xe9\n"
+    new = old + b"".join(f"line {i}\n".encode() for i in range(100))
+    window, full = diff_view("f", old, new)
+    note = ("marker", "the current file is not valid UTF-8: undecodable bytes shown as \ufffd")
+    assert window[1] == note and note in full
+
+
+def test_a_diff_line_of_exactly_the_window_width_needs_no_whole_view():
+    raw_line = "x" * (preview.DIFF_LINE_CHARS - 1)   # "+" and these: exactly DIFF_LINE_CHARS
+    window, full = diff_view("f", None, raw_line.encode() + b"\n")
+    assert ("add", "+" + raw_line) in window and full is None
+
+
+def test_a_command_with_a_final_newline_is_one_line():
+    assert command_lines("ls\n", ".") == [("command", "ls"), ("cwd", "cwd: .")]
+
+
+def test_a_two_line_command_starts_with_its_totals():
+    assert command_lines("cd a\nls", ".") == [
+        ("stat", "2 command lines · 7 B"), ("command", "cd a"), ("command", "ls"), ("cwd", "cwd: .")]
+
+
+def test_an_excerpt_of_one_line_is_only_the_count():
+    assert excerpt("a\nb\nc", max_lines=1) == ["… 3 more lines"]
+
+
 # -- commands hide nothing (issue 14, section 7) ------------------------------------------
 #
 # The review's cases: padding before `; touch /tmp/x` showed only the harmless head while y

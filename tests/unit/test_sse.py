@@ -597,3 +597,45 @@ def test_error_field_split_anywhere_and_without_its_blank_line_at_eof():
 def test_error_field_counts_toward_the_event_bound():
     with pytest.raises(SSEError):
         parse(b"error: " + b"x" * 100 + b"\n" + b"error: " + b"y" * 100 + b"\n\n", max_event_bytes=150)
+
+
+# -- edges (found by `make mutation`) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("n", "text"), [
+    (1, "1 bytes"), (1000, "1000 bytes"), (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1536 bytes"),
+    (2048, "2 KiB"), (MiB - 1024, "1023 KiB"), (MiB, "1 MiB"), (3 * MiB // 2, "1536 KiB"), (2 * MiB, "2 MiB"),
+])
+def test_the_bound_is_named_as_a_person_would_read_it(n, text):
+    from dashfloat.llm.sse import _human_size
+
+    assert _human_size(n) == text
+
+
+def test_a_bound_of_one_byte_is_allowed():
+    assert parse(b":\n", max_event_bytes=1) == []
+
+
+@pytest.mark.parametrize("chunk", ["data: x\n\n", 5, None])
+def test_feed_takes_bytes_only(chunk):
+    with pytest.raises(TypeError, match="^feed\\(\\) takes bytes"):
+        SSEParser().feed(chunk)
+
+
+def test_only_the_first_bom_of_a_stream_is_skipped():
+    assert datas(b"data: a", BOM + b"b\n\n") == ["a\ufeffb"]
+
+
+def test_error_lines_count_toward_the_bound_with_their_newline():
+    # "error:abcd" buffers 4 + 1 bytes; the next line may then have 20 - 5 = 15 bytes
+    assert [e.event for e in parse(b"error:abcd\nerror:" + b"x" * 9 + b"\n\n", max_event_bytes=20)] == ["error"]
+    with pytest.raises(SSEError):
+        parse(b"error:abcd\nerror:" + b"x" * 10 + b"\n\n", max_event_bytes=20)
+
+
+def test_a_dispatched_event_gives_its_whole_budget_back():
+    parser = SSEParser(max_event_bytes=10)
+    assert parser.feed(b"data:a\n\n") == [Event(data="a")]
+    assert parser.feed(b"data:abcde\n\n") == [Event(data="abcde")]   # exactly 10 bytes: fits
+    with pytest.raises(SSEError):
+        SSEParser(max_event_bytes=10).feed(b"data:a\n\ndata:abcdef\n")

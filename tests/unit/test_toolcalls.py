@@ -875,3 +875,37 @@ def test_arguments_split_at_every_offset_assemble_the_same_call(cut):
     whole = toolcalls.feed(toolcalls.new(), [{**first, "function": {"name": "write_file", "arguments": ARGS_TEXT}}])
     assert toolcalls.finish(acc) == toolcalls.finish(whole)
     assert toolcalls.finish(acc)[0]["args"]["path"] == "src/é/🙂.py"
+
+
+# -- edges (found by `make mutation`) -------------------------------------------------------
+
+
+def names(calls: list[dict]) -> list[str]:
+    return [c["name"] for c in calls]
+
+
+def test_a_call_without_index_goes_after_the_indexed_calls_seen_before_it():
+    got = run([frag(0, "a", "one", "{}")], [frag(1, "b", "two", "{}")], [frag(None, "x", "loose", "{}")])
+    assert names(got) == ["one", "two", "loose"]
+
+
+def test_a_call_without_index_goes_before_indexed_calls_that_follow_it():
+    got = run([frag(0, "a", "one", "{}")], [frag(None, "x", "loose", "{}")], [frag(1, "b", "two", "{}")])
+    assert names(got) == ["one", "loose", "two"]
+    got = run([frag(None, "x", "loose", "{}")], [frag(0, "a", "one", "{}")])
+    assert names(got) == ["loose", "one"]
+
+
+def test_an_unparseable_huge_number_is_named_briefly():
+    digits = "1" * 5000
+    text = '{"n": ' + digits + "}"
+    try:
+        int(digits)
+    except ValueError as exc:
+        reason = str(exc)
+    else:  # pragma: no cover - an interpreter without the digit limit
+        pytest.skip("no integer digit limit here")
+    got = run([frag(0, "a", "f", text)])[0]
+    short = reason[: toolcalls._REASON_MAX]
+    assert short.startswith("Exceeds the limit") and len(short) < len(reason)
+    assert got["error"] == f"arguments are not valid JSON: {short} ({len(text)} bytes)"

@@ -1,0 +1,130 @@
+"""Tests for the mutation tool itself (tests/mutation): the mutants are the ones it claims, the
+rest of the file is untouched, and the reviewed list parses. The mutation run itself is
+`make mutation`, never part of `make test`."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.mutation import run_mutation
+from tests.mutation.mutants import mutants
+
+
+def mutated(source: str) -> dict[str, str]:
+    """desc@line -> the mutated line, for each mutant of `source`."""
+    src = textwrap.dedent(source).encode()
+    out = {}
+    for m in mutants("m.py", src):
+        lines = m.apply(src).decode().splitlines()
+        out[f"{m.desc}@{m.line}"] = lines[m.line - 1].strip()
+    return out
+
+
+def test_each_kind_changes_only_its_node():
+    found = mutated("""\
+        def f(a, b, items):
+            if a < b and b != 3:
+                a += 1
+            for x in items:
+                if not x:
+                    break
+                continue
+            return items[a:b]
+        """)
+    assert found["`<` -> `<=`@2"] == "if a <= b and b != 3:"
+    assert found["`!=` -> `==`@2"] == "if a < b and b == 3:"
+    assert found["`and` -> `or`@2"] == "if a < b or b != 3:"
+    assert found["`3` -> `4`@2"] == "if a < b and b != 4:"
+    assert found["`3` -> `2`@2"] == "if a < b and b != 2:"
+    assert found["`3` -> `0`@2"] == "if a < b and b != 0:"
+    assert found["`+=` -> `-=`@3"] == "a -= 1"
+    assert found["`a += 1` -> `pass`@3"] == "pass"
+    assert found["`not x` -> `x`@5"] == "if x:"
+    assert found["`break` -> `continue`@6"] == "continue"
+    assert found["`continue` -> `break`@7"] == "break"
+    assert found["`return x` -> `return None`@8"] == "return None"
+    src = textwrap.dedent("def f(items, a, b):\n    return items[a:b]\n").encode()
+    shifted = {m.apply(src).decode().splitlines()[1].strip() for m in mutants("m.py", src) if m.kind == "slice"}
+    assert shifted == {"return items[(a) + 1:b]", "return items[(a) - 1:b]",
+                       "return items[a:(b) + 1]", "return items[a:(b) - 1]"}
+    assert found["`c` -> `not (c)`@2"] == "if not (a < b and b != 3):"
+    assert "`c` -> `not (c)`@5" not in found   # `not x` has its own mutant: `x`
+
+
+def test_calls_raises_and_attribute_stores_are_deleted_and_conditions_negated():
+    found = mutated("""\
+        def g(self, ok):
+            self.x = 1
+            print(ok)
+            if ok:
+                raise ValueError("no")
+            return True
+        """)
+    assert found["`self.x = 1` -> `pass`@2"] == "pass"
+    assert found["`print(ok)` -> `pass`@3"] == "pass"
+    assert found["`c` -> `not (c)`@4"] == "if not (ok):"
+    assert found['`raise ValueError("no")` -> `pass`@5'] == "pass"
+    assert found["`True` -> `False`@6"] == "return False"
+    assert "`return x` -> `return None`@6" in found
+
+
+def test_text_around_the_change_is_kept_and_comments_are_not_operators():
+    src = textwrap.dedent("""\
+        x = (1 +  # a comment with - and < in it
+             2)
+        """).encode()
+    (plus,) = [m for m in mutants("m.py", src) if m.desc == "`+` -> `-`"]
+    assert plus.apply(src) == src.replace(b"1 +", b"1 -")
+
+
+def test_a_bitwise_swap_keeps_the_grouping_of_its_neighbours():
+    src = b"flags = A | B | C | D\n"
+    got = {m.apply(src).decode().strip() for m in mutants("m.py", src) if m.kind == "binop"}
+    # `A | B | C & D` would be a different mutant: `&` binds tighter than `|`
+    assert got == {"flags = ((A) & (B)) | C | D", "flags = ((A | B) & (C)) | D", "flags = ((A | B | C) & (D))"}
+
+
+def test_docstrings_strings_annotations_and_type_checking_blocks_are_not_mutated():
+    found = mutated('''\
+        """Module doc: 1 < 2."""
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            import os
+        class C:
+            """Doc."""
+            size: int
+            def h(self, n: int = 5) -> list[int]:
+                """Doc 7."""
+                return f"{n + 1}"
+        ''')
+    assert set(found) == {"`5` -> `6`@8", "`5` -> `4`@8", "`5` -> `0`@8", "`return x` -> `return None`@10"}
+
+
+def test_every_mutant_of_a_real_module_compiles_and_differs_and_has_a_unique_ident():
+    path = run_mutation.ROOT / "dashfloat" / "tools" / "guard.py"
+    source = path.read_bytes()
+    found = mutants("dashfloat/tools/guard.py", source)
+    assert len(found) > 20
+    assert len({m.ident for m in found}) == len(found)
+    for m in found:
+        text = m.apply(source)
+        assert text != source
+        compile(text, "guard.py", "exec")
+        assert m.line in m.lines
+
+
+def test_the_reviewed_list_parses_and_names_existing_modules():
+    for entry in run_mutation.load_equivalent():
+        assert (run_mutation.ROOT / entry.module).is_file(), entry
+        assert entry.reason and entry.desc.startswith(("`", "slice")), entry
+
+
+@pytest.mark.parametrize("out, killer", [
+    ("F\nFAILED tests/unit/test_x.py::test_a[p q] - AssertionError: x\n", "tests/unit/test_x.py::test_a[p q]"),
+    ("ERROR tests/unit/test_y.py - ImportError\n", "tests/unit/test_y.py"),
+    ("1 passed\n", None),
+])
+def test_the_failing_test_is_read_from_pytest_output(out, killer):
+    assert run_mutation.killer_of(out) == killer
