@@ -863,8 +863,10 @@ class Agent:
         cancel = self._client.CancelToken()
         self._compaction = (ref, plan, then, cancel)
         self._set_phase("waiting")
-        self.post(M.system("info", f"Compacting the context: the next request would take "
-                                   f"{context.short(plan.before)} tokens; {self._window_text()}. Summarising "
+        why = ("as asked (/compact)" if plan.reason == "/compact"
+               else "the server refused the last request as too long" if plan.reason == "overflow"
+               else f"the next request would take {context.short(plan.before)} tokens")
+        self.post(M.system("info", f"Compacting the context, {why}; {self._window_text()}. Summarising "
                                    f"{context.describe(plan.middle)}..."))
         endpoint, model, stream, request = self.endpoint, self.model, self._stream_fn, plan.request
 

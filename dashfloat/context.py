@@ -306,6 +306,12 @@ def units(messages: list[dict]) -> list[tuple[int, int]]:
     return out
 
 
+def _is_marker(msg: dict) -> bool:
+    """An earlier compaction's message (its summary, or the marker of what it dropped)."""
+    content = msg.get("content")
+    return isinstance(content, str) and content.startswith((SUMMARY_PREFIX, DROPPED_PREFIX))
+
+
 def head_len(messages: list[dict]) -> int:
     """The pinned head: the conversation's first request."""
     return 1 if messages and messages[0].get("role") == "user" else 0
@@ -555,6 +561,8 @@ class ContextManager:
         # outputs themselves, shortened, not their stubs)
         p.head, p.tail = head, len(p.messages) - recent
         p.middle = p.messages[head:recent]
+        if all(_is_marker(m) for m in p.middle):
+            p.middle = []  # nothing but an earlier compaction's message: summarising it again gains nothing
         if not p.middle:
             return p
         words = int(min(SUMMARY_MAX, max(SUMMARY_MIN, self.window * 0.1)) * 0.7)

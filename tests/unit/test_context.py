@@ -166,6 +166,17 @@ def test_a_failed_or_empty_summary_falls_back_and_keeps_an_earlier_summary(summa
     assert out.after <= m.limit
 
 
+@pytest.mark.parametrize("marker", [C.summary_message("## Goal\nthe parser", "11 earlier messages"),
+                                    C.dropped_message("11 earlier messages", "the summary request failed", [])])
+def test_compact_again_with_only_an_earlier_compactions_message_before_the_last_turn_does_nothing(marker):
+    m = manager(window=8000)
+    msgs = [user("FIRST: build the parser"), user(marker), user("hello"), say("hi")]
+    plan = m.plan(msgs, reason="/compact")
+    assert plan.request is None and not plan.middle, "summarising a summary again gains nothing"
+    out = m.finish(plan, None)
+    assert out.ops == [] and out.messages == msgs and not out.failed
+
+
 def test_a_huge_unread_output_is_cut_so_the_request_fits_and_stays_json():
     m = manager(window=8000)
     msgs = [user("read the big file"), *read("big", "big.txt", 64 * 1024)]
