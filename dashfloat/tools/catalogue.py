@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from dashfloat.tools import names, results, search
+from dashfloat.tools import names, results
 
 
 # preview.py (difflib, its patterns) loads when a summary is first made, not with the
@@ -36,6 +36,13 @@ def command_summary(command: str, limit: int) -> str:
     return _command_summary(command, limit)
 
 # -- the catalogue ---------------------------------------------------------------------
+
+# search_workspace's bounds (dashfloat/tools/search.py enforces them; the description states them)
+SEARCH_MAX_RESULTS = 100  # lines shown by default
+SEARCH_MAX_RESULTS_MAX = 1000  # the bound on max_results
+SEARCH_LINE_CHARS = 500  # characters of one line shown (around its first match)
+SEARCH_OUTPUT_BYTES = 32 * 1024  # the whole result, as the JSON the model reads
+SEARCH_TIMEOUT = 10.0  # seconds for one search; the result says what was found by then
 
 _PATH_NOTE = (
     "relative to the working directory (paths outside it are refused; there is no shell: "
@@ -153,9 +160,9 @@ TOOLS: list[dict] = [
         "Find the lines that contain `pattern` in the files under a directory (or in one file): "
         "returns `file:line: text` lines and the number of matches per file. Skips binary "
         "files, .git, node_modules, virtualenvs and what .gitignore ignores. Case-sensitive; "
-        f"a literal text unless `regex` is true. At most `max_results` lines (default {search.MAX_RESULTS}), "
-        f"each cut to {search.LINE_CHARS} characters around the match, {search.OUTPUT_BYTES >> 10} KiB "
-        f"in all, {search.TIMEOUT:g} s: the result says `truncated` and still counts every match, "
+        f"a literal text unless `regex` is true. At most `max_results` lines (default {SEARCH_MAX_RESULTS}), "
+        f"each cut to {SEARCH_LINE_CHARS} characters around the match, {SEARCH_OUTPUT_BYTES >> 10} KiB "
+        f"in all, {SEARCH_TIMEOUT:g} s: the result says `truncated` and still counts every match, "
         "so narrow with `path` or `glob`. Runs without asking the user.",
         {
             "pattern": {"type": "string", "description": "The text to find (one line), or a regular "
@@ -166,8 +173,8 @@ TOOLS: list[dict] = [
                       "description": "Treat pattern as a regular expression (default: a literal text)."},
             "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py; with a / "
                      "a path pattern relative to path, e.g. src/**/*.ts."},
-            "max_results": {"type": "integer", "minimum": 1, "maximum": search.MAX_RESULTS_MAX,
-                            "default": search.MAX_RESULTS, "description": "Most matching lines returned."},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_RESULTS_MAX,
+                            "default": SEARCH_MAX_RESULTS, "description": "Most matching lines returned."},
         },
         ["pattern"],
     ),

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING
 
-from dashfloat.tools import names, pathpolicy, safeopen
+from dashfloat.tools import catalogue, names, pathpolicy, safeopen
 from dashfloat.tools.results import cancelled, error, ok
 
 if TYPE_CHECKING:
@@ -60,12 +60,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_RESULTS = 100  # lines shown by default
-MAX_RESULTS_MAX = 1000  # the catalogue's bound on max_results
-LINE_CHARS = 500  # characters of one line shown (around its first match)
-OUTPUT_BYTES = 32 * 1024  # the whole result, as the JSON the model reads
-FILES_BYTES = 8 * 1024  # of which the per-file counts
-TIMEOUT = 10.0  # seconds for one search; the result says what was found by then
+# the bounds the tool's description states live in the catalogue, which the first request
+# needs: that request does not wait for this module (and the path policy) to load
+MAX_RESULTS = catalogue.SEARCH_MAX_RESULTS  # lines shown by default
+MAX_RESULTS_MAX = catalogue.SEARCH_MAX_RESULTS_MAX
+LINE_CHARS = catalogue.SEARCH_LINE_CHARS  # characters of one line shown (around its first match)
+OUTPUT_BYTES = catalogue.SEARCH_OUTPUT_BYTES  # the whole result, as the JSON the model reads
+TIMEOUT = catalogue.SEARCH_TIMEOUT  # seconds for one search
+FILES_BYTES = 8 * 1024  # of OUTPUT_BYTES, the most the per-file counts take
 
 LINE_KEEP = 64 * 1024  # bytes of one line kept while reading (the window is cut from them)
 SNIFF = 8 * 1024  # a NUL byte in this many leading bytes: a binary file
