@@ -128,6 +128,7 @@ class App(Confirming):
         self._pasting = False
         self._paste: list[str] = []
         self._quitting = False
+        self.quit_reason = "quit"  # what the journal's end records: quit, hangup, signal
         self.confirm: tuple[int, str] | None = None  # (ref, call id) waiting for y / n / Esc
         self.gate = ConfirmGate()  # which keys on it are decisions (confirmgate.py)
         self._held_key = ""  # the letter the gate holds, shown as unused if typing follows it
@@ -199,6 +200,7 @@ class App(Confirming):
 
     def quit(self, why: str = "quit") -> None:
         self._quitting = True
+        self.quit_reason = why
         try:
             self.agent.send((M.QUIT,) if why == "quit" else (M.QUIT, why))
         except Exception:
@@ -716,16 +718,25 @@ class App(Confirming):
         loop.after_first_frame = after_first_frame
         try:
             loop.run()
+        except urwid.InputClosedError:
+            # stdin read EOF: the terminal hung up (an ssh drop closes the pty), and the read
+            # came before the SIGHUP the kernel sends with it. The same quiet exit as SIGHUP's.
+            log.info("terminal closed (hangup)")
+            self.quit_reason = "hangup"
         finally:
             threading.excepthook = hook
             for sig, handler in old.items():
+                if sig == signal.SIGHUP and self.quit_reason == "hangup":
+                    # the hangup's SIGHUP may still be on its way: it must not kill DashFloat
+                    # before the commands are killed and the journal records the end
+                    handler = signal.SIG_IGN
                 try:
                     signal.signal(sig, handler)
                 except (OSError, ValueError):
                     pass
             self.outbox.close()
             try:
-                self.agent.send((M.QUIT,))
+                self.agent.send((M.QUIT,) if self.quit_reason == "quit" else (M.QUIT, self.quit_reason))
             except Exception:
                 pass
             # no command (nor search program) may outlive the app, whatever the agent thread is doing now

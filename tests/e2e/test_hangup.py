@@ -4,6 +4,7 @@ and no traceback, and no command left running."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -39,10 +40,14 @@ def log_of(tmp_path) -> str:
     return (tmp_path / "state" / "dashfloat" / "dashfloat.log").read_text()
 
 
-def assert_quiet_hangup(tmp_path) -> None:
+def assert_quiet_hangup(tmp_path, journal: bool = False) -> None:
     log = log_of(tmp_path)
     assert log.count("terminal closed (hangup)") == 1, log
     assert "Traceback" not in log and "crashed" not in log and "ERROR" not in log, log
+    if journal:  # a session was recorded: it ends with the hangup, whichever came first (EOF or SIGHUP)
+        (path,) = (tmp_path / "state" / "dashfloat" / "sessions").glob("*/*.jsonl")
+        end = json.loads(path.read_text().splitlines()[-1])
+        assert end["type"] == "end" and end["reason"] == "hangup", end
 
 
 def test_closed_pty_when_idle(dash, tmp_path):
@@ -59,7 +64,7 @@ def test_closed_pty_while_streaming(dash, server, tmp_path):
     t.type("go\r")
     t.wait_status("streaming")
     assert drop(t) == 0
-    assert_quiet_hangup(tmp_path)
+    assert_quiet_hangup(tmp_path, journal=True)
     assert not hold.is_set()
 
 
@@ -79,7 +84,7 @@ def test_a_hangup_while_a_command_runs_kills_it(how, dash, server, tmp_path):
         assert drop(t) == 0
     left = wait_for(lambda: not live_with_marker(marker), timeout=5)
     assert left, f"the command outlived the app: {live_with_marker(marker)}"
-    assert_quiet_hangup(tmp_path)
+    assert_quiet_hangup(tmp_path, journal=True)
 
 
 def test_sighup_logs_the_hangup(dash, tmp_path):
