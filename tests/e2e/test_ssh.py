@@ -63,11 +63,13 @@ class Remote:
         return env
 
     def ssh(self, argv: list[str], *, term: str | None = "xterm-256color", lang: str | None = "C.UTF-8",
-            rows: int = 24, cols: int = 80, unset: tuple[str, ...] = (), **env: str) -> Term:
-        """`ssh -tt` through the link running `argv` on the server, in a pty with pyte on it."""
+            rows: int = 24, cols: int = 80, unset: tuple[str, ...] = (), utf8: bool = True,
+            **env: str) -> Term:
+        """`ssh -tt` through the link running `argv` on the server, in a pty with pyte on it
+        (a UTF-8 terminal unless `utf8` is False, whatever the locale)."""
         command = remote_command(argv, env=self.env(**env), unset=unset, cwd=str(self.tmp))
         t = Term(self.sshd.ssh_argv(command, port=self.link.port), self.client_env(term, lang),
-                 rows=rows, cols=cols, utf8=lang is not None and "UTF-8" in lang)
+                 rows=rows, cols=cols, utf8=utf8)
         t.child.delaybeforesend = None
         self.terms.append(t)
         return t
@@ -120,6 +122,129 @@ def test_first_frame(remote):
     assert remote.link.down > 0 and remote.link.up > 0
     assert remote.alive(), "nothing with the marker on the server: the env did not arrive"
     assert "test-model" in t.status()
+
+
+def cells(t: Term) -> list[tuple]:
+    """The screen as pyte holds it: every cell's character and attributes, and the cursor."""
+    rows = []
+    for y in range(t.screen.lines):
+        line = t.screen.buffer[y]
+        rows.append(tuple((c.data, c.fg, c.bg, c.bold, c.reverse, c.underscore)
+                          for c in (line[x] for x in range(t.screen.columns))))
+    return [*rows, (t.screen.cursor.x, t.screen.cursor.y)]
+
+
+def assert_repaint_identical(t: Term) -> None:
+    """Ctrl-L (a full repaint) leaves the screen exactly as the frames before it made it."""
+    t.wait_quiet(0.3)
+    before = cells(t)
+    text = t.dump()
+    size = len(t.raw)
+    t.send("\x0c")
+    t.wait_for(lambda t: len(t.raw) > size + 200, what="the repaint")
+    t.wait_quiet(0.3)
+    assert cells(t) == before, f"Ctrl-L changed the screen; before:\n{text}\nafter:\n{t.dump()}"
+
+
+WORDS = [f"w{i:03d}" for i in range(1, 91)]
+
+
+def word_answer(words=WORDS) -> list[str]:
+    """An answer of short distinct words in three paragraphs, one piece per word."""
+    pieces = []
+    for i, w in enumerate(words):
+        pieces.append(("\n\n" if i and i % 30 == 0 else " " if i else "") + w)
+    return pieces
+
+
+def test_a_stream_shows_every_word_and_ctrl_l_repaints_the_same(remote, server):
+    server.push(sse_reply(word_answer(), rate=150))
+    t = remote.dash()
+    t.type("words\r")
+    t.wait_status("streaming")
+    t.wait_status("idle")
+    missing_words = [w for w in WORDS if w not in t.text]
+    assert not missing_words, f"not on screen: {missing_words}\n{t.dump()}"
+    assert_repaint_identical(t)
+
+
+def test_a_resize_through_ssh_mid_stream(remote, server):
+    pieces = word_answer()
+    hold = threading.Event()
+    server.push(sse_reply(pieces, waits={45: hold}, rate=300))
+    t = remote.dash()
+    t.type("words\r")
+    t.wait_text("w040")
+    t.resize(30, 100)  # ssh sends a window-change; sshd resizes the server's pty
+    t.wait_for(lambda t: t.status_row() == 28 and len(t.status().rstrip()) > 80, what="the layout at 100x30")
+    hold.set()
+    t.wait_status("idle")
+    assert all(w in t.text for w in WORDS), t.dump()
+    assert_repaint_identical(t)
+    t.resize(12, 50)
+    t.wait_for(lambda t: t.status_row() == 10 and "w090" in t.text, what="the layout at 50x12")
+    assert_repaint_identical(t)
+
+
+STYLED = ["# A heading\n\n", "Some **bold**, *em* and `code`.\n\n",
+          "```python\ndef f(x):\n    return x + 1  # one\n```\n\n", "> quoted\n"]
+
+
+def colour_codes(raw: bytes) -> set[int]:
+    """The SGR parameters in `raw` that set a colour, and 256-colour ones as 38/48."""
+    import re
+
+    out = set()
+    for params in re.findall(rb"\x1b\[([0-9;:]*)m", raw):
+        codes = [int(p) for p in re.split(rb"[;:]", params) if p]
+        out |= {c for c in codes if 30 <= c <= 49 or 90 <= c <= 107}
+    return out
+
+
+@pytest.mark.parametrize("term", ["xterm-256color", "screen-256color", "tmux-256color", "linux", "vt100"])
+def test_terminal_types(remote, server, term):
+    server.push(sse_reply(STYLED))
+    t = remote.dash(term=term)
+    t.type("hi\r")
+    t.wait_text("return x + 1")
+    t.wait_status("idle")
+    for seen in ("A heading", "Some bold, em and code.", "def f(x):", "quoted"):
+        assert seen in t.text, t.dump()
+    codes = colour_codes(bytes(t.raw))
+    if term == "vt100":
+        assert not codes, sorted(codes)
+    elif term == "linux":
+        assert codes and not codes & {38, 48}, sorted(codes)  # 16 colours, never 256
+    else:
+        assert b"38;5;" in t.raw, "a 256-colour terminal without 256 colours"
+    assert_repaint_identical(t)
+
+
+@pytest.mark.parametrize("lang", ["C", None])
+def test_c_locale_and_no_locale(remote, server, lang):
+    """A server without locales (LANG=C, or nothing set) in a UTF-8 terminal."""
+    server.push(sse_reply(["Caf\u00e9 na\u00efve ", "\u2192 done."]))
+    unset = ("LANG", "LC_ALL", "LC_CTYPE", "LANGUAGE") if lang is None else ()
+    t = remote.dash(lang=lang, unset=unset)
+    t.type("caf\u00e9?\r")
+    t.wait_text("Caf\u00e9 na\u00efve \u2192 done.")
+    t.wait_status("idle")
+    assert "caf\u00e9?" in t.text
+    assert_repaint_identical(t)
+
+
+def test_no_pty_is_one_clear_line_and_status_2(remote, sshd):
+    """`ssh host dashfloat`: no pty, so no TERM either."""
+    import subprocess
+
+    command = remote_command([dashfloat_bin(), "--base-url", remote.server.url], env=remote.env(),
+                             cwd=str(remote.tmp))
+    out = subprocess.run(sshd.ssh_argv(command, port=remote.link.port, tty=False),
+                         env=remote.client_env("xterm-256color", "C.UTF-8"), stdin=subprocess.DEVNULL,
+                         capture_output=True, timeout=30)
+    lines = (out.stdout + out.stderr).decode().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, (out.returncode, lines)
+    assert "interactive terminal" in lines[0] and "-p" in lines[0], lines
 
 
 # ---- the link cut ------------------------------------------------------------------------
