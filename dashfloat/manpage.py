@@ -2103,7 +2103,8 @@ Normal exit; in the full\-screen interface also after SIGTERM, and after SIGHUP 
 terminal going away (a dropped ssh connection, a closed window): then nothing is printed
 and the log gets the one line
 .BR "terminal closed (hangup)" ;
-running commands are killed as on any exit.
+running commands are killed as on any exit, and an editor open from Ctrl\-G gets the
+SIGHUP passed on (with everything it started), as a shell passes it to its jobs.
 With
 .BR \-p :
 the turn completed and every question was approved.

@@ -262,7 +262,7 @@ def cut_and_check(remote, t) -> None:
     left = wait_until(lambda: not remote.alive(), timeout=2.0)
     assert left, f"still running on the server 2 s after the cut: {remote.alive()}\n{remote.log()}"
     log = remote.log()
-    assert "terminal closed (hangup)" in log, log
+    assert log.count("terminal closed (hangup)") == 1, log
     assert "Traceback" not in log and "crashed" not in log and "ERROR" not in log, log
     end = remote.journal()[-1]
     assert end["type"] == "end" and end["reason"] == "hangup", (end, log)
@@ -335,6 +335,19 @@ def test_cut_during_a_running_command(remote, server, detach):
     t2 = reconnect_and_continue(remote)
     t2.wait_flat(f"execute_command {command}")
     t2.wait_flat("cancelled: DashFloat stopped while this call was running")
+
+
+def test_cut_while_the_prompt_is_open_in_the_editor(remote):
+    """Ctrl-G runs $EDITOR in the foreground: the drop ends it, then DashFloat, as ever."""
+    t = remote.dash(EDITOR="sleep 300; :")
+    t.type("draft")
+    t.send("\x07")  # Ctrl-G
+    assert wait_until(lambda: len(sleeps(remote)) == 1, timeout=5), remote.alive()
+    remote.link.cut()
+    assert wait_until(lambda: not remote.alive(), timeout=2.0), remote.alive()
+    log = remote.log()
+    assert log.count("terminal closed (hangup)") == 1, log
+    assert "Traceback" not in log and "crashed" not in log and "ERROR" not in log, log
 
 
 # ---- tmux on the server --------------------------------------------------------------------
