@@ -337,6 +337,22 @@ def test_cut_during_a_running_command(remote, server, detach):
     t2.wait_flat("cancelled: DashFloat stopped while this call was running")
 
 
+def test_cut_with_dashfloat_started_from_an_interactive_shell(remote, server):
+    """`ssh host`, then `dashfloat` typed at bash's prompt (job control: DashFloat is a job in
+    the foreground, bash leads the session and passes the hangup on)."""
+    command = "nohup sleep 300 >/dev/null 2>&1 & sleep 300"
+    server.push(calls_reply(call("execute_command", {"command": command}, call_id="call_sleep")))
+    t = remote.ssh(["bash", "--norc", "--noprofile", "-i"], PS1="shell$ ")
+    t.wait_text("shell$")
+    t.type(shlex.join([dashfloat_bin(), "--base-url", server.url, "--model", "test-model",
+                       "--permission-mode", "unrestricted"]) + "\r")
+    wait_ready(t)
+    t.type("sleep\r")
+    t.wait_status("running")
+    assert wait_until(lambda: len(sleeps(remote)) == 2, timeout=5), remote.alive()
+    cut_and_check(remote, t)
+
+
 def test_cut_while_the_prompt_is_open_in_the_editor(remote):
     """Ctrl-G runs $EDITOR in the foreground: the drop ends it, then DashFloat, as ever."""
     t = remote.dash(EDITOR="sleep 300; :")
