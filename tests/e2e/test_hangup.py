@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import signal
 import threading
 import time
@@ -66,6 +67,33 @@ def test_closed_pty_while_streaming(dash, server, tmp_path):
     assert drop(t) == 0
     assert_quiet_hangup(tmp_path, journal=True)
     assert not hold.is_set()
+
+
+WRITE_SYSCALL = {"x86_64": 1, "aarch64": 64}.get(platform.machine())
+
+
+def in_write(pid: int) -> bool:
+    """Whether the main thread of `pid` is blocked in write(2) (a full terminal)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+            return f.read().split()[0] == str(WRITE_SYSCALL)
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(WRITE_SYSCALL is None, reason="write(2)'s number on this machine is not known to the test")
+def test_closed_pty_while_a_write_to_it_blocks(dash, server, tmp_path):
+    """A terminal that stopped reading (a stalled ssh link): DashFloat's write blocks, and the
+    hangup comes to it as EIO from that write, not as EOF on stdin. The same quiet exit, and
+    the journal says hangup."""
+    server.push(sse_reply(markdown_answer(6000), rate=2000))
+    t = dash()
+    t.type("go\r")
+    t.wait_status("streaming")
+    pid = t.child.pid
+    assert wait_for(lambda: in_write(pid) and in_write(pid), timeout=10), "the write never blocked"
+    assert drop(t) == 0
+    assert_quiet_hangup(tmp_path, journal=True)
 
 
 @pytest.mark.parametrize("how", ["closed pty", "SIGHUP"])
