@@ -23,7 +23,7 @@ run: $(STAMP)
 	$(VENV)/bin/dashfloat $(ARGS)
 
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -rs $(PYTEST_ARGS)
 
 # DashFloat against a real gateway: the LiteLLM proxy with scripted models, on 127.0.0.1.
 # Installs litellm[proxy] into the venv (large; `make test` skips these tests without it).

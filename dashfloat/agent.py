@@ -376,8 +376,10 @@ class Agent:
                     msg = ("deadline",)  # a running call may be past its deadline
                 if msg[0] == M.QUIT:
                     down = None
+                    why = msg[1] if len(msg) > 1 else "quit"
+                    self._keep_streamed(why)
                     self._shutdown()
-                    self._close_journal(msg[1] if len(msg) > 1 else "quit")
+                    self._close_journal(why)
                     return
                 try:
                     if msg[0] == "deadline":
@@ -440,6 +442,17 @@ class Agent:
         self.post(M.system("error", f"The turn stopped on an {what}. The conversation is kept; "
                                     "say how to go on (details in the log)."))
         self._end_turn("error")
+
+    def _keep_streamed(self, why: str) -> None:
+        """Leaving while an answer streams (an ssh drop, a signal, a quit): stop it as Esc
+        does, so the journal keeps the part that was on screen (and --continue shows it)
+        and records the turn as cancelled `by` why."""
+        if (self._busy and self._cancel is not None and self._undo is None
+                and self._model_check is None and self._compaction is None):
+            try:
+                self._on_cancel(why)
+            except Exception:  # leaving matters more than the record
+                log.exception("keeping the streamed answer failed")
 
     def _shutdown(self) -> None:
         """Stop the stream and any running command (its whole process group)."""

@@ -14,7 +14,8 @@ header; every line, the header included, is one JSON object whose first keys are
     ui        an agent -> UI message (dashfloat/messages.py) the events above do not imply: m
     decision  a permission decision for a call: id, tool, decision, by, reason, mode, args_sha256
     audit     a change of permissions: what (mode, session_rule, revoke) and its details
-    cancel    the turn was cancelled: by (absent: the user's key; "SIGTERM"...: a headless run's signal)
+    cancel    the turn was cancelled: by (absent: the user's key; "SIGTERM"...: a headless run's signal;
+              "hangup", "signal", "quit": the full-screen app left while an answer streamed)
     run       a call starts executing: id, tool (a side effect may follow)
     result    a call's result as the model reads it: id, tool, content (the tool message's
               JSON text; written as a JSON value, last on its line, after its length clen)

@@ -1690,6 +1690,10 @@ result that says it did not run; a call that was running gets a
 result that says its outcome is unknown; a question left open is shown as not decided.
 The model is told, with the next prompt, that its previous turn was interrupted, so that
 it checks before it repeats a side effect.
+An answer that was streaming when DashFloat left (a quit, SIGTERM, or the terminal lost:
+a dropped ssh connection) is kept as far as it had come, marked partial, as
+.B Esc
+keeps it, and that turn is recorded as cancelled.
 Every call of the conversation has its one result before the first request.
 .SS Undo
 Before
@@ -2099,7 +2103,8 @@ Normal exit; in the full\-screen interface also after SIGTERM, and after SIGHUP 
 terminal going away (a dropped ssh connection, a closed window): then nothing is printed
 and the log gets the one line
 .BR "terminal closed (hangup)" ;
-running commands are killed as on any exit.
+running commands are killed as on any exit, and an editor open from Ctrl\-G gets the
+SIGHUP passed on (with everything it started), as a shell passes it to its jobs.
 With
 .BR \-p :
 the turn completed and every question was approved.

@@ -142,6 +142,33 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
     assert end["reason"] == "hangup" and end["turn"] == 1
 
 
+def test_a_hangup_mid_stream_keeps_what_was_streamed(rig):
+    """An ssh drop while an answer streams: the journal keeps the part the screen showed, as
+    Esc does (cancel by hangup, the partial answer, the turn's end), then the end; a resume
+    shows it, marked partial."""
+    import threading
+
+    from tests.fakeserver import sse_reply
+
+    hold = threading.Event()
+    rig.server.push(sse_reply(["First words ", "of the ", "answer. ", "NeverSent"], waits={4: hold}))  # 0: the role
+    j = journal_for(rig)
+    start(rig, j)
+    rig.prompt("explain")
+    rig.out.wait(lambda m: m[0] == M.TOKEN and "answer." in "".join(x[1] for x in rig.out.of(M.TOKEN)))
+    rig.agent.send((M.QUIT, "hangup"))
+    rig.agent.join(3)
+    hold.set()
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    kept = [e for e in events if e["type"] in ("cancel", "answer", "turn_end", "end")]
+    assert [e["type"] for e in kept] == ["cancel", "answer", "turn_end", "end"], events
+    assert kept[0]["by"] == "hangup" and kept[2]["status"] == "cancelled" and kept[3]["reason"] == "hangup"
+    assert kept[1] == {**kept[1], "status": "cancelled", "content": "First words of the answer. "}
+    loaded = S.load(j.path)
+    assert not loaded.open_turn
+    assert loaded.conversation[-1] == {"role": "assistant", "content": "First words of the answer. "}
+
+
 # ---- 2. resume after a kill in the middle of a turn -------------------------------------------
 
 

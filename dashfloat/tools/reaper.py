@@ -190,6 +190,17 @@ class _Tree:
         return self._by_parent.get(pid, [])
 
 
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it, parents before children (from /proc; [pid] without it)."""
+    tree = _Tree()
+    out = [pid]
+    i = 0
+    while i < len(out) and len(out) < _SEEN_CAP:
+        out.extend(c for c in tree.children(out[i]) if c not in out)
+        i += 1
+    return out
+
+
 def _children_from_files(pid: int, threads: int = 0) -> list[int]:
     """Children of every thread of `pid` (one file when it has a single thread)."""
     if threads == 1:

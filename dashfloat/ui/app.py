@@ -128,6 +128,9 @@ class App(Confirming):
         self._pasting = False
         self._paste: list[str] = []
         self._quitting = False
+        self._editor = None  # the Ctrl-G editor's process while it runs
+        self._hung_up = False  # a SIGHUP came (its handler sets this at once; the pipe tells the loop)
+        self.quit_reason = "quit"  # what the journal's end records: quit, hangup, signal
         self.confirm: tuple[int, str] | None = None  # (ref, call id) waiting for y / n / Esc
         self.gate = ConfirmGate()  # which keys on it are decisions (confirmgate.py)
         self._held_key = ""  # the letter the gate holds, shown as unused if typing follows it
@@ -174,11 +177,15 @@ class App(Confirming):
     def install_signal_handlers(self) -> dict:
         fd = self._sig_fd
 
-        def handler(signum, frame):  # runs between bytecodes: only ring a pipe
+        def handler(signum, frame):  # runs between bytecodes: ring a pipe (and end the editor)
             try:
                 os.write(fd, bytes([signum]))
             except OSError:
                 pass
+            if signum == signal.SIGHUP:
+                self._hung_up = True
+            if signum in (signal.SIGHUP, signal.SIGTERM) and self._editor is not None:
+                self._end_editor(self._editor)
 
         old = {}
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
@@ -199,6 +206,7 @@ class App(Confirming):
 
     def quit(self, why: str = "quit") -> None:
         self._quitting = True
+        self.quit_reason = why
         try:
             self.agent.send((M.QUIT,) if why == "quit" else (M.QUIT, why))
         except Exception:
@@ -666,14 +674,26 @@ class App(Confirming):
         """Edit the prompt in $VISUAL/$EDITOR, with the screen stopped meanwhile."""
         import subprocess
         import tempfile
+        import termios
 
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         fd, path = tempfile.mkstemp(prefix="dashfloat-prompt-", suffix=".md")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(self.prompt.edit_text)
-            with self.loop.paused():
-                rc = subprocess.call(["/bin/sh", "-c", editor + ' "$1"', "editor", path])
+            try:
+                with self.loop.paused():
+                    self._editor = subprocess.Popen(["/bin/sh", "-c", editor + ' "$1"', "editor", path])
+                    try:
+                        rc = self._editor.wait()  # a signal's handler runs meanwhile (PEP 475)
+                    finally:
+                        self._editor = None
+            except (OSError, termios.error):
+                if not self._hung_up:
+                    raise
+                # the terminal went away while the editor ran: the screen cannot start again
+                log.info("terminal closed (hangup)")
+                self.quit("hangup")
             if rc != 0:
                 self.notice = f"editor exited with status {rc}; prompt unchanged"
             else:
@@ -688,6 +708,21 @@ class App(Confirming):
             except OSError:
                 pass
         self.update_status()
+
+    @staticmethod
+    def _end_editor(proc) -> None:
+        """The terminal hung up (or SIGTERM) while the Ctrl-G editor runs in the foreground:
+        DashFloat leads the session, so only it got the SIGHUP, and an editor that is not
+        reading the terminal would keep DashFloat waiting forever. Pass the hangup on, as a
+        shell does to its jobs: SIGHUP (then SIGCONT) to the editor and everything below it."""
+        from dashfloat.tools.reaper import descendants
+
+        for pid in descendants(proc.pid):
+            for sig in (signal.SIGHUP, signal.SIGCONT):
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
 
     def start_agent(self) -> None:
         self.agent.start()
@@ -716,16 +751,25 @@ class App(Confirming):
         loop.after_first_frame = after_first_frame
         try:
             loop.run()
+        except urwid.InputClosedError:
+            # stdin read EOF: the terminal hung up (an ssh drop closes the pty), and the read
+            # came before the SIGHUP the kernel sends with it. The same quiet exit as SIGHUP's.
+            log.info("terminal closed (hangup)")
+            self.quit_reason = "hangup"
         finally:
             threading.excepthook = hook
             for sig, handler in old.items():
+                if sig == signal.SIGHUP and self.quit_reason == "hangup":
+                    # the hangup's SIGHUP may still be on its way: it must not kill DashFloat
+                    # before the commands are killed and the journal records the end
+                    handler = signal.SIG_IGN
                 try:
                     signal.signal(sig, handler)
                 except (OSError, ValueError):
                     pass
             self.outbox.close()
             try:
-                self.agent.send((M.QUIT,))
+                self.agent.send((M.QUIT,) if self.quit_reason == "quit" else (M.QUIT, self.quit_reason))
             except Exception:
                 pass
             # no command (nor search program) may outlive the app, whatever the agent thread is doing now

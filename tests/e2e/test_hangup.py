@@ -4,7 +4,9 @@ and no traceback, and no command left running."""
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import signal
 import threading
 import time
@@ -39,10 +41,14 @@ def log_of(tmp_path) -> str:
     return (tmp_path / "state" / "dashfloat" / "dashfloat.log").read_text()
 
 
-def assert_quiet_hangup(tmp_path) -> None:
+def assert_quiet_hangup(tmp_path, journal: bool = False) -> None:
     log = log_of(tmp_path)
     assert log.count("terminal closed (hangup)") == 1, log
     assert "Traceback" not in log and "crashed" not in log and "ERROR" not in log, log
+    if journal:  # a session was recorded: it ends with the hangup, whichever came first (EOF or SIGHUP)
+        (path,) = (tmp_path / "state" / "dashfloat" / "sessions").glob("*/*.jsonl")
+        end = json.loads(path.read_text().splitlines()[-1])
+        assert end["type"] == "end" and end["reason"] == "hangup", end
 
 
 def test_closed_pty_when_idle(dash, tmp_path):
@@ -59,8 +65,35 @@ def test_closed_pty_while_streaming(dash, server, tmp_path):
     t.type("go\r")
     t.wait_status("streaming")
     assert drop(t) == 0
-    assert_quiet_hangup(tmp_path)
+    assert_quiet_hangup(tmp_path, journal=True)
     assert not hold.is_set()
+
+
+WRITE_SYSCALL = {"x86_64": 1, "aarch64": 64}.get(platform.machine())
+
+
+def in_write(pid: int) -> bool:
+    """Whether the main thread of `pid` is blocked in write(2) (a full terminal)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/syscall") as f:
+            return f.read().split()[0] == str(WRITE_SYSCALL)
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(WRITE_SYSCALL is None, reason="write(2)'s number on this machine is not known to the test")
+def test_closed_pty_while_a_write_to_it_blocks(dash, server, tmp_path):
+    """A terminal that stopped reading (a stalled ssh link): DashFloat's write blocks, and the
+    hangup comes to it as EIO from that write, not as EOF on stdin. The same quiet exit, and
+    the journal says hangup."""
+    server.push(sse_reply(markdown_answer(6000), rate=2000))
+    t = dash()
+    t.type("go\r")
+    t.wait_status("streaming")
+    pid = t.child.pid
+    assert wait_for(lambda: in_write(pid) and in_write(pid), timeout=10), "the write never blocked"
+    assert drop(t) == 0
+    assert_quiet_hangup(tmp_path, journal=True)
 
 
 @pytest.mark.parametrize("how", ["closed pty", "SIGHUP"])
@@ -79,7 +112,7 @@ def test_a_hangup_while_a_command_runs_kills_it(how, dash, server, tmp_path):
         assert drop(t) == 0
     left = wait_for(lambda: not live_with_marker(marker), timeout=5)
     assert left, f"the command outlived the app: {live_with_marker(marker)}"
-    assert_quiet_hangup(tmp_path)
+    assert_quiet_hangup(tmp_path, journal=True)
 
 
 def test_sighup_logs_the_hangup(dash, tmp_path):

@@ -1097,3 +1097,26 @@ def test_waiting_for_a_command_costs_no_cpu(cwd):
     started = time.thread_time()
     ex.run_command("sleep 0.5", cwd)
     assert time.thread_time() - started < 0.25
+
+
+def test_descendants_lists_a_process_and_everything_below_it():
+    """What the Ctrl-G editor's hangup is passed on to (reaper.descendants)."""
+    from dashfloat.tools.reaper import descendants
+    from tests.procs import wait_for
+
+    proc = subprocess.Popen(["/bin/sh", "-c", "sh -c 'sleep 30; :' & sleep 30; :"])
+    try:
+        found = wait_for(lambda: len(descendants(proc.pid)) == 4 and descendants(proc.pid), timeout=5)
+        assert found and found[0] == proc.pid, found
+        names = []
+        for pid in found[1:]:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                names.append(f.read().split(b"\0")[0])
+        assert sorted(names) == [b"sh", b"sleep", b"sleep"], names
+    finally:
+        for pid in reversed(descendants(proc.pid)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        proc.wait()
