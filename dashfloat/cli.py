@@ -376,7 +376,7 @@ def session_journal(session, config):
     try:
         return open_journal(session.path, config)
     except Busy as exc:
-        _err(f"{exc} (its other DashFloat must quit first; a new session starts without --continue)")
+        _err(f"{exc}. Without --continue or --resume, a new session starts.")
     except OSError as exc:
         _err(f"cannot open the session's journal {session.path}: {exc.strerror or exc}")
     return None

@@ -88,6 +88,32 @@ class Busy(Exception):
     """Another DashFloat holds this session's lock."""
 
 
+def holder_in(proc_locks: str, dev: int, ino: int) -> int | None:
+    """The process that holds a flock on the file (dev, ino), from the text of /proc/locks
+    (`1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF`; a waiter's line has `->`). Pure."""
+    want = f"{os.major(dev):02x}:{os.minor(dev):02x}:{ino}"
+    for line in proc_locks.splitlines():
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5] == want:
+            try:
+                return int(parts[4])
+            except ValueError:
+                return None
+    return None
+
+
+def lock_holder(path) -> int | None:
+    """Which process holds the session's lock (Linux /proc/locks), or None when that cannot
+    be told: a dropped ssh link can leave a DashFloat holding it until sshd notices."""
+    try:
+        st = os.stat(path)
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return holder_in(text, st.st_dev, st.st_ino)
+
+
 def now() -> float:
     return round(time.time(), 3)
 
@@ -267,7 +293,12 @@ class Journal:
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise Busy(f"session {self.id} is open in another DashFloat") from None
+                pid = lock_holder(self.path)
+                if pid is None:
+                    raise Busy(f"session {self.id} is open in another DashFloat") from None
+                raise Busy(f"session {self.id} is open in another DashFloat (process {pid}); if that one was "
+                           f"left behind by a dropped connection, `kill {pid}` ends it (it keeps its journal) "
+                           "and this can be tried again") from None
             raise
 
     def _open_existing(self) -> None:

@@ -155,7 +155,7 @@ def test_a_second_dashfloat_cannot_continue_an_open_session(dash, server, spawn,
                    "--continue"])
     other.wait_for(lambda o: o.eof, what="the second DashFloat to refuse")
     assert other.wait_exit() == 2
-    assert "open in another DashFloat" in other.text, other.dump()
+    assert "open in another DashFloat (process" in other.text and "kill" in other.text, other.dump()
     quit_dash(t)
     # once the first has quit, it goes on: --resume with a prefix of its id, from another
     # directory (it runs in its own)

@@ -249,8 +249,10 @@ def test_two_processes_never_append_to_one_session(tmp_path):
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "locked"
-        with pytest.raises(J.Busy, match="open in another DashFloat"):
+        with pytest.raises(J.Busy, match="open in another DashFloat") as busy:
             J.Journal(j.path, {"id": j.id}, existing=True)
+        # which one, and how to end it when a dropped connection left it behind
+        assert f"(process {proc.pid})" in str(busy.value) and f"`kill {proc.pid}`" in str(busy.value)
     finally:
         proc.stdin.close()
         proc.wait(10)
@@ -391,3 +393,15 @@ def test_a_journal_of_a_newer_format_or_not_a_journal_is_refused(tmp_path):
     p.write_text("hello\n")
     with pytest.raises(S.SessionError, match="not a DashFloat session journal"):
         S.load(p)
+
+
+def test_the_lock_holder_is_read_from_proc_locks_and_waiters_are_not_holders():
+    dev = os.makedev(8, 1)
+    text = ("1: POSIX  ADVISORY  WRITE 77 08:01:1234 0 EOF\n"
+            "2: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF\n"
+            "2: -> FLOCK  ADVISORY  WRITE 999 08:01:1234 0 EOF\n"
+            "3: FLOCK  ADVISORY  WRITE 5 08:01:99 0 EOF\n")
+    assert J.holder_in(text, dev, 1234) == 4242
+    assert J.holder_in(text, dev, 4321) is None
+    assert J.holder_in(text, os.makedev(8, 2), 1234) is None
+    assert J.holder_in("2: FLOCK  ADVISORY  WRITE x 08:01:1234 0 EOF", dev, 1234) is None
