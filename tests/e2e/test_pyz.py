@@ -1,0 +1,272 @@
+"""End to end: dist/dashfloat.pyz on "a server that has Python and nothing else".
+
+The pyz is built once per session (tests/pyzbuild.py, a second or two), copied into an empty
+directory that is then made read-only, and run from there with a PATH that holds no venv,
+with `python3 -I` (and `-I -S` where it matters: no site-packages at all, so every dependency
+must come from the zip), HOME and the XDG directories in the test's tmp directory.
+"""
+
+from __future__ import annotations
+
+import glob
+import io
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests import pyzbuild
+from tests.e2e.conftest import wait_ready
+from tests.e2e.harness import clean_env
+from tests.fakeserver import sse_reply
+
+TIMEOUT = 60
+
+
+def _version(python: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30).stdout.split()
+        return int(out[0]), int(out[1])
+    except (OSError, subprocess.SubprocessError, IndexError, ValueError):
+        return None
+
+
+def _bare_python() -> str:
+    """A Python >= 3.11 outside any venv: the system's python3, else the one the venv of the
+    tests was made from."""
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if system and (_version(system) or (0, 0)) >= (3, 11):
+        return system
+    return os.path.realpath(sys.executable)
+
+
+PYTHON = _bare_python()
+
+
+@pytest.fixture(scope="session")
+def built_pyz(tmp_path_factory) -> Path:
+    """The pyz of the working tree, built once per session."""
+    return pyzbuild.build_pyz(tmp_path_factory.mktemp("pyzbuild") / "dashfloat.pyz")
+
+
+@pytest.fixture
+def server_dir(built_pyz, tmp_path):
+    """An empty directory holding only a copy of the pyz, read-only (as on a read-only system)."""
+    where = tmp_path / "srv"
+    where.mkdir()
+    shutil.copy2(built_pyz, where / "dashfloat.pyz")
+    where.chmod(0o555)
+    yield where
+    where.chmod(0o755)
+
+
+def bare_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """PATH: the bare Python's directory and the system's; no venv."""
+    values = {"PATH": f"{os.path.dirname(PYTHON)}:/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path / "cache"),
+              "PYTHONUNBUFFERED": None, **extra}
+    env = clean_env(tmp_path, **values)
+    assert ".venv" not in env["PATH"] and "VIRTUAL_ENV" not in env
+    return env
+
+
+def run(argv, env, cwd, **kw):
+    return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL, **kw)
+
+
+def test_two_builds_are_identical_small_and_hold_no_compiled_code(built_pyz, tmp_path):
+    again = pyzbuild.build_pyz(tmp_path / "again.pyz")
+    data = built_pyz.read_bytes()
+    assert again.read_bytes() == data
+    assert len(data) <= 5_000_000, f"{len(data):,} bytes"
+    assert data.startswith(b"#!/usr/bin/env python3\n")
+    assert built_pyz.stat().st_mode & stat.S_IXUSR
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = zf.namelist()
+    assert names == sorted(names)
+    assert not [n for n in names if re.search(r"\.(so|pyd|dylib|dll)$|\.so\.|\.pyc$", n)]
+    assert "__main__.py" in names and "dashfloat/cli.py" in names
+    for module in ("urwid", "requests", "urllib3", "pygments", "markdown_it", "mdurl", "wcwidth",
+                   "charset_normalizer", "idna", "certifi"):
+        assert f"{module}/__init__.py" in names, module
+
+
+def test_it_runs_with_python3_with_python3_I_and_as_a_program(server_dir, tmp_path):
+    env = bare_env(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    pyz = str(server_dir / "dashfloat.pyz")
+    for argv in ([PYTHON, pyz], [PYTHON, "-I", pyz], [PYTHON, "-I", "-S", pyz], [pyz]):
+        done = run([*argv, "--version"], env, work)
+        assert (done.returncode, done.stdout, done.stderr) == (0, f"dashfloat {pyzbuild_version()}\n", ""), argv
+    # ./dashfloat.pyz, relative, as the README says
+    done = run(["./dashfloat.pyz", "--version"], env, server_dir)
+    assert done.returncode == 0 and done.stdout.startswith("dashfloat "), done.stderr
+
+
+def pyzbuild_version() -> str:
+    from dashfloat import __version__
+
+    return __version__
+
+
+def _pythons(newer: bool) -> list[str]:
+    """One interpreter per version found on this machine: those older than 3.11, or those
+    from 3.11 on (the test interpreter's own version included)."""
+    found = {}
+    candidates = glob.glob("/usr/bin/python[23].*[0-9]") + glob.glob(os.path.expanduser("~/.pyenv/versions/*/bin/python"))
+    candidates += [shutil.which(f"python3.{minor}") or "" for minor in range(6, 16)]
+    for path in candidates:
+        if not path or not os.access(path, os.X_OK) or path.endswith("-config"):
+            continue
+        version = _version(path)
+        if version and (version >= (3, 11)) == newer:
+            found.setdefault(version, path)
+    if newer:
+        found.setdefault(_version(PYTHON), PYTHON)
+    return [found[v] for v in sorted(found)]
+
+
+OLD_PYTHONS = _pythons(newer=False)
+NEW_PYTHONS = _pythons(newer=True)
+
+
+@pytest.mark.skipif(not OLD_PYTHONS, reason="no Python older than 3.11 on this machine: "
+                    "test_pyz_parts checks the version check and the entry point's syntax")
+@pytest.mark.parametrize("python", OLD_PYTHONS)
+def test_an_old_python_is_told_in_one_line_and_exit_2(server_dir, tmp_path, python):
+    version = _version(python)
+    done = run([python, str(server_dir / "dashfloat.pyz"), "--version"], bare_env(tmp_path), tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert re.search(rf"Python {version[0]}\.{version[1]}\.\d+;", lines[0]), lines[0]
+    assert "needs Python 3.11 or later" in lines[0]
+
+
+def _bin_without_man(tmp_path) -> Path:
+    """A PATH directory with python3 and nothing else: no man, no pager."""
+    path = tmp_path / "nomanbin"
+    path.mkdir(exist_ok=True)
+    if not (path / "python3").exists():
+        (path / "python3").symlink_to(PYTHON)
+    return path
+
+
+def test_man_to_a_pipe_with_and_without_man(server_dir, tmp_path):
+    from dashfloat import manpage, mantext
+
+    pyz = str(server_dir / "dashfloat.pyz")
+    env = bare_env(tmp_path, PATH=str(_bin_without_man(tmp_path)))
+    done = run(["python3", "-I", pyz, "--man"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == mantext.render(manpage.generate())  # the text, rendered in the pyz
+    assert "dashfloat.pyz" in done.stdout and "--man" in done.stdout
+    if shutil.which("man"):
+        done = run([PYTHON, "-I", pyz, "--man"], bare_env(tmp_path), tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "DASHFLOAT(1)" in done.stdout.splitlines()[0]
+        assert "\b" not in done.stdout  # man formats for a pipe: plain text
+        words = " ".join(done.stdout.split())
+        assert "full-screen terminal coding agent" in words and "SEE ALSO" in words
+
+
+def test_help_says_how_to_read_the_page_from_the_pyz(server_dir, tmp_path):
+    done = run([PYTHON, "-I", "./dashfloat.pyz", "--help"], bare_env(tmp_path, MANPATH="/nonexistent"), server_dir)
+    assert done.returncode == 0, done.stderr
+    assert "or python3 ./dashfloat.pyz --man." in " ".join(done.stdout.split())
+
+
+def test_a_headless_run_with_nothing_but_the_standard_library(server_dir, tmp_path, server):
+    server.push(sse_reply(["Hello ", "from ", "the pyz."]))
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = bare_env(tmp_path)
+    done = run([PYTHON, "-I", "-S", str(server_dir / "dashfloat.pyz"), "-p", "say hello", "--base-url", server.url,
+                "--model", "test-model"], env, project)
+    assert (done.returncode, done.stdout.strip()) == (0, "Hello from the pyz."), done.stderr
+    posts = [r for r in server.requests if r["method"] == "POST"]
+    assert posts[-1]["json"]["messages"][-1] == {"role": "user", "content": "say hello"}
+    # the journal went where an installed DashFloat puts it
+    assert list((tmp_path / "state" / "dashfloat" / "sessions").rglob("*.jsonl"))
+    # and its compiled modules were cached: a second run compiles nothing of the zip's
+    cached = list((tmp_path / "cache" / "dashfloat" / "pyc").iterdir())
+    assert any(p.name.startswith("dashfloat.cli.") for p in cached)
+    server.push(sse_reply(["Again."]))
+    before = {p.name: p.stat().st_mtime_ns for p in cached}
+    done = run([PYTHON, "-I", "-S", str(server_dir / "dashfloat.pyz"), "-p", "again", "--base-url", server.url,
+                "--model", "test-model"], env, project)
+    assert (done.returncode, done.stdout.strip()) == (0, "Again."), done.stderr
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cache" / "dashfloat" / "pyc").iterdir()}
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+@pytest.mark.parametrize("python", NEW_PYTHONS)
+def test_every_python_from_3_11_here_runs_it(server_dir, tmp_path, server, python):
+    """The bytecode cache leans on zipimport internals that differ between versions."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    for n in range(2):  # compiled, then from the cache
+        server.push(sse_reply([f"Run {n} ", "done."]))
+        done = run([python, "-I", "-S", str(server_dir / "dashfloat.pyz"), "-p", "go", "--base-url", server.url,
+                    "--model", "test-model"], bare_env(tmp_path), project)
+        assert (done.returncode, done.stdout.strip(), done.stderr) == (0, f"Run {n} done.", "")
+    major, minor = _version(python)
+    tag = f"cpython-{major}{minor}"
+    assert any(tag in p.name for p in (tmp_path / "cache" / "dashfloat" / "pyc").iterdir())
+
+
+def test_a_home_that_cannot_be_written_only_costs_the_cache(server_dir, tmp_path, server):
+    server.push(sse_reply(["Still ", "fine."]))
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a directory")
+    env = bare_env(tmp_path, XDG_CACHE_HOME=str(blocked))
+    done = run([PYTHON, "-I", str(server_dir / "dashfloat.pyz"), "-p", "hi", "--base-url", server.url,
+                "--model", "test-model", "--no-journal"], env, tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "Still fine."), done.stderr
+
+
+def test_configuration_is_read_as_an_installed_dashfloat_reads_it(server_dir, tmp_path):
+    config = tmp_path / "config" / "dashfloat"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('model = "from-the-user-file"\n')
+    done = run([PYTHON, "-I", str(server_dir / "dashfloat.pyz"), "--show-config"], bare_env(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.lstrip().startswith("model"))
+    assert "from-the-user-file" in line and str(config / "config.toml") in line
+
+
+def test_the_certificate_bundle_is_readable_from_the_zip(server_dir, tmp_path):
+    code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import requests.utils as u; "
+            "p = u.DEFAULT_CA_BUNDLE_PATH; print(os.path.getsize(p) > 100000, '.pyz' not in p)")
+    done = run([PYTHON, "-I", "-S", "-c", code, str(server_dir / "dashfloat.pyz")], bare_env(tmp_path), tmp_path)
+    assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_the_full_screen_app_from_the_pyz(server_dir, tmp_path, server, spawn):
+    server.push(sse_reply(["The ", "**pyz** ", "answers."]))
+    project = tmp_path / "proj"
+    project.mkdir()
+    term = spawn([PYTHON, "-I", str(server_dir / "dashfloat.pyz"), "--base-url", server.url, "--model", "test-model"],
+                 env=bare_env(tmp_path), cwd=str(project))
+    wait_ready(term, timeout=60)
+    assert " idle " in term.status() and " test-model " in term.status(), term.dump()
+    term.type("hello from a bare server")
+    term.wait_for(lambda t: "hello from a bare server" in "".join(t.prompt_lines()), what="the typed prompt")
+    term.send("\r")
+    term.wait_text("The pyz answers.", timeout=30)
+    term.wait_status("idle")
+    assert "**" not in "\n".join(term.transcript())
+    term.send("\x03")
+    term.wait_for(lambda t: "Ctrl-C again quits" in t.status(), what="the quit hint")
+    term.send("\x03")
+    assert term.wait_exit(timeout=15) == 0
+    assert term.left_alternate_screen()
