@@ -97,6 +97,30 @@ class CachingZipImporter(zipimport.zipimporter):
             _write(cached, pyc_bytes(code, key))
         return code
 
+    def exec_module(self, module) -> None:
+        super().exec_module(module)
+        if module.__name__ == "certifi.core":
+            robust_where(module)
+
+
+def robust_where(core) -> None:
+    """certifi.where() unpacks the CA bundle from the zip into a temporary file, and requests
+    calls it when it is imported: with no writable temporary directory DashFloat could not
+    start at all. Then the system's bundle is used instead (an https request says so if
+    there is none; plain http needs none)."""
+    unpack = core.where
+
+    def where() -> str:
+        try:
+            return unpack()
+        except OSError:
+            import ssl
+
+            paths = ssl.get_default_verify_paths()
+            return paths.cafile or paths.capath or paths.openssl_cafile
+
+    core.where = where
+
 
 def _write(path: str, blob: bytes) -> None:
     """Write `blob` to `path` whole or not at all (another start may be reading it)."""

@@ -251,6 +251,16 @@ def test_the_certificate_bundle_is_readable_from_the_zip(server_dir, tmp_path):
     assert done.stdout.split() == ["True", "True"], done.stderr
 
 
+def test_without_a_writable_temporary_directory_requests_still_imports(server_dir, tmp_path):
+    """certifi unpacks its bundle from the zip into a temporary file when requests is imported."""
+    pyz = str(server_dir / "dashfloat.pyz")
+    code = ("import sys, tempfile; tempfile.tempdir = '/proc/no/such/dir'; sys.path.insert(0, sys.argv[1]); "
+            "from dashfloat import pyzimport; pyzimport.install(sys.argv[1]); import requests.utils as u; "
+            "import ssl; print(u.DEFAULT_CA_BUNDLE_PATH == ssl.get_default_verify_paths().cafile)")
+    done = run([PYTHON, "-I", "-S", "-c", code, pyz], bare_env(tmp_path), tmp_path)
+    assert (done.stdout.strip(), done.stderr) == ("True", "")
+
+
 def test_the_full_screen_app_from_the_pyz(server_dir, tmp_path, server, spawn):
     server.push(sse_reply(["The ", "**pyz** ", "answers."]))
     project = tmp_path / "proj"
