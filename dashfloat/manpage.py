@@ -2044,6 +2044,15 @@ run with
 .BR ./dashfloat.pyz ),
 with the same options, configuration, state and keys as an installed
 .BR dashfloat .
+Copied as
+.I dashfloat
+into a directory on
+.B $PATH
+(such as
+.IR ~/.local/bin ),
+it is the
+.B dashfloat
+command.
 .B "python3 dashfloat.pyz \-\-man"
 shows this page.
 An older Python says which version it is and which is needed, and exits 2.
@@ -2426,15 +2435,24 @@ def pyz_path() -> str | None:
     return root if os.path.isfile(root) else None
 
 
-def self_command(argv0: str | None = None, pyz: str | None = None) -> str:
+def self_command(argv0: str | None = None, pyz: str | None = None, environ=None) -> str:
     """How the user runs DashFloat: `dashfloat`, or `python3 PATH` from a pyz (PATH as it was
-    typed, when it names the same file)."""
+    typed, when it names the same file); `dashfloat` again for a pyz installed as
+    `dashfloat` on $PATH."""
     import os
     import shlex
+    import shutil
 
     pyz = pyz_path() if pyz is None else pyz
     if not pyz:
         return "dashfloat"
+    environ = os.environ if environ is None else environ
+    on_path = shutil.which("dashfloat", path=environ.get("PATH"))
+    try:
+        if on_path and os.path.samefile(on_path, pyz):
+            return "dashfloat"
+    except OSError:
+        pass
     argv0 = sys.argv[0] if argv0 is None else argv0
     try:
         typed = argv0 if argv0 and os.path.samefile(argv0, pyz) else pyz

@@ -111,6 +111,17 @@ def test_it_runs_with_python3_with_python3_I_and_as_a_program(server_dir, tmp_pa
     assert done.returncode == 0 and done.stdout.startswith("dashfloat "), done.stderr
 
 
+def test_renamed_dashfloat_on_the_path_it_is_the_dashfloat_command(built_pyz, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy2(built_pyz, bin_dir / "dashfloat")
+    env = bare_env(tmp_path)
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    done = run(["dashfloat", "--help"], dict(env, MANPATH="/nonexistent"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "or dashfloat --man." in " ".join(done.stdout.split())
+
+
 def pyzbuild_version() -> str:
     from dashfloat import __version__
 

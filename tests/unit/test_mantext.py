@@ -206,5 +206,15 @@ def test_from_a_pyz_the_command_is_python3_and_the_path_as_typed(tmp_path):
     pyz = tmp_path / "dashfloat.pyz"
     pyz.write_bytes(b"")
     os.chdir(tmp_path)
-    assert manpage.self_command("dashfloat.pyz", str(pyz)) == "python3 dashfloat.pyz"
-    assert manpage.self_command("/elsewhere/x", str(pyz)) == f"python3 {pyz}"
+    env = {"PATH": "/nonexistent"}
+    assert manpage.self_command("dashfloat.pyz", str(pyz), env) == "python3 dashfloat.pyz"
+    assert manpage.self_command("/elsewhere/x", str(pyz), env) == f"python3 {pyz}"
+
+
+def test_a_pyz_installed_as_dashfloat_on_the_path_is_dashfloat(tmp_path):
+    (tmp_path / "bin").mkdir()
+    pyz = tmp_path / "bin" / "dashfloat"
+    pyz.write_bytes(b"")
+    pyz.chmod(0o755)
+    assert manpage.self_command(str(pyz), str(pyz), {"PATH": str(tmp_path / "bin")}) == "dashfloat"
+    assert manpage.self_command(str(pyz), str(pyz), {"PATH": "/nonexistent"}) == f"python3 {pyz}"
