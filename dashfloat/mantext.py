@@ -265,6 +265,17 @@ def pager(environ) -> list[str] | None:
     return None
 
 
+def _real_man(path: str) -> bool:
+    """False for the stand-in a minimized Ubuntu (its docker and cloud images) puts at
+    /usr/bin/man: a script that says the pages were removed and exits 0."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return True
+    return not (head.startswith(b"#!") and b"unminimize" in head)
+
+
 def show(environ=None, out=None) -> int:
     """Show the page: `man -l -` where man exists, else the plain text through the pager
     on a terminal, or written to a file or pipe. The exit status."""
@@ -274,7 +285,7 @@ def show(environ=None, out=None) -> int:
     out = sys.stdout if out is None else out
     roff = generate()
     man = shutil.which("man", path=environ.get("PATH"))
-    if man:
+    if man and _real_man(man):
         out.flush()
         try:
             done = subprocess.run([man, "-l", "-"], input=roff.encode("utf-8"), env=dict(environ), check=False)

@@ -137,6 +137,16 @@ def test_without_man_the_text_goes_straight_to_a_pipe_or_file(tmp_path):
     assert not (tmp_path / "paged").exists()  # no pager for a file
 
 
+def test_the_man_of_a_minimized_ubuntu_is_not_used(tmp_path):
+    """Ubuntu's minimized images replace man with a script that prints a notice and exits 0."""
+    _fake(tmp_path, "man", "echo 'This system has been minimized by removing packages and content that are'\n"
+                           "echo 'not required on a system that users do not log into.'\n"
+                           "echo 'To restore this content, including manpages, you can run the 'unminimize''\n")
+    with open(tmp_path / "out", "w") as f:
+        assert mantext.show({"PATH": str(tmp_path / "bin")}, f) == 0
+    assert (tmp_path / "out").read_text() == mantext.render(PAGE)
+
+
 def test_a_man_that_fails_falls_back_to_the_text(tmp_path):
     _fake(tmp_path, "man", "echo 'man: invalid option -- l' >&2; exit 1\n")
     with open(tmp_path / "out", "w") as f:
