@@ -123,11 +123,15 @@ def robust_where(core) -> None:
 
 
 def _write(path: str, blob: bytes) -> None:
-    """Write `blob` to `path` whole or not at all (another start may be reading it)."""
+    """Write `blob` to `path` whole or not at all (another start may be reading it), private
+    as every file DashFloat keeps for itself (dashfloat/private.py)."""
+    from dashfloat.private import FILE_MODE, ensure_dir
+
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(tmp, "wb") as f:
+        ensure_dir(os.path.dirname(path))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+        with open(fd, "wb") as f:
             f.write(blob)
         os.replace(tmp, path)
     except OSError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import stat
 import sys
 import zipfile
 
@@ -125,7 +126,15 @@ def isolated_imports():
         del sys.modules[name]
 
 
-def test_modules_from_the_zip_are_compiled_once_and_then_read_from_the_cache(tmp_path, isolated_imports, monkeypatch):
+@pytest.fixture
+def loose_umask():
+    old = os.umask(0o002)
+    yield
+    os.umask(old)
+
+
+def test_modules_from_the_zip_are_compiled_once_and_then_read_from_the_cache(tmp_path, isolated_imports, monkeypatch,
+                                                                              loose_umask):
     archive = _zip_with(tmp_path, {"pyzpkg_a/__init__.py": b"", "pyzpkg_a/mod.py": b"VALUE = 41 + 1\n"})
     cache = tmp_path / "cache"
     sys.path.insert(0, archive)
@@ -145,6 +154,11 @@ def test_modules_from_the_zip_are_compiled_once_and_then_read_from_the_cache(tmp
     tag = sys.implementation.cache_tag
     assert sorted(os.listdir(cache / "dashfloat" / "pyc")) == [f"pyzpkg_a.{tag}.pyc", f"pyzpkg_a.mod.{tag}.pyc"]
     assert sorted(compiled) == [os.path.join(archive, "pyzpkg_a", "__init__.py"), os.path.join(archive, "pyzpkg_a", "mod.py")]
+    # private, as everything DashFloat keeps for itself, whatever the umask
+    for directory in (cache / "dashfloat", cache / "dashfloat" / "pyc"):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    for path in (cache / "dashfloat" / "pyc").iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
 
     # a second start: nothing compiled
     compiled.clear()
