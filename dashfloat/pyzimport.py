@@ -124,13 +124,12 @@ def robust_where(core) -> None:
 
 def _write(path: str, blob: bytes) -> None:
     """Write `blob` to `path` whole or not at all (another start may be reading it), private
-    as every file DashFloat keeps for itself (dashfloat/private.py)."""
-    from dashfloat.private import FILE_MODE, ensure_dir
-
+    as every file DashFloat keeps for itself (0600 in directories of 0700, whatever the umask:
+    dashfloat/private.py, which cannot be imported here: it may be the module being cached)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        ensure_dir(os.path.dirname(path))
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
+        _private_dirs(os.path.dirname(path))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         with open(fd, "wb") as f:
             f.write(blob)
         os.replace(tmp, path)
@@ -138,6 +137,22 @@ def _write(path: str, blob: bytes) -> None:
         try:
             os.unlink(tmp)
         except OSError:
+            pass
+
+
+def _private_dirs(path: str) -> None:
+    """Create `path` and its missing parents with mode 0700."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
             pass
 
 
