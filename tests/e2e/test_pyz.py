@@ -220,6 +220,31 @@ def test_a_headless_run_with_nothing_but_the_standard_library(server_dir, tmp_pa
     assert {k: v for k, v in after.items() if k in before} == before
 
 
+def test_tools_run_from_the_pyz(server_dir, tmp_path, server):
+    """The tools, the command runner (its reaper, its limits) and the permission rules, run
+    from the zip: a file read, a command allowed by a rule, a write refused for want of an
+    approver; each result goes back to the model."""
+    from tests.e2e.test_tools import call, calls_reply, tool_messages
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "notes.txt").write_text("pyz-notes-content\n")
+    server.push(calls_reply(call("read_file", {"path": "notes.txt"}, "c1", 0),
+                            call("execute_command", {"command": "echo ran-from-pyz"}, "c2", 1),
+                            call("write_file", {"path": "new.txt", "content": "x"}, "c3", 2)),
+                sse_reply(["All ", "done."]))
+    done = run([PYTHON, "-I", "-S", str(server_dir / "dashfloat.pyz"), "-p", "go", "--base-url", server.url,
+                "--model", "test-model", "--allow", "execute_command(echo *)"], bare_env(tmp_path), project)
+    # 4: an approval was needed and not given (the write), as with an installed dashfloat
+    assert (done.returncode, done.stdout.strip()) == (4, "All done."), done.stderr
+    assert "not approved (policy): write_file new.txt" in done.stderr
+    posts = [r for r in server.requests if r["method"] == "POST"]
+    results = {m["tool_call_id"]: m["content"] for m in tool_messages(posts[-1])}
+    assert "pyz-notes-content" in results["c1"]
+    assert "ran-from-pyz" in results["c2"]
+    assert "new.txt" in results["c3"] and not (project / "new.txt").exists()
+
+
 @pytest.mark.parametrize("python", NEW_PYTHONS)
 def test_every_python_from_3_11_here_runs_it(server_dir, tmp_path, server, python):
     """The bytecode cache leans on zipimport internals that differ between versions."""
