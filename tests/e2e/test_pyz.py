@@ -242,7 +242,7 @@ def test_tools_run_from_the_pyz(server_dir, tmp_path, server):
     results = {m["tool_call_id"]: m["content"] for m in tool_messages(posts[-1])}
     assert "pyz-notes-content" in results["c1"]
     assert "ran-from-pyz" in results["c2"]
-    assert "new.txt" in results["c3"] and not (project / "new.txt").exists()
+    assert "needs approval" in results["c3"] and not (project / "new.txt").exists()
 
 
 @pytest.mark.parametrize("python", NEW_PYTHONS)
