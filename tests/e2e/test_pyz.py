@@ -280,6 +280,35 @@ def test_configuration_is_read_as_an_installed_dashfloat_reads_it(server_dir, tm
     assert "from-the-user-file" in line and str(config / "config.toml") in line
 
 
+SAMPLES = ["plain", "日本語の文", "👍🏽 ok", "e\u0301t\u00e9", "\u200bzero", "한국어", "🇫🇷 flag", "tab\there",
+           "\x1b[1mbold\x1b[0m"]
+
+
+def test_the_pure_python_forms_answer_as_the_compiled_ones(server_dir, tmp_path):
+    """wcwidth (urwid's column widths) and charset_normalizer (requests' guess at a body's
+    encoding) run from the zip without their extensions: same answers as the compiled
+    ones installed in the venv."""
+    import json
+
+    import charset_normalizer
+    import wcwidth
+
+    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import wcwidth, charset_normalizer as cn; "
+            "s = json.loads(sys.argv[2]); "
+            "print(json.dumps([wcwidth.HAS_C_EXTENSION, [wcwidth.wcswidth(x) for x in s], [wcwidth.width(x) for x in s], "
+            "cn.from_bytes('Grüße aus Köln, ça va très bien'.encode('latin-1')).best().encoding, "
+            "cn.md.__file__.endswith('.py')]))")
+    done = run([PYTHON, "-I", "-S", "-c", code, str(server_dir / "dashfloat.pyz"), json.dumps(SAMPLES)],
+               bare_env(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    has_c, wcs, widths, encoding, pure_md = json.loads(done.stdout)
+    assert (has_c, pure_md) == (False, True)
+    assert wcs == [wcwidth.wcswidth(x) for x in SAMPLES]
+    assert widths == [wcwidth.width(x) for x in SAMPLES]
+    expected = charset_normalizer.from_bytes("Grüße aus Köln, ça va très bien".encode("latin-1")).best().encoding
+    assert encoding == expected
+
+
 def test_the_certificate_bundle_is_readable_from_the_zip(server_dir, tmp_path):
     code = ("import sys, os; sys.path.insert(0, sys.argv[1]); import requests.utils as u; "
             "p = u.DEFAULT_CA_BUNDLE_PATH; print(os.path.getsize(p) > 100000, '.pyz' not in p)")
