@@ -157,21 +157,30 @@ def _private_dirs(path: str) -> None:
 
 
 def install(archive: str, environ=None) -> None:
-    """Import what lies inside `archive` (the pyz) through CachingZipImporter from now on."""
+    """Import what lies inside `archive` (the pyz) through CachingZipImporter from now on.
+    Paths are compared made absolute and normal: Python puts the pyz on sys.path as it was
+    typed (`/home/me/./dashfloat.pyz` for `./dashfloat.pyz`)."""
     directory = cache_dir(os.environ if environ is None else environ)
-    prefix = archive.rstrip(os.sep) + os.sep
+    root = os.path.abspath(archive)
 
     class Importer(CachingZipImporter):
         pass
 
     Importer.directory = directory
 
+    def inside(path: str) -> bool:
+        try:
+            path = os.path.abspath(path)
+        except (TypeError, ValueError):
+            return False
+        return path == root or path.startswith(root + os.sep)
+
     def hook(path: str):
-        if path == archive or path.startswith(prefix):
+        if inside(path):
             return Importer(path)
         raise ImportError("not inside the pyz")
 
     sys.path_hooks.insert(0, hook)
     for path in list(sys.path_importer_cache):
-        if path == archive or path.startswith(prefix):
+        if inside(path):
             del sys.path_importer_cache[path]

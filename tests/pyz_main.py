@@ -30,7 +30,7 @@ def main():
     try:  # compiled modules cached outside the zip (dashfloat/pyzimport.py)
         from dashfloat import pyzimport
 
-        pyzimport.install(os.path.dirname(os.path.abspath(__file__)))
+        pyzimport.install(os.path.dirname(__file__))
     except Exception:  # slower without it, nothing else
         pass
     from dashfloat.cli import main as dashfloat_main

@@ -171,6 +171,22 @@ def test_modules_from_the_zip_are_compiled_once_and_then_read_from_the_cache(tmp
     assert compiled == []
 
 
+def test_the_pyz_is_recognised_however_its_path_was_typed(tmp_path, isolated_imports, monkeypatch):
+    """`./dashfloat.pyz` puts /cwd/./dashfloat.pyz on sys.path, and __main__'s __file__ lies
+    under that spelling too."""
+    archive = _zip_with(tmp_path, {"pyzpkg_e/__init__.py": b"", "pyzpkg_e/m.py": b"VALUE = 5\n"})
+    monkeypatch.chdir(tmp_path)
+    typed = os.path.join(str(tmp_path), ".", "app.pyz")
+    sys.path.insert(0, typed)
+    pyzimport.install("./app.pyz", {"XDG_CACHE_HOME": str(tmp_path / "cache")})
+    import pyzpkg_e.m
+
+    assert pyzpkg_e.m.VALUE == 5
+    assert isinstance(pyzpkg_e.m.__loader__, pyzimport.CachingZipImporter)
+    assert (tmp_path / "cache" / "dashfloat" / "pyc" / f"pyzpkg_e.m.{sys.implementation.cache_tag}.pyc").exists()
+    assert archive == str(tmp_path / "app.pyz")
+
+
 def test_a_changed_source_is_compiled_again(tmp_path, isolated_imports):
     cache = tmp_path / "cache"
     first = _zip_with(tmp_path, {"pyzpkg_b.py": b"VALUE = 1\n"})
