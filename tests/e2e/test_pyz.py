@@ -192,6 +192,26 @@ def test_man_to_a_pipe_with_and_without_man(server_dir, tmp_path):
         assert "full-screen terminal coding agent" in words and "SEE ALSO" in words
 
 
+@pytest.mark.skipif(not shutil.which("less"), reason="no less to page with")
+@pytest.mark.parametrize("with_man", [False, True] if shutil.which("man") else [False])
+def test_man_on_a_terminal_pages_and_quits(server_dir, tmp_path, spawn, with_man):
+    """On a terminal: through man (its pager), or, without man, the text through less;
+    q leaves it and the command exits 0."""
+    bin_dir = _bin_without_man(tmp_path)
+    if not (bin_dir / "less").exists():
+        (bin_dir / "less").symlink_to(shutil.which("less"))
+    path = f"{bin_dir}:/usr/bin:/bin" if with_man else str(bin_dir)
+    env = bare_env(tmp_path, PATH=path, MANPAGER="less", PAGER="less")
+    term = spawn(["python3", "-I", str(server_dir / "dashfloat.pyz"), "--man"], env=env, rows=24, cols=80)
+    term.wait_for(lambda t: any(line.startswith("DASHFLOAT(1)") for line in t.lines), 30, "the page's header")
+    term.wait_text("NAME")
+    assert any(line.startswith("       dashfloat") for line in term.lines), term.dump()
+    term.send(" ")  # a page further
+    term.wait_for(lambda t: not any(line.startswith("DASHFLOAT(1)") for line in t.lines), 10, "the next page")
+    term.send("q")
+    assert term.wait_exit(timeout=15) == 0
+
+
 def test_help_says_how_to_read_the_page_from_the_pyz(server_dir, tmp_path):
     done = run([PYTHON, "-I", "./dashfloat.pyz", "--help"], bare_env(tmp_path, MANPATH="/nonexistent"), server_dir)
     assert done.returncode == 0, done.stderr
