@@ -10,8 +10,10 @@
   compiled copy of a .py module shipped beside it (charset_normalizer's mypyc-built md and cd),
   or the package falls back to Python when it is missing (OPTIONAL_EXTENSIONS).
 - Reproducible: entries sorted, one fixed timestamp and mode, fixed compression, no .pyc
-  (bytecode is specific to one Python version anyway): two builds of the same tree are
-  byte-identical.
+  (bytecode is specific to one Python version anyway; dashfloat/pyzimport.py caches it on
+  the server), no installer records or platform tags: two builds of the same tree with the
+  same dependency versions are byte-identical, on any machine. The versions are those the
+  venv resolved from setup.cfg: `make pyz` prints them.
 - The zip's __main__.py (tests/pyz_main.py) parses on any Python and checks the version before
   it imports anything of DashFloat's.
 """
@@ -39,8 +41,9 @@ OPTIONAL_EXTENSIONS = {
 # the Python versions the pyz supports: a dependency needed on any of them goes in
 TARGET_PYTHONS = ("3.11", "3.12", "3.13", "3.14", "3.15")
 EXTENSION = re.compile(r"\.(so|pyd|dylib|dll)$|\.so\.")
-# what an installer writes about one installation, not part of the package
-SKIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+# what an installer writes about one installation, not part of the package; and WHEEL, whose
+# platform tags would make the pyz built on arm64 differ from the one built on x86-64
+SKIP_METADATA = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "WHEEL")
 
 
 class BuildError(Exception):

@@ -62,6 +62,10 @@ def test_extensions_are_left_out_and_each_has_a_python_form():
     assert "wcwidth/_width.py" in seen["wcwidth"]  # the Python form of _wcwidth_c
     assert {"urwid", "requests", "urllib3", "pygments", "markdown-it-py", "wcwidth"} <= set(seen)
     assert not {"pytest", "pexpect", "pyte", "ruff"} & set(seen)  # the test extra stays out
+    # nothing that names this machine's platform or installation
+    for files in seen.values():
+        assert not [n for n in files if n.rsplit("/", 1)[-1] in ("WHEEL", "RECORD", "INSTALLER", "direct_url.json")]
+    assert [n for n in seen["urwid"] if n.endswith(".dist-info/METADATA")]
 
 
 def test_an_extension_without_a_python_form_fails_the_build(tmp_path, monkeypatch):
