@@ -348,11 +348,12 @@ def test_without_a_writable_temporary_directory_requests_still_imports(server_di
     assert (done.stdout.strip(), done.stderr) == ("True", "")
 
 
-def test_the_full_screen_app_from_the_pyz(server_dir, tmp_path, server, spawn):
+@pytest.mark.parametrize("python", NEW_PYTHONS)
+def test_the_full_screen_app_from_the_pyz(server_dir, tmp_path, server, spawn, python):
     server.push(sse_reply(["The ", "**pyz** ", "answers."]))
     project = tmp_path / "proj"
     project.mkdir()
-    term = spawn([PYTHON, "-I", str(server_dir / "dashfloat.pyz"), "--base-url", server.url, "--model", "test-model"],
+    term = spawn([python, "-I", str(server_dir / "dashfloat.pyz"), "--base-url", server.url, "--model", "test-model"],
                  env=bare_env(tmp_path), cwd=str(project))
     wait_ready(term, timeout=60)
     assert " idle " in term.status() and " test-model " in term.status(), term.dump()
