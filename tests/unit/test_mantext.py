@@ -228,3 +228,10 @@ def test_a_pyz_installed_as_dashfloat_on_the_path_is_dashfloat(tmp_path):
     pyz.chmod(0o755)
     assert manpage.self_command(str(pyz), str(pyz), {"PATH": str(tmp_path / "bin")}) == "dashfloat"
     assert manpage.self_command(str(pyz), str(pyz), {"PATH": "/nonexistent"}) == f"python3 {pyz}"
+
+
+def test_man_is_not_a_headless_option(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "dashfloat", "-p", "hi", "--man"], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=60)
+    assert done.returncode == 2
+    assert "not with policy, sessions, --show-config, --reset-terminal or --man" in done.stderr

@@ -246,3 +246,18 @@ def test_the_cache_follows_xdg(tmp_path):
     assert pyzimport.cache_dir({"XDG_CACHE_HOME": "/c"}) == "/c/dashfloat/pyc"
     home = os.path.expanduser("~")
     assert pyzimport.cache_dir({"XDG_CACHE_HOME": "relative"}) == os.path.join(home, ".cache", "dashfloat", "pyc")
+
+
+def test_the_build_command_prints_the_size_and_the_versions(tmp_path, capsys):
+    assert pyzbuild.main([str(tmp_path / "x.pyz")]) == 0
+    out = capsys.readouterr().out
+    size = (tmp_path / "x.pyz").stat().st_size
+    assert f"{size:,} bytes" in out and "at most 5 MB" in out
+    assert "urwid " in out and "requests " in out
+
+
+def test_a_pyz_over_the_size_bound_is_not_written(tmp_path, monkeypatch):
+    monkeypatch.setattr(pyzbuild, "MAX_BYTES", 1000)
+    with pytest.raises(pyzbuild.BuildError, match="more than the 1,000 allowed"):
+        pyzbuild.build_pyz(tmp_path / "big.pyz")
+    assert not (tmp_path / "big.pyz").exists()
