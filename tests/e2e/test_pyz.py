@@ -292,6 +292,50 @@ def test_a_home_that_cannot_be_written_only_costs_the_cache(server_dir, tmp_path
     assert (done.returncode, done.stdout.strip()) == (0, "Still fine."), done.stderr
 
 
+READ_ONLY = ('S=/usr/sbin:/usr/bin:/sbin:/bin; PATH=$S mount --bind "$0" "$0" && '
+             'PATH=$S mount -o remount,ro,bind "$0" "$0" && '
+             'if PATH=$S touch "$0/.probe" 2>/dev/null; then exit 97; fi && exec "$@"')
+UNSHARE = shutil.which("unshare")
+
+
+def on_read_only(directory: Path, argv: list[str]) -> list[str]:
+    """argv run with `directory` mounted read-only (a private mount namespace: nothing else
+    sees it): a real read-only file system, which root cannot write either."""
+    return [UNSHARE or "unshare", "-m", "/bin/sh", "-c", READ_ONLY, str(directory), *argv]
+
+
+def _can_mount_read_only() -> bool:
+    if not UNSHARE:
+        return False
+    probe = Path(__import__("tempfile").mkdtemp(prefix="df-ro-"))
+    try:
+        done = subprocess.run(on_read_only(probe, ["true"]), capture_output=True, timeout=30)
+        return done.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        shutil.rmtree(probe, ignore_errors=True)
+
+
+@pytest.mark.skipif(not _can_mount_read_only(), reason="cannot mount a read-only directory here (unshare -m needs "
+                    "root or user namespaces): the chmod 555 directory of the other tests stands in")
+def test_on_a_read_only_file_system(server_dir, tmp_path, server):
+    """The pyz on a read-only mount, its bytecode cache on it too (so nothing can be cached):
+    --version, --man and a headless run all work."""
+    server.push(sse_reply(["Read-only ", "is fine."]))
+    env = bare_env(tmp_path, XDG_CACHE_HOME=str(server_dir / "cache"))
+    pyz = str(server_dir / "dashfloat.pyz")
+    done = run(on_read_only(server_dir, [PYTHON, "-I", pyz, "--version"]), env, tmp_path)
+    assert (done.returncode, done.stdout) == (0, f"dashfloat {pyzbuild_version()}\n"), done.stderr
+    done = run(on_read_only(server_dir, [PYTHON, "-I", pyz, "--man"]), bare_env(tmp_path, PATH=str(_bin_without_man(tmp_path))),
+               tmp_path)
+    assert done.returncode == 0 and "SEE ALSO" in done.stdout, done.stderr
+    done = run(on_read_only(server_dir, [PYTHON, "-I", pyz, "-p", "hi", "--base-url", server.url, "--model", "test-model"]),
+               env, tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "Read-only is fine."), done.stderr
+    assert not (server_dir / "cache").exists()
+
+
 def test_configuration_is_read_as_an_installed_dashfloat_reads_it(server_dir, tmp_path):
     config = tmp_path / "config" / "dashfloat"
     config.mkdir(parents=True)
