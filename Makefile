@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 BINDIR  = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 
-.PHONY: install run test test-litellm oracle mutation lint bench man clean install-user uninstall-user
+.PHONY: install run test test-litellm oracle mutation lint bench man pyz clean install-user uninstall-user
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -78,8 +78,13 @@ uninstall-user:
 	  if [ "$$(readlink "$$2")" = "$$1" ]; then rm -f "$$2" && echo "removed $$2"; fi; \
 	done
 
+# One file to copy to a server with Python >= 3.11 and nothing else (README, "On a server"):
+# DashFloat and its dependencies, pure Python, byte-identical from one commit to the next.
+pyz: $(STAMP)
+	$(PY) tests/pyzbuild.py dist/dashfloat.pyz
+
 bench: $(STAMP)
 	$(PY) tests/bench/run_bench.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

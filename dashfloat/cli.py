@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show-config", action="store_true", help="print the effective configuration and where each value came from, then exit")
     p.add_argument("--reset-terminal", action="store_true", help="print the sequence that repairs a terminal left broken by a killed program, then exit")
     p.add_argument("--version", action="version", version=f"dashfloat {__version__}")
+    p.add_argument("--man", action="store_true",
+                   help="show the manual page (through man if installed, else as text through $PAGER), then exit")
     p.add_argument(
         "command", nargs="*", metavar="policy|sessions",
         help="'policy check CALL...' prints the permission decision for each CALL, e.g. "
@@ -264,8 +266,8 @@ def _main(argv: list[str] | None) -> int:
         if given:
             parser.error(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with -p (headless mode): "
                          "dashfloat -p PROMPT")
-    elif words or args.show_config or args.reset_terminal or args.all:
-        parser.error("-p runs a prompt: not with policy, sessions, --show-config or --reset-terminal")
+    elif words or args.show_config or args.reset_terminal or args.all or args.man:
+        parser.error("-p runs a prompt: not with policy, sessions, --show-config, --reset-terminal or --man")
     if words[:1] == ["sessions"]:
         if len(words) > 1:
             parser.error(f"sessions takes no arguments, got {' '.join(map(repr, words[1:]))} (--all lists every directory's)")
@@ -283,6 +285,10 @@ def _main(argv: list[str] | None) -> int:
             parser.error(f"policy list takes no arguments, got {' '.join(map(repr, words[2:]))}")
     if args.reset_terminal:
         return reset_terminal()
+    if args.man:
+        from dashfloat.mantext import show
+
+        return show()
 
     from dashfloat.config import ConfigError, load_config, state_dir
 

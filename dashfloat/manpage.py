@@ -73,7 +73,7 @@ dashfloat \- full\-screen terminal coding agent for OpenAI\-compatible endpoints
 .B policy list
 .br
 .B dashfloat
-.RB \-\-show\-config " | " \-\-reset\-terminal " | " \-\-version " | " \-\-help
+.RB \-\-show\-config " | " \-\-reset\-terminal " | " \-\-man " | " \-\-version " | " \-\-help
 .SH DESCRIPTION
 .B dashfloat
 is a full\-screen terminal program for working with a language model over ssh on small
@@ -323,6 +323,23 @@ alone clears) when the locale is UTF\-8 or the flag was set.
 Use it after a
 .B dashfloat
 (or any full\-screen program) was killed with SIGKILL and left the terminal broken.
+.TP
+.B \-\-man
+Show this page, and exit.
+It is carried inside the program, so it works where no page is installed (from
+.IR dashfloat.pyz ,
+see
+.BR FILES ):
+through
+.B "man \-l"
+where
+.BR man (1)
+exists; else as plain text through
+.B $PAGER
+.RB ( less
+or
+.B more
+when it is unset) on a terminal, or written as it is to a file or pipe.
 .TP
 .B \-\-version
 Print the version and exit.
@@ -2017,6 +2034,43 @@ work from anywhere; in a checkout without them, the page is
 and the F1 help names whichever works.
 .B "pipx install ."
 installs a copy with its page instead.
+.TP
+.I dashfloat.pyz
+DashFloat and everything it needs in one file, for a server that has Python 3.11 or later and
+nothing else (no pip, no venv, no network): built in a checkout by
+.B "make pyz"
+.RI ( dist/dashfloat.pyz ,
+pure Python, so one file serves x86\-64 and arm64), copied with
+.BR "scp dist/dashfloat.pyz host:" ,
+run with
+.B "ssh \-t host python3 dashfloat.pyz"
+(or
+.BR ./dashfloat.pyz ),
+with the same options, configuration, state and keys as an installed
+.BR dashfloat .
+Copied as
+.I dashfloat
+into a directory on
+.B $PATH
+(such as
+.IR ~/.local/bin ),
+it is the
+.B dashfloat
+command.
+.B "python3 dashfloat.pyz \-\-man"
+shows this page.
+An older Python says which version it is and which is needed, and exits 2.
+.TP
+.I $XDG_CACHE_HOME/dashfloat/pyc/
+(default
+.IR ~/.cache/dashfloat/pyc/ )
+The compiled modules of a
+.I dashfloat.pyz
+(Python compiles nothing into a zip, so without them every start would compile them again),
+one file per module and Python version, checked against the source in the pyz: a new pyz
+replaces what changed.
+Deleting the directory is safe; where it cannot be written, the pyz runs all the same, only
+starts more slowly.
 .PP
 The files
 .B dashfloat
@@ -2376,10 +2430,47 @@ def manpath(environ) -> list[str]:
 CHECKOUT_PAGE = "man/dashfloat.1"
 
 
-def man_command(environ=None, exists=None) -> str:
+def pyz_path() -> str | None:
+    """The pyz file DashFloat runs from (`python3 dashfloat.pyz`), or None."""
+    import os
+
+    import dashfloat
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(dashfloat.__file__)))
+    return root if os.path.isfile(root) else None
+
+
+def self_command(argv0: str | None = None, pyz: str | None = None, environ=None) -> str:
+    """How the user runs DashFloat: `dashfloat`, or `python3 PATH` from a pyz (PATH as it was
+    typed, when it names the same file); `dashfloat` again for a pyz installed as
+    `dashfloat` on $PATH."""
+    import os
+    import shlex
+    import shutil
+
+    pyz = pyz_path() if pyz is None else pyz
+    if not pyz:
+        return "dashfloat"
+    environ = os.environ if environ is None else environ
+    on_path = shutil.which("dashfloat", path=environ.get("PATH"))
+    try:
+        if on_path and os.path.samefile(on_path, pyz):
+            return "dashfloat"
+    except OSError:
+        pass
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    try:
+        typed = argv0 if argv0 and os.path.samefile(argv0, pyz) else pyz
+    except OSError:
+        typed = pyz
+    return f"python3 {shlex.quote(typed)}"
+
+
+def man_command(environ=None, exists=None, command=None) -> str:
     """How to open this page from here (the F1 help and --help say it): `man dashfloat` when
     man would find an installed page, else `man /path/to/checkout/man/dashfloat.1` when
-    running from a checkout; `man dashfloat` as a last resort."""
+    running from a checkout, else `dashfloat --man` (which needs no man page installed, nor
+    man: a pyz says `python3 dashfloat.pyz --man`)."""
     import os
 
     environ = os.environ if environ is None else environ
@@ -2391,7 +2482,7 @@ def man_command(environ=None, exists=None) -> str:
     checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), CHECKOUT_PAGE)
     if exists(checkout):
         return f"man {checkout}"
-    return "man dashfloat"
+    return f"{self_command() if command is None else command} --man"
 
 
 def main(argv: list[str]) -> int:

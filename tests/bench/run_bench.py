@@ -38,6 +38,10 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 (fresh processes, no tty), the CPU used by then, the whole run, and
                 `dashfloat --version` for the floor. --headless-only runs just this
                 section; --no-headless leaves it out.
+  pyz           tests/bench/pyz_bench.py: the size of dist/dashfloat.pyz, its build time, and
+                exec -> first frame / -> app running from the pyz (bytecode cached, and a
+                first start) beside the venv install. --pyz-only runs just this section;
+                --no-pyz leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
 50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
@@ -452,6 +456,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-search", action="store_true", help="leave the search figures out")
     ap.add_argument("--headless-only", action="store_true", help="only the headless figures (dashfloat -p)")
     ap.add_argument("--no-headless", action="store_true", help="leave the headless figures out")
+    ap.add_argument("--pyz-only", action="store_true", help="only the pyz figures (size, start-up)")
+    ap.add_argument("--no-pyz", action="store_true", help="leave the pyz figures out")
     args = ap.parse_args(argv)
     if args.sessions_only:
         return sessions_section(args)
@@ -459,6 +465,8 @@ def main(argv=None) -> int:
         return search_section(args)
     if args.headless_only:
         return headless_section(args)
+    if args.pyz_only:
+        return pyz_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -576,6 +584,10 @@ def main(argv=None) -> int:
         print()
         if headless_section(args):
             errors.append("the headless figures could not be measured")
+    if not args.no_pyz:
+        print()
+        if pyz_section(args):
+            errors.append("the pyz figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
@@ -631,6 +643,22 @@ def headless_section(args) -> int:
         return 1
     missed = headless_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
     print(f"headless figures missing their target: {missed}")
+    return 0
+
+
+def pyz_section(args) -> int:
+    """The pyz figures (issue 15): 1 when they could not be measured."""
+    import pyz_bench
+
+    runs = 3 if args.quick else 7
+    print(f"pyz figures (median of {runs} fresh processes, round robin; load average {os.getloadavg()[0]:.2f}):")
+    try:
+        rows = pyz_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = pyz_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"pyz figures missing their target: {missed}")
     return 0
 
 

@@ -75,7 +75,8 @@ def test_man_command_falls_back_to_the_checkout_page():
     checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(manpage.__file__))),
                             "man", "dashfloat.1")
     assert manpage.man_command({"PATH": "/usr/bin"}, exists={checkout}.__contains__) == f"man {checkout}"
-    assert manpage.man_command({"PATH": "/usr/bin"}, exists=lambda p: False) == "man dashfloat"
+    # no page anywhere: --man shows the one inside the program
+    assert manpage.man_command({"PATH": "/usr/bin"}, exists=lambda p: False) == "dashfloat --man"
 
 
 def test_manpath_follows_manpath_and_path():
