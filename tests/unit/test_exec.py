@@ -576,9 +576,20 @@ def test_another_child_of_dashfloat_keeps_running_and_keeps_its_exit_status(cwd)
     assert other.wait(timeout=5) == 7
 
 
+def _ticks_now() -> int:
+    """Clock ticks since boot now (what /proc/PID/stat's start time counts in)."""
+    with open("/proc/uptime") as f:
+        return int(float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK"))
+
+
 def test_a_zombie_child_of_dashfloat_is_left_for_its_own_wait(cwd):
     other = subprocess.Popen(["/bin/sh", "-c", "exit 9"], start_new_session=True)
     assert wait_for(lambda: (stat_of(other.pid) or ("?",))[0] == "Z"), "the other child should be a zombie"
+    # started in a clock tick before the call's: within one tick the reaper can only go by pid
+    # order, which a pid wrap-around (pid_max is 32768 here, and the suite forks thousands)
+    # reverses, and the other zombie would count as the call's
+    born = reaper.read_proc(other.pid).start
+    assert wait_for(lambda: _ticks_now() > born)
     mark = marker()
     result = ex.run_command(detach(["setsid"], mark, cwd) + "echo ok", cwd, timeout=10)
     assert result["stopped_processes"] == 1
