@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from tests.e2e.test_tools import calls_reply, call, wait_confirming
+from tests.e2e.test_tools import call, calls_reply, wait_confirming
 from tests.fakeserver import sse_reply
 
 NOTICE = "terminal too small:"
