@@ -47,6 +47,7 @@ EVENTS_OF: dict[str, tuple[str, ...]] = {
     M.METER: (),  # the run's totals: the result's tokens and cost
     M.STOPPED: (),  # a budget: the error entry came with it, the result's stop_reason is budget
     M.LEAVE: (),  # /quit: a headless run ends with its turn anyway
+    M.CLIPBOARD: (),  # /copy: no terminal here; the notice names the file that has the text
     M.COMPACTED: ("compaction",),
     M.SYSTEM: ("notice", "error"),  # info and warn, or error
     M.TOOL_CALL: ("tool.call",),

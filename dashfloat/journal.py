@@ -79,7 +79,7 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 # agent -> UI messages that other events imply (prompt, answer, result, turn_end) or that
 # only matter while they happen (the phase, streamed text, a command's live output)
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
-                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE,
+                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE, M.CLIPBOARD,
                         M.COMPACTED, M.TURN_END, M.FILES))
 
 

@@ -682,7 +682,45 @@ status 2.
 .\" Generated from dashfloat/config.py by `make man`; do not edit by hand.
 """
 
-TAIL = r""".SH PERMISSIONS
+TAIL = r""".SH OVER SSH
+.SS Copying out
+Text cannot be selected with the mouse across pages of a full\-screen program, so
+.B /copy
+puts the last answer (the text the model wrote in the latest turn that wrote any, as
+Markdown), or with
+.B /copy
+.I N
+its
+.IR N th
+code block (numbered from 1 in the order the screen shows them;
+.B /copy list
+lists them with their language, length and first line), on the clipboard of the terminal
+you sit at: DashFloat writes an OSC 52 escape sequence, which travels through ssh like
+any output.
+It also writes the text to
+.IR $XDG_STATE_HOME/dashfloat/copy.txt
+(0600, replaced by each copy; the entry shows the path), for a terminal that ignores
+OSC 52 (\fBscp\fR or \fBcat\fR it from there).
+While an answer streams,
+.B /copy
+is taken at once and copies what is finished, and says so.
+.PP
+Inside tmux (\fB$TMUX\fR) a program's own OSC 52 is dropped with tmux's default
+.BR "set\-clipboard external" ,
+so DashFloat hands the text to
+.B "tmux load\-buffer \-w \-"
+(tmux 3.2 or later): it becomes a tmux paste buffer and tmux sets the outer terminal's
+clipboard itself.
+If that fails, the sequence is written both plain (taken with
+.BR "set\-clipboard on" )
+and wrapped for
+.B allow\-passthrough on
+(tmux 3.3 or later).
+Inside GNU screen (\fB$STY\fR) it goes out in pieces screen passes through.
+Terminals cap the sequence (hterm at the bound below, others far lower): a text whose
+base64 is longer than @clipboard_max@ characters (about @clipboard_kib@ KiB) is not sent at all,
+never cut, and the entry says so; the file has it whole.
+.SH PERMISSIONS
 Every tool call gets one of three decisions:
 .B allow
 (it runs),
@@ -1987,6 +2025,12 @@ The JSON Schema of the headless events (see
 installed beside the man page
 .RI ( schema/ " in a checkout)."
 .TP
+.I $XDG_STATE_HOME/dashfloat/copy.txt
+What the last
+.B /copy
+copied (see
+.BR "OVER SSH" ).
+.TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
 The log.
 Errors and tracebacks go here, never onto the screen; so do the permission decisions of a
@@ -2214,6 +2258,7 @@ def numbers() -> dict[str, str]:
         approvals,
         cli,
         context,
+        copyout,
         headless,
         history,
         journal,
@@ -2245,6 +2290,8 @@ def numbers() -> dict[str, str]:
     stream = inspect.signature(client.stream_chat).parameters
     return {
         "tick_ms": f"{app.TICK * 1000:g}",
+        "clipboard_max": f"{copyout.OSC52_MAX:,}",
+        "clipboard_kib": str(copyout.OSC52_MAX * 3 // 4 // 1024),
         "connect_timeout": f"{default['connect_timeout']:g}",
         "read_timeout": f"{default['read_timeout']:g}",
         "exec_timeout": f"{default['exec_timeout']:g}",

@@ -303,6 +303,9 @@ class App(Confirming):
         if kind == M.LEAVE:
             self.quit()
             return False
+        if kind == M.CLIPBOARD:
+            self._to_clipboard(msg[1])
+            return False
         if kind == M.TOOL_CALL:
             self.model.tool_call(msg[1])
             return True
@@ -346,6 +349,20 @@ class App(Confirming):
             return False
         log.warning("UI ignored unknown message %r", kind)
         return False
+
+    def _to_clipboard(self, text: str) -> None:
+        """/copy's OSC 52 (dashfloat/copyout.py), written between frames by the screen's own
+        writer on this thread; a write that fails is logged (the entry names the file)."""
+        from dashfloat import copyout
+
+        sequence = copyout.osc52(text, os.environ)
+        if not sequence or self.loop is None:
+            return
+        try:
+            self.loop.screen.write(sequence)
+            self.loop.screen.flush()
+        except (OSError, ValueError):
+            log.warning("the OSC 52 sequence could not be written", exc_info=True)
 
     def replay(self, msgs: list[tuple]) -> None:
         """Draw a resumed session's transcript again from its journal's messages, through
@@ -677,14 +694,16 @@ class App(Confirming):
             return
         from dashfloat import commands
 
-        if commands.parse(text) == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
+        parsed = commands.parse(text)
+        if parsed == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
             self.prompt.replace("")
             self.quit()
+        known = commands.lookup(parsed[0]) if parsed is not None else None
         if not self._check_agent():
             self.notice = "the agent is down"
             self.update_status()
             return
-        if self.phase != "idle":
+        if self.phase != "idle" and not (known is not None and known.anytime):
             self.notice = "a turn is running: Esc cancels it"
             self.update_status()
             return
