@@ -682,6 +682,9 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
         sid, journal_path = new_id(), None
     r = Run(agent, opts, session_id=sid, cwd=os.path.realpath(str(config.root)), model=config.model,
             mode=config.permission_mode, journal_path=journal_path, resumed=resumed is not None, inbox=inbox)
+    from dashfloat import storage
+
+    storage.attach(lambda text: inbox.put(M.system("warn", text)))  # what could not be written: once each
     old = install_signals(inbox.put)
     status = E.OUTCOMES["error"]
     try:
