@@ -720,6 +720,37 @@ Inside GNU screen (\fB$STY\fR) it goes out in pieces screen passes through.
 Terminals cap the sequence (hterm at the bound below, others far lower): a text whose
 base64 is longer than @clipboard_max@ characters (about @clipboard_kib@ KiB) is not sent at all,
 never cut, and the entry says so; the file has it whole.
+.SS A home that cannot be written
+At start DashFloat creates and writes a file in its state directory
+.RI ( $XDG_STATE_HOME/dashfloat ).
+If it cannot (a read\-only or full file system, a path under a file, a directory it may not
+create), one entry says which directory, why, and what this session goes without: no log,
+no prompt history on disk (the prompts of this session still come back with Up, and an
+existing history file is still read), no journal for a new session (so no
+.BR \-\-continue ;
+.B /undo
+keeps the previous contents of files in memory instead, within
+.BR undo_store_mb ).
+Everything else works.
+A write that fails later (the disk filled up) is said once for each file: the log, the
+prompt history, the journal; each then stops trying, and what can be kept in memory is.
+Headless mode says the same once on stderr (a
+.B notice
+event with
+.BR \-\-output\-format " stream\-json)."
+.SS A small terminal
+Below @min_cols@ columns or @min_rows@ rows the layout cannot be read: the screen shows
+.B "terminal too small:"
+with the size and the size needed, centred, in the longest wording that fits (down to a
+single cell), and the whole layout comes back when the terminal grows.
+Nothing is lost meanwhile: an answer goes on streaming into the transcript.
+Keys that would act unseen do nothing: text typed into the hidden prompt, and every key on
+a confirmation, which starts over (its pause before a key counts, see
+.BR CONFIRMATIONS )
+once it is on screen again.
+Without a confirmation, Esc, Ctrl\-C, Ctrl\-D on an empty prompt, Ctrl\-L and Ctrl\-Z
+still work.
+A terminal that reports no size at all (0x0) gets nothing drawn until it has one.
 .SH PERMISSIONS
 Every tool call gets one of three decisions:
 .B allow
@@ -2284,13 +2315,15 @@ def numbers() -> dict[str, str]:
         search,
     )
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.ui import app, confirmgate, keymap
+    from dashfloat.ui import app, confirmgate, keymap, toosmall
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
     return {
         "tick_ms": f"{app.TICK * 1000:g}",
         "clipboard_max": f"{copyout.OSC52_MAX:,}",
+        "min_cols": str(toosmall.MIN_COLS),
+        "min_rows": str(toosmall.MIN_ROWS),
         "clipboard_kib": str(copyout.OSC52_MAX * 3 // 4 // 1024),
         "connect_timeout": f"{default['connect_timeout']:g}",
         "read_timeout": f"{default['read_timeout']:g}",
