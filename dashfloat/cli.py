@@ -207,7 +207,8 @@ def check_state(new_session: bool) -> str | None:
     state = state_dir(os.environ)
     why = storage.probe(state)
     if why is not None:
-        storage.report("state", storage.unwritable(state, why, journal=new_session), covers=storage.STATE_KINDS)
+        covers = storage.STATE_KINDS if new_session else tuple(k for k in storage.STATE_KINDS if k != "journal")
+        storage.report("state", storage.unwritable(state, why, journal=new_session), covers=covers)
     return why
 
 
@@ -404,8 +405,25 @@ def session_journal(session, config):
     except Busy as exc:
         _err(f"{exc} (its other DashFloat must quit first; a new session starts without --continue)")
     except OSError as exc:
+        if os.access(session.path, os.R_OK):  # a read-only or full disk: resumed all the same, unrecorded
+            return unrecorded_journal(session, config, exc)
         _err(f"cannot open the session's journal {session.path}: {exc.strerror or exc}")
     return None
+
+
+def unrecorded_journal(session, config, exc: OSError):
+    """A session's journal that can be read but not appended to (a read-only or full
+    disk): the session is resumed from it, and what follows is not recorded (said once)."""
+    from dashfloat import masking, storage
+    from dashfloat.journal import Journal
+
+    why = storage.describe(exc)
+    journal = Journal(session.path, {"id": session.id}, secrets=masking.registered(),
+                      undo_max=config.undo_store_mb * 1024 * 1024)
+    journal.failed = why
+    storage.report("journal", f"The session's journal {session.path} cannot be written ({why}): the session "
+                              "is resumed from it, but nothing that follows is recorded (/undo works from memory).")
+    return journal
 
 
 def load_resumed(journal, config):

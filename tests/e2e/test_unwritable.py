@@ -191,3 +191,41 @@ def test_a_disk_that_fills_meanwhile_is_said_once_per_file(dash, server, tmp_pat
     t.wait_for(lambda t: t.lines[-1].startswith("❯ second"), what="the last prompt on Up")
     t.send("\x15\x04")
     assert t.wait_exit() == 0
+
+
+def test_continue_on_a_read_only_home_resumes_unrecorded(dash, server, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    server.push(sse_reply(["Remember ", "the blue door."]), sse_reply(["Still ", "blue."]))
+    t = dash("-C", str(project))
+    t.type("hello\r")
+    t.wait_text("Remember the blue door.")
+    t.wait_status("idle")
+    t.send("\x04")
+    assert t.wait_exit() == 0
+    state = tmp_path / "state"
+    before = {p: p.read_bytes() for p in state.rglob("*.jsonl")}
+    ro = tmp_path / "ro-state"
+    ro.mkdir()
+    why = mount("--bind", str(state), str(ro))
+    if why:
+        pytest.skip(f"no bind mount here: {why}")
+    try:
+        why = mount("-o", "remount,bind,ro", str(ro))
+        if why:
+            pytest.skip(f"no read-only remount here: {why}")
+        t2 = dash("-C", str(project), "--continue", env=clean_env(tmp_path, XDG_STATE_HOME=str(ro)), rows=40)
+        t2.wait_text("Remember the blue door.")  # the transcript, from the journal it can only read
+        wait_squeezed(t2, "cannot be written (Read-only file system")
+        wait_squeezed(t2, f"{NOTICE} {ro}/dashfloat (Read-only file system")
+        t2.type("and now?\r")
+        t2.wait_text("Still blue.")
+        t2.wait_status("idle")
+        assert t2.flat.count("cannot be written (Read-only") == 1 and t2.flat.count(NOTICE) == 1, t2.dump()
+        t2.send("\x04")
+        assert t2.wait_exit() == 0
+        assert {p: p.read_bytes() for p in state.rglob("*.jsonl")} == before
+        request = [r for r in server.requests if r["method"] == "POST"][-1]["json"]["messages"]
+        assert any(m.get("content") == "Remember the blue door." for m in request), "the model got the session"
+    finally:
+        umount(ro)
