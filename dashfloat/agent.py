@@ -219,6 +219,7 @@ class Agent:
         # /copy: the text of the turn being answered, and of the latest turn that wrote any
         self._turn_texts: list[str] = []
         self._last_answer: list[str] = []
+        self.clipboard = True  # the front end has a terminal to put /copy's text on (not headless)
         # the session (journal): turns so far, the last request's token count, notes the model
         # gets with the next prompt, file changes for /undo and how their calls ended
         self._resumed = resumed
@@ -1855,7 +1856,9 @@ class Agent:
             from dashfloat.config import state_dir
 
             clipboard = "too_big"
-            if copyout.fits(text):
+            if not self.clipboard:
+                clipboard = "none"
+            elif copyout.fits(text):
                 clipboard = "osc52"
                 if copyout.tmux_load(text, environ) is None:
                     clipboard = "tmux"

@@ -152,8 +152,8 @@ def size_text(text: str) -> str:
 def report(what: str, text: str, *, clipboard: str, path: str, file_error: str | None,
            streaming: bool = False, lang: str = "") -> tuple[str, str]:
     """The entry after a copy: (level, text). clipboard: "osc52" (sent), "tmux" (tmux
-    load-buffer -w took it) or "too_big" (not sent). Level error only when the text went
-    nowhere."""
+    load-buffer -w took it), "too_big" (not sent) or "none" (no terminal: headless mode).
+    Level error only when the text went nowhere."""
     where = []
     if clipboard == "tmux":
         where.append("to tmux's paste buffer and the terminal's clipboard (tmux load-buffer -w)")

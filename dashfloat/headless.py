@@ -673,6 +673,7 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
     # the policy is built on the agent's thread when the first call needs it: the first request
     # does not wait for the rules engine (the configuration has checked the rules already)
     agent = Agent(endpoint, config.model, post, journal=journal, resumed=resumed, **options_from(config))
+    agent.clipboard = False  # no terminal here: /copy writes its file only
     if journal is not None:
         sid = str(journal.header.get("id") or journal.path.stem)
         journal_path = str(journal.path)

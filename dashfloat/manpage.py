@@ -732,6 +732,11 @@ existing history file is still read), no journal for a new session (so no
 keeps the previous contents of files in memory instead, within
 .BR undo_store_mb ).
 Everything else works.
+.B \-\-continue
+and
+.B \-\-resume
+still resume a session from a journal that can be read but not written; what follows is
+then not recorded, and an entry says so.
 A write that fails later (the disk filled up) is said once for each file: the log, the
 prompt history, the journal; each then stops trying, and what can be kept in memory is.
 Headless mode says the same once on stderr (a

@@ -135,3 +135,20 @@ def test_inside_tmux_with_its_defaults_the_text_reaches_tmux_and_the_outer_termi
         subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True, env=env, timeout=10)
         if os.path.exists(sock):
             os.unlink(sock)
+
+
+def test_headless_copy_writes_the_file_and_no_escape_sequence(server, tmp_path):
+    project = tmp_path / "proj"
+    project.mkdir()
+    server.push(sse_reply(["The ", "answer."]))
+    env = clean_env(tmp_path, TERM="dumb")
+    base = [dashfloat_bin(), "--base-url", server.url, "--model", "test-model", "-C", str(project)]
+    first = subprocess.run(base + ["-p", "hi"], capture_output=True, env=env, timeout=30)
+    assert first.returncode == 0 and first.stdout == b"The answer.\n", first.stderr
+    done = subprocess.run(base + ["--continue", "-v", "-p", "/copy"], capture_output=True, env=env, timeout=30)
+    err = done.stderr.decode()
+    assert done.returncode == 0, err
+    path = copy_file(tmp_path)
+    assert f"Copied the last answer (11 characters, 1 line) to {path}." in err
+    assert b"\x1b]52" not in done.stdout + done.stderr
+    assert path.read_text() == "The answer."

@@ -183,3 +183,11 @@ def test_the_last_answer_after_a_resume_is_the_latest_turn_that_wrote():
     ]
     assert _last_answer(conversation) == ["I will look.", "Found it."]
     assert _last_answer([]) == []
+
+
+def test_without_a_terminal_the_file_alone_is_named():
+    level, text = copyout.report("the last answer", "hello", clipboard="none", path="/s/copy.txt", file_error=None)
+    assert (level, text) == ("info", "Copied the last answer (5 characters, 1 line) to /s/copy.txt.")
+    level, text = copyout.report("the last answer", "hello", clipboard="none", path="/s/copy.txt",
+                                 file_error="Read-only file system")
+    assert level == "error" and "clipboard" not in text
