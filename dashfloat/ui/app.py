@@ -402,10 +402,7 @@ class App(Confirming):
         A frame that showed the too-small notice hid the preview: the question starts
         over (nothing held; the grace counts from when it is on screen again)."""
         if self.too_small:
-            if self.confirm is not None and (self.gate.shown_at is not None or self.gate.held is not None):
-                self.gate.open()
-                self._held_key = ""
-                self._sync_ready(self.clock())
+            self._hide_confirm()
             return
         if self.confirm is not None and self.gate.shown_at is None:
             self.gate.shown(self.clock())
@@ -596,6 +593,14 @@ class App(Confirming):
             if not interrupt:
                 self._last_interrupt = False
 
+    def _hide_confirm(self) -> None:
+        """A pending question is not on screen (the too-small notice): it starts over, as if
+        not drawn yet: nothing held, and the grace counts from when it is back."""
+        if self.confirm is not None and (self.gate.shown_at is not None or self.gate.held is not None):
+            self.gate.open()
+            self._held_key = ""
+            self._sync_ready(self.clock())
+
     def _key_while_small(self, key: str, at: float, alone: bool):
         """The too-small notice is on screen: only keys that are safe unseen act (Ctrl-C,
         Esc and Ctrl-D as their usual selves; Ctrl-L, Ctrl-Z). A question is not on screen,
@@ -606,6 +611,7 @@ class App(Confirming):
         if cmd == "quit_if_empty" and self.prompt.edit_text:
             return None  # it would delete a character nobody can see
         if self.confirm is not None and cmd not in ("redraw", "suspend"):
+            self._hide_confirm()  # also when the key came before the notice was drawn
             return self._confirm_key(key, at, alone)
         self.command(cmd)
         return None

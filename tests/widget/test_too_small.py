@@ -102,3 +102,19 @@ def test_keys_that_are_safe_unseen_still_act():
     s.do("key", "esc")
     assert (M.CANCEL,) in s.app.agent.sent
     s.close()
+
+
+def test_an_esc_that_comes_with_the_shrink_does_not_stop_the_turn():
+    """The resize and a key in one read: the key is handled before the notice is drawn."""
+    s = OracleSession(80, 24)
+    s.draw()
+    confirm(s)
+    s.do("pause", 2.0)
+    s.cols, s.rows = 10, 3
+    s.term.resize(3, 10)
+    s.loop.screen_size = (10, 3)
+    s.screen.screen_buf = None
+    s._key("window resize", "esc")
+    s.draw()
+    assert decisions(s) == [] and s.app.confirm is not None
+    s.close()
