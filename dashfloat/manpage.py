@@ -2170,8 +2170,17 @@ Set by dashfloat for every command and hook it runs, to an id of that call
 The editor Ctrl\-G opens the prompt in (default
 .BR vi ).
 .TP
+.BR TMUX ", " STY
+Set by tmux and GNU screen: how
+.B /copy
+reaches the terminal's clipboard from inside them (see
+.BR "OVER SSH" ).
+.TP
 .BR XDG_CONFIG_HOME ", " XDG_STATE_HOME
-Where the user configuration, the history, the sessions and the log live.
+Where the user configuration, the history, the sessions, the log and the
+.B /copy
+file live; a state directory that cannot be written is said once (see
+.BR "OVER SSH" ).
 .SH EXIT STATUS
 .TP
 .B 0
