@@ -75,10 +75,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "copy",
         "[N]",
-        "Copy the last answer (as the model wrote it, Markdown), or with N its Nth code block "
-        "(numbered as shown, from 1; /copy list shows them), to the terminal's clipboard with "
-        "OSC 52 (through ssh and tmux) and to $XDG_STATE_HOME/dashfloat/copy.txt, for a "
-        "terminal that ignores OSC 52. Works while an answer streams: it copies what is finished.",
+        "Copy the last answer, or its Nth code block (/copy list numbers them), to your "
+        "clipboard (OSC 52, through ssh and tmux) and to $XDG_STATE_HOME/dashfloat/copy.txt.",
         anytime=True,
     ),
     Command(

@@ -99,7 +99,8 @@ def probe(state_dir: str | os.PathLike) -> str | None:
     path = os.fspath(state_dir)
     test = os.path.join(path, f".probe-{os.getpid()}")
     try:
-        private.ensure_dir(path)
+        if not os.path.isdir(path):  # an existing one is tightened by the log's set-up, which logs it
+            private.ensure_dir(path)
         fd = os.open(test, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, private.FILE_MODE)
         try:
             os.write(fd, b"\n")
