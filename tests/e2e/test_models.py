@@ -52,7 +52,7 @@ def test_slash_commands_help_unknown_model_check_and_a_path_prompt(dash, server)
     server.models = ["test-model", "other-model"]
     t = dash(rows=60)  # the whole list on screen (it is longer than 24 rows)
     t.type("/help\r")
-    t.wait_flat("/permissions [revoke N]")
+    t.wait_flat("a prompt that starts with a space is sent as it is.")  # its last line: all of it is drawn
     for cmd in commands.COMMANDS:
         assert commands.usage(cmd) in t.flat, commands.usage(cmd)
     t.type("/hepl\r")
