@@ -216,6 +216,10 @@ class Agent:
         self._held_until = 0.0
         self._check_ref = 0
         self._reasoning: list[str] = []  # the episode's reasoning, for the journal
+        # /copy: the text of the turn being answered, and of the latest turn that wrote any
+        self._turn_texts: list[str] = []
+        self._last_answer: list[str] = []
+        self.clipboard = True  # the front end has a terminal to put /copy's text on (not headless)
         # the session (journal): turns so far, the last request's token count, notes the model
         # gets with the next prompt, file changes for /undo and how their calls ended
         self._resumed = resumed
@@ -255,6 +259,7 @@ class Agent:
             self._outcomes = dict(resumed.outcomes)
             self._undone = set(resumed.undone)
             self.meter.earlier = metering.Totals.from_dict(getattr(resumed, "meter", None))
+            self._last_answer = _last_answer(self.messages)
         if journal is not None:
             journal.on_error = lambda text: self.post(M.system("warn", text))
 
@@ -513,6 +518,9 @@ class Agent:
         """End the answer on screen, and journal it: what it said (the conversation holds
         its message when it has content or calls), the reasoning shown apart, the calls."""
         self._answer_open = False
+        if content:
+            self._turn_texts.append(content)
+            self._last_answer = list(self._turn_texts)
         reasoning = "".join(self._reasoning)
         if reasoning:  # an event of its own: a resume reads it only for the turns it shows
             self._j("reasoning", text=reasoning)
@@ -585,11 +593,15 @@ class Agent:
 
     # ---- turns ------------------------------------------------------------------------
     def _on_prompt(self, text: str) -> None:
+        command = commands.parse(text)
+        known = commands.lookup(command[0]) if command is not None else None
+        if self._busy and known is not None and known.anytime:
+            self._dispatch_slash(*command)  # beside the turn: it ends nothing
+            return
         if self._busy:
             self.post(M.system("warn", "A turn is still running: press Esc to cancel it first."))
             return
         self._post_held_end()
-        command = commands.parse(text)
         if command is not None:
             self._dispatch_slash(*command)
             # done at once (/undo, /compact, /model [NAME] and /sessions end when their worker does)
@@ -598,6 +610,7 @@ class Agent:
             return
         self._turn += 1
         self._turn_open = True
+        self._turn_texts = []
         note = "\n\n".join(self._model_notes)
         self._model_notes = []
         if self.journal is not None and not self.journal.started:
@@ -1815,6 +1828,72 @@ class Agent:
         _spawn("sessions", self.inbox.put, work,
                lambda why: (M.CMD_DONE, "sessions", "error", f"/sessions failed: {why} (details in the log)."))
 
+    def _copy_command(self, rest: str) -> None:
+        """/copy [N|list] (dashfloat/copyout.py): the last answer or one of its code blocks to
+        the terminal's clipboard (a CLIPBOARD message: the front end writes OSC 52) and to
+        the copy file, on a worker (tmux and the file are I/O). Also while a turn runs."""
+        from dashfloat import copyout, private
+
+        request = copyout.parse_args(rest)
+        if isinstance(request, str):
+            self.post(M.system("error", request))
+            return
+        texts = list(self._last_answer)
+        streaming = self._answer_open
+        if not texts:
+            why = ("the answer being written is not finished: /copy when it ends (Esc stops it; "
+                   "the partial text is kept and can be copied then)." if streaming
+                   else "no answer yet in this session.")
+            self.post(M.system("error", f"Nothing to copy: {why}"))
+            return
+        if request.what == "list":
+            self.post(M.system("info", copyout.list_text(copyout.answer_blocks(texts))))
+            return
+        if request.what == "block":
+            blocks = copyout.answer_blocks(texts)
+            if request.n > len(blocks):
+                self.post(M.system("error", copyout.out_of_range(request.n, blocks)))
+                return
+            block = blocks[request.n - 1]
+            text = block.text
+            what, lang = f"code block {request.n}", block.lang
+        else:
+            text = copyout.answer_text(texts)
+            what, lang = "the last answer", ""
+        if not text.strip():
+            self.post(M.system("error", f"Nothing to copy: {what} is empty."))
+            return
+        text = masking.mask(text, self.secrets)  # as the screen shows it: the file and the clipboard alike
+        environ = dict(self._environ)
+        post = self._ui_post
+
+        def work() -> tuple:
+            from dashfloat.config import state_dir
+
+            clipboard = "too_big"
+            if not self.clipboard:
+                clipboard = "none"
+            elif copyout.fits(text):
+                clipboard = "osc52"
+                if copyout.tmux_load(text, environ) is None:
+                    clipboard = "tmux"
+                else:
+                    post((M.CLIPBOARD, text))
+            path = str(state_dir(environ) / copyout.FILE_NAME)
+            try:
+                copyout.write_file(path, text)
+                file_error = None
+            except OSError as exc:
+                log.warning("/copy: %s could not be written: %s", path, exc)
+                file_error = private.describe(exc)
+            level, entry = copyout.report(what, text, clipboard=clipboard, path=path, file_error=file_error,
+                                          streaming=streaming, lang=lang)
+            return (M.CMD_DONE, "copy", level, entry)
+
+        self._cmd_pending = self._cmd_pending or not self._busy
+        _spawn("copy", self.inbox.put, work,
+               lambda why: (M.CMD_DONE, "copy", "error", f"/copy failed: {why} (details in the log)."))
+
     def _quit_command(self, rest: str) -> None:
         if rest:
             self.post(M.system("error", f"/quit takes no arguments, not {rest!r}."))
@@ -1974,6 +2053,20 @@ def json_dumps(value) -> str:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _last_answer(messages: list[dict]) -> list[str]:
+    """The texts of the latest turn of a conversation that wrote any (for /copy after a
+    resume): the assistant messages with content after its last user message."""
+    texts: list[str] = []
+    for message in reversed(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if role == "assistant" and isinstance(content, str) and content:
+            texts.append(content)
+        elif role == "user" and texts:
+            break
+    return texts[::-1]
 
 
 def _total_tokens(usage: dict) -> int | None:

@@ -172,20 +172,22 @@ def setup_logging(state_dir) -> str | None:
     The log holds the audit trail: it is created 0600 in a 0700 directory (tightened if it
     exists with a wider mode), and every record is masked (`masking.MaskingFormatter`), so
     neither the API key nor a token in a URL reaches it, not even inside a traceback."""
-    from dashfloat import masking, private
+    from dashfloat import masking, private, storage
 
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
     notes: list[str] = []
+    path = os.path.join(state_dir, "dashfloat.log")
     try:
         notes += private.ensure_dir(state_dir)
-        path = os.path.join(state_dir, "dashfloat.log")
         fd, more = private.open_private(path, os.O_WRONLY | os.O_APPEND)
         notes += more
         stream = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
-        handler: logging.Handler = logging.StreamHandler(stream)
-    except OSError:
+        handler: logging.Handler = storage.LogHandler(stream, path)
+    except OSError as exc:  # said once (unless the state directory's notice said it already)
+        storage.report("log", f"The log {path} could not be opened ({storage.describe(exc)}): "
+                              "nothing is logged this session.")
         path = None
         handler = logging.NullHandler()
     handler.setFormatter(masking.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
@@ -195,6 +197,30 @@ def setup_logging(state_dir) -> str | None:
     for note in notes:
         logging.getLogger("dashfloat").info("private files: %s", note)
     return path
+
+
+def check_state(new_session: bool) -> str | None:
+    """None when DashFloat can write in its state directory; else why not, said once (the
+    log, the history and the journal then stay quiet about it: dashfloat/storage.py).
+    Before the log is set up, so that its failure is not said apart."""
+    from dashfloat import storage
+    from dashfloat.config import state_dir
+
+    state = state_dir(os.environ)
+    why = storage.probe(state)
+    if why is not None:
+        covers = storage.STATE_KINDS if new_session else tuple(k for k in storage.STATE_KINDS if k != "journal")
+        storage.report("state", storage.unwritable(state, why, journal=new_session), covers=covers)
+    return why
+
+
+def unwritten(journal, why: str | None):
+    """A new session's journal when the state directory cannot be written: marked as not
+    written from the start (no second notice at the first prompt; /undo keeps its bytes in
+    memory)."""
+    if journal is not None and why is not None and not journal.started:
+        journal.failed = why
+    return journal
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,8 +389,9 @@ def _main(argv: list[str] | None) -> int:
 
     early = show_early_frame(config)
     try:
+        problem = check_state(new_session=journal is None and config.journal)
         log_path = setup_logging(state_dir(os.environ))
-        return run_ui(config, log_path, early, journal)
+        return run_ui(config, log_path, early, journal, state_problem=problem)
     except BaseException:
         if early is not None:
             early.abort()
@@ -384,8 +411,25 @@ def session_journal(session, config):
     except Busy as exc:
         _err(f"{exc}. Without --continue or --resume, a new session starts.")
     except OSError as exc:
+        if os.access(session.path, os.R_OK):  # a read-only or full disk: resumed all the same, unrecorded
+            return unrecorded_journal(session, config, exc)
         _err(f"cannot open the session's journal {session.path}: {exc.strerror or exc}")
     return None
+
+
+def unrecorded_journal(session, config, exc: OSError):
+    """A session's journal that can be read but not appended to (a read-only or full
+    disk): the session is resumed from it, and what follows is not recorded (said once)."""
+    from dashfloat import masking, storage
+    from dashfloat.journal import Journal
+
+    why = storage.describe(exc)
+    journal = Journal(session.path, {"id": session.id}, secrets=masking.registered(),
+                      undo_max=config.undo_store_mb * 1024 * 1024)
+    journal.failed = why
+    storage.report("journal", f"The session's journal {session.path} cannot be written ({why}): the session "
+                              "is resumed from it, but nothing that follows is recorded (/undo works from memory).")
+    return journal
 
 
 def load_resumed(journal, config):
@@ -466,6 +510,7 @@ def headless_command(args, config, session) -> int:
     except OSError as exc:
         _err(f"cannot enter {config.root}: {exc.strerror}")
         return EXIT_USAGE
+    problem = check_state(new_session=session is None and config.journal)
     setup_logging(state_dir(os.environ))
     journal = resumed = None
     if session is not None:
@@ -480,7 +525,7 @@ def headless_command(args, config, session) -> int:
             _err(str(exc))
             return EXIT_USAGE
     elif config.journal:
-        journal = new_journal(config)
+        journal = unwritten(new_journal(config), problem)
     from dashfloat import headless
 
     opts = headless.Options(prompt, output_format=args.output_format or "text", verbose=args.verbose,
@@ -620,7 +665,7 @@ def show_early_frame(config):
         return None
 
 
-def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
+def run_ui(config, log_path: str | None, early=None, journal=None, state_problem: str | None = None) -> int:
     log = logging.getLogger("dashfloat")
     from dashfloat.agent import Agent, options_from
     from dashfloat.config import state_dir
@@ -660,7 +705,7 @@ def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
             _err(str(exc))
             return EXIT_USAGE
     elif config.journal:
-        journal = new_journal(config)
+        journal = unwritten(new_journal(config), state_problem)
     # the policy is built here, not at first use: the full-screen app shows its mode at once
     agent = Agent(endpoint, config.model, outbox.post, journal=journal, resumed=resumed,
                   **{**options_from(config), "policy": Policy.from_config(config)})
@@ -668,6 +713,7 @@ def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
 
     # the configured key in a prompt is masked in the history file (Up shows the mask then)
     history = History(state_dir(os.environ) / "history", secrets=masking.registered())
+    history.read_only = state_problem is not None  # what is there is still read; new prompts stay in memory
     history.load()
     from dashfloat.ui.screen import DashScreen
 
@@ -678,6 +724,9 @@ def run_ui(config, log_path: str | None, early=None, journal=None) -> int:
         screen.scroll_optimisation = False  # for terminals that mishandle DECSTBM margins
     app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,
               history=history, log_path=log_path, base_url=config.base_url)
+    from dashfloat import messages, storage
+
+    storage.attach(lambda text: outbox.post(messages.system("warn", text)))  # what could not be written
     log.info("starting dashfloat %s: base_url=%s model=%s depth=%d ascii=%s", __version__,
              config.base_url, config.model, depth, use_ascii)
 

@@ -22,6 +22,7 @@ class Command:
     name: str  # without the slash
     args: str  # how its arguments are written, "" for none
     help: str  # one sentence for /help, F1 and the man page
+    anytime: bool = False  # also while a turn runs (it changes nothing the turn uses)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -70,6 +71,13 @@ COMMANDS: tuple[Command, ...] = (
         "Put back the files DashFloat's own tools changed in the last turn that changed files "
         "(with N, the last N such turns): a file changed since is shown as a diff and asked "
         "about, never overwritten unasked. Changes made by commands are not covered.",
+    ),
+    Command(
+        "copy",
+        "[N]",
+        "Copy the last answer, or its Nth code block (/copy list numbers them), to your "
+        "clipboard (OSC 52, through ssh and tmux) and to $XDG_STATE_HOME/dashfloat/copy.txt.",
+        anytime=True,
     ),
     Command(
         "sessions",

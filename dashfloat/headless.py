@@ -47,6 +47,7 @@ EVENTS_OF: dict[str, tuple[str, ...]] = {
     M.METER: (),  # the run's totals: the result's tokens and cost
     M.STOPPED: (),  # a budget: the error entry came with it, the result's stop_reason is budget
     M.LEAVE: (),  # /quit: a headless run ends with its turn anyway
+    M.CLIPBOARD: (),  # /copy: no terminal here; the notice names the file that has the text
     M.COMPACTED: ("compaction",),
     M.SYSTEM: ("notice", "error"),  # info and warn, or error
     M.TOOL_CALL: ("tool.call",),
@@ -672,6 +673,7 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
     # the policy is built on the agent's thread when the first call needs it: the first request
     # does not wait for the rules engine (the configuration has checked the rules already)
     agent = Agent(endpoint, config.model, post, journal=journal, resumed=resumed, **options_from(config))
+    agent.clipboard = False  # no terminal here: /copy writes its file only
     if journal is not None:
         sid = str(journal.header.get("id") or journal.path.stem)
         journal_path = str(journal.path)
@@ -681,6 +683,9 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
         sid, journal_path = new_id(), None
     r = Run(agent, opts, session_id=sid, cwd=os.path.realpath(str(config.root)), model=config.model,
             mode=config.permission_mode, journal_path=journal_path, resumed=resumed is not None, inbox=inbox)
+    from dashfloat import storage
+
+    storage.attach(lambda text: inbox.put(M.system("warn", text)))  # what could not be written: once each
     old = install_signals(inbox.put)
     status = E.OUTCOMES["error"]
     try:

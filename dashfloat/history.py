@@ -32,6 +32,7 @@ class History:
         )
         self._file_lines = 0  # lines in the file, as far as we know: drives trimming
         self._write_warned = False
+        self.read_only = False  # the file is read, never written: prompts stay in memory
 
     # ---- persistence -------------------------------------------------------------
 
@@ -89,7 +90,7 @@ class History:
         self.entries.append(text)
         if len(self.entries) > self.limit:
             del self.entries[: len(self.entries) - self.limit]
-        if self.path is None:
+        if self.path is None or self.read_only:
             return
         try:
             from dashfloat.masking import mask
@@ -102,6 +103,13 @@ class History:
             level = logging.DEBUG if self._write_warned else logging.WARNING
             self._write_warned = True
             log.log(level, "prompt history %s could not be saved: %s", self.path, exc)
+            if isinstance(exc, OSError):  # the disk: said once, and not tried again this session
+                from dashfloat import storage
+
+                self.read_only = True
+                storage.report("history", f"The prompt history {self.path} could not be saved "
+                                          f"({storage.describe(exc)}): prompts from here on are kept for "
+                                          "this session only (Up still shows them).")
 
     def _append(self, line: str) -> None:
         assert self.path is not None

@@ -67,7 +67,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dashfloat import masking, private, wire
+from dashfloat import masking, private, storage, wire
 from dashfloat import messages as M
 
 log = logging.getLogger("dashfloat.journal")
@@ -80,7 +80,7 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 # agent -> UI messages that other events imply (prompt, answer, result, turn_end) or that
 # only matter while they happen (the phase, streamed text, a command's live output)
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
-                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE,
+                        M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE, M.CLIPBOARD,
                         M.COMPACTED, M.TURN_END, M.FILES))
 
 
@@ -282,6 +282,8 @@ class Journal:
         self._owner: int | None = None
         self._pending: list[tuple[str, float, dict]] | None = None if existing else []
         self._dropped = 0
+        self._memory: dict[str, bytes] = {}  # /undo's previous bytes the store could not take
+        self._memory_total = 0
         self._check_tail = existing
         if existing:
             self._open_existing()
@@ -451,25 +453,39 @@ class Journal:
     def _fail(self, exc: BaseException) -> None:
         if self.failed:
             return
-        why = getattr(exc, "strerror", None) or str(exc)
+        why = storage.describe(exc) if isinstance(exc, OSError) else str(exc)
         self.failed = why
         log.error("journal %s: %s; the session is no longer recorded", self.path, why)
         if self.on_error is not None:
             try:
                 self.on_error(f"The session journal could not be written ({why}): from here on this "
-                              "session is not recorded, and --continue will not bring back what follows.")
+                              "session is not recorded, and --continue will not bring back what follows "
+                              "(/undo keeps working from memory).")
             except Exception:
                 log.exception("reporting the journal failure failed")
 
     # ---- /undo's previous bytes -------------------------------------------------------------
     def keep(self, data: bytes) -> tuple[str | None, str]:
-        """Keep a file's previous bytes in the store: (sha256, "") or (None, why not)."""
-        if self.failed:
-            return None, "the session journal is not being written"
-        try:
-            return self.store.put_file(data)
-        except OSError as exc:
-            return None, f"the undo store could not be written: {exc.strerror or exc}"
+        """Keep a file's previous bytes in the store: (sha256, "") or (None, why not).
+        When the store cannot be written (a full disk, a state directory that cannot be
+        written), they are kept in memory instead, within the same bound: /undo works for
+        the rest of this session, only a resumed one cannot undo those changes."""
+        if not self.failed:
+            try:
+                return self.store.put_file(data)
+            except OSError as exc:
+                log.warning("undo store %s: %s; keeping previous contents in memory", self.store.path, exc)
+        if len(data) > self.store.undo_max:
+            return None, f"larger than the undo store's bound ({_mib(self.store.undo_max)}, undo_store_mb)"
+        digest = sha256(data)
+        self._memory.pop(digest, None)
+        self._memory[digest] = data  # the newest last: the oldest go first
+        self._memory_total = sum(len(v) for v in self._memory.values())
+        while self._memory_total > self.store.undo_max:
+            old = next(iter(self._memory))
+            self._memory_total -= len(self._memory.pop(old))
+        return digest, ""
 
     def kept(self, digest: str) -> bytes | None:
-        return self.store.get_file(digest)
+        data = self._memory.get(digest)
+        return data if data is not None else self.store.get_file(digest)

@@ -699,7 +699,81 @@ status 2.
 .\" Generated from dashfloat/config.py by `make man`; do not edit by hand.
 """
 
-TAIL = r""".SH PERMISSIONS
+TAIL = r""".SH OVER SSH
+.SS Copying out
+Text cannot be selected with the mouse across pages of a full\-screen program, so
+.B /copy
+puts the last answer (the text the model wrote in the latest turn that wrote any, as
+Markdown), or with
+.B /copy
+.I N
+its
+.IR N th
+code block (numbered from 1 in the order the screen shows them;
+.B /copy list
+lists them with their language, length and first line), on the clipboard of the terminal
+you sit at: DashFloat writes an OSC 52 escape sequence, which travels through ssh like
+any output.
+It also writes the text to
+.IR $XDG_STATE_HOME/dashfloat/copy.txt
+(0600, replaced by each copy; the entry shows the path), for a terminal that ignores
+OSC 52 (\fBscp\fR or \fBcat\fR it from there).
+While an answer streams,
+.B /copy
+is taken at once and copies what is finished, and says so.
+.PP
+Inside tmux (\fB$TMUX\fR) a program's own OSC 52 is dropped with tmux's default
+.BR "set\-clipboard external" ,
+so DashFloat hands the text to
+.B "tmux load\-buffer \-w \-"
+(tmux 3.2 or later): it becomes a tmux paste buffer and tmux sets the outer terminal's
+clipboard itself.
+If that fails, the sequence is written both plain (taken with
+.BR "set\-clipboard on" )
+and wrapped for
+.B allow\-passthrough on
+(tmux 3.3 or later).
+Inside GNU screen (\fB$STY\fR) it goes out in pieces screen passes through.
+Terminals cap the sequence (hterm at the bound below, others far lower): a text whose
+base64 is longer than @clipboard_max@ characters (about @clipboard_kib@ KiB) is not sent at all,
+never cut, and the entry says so; the file has it whole.
+.SS A home that cannot be written
+At start DashFloat creates and writes a file in its state directory
+.RI ( $XDG_STATE_HOME/dashfloat ).
+If it cannot (a read\-only or full file system, a path under a file, a directory it may not
+create), one entry says which directory, why, and what this session goes without: no log,
+no prompt history on disk (the prompts of this session still come back with Up, and an
+existing history file is still read), no journal for a new session (so no
+.BR \-\-continue ;
+.B /undo
+keeps the previous contents of files in memory instead, within
+.BR undo_store_mb ).
+Everything else works.
+.B \-\-continue
+and
+.B \-\-resume
+still resume a session from a journal that can be read but not written; what follows is
+then not recorded, and an entry says so.
+A write that fails later (the disk filled up) is said once for each file: the log, the
+prompt history, the journal; each then stops trying, and what can be kept in memory is.
+Headless mode says the same once on stderr (a
+.B notice
+event with
+.BR \-\-output\-format " stream\-json)."
+.SS A small terminal
+Below @min_cols@ columns or @min_rows@ rows the layout cannot be read: the screen shows
+.B "terminal too small:"
+with the size and the size needed, centred, in the longest wording that fits (down to a
+single cell), and the whole layout comes back when the terminal grows.
+Nothing is lost meanwhile: an answer goes on streaming into the transcript.
+Keys that would act unseen do nothing: text typed into the hidden prompt, and every key on
+a confirmation, which starts over (its pause before a key counts, see
+.BR CONFIRMATIONS )
+once it is on screen again.
+Without a confirmation, Esc, Ctrl\-C, Ctrl\-D on an empty prompt, Ctrl\-L and Ctrl\-Z
+still work.
+A terminal that reports no size at all (0x0) gets nothing drawn until it has one.
+.SH PERMISSIONS
 Every tool call gets one of three decisions:
 .B allow
 (it runs),
@@ -2008,6 +2082,12 @@ The JSON Schema of the headless events (see
 installed beside the man page
 .RI ( schema/ " in a checkout)."
 .TP
+.I $XDG_STATE_HOME/dashfloat/copy.txt
+What the last
+.B /copy
+copied (see
+.BR "OVER SSH" ).
+.TP
 .I $XDG_STATE_HOME/dashfloat/dashfloat.log
 The log.
 Errors and tracebacks go here, never onto the screen; so do the permission decisions of a
@@ -2148,8 +2228,17 @@ Set by dashfloat for every command and hook it runs, to an id of that call
 The editor Ctrl\-G opens the prompt in (default
 .BR vi ).
 .TP
+.BR TMUX ", " STY
+Set by tmux and GNU screen: how
+.B /copy
+reaches the terminal's clipboard from inside them (see
+.BR "OVER SSH" ).
+.TP
 .BR XDG_CONFIG_HOME ", " XDG_STATE_HOME
-Where the user configuration, the history, the sessions and the log live.
+Where the user configuration, the history, the sessions, the log and the
+.B /copy
+file live; a state directory that cannot be written is said once (see
+.BR "OVER SSH" ).
 .SH EXIT STATUS
 .TP
 .B 0
@@ -2273,6 +2362,7 @@ def numbers() -> dict[str, str]:
         approvals,
         cli,
         context,
+        copyout,
         headless,
         history,
         journal,
@@ -2298,12 +2388,16 @@ def numbers() -> dict[str, str]:
         search,
     )
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.ui import app, confirmgate, keymap
+    from dashfloat.ui import app, confirmgate, keymap, toosmall
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
     return {
         "tick_ms": f"{app.TICK * 1000:g}",
+        "clipboard_max": f"{copyout.OSC52_MAX:,}",
+        "min_cols": str(toosmall.MIN_COLS),
+        "min_rows": str(toosmall.MIN_ROWS),
+        "clipboard_kib": str(copyout.OSC52_MAX * 3 // 4 // 1024),
         "connect_timeout": f"{default['connect_timeout']:g}",
         "read_timeout": f"{default['read_timeout']:g}",
         "exec_timeout": f"{default['exec_timeout']:g}",

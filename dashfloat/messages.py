@@ -63,6 +63,8 @@ STOPPED = "stopped"  # ("stopped", reason, detail)  the turn ended for a reason 
 #                      reason "budget": detail {"budget", "limit", "used", "why", "text"} (metering.Stop);
 #                      headless mode exits with its own status for it. Posted before the idle phase.
 LEAVE = "leave"  # ("leave",)                the user asked to quit (/quit): the front end leaves
+CLIPBOARD = "clipboard"  # ("clipboard", text)  /copy: put text on the terminal's clipboard (OSC 52,
+#                  dashfloat/copyout.py); only a front end with a terminal acts on it; never journaled
 SYSTEM = "system"  # ("system", level, text)   level: "info"|"warn"|"error", or "note" (dim: e.g. which
 #                    instruction files were loaded)
 COMPACTED = "compacted"  # ("compacted", {"reason", "how", "before", "after", "window", "text", "failed"})
@@ -118,6 +120,7 @@ AGENT_TO_UI = frozenset(
         METER,
         STOPPED,
         LEAVE,
+        CLIPBOARD,
         SYSTEM,
         COMPACTED,
         TOOL_CALL,

@@ -9,11 +9,19 @@ one happens).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+
+
+def describe(exc: OSError) -> str:
+    """An OSError for a person: what went wrong and on which path ("Read-only file system:
+    /home/me/.local/state/dashfloat")."""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return f"{why}: {exc.filename}" if exc.filename else why
 
 
 def ensure_dir(path: str | os.PathLike) -> list[str]:
@@ -33,8 +41,8 @@ def ensure_dir(path: str | os.PathLike) -> list[str]:
         try:
             os.mkdir(directory, DIR_MODE)  # umask only removes bits: never wider than 0700
         except FileExistsError:
-            if not os.path.isdir(directory):
-                raise
+            if not os.path.isdir(directory):  # a file where a directory must be
+                raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), directory) from None
     if not missing:
         note = tighten(path, DIR_MODE, os.stat(path))
         if note:

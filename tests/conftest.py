@@ -18,6 +18,17 @@ def _fresh_secrets():
     masking._registered = ()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_storage_notices():
+    """What could not be written is said once per process (dashfloat/storage.py): each test
+    starts with nothing said and no sink."""
+    from dashfloat import storage
+
+    storage.reset()
+    yield
+    storage.reset()
+
+
 @pytest.fixture
 def fake_server():
     """A started ScriptedServer (tests/fakeserver.py), stopped after the test."""

@@ -284,7 +284,8 @@ class OracleSession:
 
 # ---- randomised sessions ------------------------------------------------------------------
 
-SIZES = [(80, 24), (120, 40), (30, 8), (60, 6), (40, 12), (20, 5), (100, 30)]
+SIZES = [(80, 24), (120, 40), (30, 8), (60, 6), (40, 12), (20, 5), (100, 30),
+         (20, 6), (19, 6), (10, 3), (2, 2), (1, 1), (80, 1), (1, 24)]  # the last: the too-small notice
 KEYS = ["page up", "page down", "meta up", "meta down", "home", "end", "f1", "esc"]
 WORDS = ("the loader reads `config.toml` first **then** the environment and a value set "
          "wins over the file while *this* stays possible; supercalifragilisticexpialidocious").split()

@@ -20,7 +20,7 @@ import urwid
 
 from dashfloat import messages as M
 from dashfloat.history import History
-from dashfloat.ui import keymap, theme
+from dashfloat.ui import keymap, theme, toosmall
 from dashfloat.ui.bridge import Outbox
 from dashfloat.ui.confirmgate import PASSING, ConfirmGate
 from dashfloat.ui.confirming import Confirming
@@ -49,6 +49,10 @@ class DashLoop(urwid.MainLoop):
     after_draw = None  # called after every frame (arms a confirmation once it is visible)
 
     def draw_screen(self, *args, **kwargs):
+        if not self.screen_size:
+            self.screen_size = self.screen.get_cols_rows()
+        if min(self.screen_size) < 1:  # a terminal without a single cell: nothing can be shown
+            return
         super().draw_screen(*args, **kwargs)
         callback, self.after_first_frame = self.after_first_frame, None
         if callback is not None:
@@ -82,6 +86,13 @@ class Root(urwid.WidgetWrap):
         else:
             self._w = urwid.Overlay(widget, self.frame, "center", ("relative", 90), "middle", ("relative", 90),
                                     min_width=20, min_height=5)
+
+    def render(self, size, focus=False):
+        cols, rows = size
+        self.app.too_small = toosmall.too_small(cols, rows)
+        if self.app.too_small:  # the notice instead of a layout that cannot be read
+            return toosmall.canvas(cols, rows)
+        return super().render(size, focus)
 
     def keypress(self, size, key):
         try:
@@ -145,6 +156,7 @@ class App(Confirming):
         self.root = Root(self, self.frame)
         self.loop: urwid.MainLoop | None = None
         self._width = 80
+        self.too_small = False  # the last frame was the too-small notice (ui/toosmall.py)
 
     # ---- lifecycle --------------------------------------------------------------------
     def build_loop(self, screen: urwid.display.raw.Screen | None = None) -> urwid.MainLoop:
@@ -172,7 +184,7 @@ class App(Confirming):
         """The rows at the top that scroll together: the transcript (or the whole preview)
         as last laid out; 0 (no scrolling) before it was."""
         size = getattr(self.frame.body, "last_size", None)
-        return size[1] if size else 0
+        return size[1] if size and not self.too_small else 0
 
     def install_signal_handlers(self) -> dict:
         fd = self._sig_fd
@@ -299,6 +311,9 @@ class App(Confirming):
         if kind == M.LEAVE:
             self.quit()
             return False
+        if kind == M.CLIPBOARD:
+            self._to_clipboard(msg[1])
+            return False
         if kind == M.TOOL_CALL:
             self.model.tool_call(msg[1])
             return True
@@ -343,6 +358,20 @@ class App(Confirming):
         log.warning("UI ignored unknown message %r", kind)
         return False
 
+    def _to_clipboard(self, text: str) -> None:
+        """/copy's OSC 52 (dashfloat/copyout.py), written between frames by the screen's own
+        writer on this thread; a write that fails is logged (the entry names the file)."""
+        from dashfloat import copyout
+
+        sequence = copyout.osc52(text, os.environ)
+        if not sequence or self.loop is None:
+            return
+        try:
+            self.loop.screen.write(sequence)
+            self.loop.screen.flush()
+        except (OSError, ValueError):
+            log.warning("the OSC 52 sequence could not be written", exc_info=True)
+
     def replay(self, msgs: list[tuple]) -> None:
         """Draw a resumed session's transcript again from its journal's messages, through
         `apply`, as they came: only the state of the moment is left out (the phase, and a
@@ -377,7 +406,12 @@ class App(Confirming):
 
     def _after_draw(self) -> None:
         """Note when a pending confirmation's preview was first drawn (the gate's grace
-        starts then), and throw away keys typed before that: typeahead never decides."""
+        starts then), and throw away keys typed before that: typeahead never decides.
+        A frame that showed the too-small notice hid the preview: the question starts
+        over (nothing held; the grace counts from when it is on screen again)."""
+        if self.too_small:
+            self._hide_confirm()
+            return
         if self.confirm is not None and self.gate.shown_at is None:
             self.gate.shown(self.clock())
             try:
@@ -534,6 +568,8 @@ class App(Confirming):
         if isinstance(key, tuple):  # mouse events: not used
             return None
         at, alone = self._key_stamp()
+        if toosmall.too_small(*size):
+            return self._key_while_small(key, at, alone)
         if self._width != size[0]:
             self._width = size[0]
             self.prompt_box.cap = max(1, min(8, size[1] // 3))
@@ -564,6 +600,29 @@ class App(Confirming):
         finally:
             if not interrupt:
                 self._last_interrupt = False
+
+    def _hide_confirm(self) -> None:
+        """A pending question is not on screen (the too-small notice): it starts over, as if
+        not drawn yet: nothing held, and the grace counts from when it is back."""
+        if self.confirm is not None and (self.gate.shown_at is not None or self.gate.held is not None):
+            self.gate.open()
+            self._held_key = ""
+            self._sync_ready(self.clock())
+
+    def _key_while_small(self, key: str, at: float, alone: bool):
+        """The too-small notice is on screen: only keys that are safe unseen act (Ctrl-C,
+        Esc and Ctrl-D as their usual selves; Ctrl-L, Ctrl-Z). A question is not on screen,
+        so its gate decides nothing (confirmgate rule 1); typing goes nowhere."""
+        cmd = keymap.lookup(("global", "transcript", "prompt"), key)
+        if cmd not in ("interrupt", "cancel", "quit_if_empty", "redraw", "suspend"):
+            return None
+        if cmd == "quit_if_empty" and self.prompt.edit_text:
+            return None  # it would delete a character nobody can see
+        if self.confirm is not None and cmd not in ("redraw", "suspend"):
+            self._hide_confirm()  # also when the key came before the notice was drawn
+            return self._confirm_key(key, at, alone)
+        self.command(cmd)
+        return None
 
     def command(self, cmd: str, size=None):
         """Run a keymap command. Returns False when the key should go on to the editor."""
@@ -649,14 +708,16 @@ class App(Confirming):
             return
         from dashfloat import commands
 
-        if commands.parse(text) == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
+        parsed = commands.parse(text)
+        if parsed == ("quit", ""):  # at once, even while a turn runs (like Ctrl-D)
             self.prompt.replace("")
             self.quit()
+        known = commands.lookup(parsed[0]) if parsed is not None else None
         if not self._check_agent():
             self.notice = "the agent is down"
             self.update_status()
             return
-        if self.phase != "idle":
+        if self.phase != "idle" and not (known is not None and known.anytime):
             self.notice = "a turn is running: Esc cancels it"
             self.update_status()
             return

@@ -78,9 +78,6 @@ ATTRS: frozenset[str] = frozenset(
     }
 )
 
-# markdown-it silently drops content nested deeper than maxNesting (20 in the commonmark
-# preset). Deeper input hits Python's recursion limit first and falls back to plain text.
-_MAX_NESTING = 1000
 _HR_WIDTH = 40
 _CODE_INDENT = "  "
 _NESTED_LIST_INDENT = "  "
@@ -156,18 +153,11 @@ def _width(text: str) -> int:
 
 # --------------------------------------------------------------------------- parser
 
-_parser: MarkdownIt | None = None
-
-
 def _get_parser() -> MarkdownIt:
-    global _parser
-    if _parser is None:
-        from markdown_it import MarkdownIt
+    """The parser /copy shares (dashfloat/mdparse.py): its code blocks are these."""
+    from dashfloat.mdparse import parser
 
-        md = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
-        md.enable(["table", "strikethrough"])
-        _parser = md
-    return _parser
+    return parser()
 
 
 # --------------------------------------------------------------------------- code highlighting

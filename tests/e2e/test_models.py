@@ -47,11 +47,14 @@ def test_slash_commands_help_unknown_model_check_and_a_path_prompt(dash, server)
     """In the real program: /help lists the commands, an unknown /word is an error entry
     that reaches no model, /model refuses a name the endpoint does not list, a prompt that
     starts with a path is a prompt, and /permissions revoke out of range says so."""
+    from dashfloat import commands
+
     server.models = ["test-model", "other-model"]
-    t = dash()
+    t = dash(rows=60)  # the whole list on screen (it is longer than 24 rows)
     t.type("/help\r")
-    t.wait_flat("/permissions [revoke N]")
-    assert "/model [NAME]" in t.flat and "/mode [NAME]" in t.flat
+    t.wait_flat("a prompt that starts with a space is sent as it is.")  # its last line: all of it is drawn
+    for cmd in commands.COMMANDS:
+        assert commands.usage(cmd) in t.flat, commands.usage(cmd)
     t.type("/hepl\r")
     t.wait_flat("Unknown command /hepl; /help lists them. Did you mean /help?")
     t.type("/model other-modle\r")

@@ -53,7 +53,7 @@ def test_what_is_a_command(text, parsed):
 
 
 def test_the_table_is_complete_and_every_command_has_a_handler():
-    assert NAMES == ["help", "clear", "compact", "usage", "model", "mode", "permissions", "undo", "sessions", "quit"]
+    assert NAMES == ["help", "clear", "compact", "usage", "model", "mode", "permissions", "undo", "copy", "sessions", "quit"]
     for cmd in commands.COMMANDS:
         assert callable(getattr(Agent, f"_{cmd.name}_command")), cmd.name
         assert cmd.help.endswith(".") and cmd.help[0].isupper()
