@@ -642,7 +642,7 @@ class Agent:
         getattr(self, f"_{cmd.name}_command")(rest)
 
     def _help_command(self, rest: str) -> None:
-        self.post(M.system("info", commands.help_text()))
+        self.post(M.system("info", commands.help_text(rest)))
 
     def _model_command(self, name: str) -> None:
         if not name:

@@ -21,17 +21,20 @@ _WORD = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)(?=\s|$)")
 class Command:
     name: str  # without the slash
     args: str  # how its arguments are written, "" for none
-    help: str  # one sentence for /help, F1 and the man page
+    help: str  # one sentence for /help NAME, F1 and the man page
+    brief: str = ""  # a few words for the /help list (one row at 80 columns)
     anytime: bool = False  # also while a turn runs (it changes nothing the turn uses)
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("help", "", "List these commands."),
+    Command("help", "[NAME]", "List the commands, a line each; with NAME, tell that one in full.",
+            brief="list the commands; /help NAME tells one in full"),
     Command(
         "clear",
         "",
         "Start a fresh conversation in the same session: the model no longer sees the earlier "
         "messages; the journal, /undo and the permission rules go on.",
+        brief="a fresh conversation in the same session",
     ),
     Command(
         "compact",
@@ -39,6 +42,7 @@ COMMANDS: tuple[Command, ...] = (
         "Compact the conversation now: old tool outputs become stubs and everything before the "
         "latest turn is summarised by the model (FOCUS: what the summary must keep); the first "
         "request and the instructions stay as they are.",
+        brief="compact the conversation now",
     ),
     Command(
         "usage",
@@ -46,24 +50,28 @@ COMMANDS: tuple[Command, ...] = (
         "Show the tokens used since DashFloat started (input, cached, output, per request and "
         "for the last turn), their cost when the config has a price for the model, and the "
         "budgets with how much of each is used.",
+        brief="tokens, cost and budgets so far",
     ),
     Command(
         "model",
         "[NAME]",
         "Show the model and the endpoint's models; with NAME, switch to it (a name the "
         "endpoint's model list does not have is refused, with the closest ones).",
+        brief="show the model, or switch to NAME",
     ),
     Command(
         "mode",
         "[NAME]",
         "Show the permission mode; with NAME (ask, accept-edits, read-only, unrestricted), "
         "switch to it for the session.",
+        brief="show the permission mode, or switch to NAME",
     ),
     Command(
         "permissions",
         "[revoke N]",
         "List the permission rules by layer, session rules numbered; revoke N removes "
         "session rule N.",
+        brief="the permission rules; revoke a session rule",
     ),
     Command(
         "undo",
@@ -71,6 +79,7 @@ COMMANDS: tuple[Command, ...] = (
         "Put back the files DashFloat's own tools changed in the last turn that changed files "
         "(with N, the last N such turns): a file changed since is shown as a diff and asked "
         "about, never overwritten unasked. Changes made by commands are not covered.",
+        brief="put back the files of the last N turns",
     ),
     Command(
         "copy",
@@ -78,14 +87,16 @@ COMMANDS: tuple[Command, ...] = (
         "Copy the last answer, or its Nth code block (/copy list numbers them), to your "
         "clipboard (OSC 52, through ssh and tmux) and to $XDG_STATE_HOME/dashfloat/copy.txt.",
         anytime=True,
+        brief="copy the last answer, or its Nth code block",
     ),
     Command(
         "sessions",
         "",
         "List the sessions of this working directory, newest first, the current one marked "
         "(dashfloat --resume ID resumes one).",
+        brief="this directory's sessions",
     ),
-    Command("quit", "", "Leave DashFloat (also while a turn runs: it is stopped first)."),
+    Command("quit", "", "Leave DashFloat (also while a turn runs: it is stopped first).", brief="leave DashFloat"),
 )
 
 _BY_NAME = {c.name: c for c in COMMANDS}
@@ -172,14 +183,20 @@ def help_rows() -> list[tuple[str, str]]:
     return [(usage(c), c.help) for c in COMMANDS]
 
 
-def help_text() -> str:
-    """The /help entry: each command, then its help indented under it."""
-    lines = ["Commands (typed at the start of a prompt; anything else goes to the model):"]
-    for usage, text in help_rows():
-        lines.append(f"  {usage}")
-        lines.append(f"      {text}")
-    lines.append("Tab completes a command's name; F1 shows the keys; a prompt that starts with a space "
-                 "is sent as it is.")
+def help_text(name: str = "") -> str:
+    """The /help entry: a line per command (fits 80 columns); with `name`, that command in
+    full. An unknown name says so, with the list."""
+    if name:
+        cmd = lookup(name.strip().lstrip("/"))
+        if cmd is not None:
+            return f"{usage(cmd)}\n    {cmd.help}"
+    width = max(len(usage(c)) for c in COMMANDS)
+    lines = ([f"No command /{name.strip().lstrip('/')}."] if name else []) + [
+        "Commands (typed at the start of a prompt; anything else goes to the model):"]
+    for c in COMMANDS:
+        lines.append(f"  {usage(c):<{width}}  {c.brief}")
+    lines.append("/help NAME tells one in full; Tab completes a name; F1 shows the keys; a prompt "
+                 "that starts with a space is sent as it is.")
     return "\n".join(lines)
 
 

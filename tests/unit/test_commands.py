@@ -298,3 +298,18 @@ def test_permissions_with_an_unknown_argument_is_an_error():
     mark = len(out.seen)
     agent.send((M.PROMPT, "/permissions list"))
     assert entry(out, mark, "error").startswith("/permissions does not take 'list'")
+
+
+def test_help_is_a_line_per_command_within_80_columns_and_help_name_tells_one_in_full():
+    from dashfloat import commands as C
+
+    listing = C.help_text().split("\n")
+    rows = listing[1:-1]
+    assert len(rows) == len(C.COMMANDS), "one row per command"
+    assert all(len("  " + row) <= 80 for row in rows), "an entry's rows fit 80 columns with its indent"
+    assert len(listing) <= 20, "the list fits a 24-row screen with the status bar and the prompt"
+    full = C.help_text("copy")
+    assert full.startswith("/copy [N]\n") and C.lookup("copy").help in full
+    assert C.help_text("/undo").startswith("/undo [N]")
+    unknown = C.help_text("nope").split("\n")
+    assert unknown[0] == "No command /nope." and unknown[1:] == listing
