@@ -7,7 +7,9 @@ frame as a short one.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import re
 
 import urwid
 from urwid import text_layout
@@ -122,53 +124,199 @@ def line_rows(line: Line, width: int) -> list:
     widget and a canvas per line (the transcript lays out a line whenever it changes,
     the streaming one every frame). urwid's own layout decides the wrapping; anything
     but plain text segments in its layout (tabs) falls back to the widget."""
+    return long_line_rows(line, width)[0]
+
+
+LONG_LINE = 2000  # characters: a longer line is laid out piece by piece (long_line_rows)
+LAYOUT_PIECE = 4096  # characters laid out by urwid at once in a long line
+
+
+class LineLayout:
+    """What long_line_rows keeps of a long line's layout, to lay it out again from its
+    last rows when the line grows (an answer streaming into one long paragraph)."""
+
+    __slots__ = ("width", "indent", "hang", "bounds", "text", "layout", "rows")
+
+    def __init__(self, width, indent, hang, bounds, text, layout, rows):
+        self.width, self.indent, self.hang, self.bounds = width, indent, hang, bounds
+        self.text, self.layout, self.rows = text, layout, rows
+
+
+def _row_start(row) -> int:
+    part = row[0]
+    return part[1]
+
+
+def _layout_text(text: str, inner: int, start: int = 0, done: list | None = None) -> list:
+    """urwid's layout rows of `text` (absolute offsets), `inner` columns, space wrap.
+
+    A long text is laid out LAYOUT_PIECE characters at a time: of a piece's rows all but
+    the last two are final (greedy wrapping from a row start does not depend on what
+    came before; only the last rows can change with the text after them), and the next
+    piece starts at the second last one. `done` are rows kept from an earlier layout of
+    a prefix of `text`, `start` the offset of the row to lay out from (the first row
+    not in `done`): the rows of a text that grew are its old rows but the last two plus
+    the new ones, at a cost that depends on the new text only."""
+    def layout(t, width, _align, _wrap):
+        if _UNCLEAN_ASCII.search(t) is None:
+            return _ascii_layout(t, width)
+        return text_layout.default_layout.layout(t, width, "left", "space")
+
+    out = list(done or ())
+    n = len(text)
+    piece = max(LAYOUT_PIECE, inner * 8)
+    while True:
+        end = start + piece
+        if end >= n:
+            rows = layout(text[start:], inner, "left", "space")
+            out.extend(_shift(row, start) for row in rows)
+            return out
+        rows = layout(text[start:end], inner, "left", "space")
+        if len(rows) < 3:
+            piece *= 2  # a piece that is one or two rows (blanks): take more at once
+            continue
+        out.extend(_shift(row, start) for row in rows[:-2])
+        start += _row_start(rows[-2])
+
+
+_UNCLEAN_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _ascii_layout(text: str, width: int) -> list:
+    """urwid's StandardTextLayout "space" wrap of printable ASCII text without newlines
+    (one column per character), row by row instead of character by character: the same
+    rows (tests/widget check it against urwid on random text), a hundred times faster on
+    a long line."""
+    segments: list = []
+    n = len(text)
+    idx = 0
+    while idx <= n:
+        if n - idx <= width:
+            segments.append([(n - idx, idx, n), (0, n)] if n > idx else [(0, n)])
+            idx = n + 1
+            continue
+        pos = idx + width
+        if text[pos] == " ":
+            segments.append([(width, idx, pos), (0, pos)])
+            idx = pos + 1
+            continue
+        prev = text.rfind(" ", idx, pos)
+        if prev >= 0:
+            cols = prev - idx
+            segments.append([(cols, idx, prev), (0, prev)] if cols else [(0, prev)])
+            idx = prev + 1
+            continue
+        if segments:  # urwid joins a word broken anyway to the row before it, when it can
+            last = segments[-1]
+            if len(last) == 2 or (len(last) == 1 and len(last[0]) == 2):
+                if len(last) == 1:
+                    ((h_sc, h_off),) = last
+                    p_sc, p_off = 0, h_off
+                else:
+                    (p_sc, p_off, _p_end), (h_sc, h_off) = last
+                jpos = min(p_off + width, n)
+                if p_sc < width and h_sc == 0 and text[h_off] == " " and jpos > h_off:
+                    del segments[-1]
+                    segments.append([(jpos - p_off, p_off, jpos)])
+                    idx = jpos
+                    if idx < n and text[idx] == " ":
+                        segments[-1].append((0, idx))
+                        idx += 1
+                    continue
+        segments.append([(width, idx, pos)])
+        idx = pos
+    return segments
+
+
+def _shift(row, by: int):
+    if not by:
+        return row
+    return [(p[0], p[1] + by, p[2] + by) if len(p) == 3 else (p[0], p[1] + by) for p in row]
+
+
+def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tuple[list, LineLayout | None]:
+    """line_rows, and for a line longer than LONG_LINE the LineLayout that lets the next
+    call lay out only what changed: given `prev` (the same line before it grew, at this
+    width), rows that cannot change are reused."""
     indent, hang, line = _split_hang(line, width)
     if hang is not None:
-        return _hang_rows(line_rows([("", " " * indent), *line] if line else line, width), indent, hang)
+        rows, state = long_line_rows([("", " " * indent), *line] if line else line, width, prev)
+        return _hang_rows(rows, indent, hang), state
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
     text = "".join(t for _a, t in segs)
     if "\t" in text or not _UTF8 or inner < 2:
-        return _widget_rows(indent, line, width)
+        return _widget_rows(indent, line, width), None
     pad = [(None, None, b" " * (width - inner))] if width > inner else []
     if not text:
-        return [pad + [(None, None, b" " * inner)]]
-    if text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
-        rows = [[(0, 0, len(text))]]
-    else:
-        rows = text_layout.default_layout.layout(text, inner, "left", "space")
+        return [pad + [(None, None, b" " * inner)]], None
     bounds, pos = [], 0  # (start, end, attr) of every segment in `text`
     for a, t in segs:
         bounds.append((pos, pos + len(t), a))
         pos += len(t)
-    out = []
-    for row in rows:
-        runs: list = []
-        used = 0
-        for part in row:
-            if len(part) == 2:
-                if part[0]:
-                    return _widget_rows(indent, line, width)
-                continue
-            if len(part) != 3 or not isinstance(part[2], int):
-                return _widget_rows(indent, line, width)
-            cols, start, end = part
-            used += cols if cols else calc_width(text, start, end)
-            for b0, b1, a in bounds:
-                if b1 <= start or b0 >= end:
-                    continue
-                chunk = text[max(b0, start) : min(b1, end)].encode()
-                if runs and runs[-1][0] == a:
-                    runs[-1] = (a, None, runs[-1][2] + chunk)
-                else:
-                    runs.append((a, None, chunk))
-        if used < inner:
-            if runs and runs[-1][0] is None:
-                runs[-1] = (None, None, runs[-1][2] + b" " * (inner - used))
-            else:
-                runs.append((None, None, b" " * (inner - used)))
+    long = len(text) > LONG_LINE
+    keep = 0  # rows of prev that stay
+    if long and prev is not None and prev.width == width and prev.indent == indent and len(prev.layout) > 2 \
+            and text.startswith(prev.text) and _bounds_extend(prev.bounds, bounds):
+        keep = len(prev.layout) - 2
+        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout[:keep])
+    elif long:
+        layout = _layout_text(text, inner)
+    elif text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
+        layout = [[(0, 0, len(text))]]
+    else:
+        layout = text_layout.default_layout.layout(text, inner, "left", "space")
+    out = prev.rows[:keep] if keep else []
+    starts = [b[0] for b in bounds]
+    for row in layout[keep:]:
+        runs = _row_runs(row, text, bounds, starts, inner)
+        if runs is None:
+            return _widget_rows(indent, line, width), None
         out.append(pad + runs)
-    return out
+    state = LineLayout(width, indent, None, bounds, text, layout, out) if long else None
+    return out, state
+
+
+def _bounds_extend(old: list, new: list) -> bool:
+    """Whether segments `new` are segments `old` with text added to the last one, or
+    after it (the same attributes where the old text was)."""
+    if len(new) < len(old):
+        return False
+    k = len(old) - 1
+    return old[:k] == new[:k] and old[k][0] == new[k][0] and old[k][2] == new[k][2] and new[k][1] >= old[k][1]
+
+
+def _row_runs(row, text: str, bounds: list, starts: list, inner: int):
+    """The (attr, None, bytes) runs of one layout row, padded to `inner` columns; None
+    for a layout part line_rows does not handle (the widget does)."""
+    runs: list = []
+    used = 0
+    for part in row:
+        if len(part) == 2:
+            if part[0]:
+                return None
+            continue
+        if len(part) != 3 or not isinstance(part[2], int):
+            return None
+        cols, start, end = part
+        used += cols if cols else calc_width(text, start, end)
+        k = max(0, bisect.bisect_right(starts, start) - 1)
+        while k < len(bounds) and bounds[k][0] < end:
+            b0, b1, a = bounds[k]
+            k += 1
+            if b1 <= start:
+                continue
+            chunk = text[max(b0, start) : min(b1, end)].encode()
+            if runs and runs[-1][0] == a:
+                runs[-1] = (a, None, runs[-1][2] + chunk)
+            else:
+                runs.append((a, None, chunk))
+    if used < inner:
+        if runs and runs[-1][0] is None:
+            runs[-1] = (None, None, runs[-1][2] + b" " * (inner - used))
+        else:
+            runs.append((None, None, b" " * (inner - used)))
+    return runs
 
 
 def _widget_rows(indent: int, line: Line, width: int) -> list:
@@ -254,15 +402,18 @@ class TranscriptPane(urwid.Widget):
 
     def set_line(self, i: int, line: Line) -> None:
         self.lines[i] = line
-        self._cache[i] = None
+        old = self._cache[i]
+        # a long line's layout is kept as a hint: when the line only grew, its rows are
+        # laid out again from its last two (long_line_rows), not from its start
+        self._cache[i] = (None, None, old[2]) if old is not None and old[2] is not None else None
         self._invalidate()
 
     def _rows(self, i: int, width: int) -> list:
         cached = self._cache[i]
         if cached is not None and cached[0] == width:
             return cached[1]
-        rows = line_rows(self.lines[i], width)
-        self._cache[i] = (width, rows)
+        rows, state = long_line_rows(self.lines[i], width, cached[2] if cached is not None else None)
+        self._cache[i] = (width, rows, state)
         return rows
 
     # ---- drawing ----------------------------------------------------------------------
