@@ -296,7 +296,7 @@ def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print) -> 
     finally:
         if own:
             server.stop()
-    head = ["answer (median of %d)" % runs, *[c[1] for c in COLUMNS]]
+    head = [f"answer (median of {runs})", *[c[1] for c in COLUMNS]]
     rows = [head]
     over = 0
     for case in cases:
