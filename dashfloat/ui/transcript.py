@@ -19,6 +19,7 @@ from dashfloat.ui.theme import Glyphs
 Line = list[tuple[str, str]]
 
 INDENT = "  "
+_BLANK: Line = []  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 32 << 10  # characters: a block still open past this is shown line by line, plain
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
@@ -29,6 +30,10 @@ class Entry:
 
     kind: str = "entry"
     version: int = 0  # bumps on every change; the view re-draws entries whose version moved
+    # (start, count): lines()[start:start + count] are the very objects the call before
+    # returned at those positions (a long answer's finished lines): the view need not
+    # compare them
+    kept: tuple = (0, 0)
 
     def lines(self, glyphs: Glyphs, show_reasoning: bool) -> list[Line]:
         raise NotImplementedError
@@ -100,6 +105,8 @@ class AssistantEntry(Entry):
     _big_lines: list = field(default_factory=list)
     _big_pos: int = 0  # offset of the first source line not in _big_lines
     _big_partial: tuple = (0, "")  # (source length, visible text) of the unfinished line
+    _kept_done: tuple = (0, 0)  # (lines above the body, finished lines) at the last lines()
+    _stable: int = 0  # leading lines of the body that only grow (finished blocks, big lines)
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
@@ -134,6 +141,7 @@ class AssistantEntry(Entry):
         (the same list objects every call, so the view skips them by identity); the tail
         is rendered again only when what it shows grew."""
         self._complete_blocks(glyphs)
+        self._stable = len(self._done_lines)
         if self._big:
             return self._big_view(glyphs)
         shown = self._shown_tail()
@@ -143,7 +151,7 @@ class AssistantEntry(Entry):
             self._render_tail(shown, glyphs)
         if not self._done_lines:
             return self._tail_lines
-        return [*self._done_lines, [], *self._tail_lines]
+        return [*self._done_lines, _BLANK, *self._tail_lines]
 
     def _complete_blocks(self, glyphs: Glyphs) -> None:
         """Render the blocks completed since the last call into _done_lines; a block
@@ -193,7 +201,7 @@ class AssistantEntry(Entry):
             return
         block_lines = markdown.render(text[done:upto], ascii=self.ascii)
         if block_lines and self._done_lines:
-            self._done_lines.append([])
+            self._done_lines.append(_BLANK)
         for line in block_lines:
             self._done_lines.append(self._decorate(line, glyphs))
         self._done_upto = upto
@@ -225,7 +233,7 @@ class AssistantEntry(Entry):
         """The lines of complete source lines `src` (each ends with a newline)."""
         if self._big == "fence":
             return markdown.code_lines(src, "")
-        return [[("", visible(line.removesuffix("\r")))] for line in src[:-1].split("\n")]
+        return [[("", line)] for line in visible(src[:-1].replace("\r\n", "\n")).split("\n")]
 
     def _big_advance(self, glyphs: Glyphs) -> None:
         """Take the complete lines that arrived into the big block; finish it at its end
@@ -261,7 +269,7 @@ class AssistantEntry(Entry):
                 self._big_add(self._big_source(rest + "\n"), glyphs)
             end = len(text)
         if self._done_lines and self._big_lines:
-            self._done_lines.append([])
+            self._done_lines.append(_BLANK)
         self._done_lines.extend(self._big_lines)
         self._done_upto = end
         self._big, self._big_lines, self._big_partial = "", [], (0, "")
@@ -282,8 +290,10 @@ class AssistantEntry(Entry):
             body = markdown.code_lines(shown + "\n", "") if self._big == "fence" else [[("", shown)]]
             partial = [self._decorate(line, glyphs, first=first) for line in body]
         if not self._done_lines:
+            self._stable = len(lines)
             return [*lines, *partial]
-        return [*self._done_lines, [], *lines, *partial]
+        self._stable = len(self._done_lines) + 1 + len(lines)
+        return [*self._done_lines, _BLANK, *lines, *partial]
 
     def _shown_tail(self) -> str:
         """What of the unfinished tail to show: stable_prefix's part (all of it once the
@@ -347,7 +357,14 @@ class AssistantEntry(Entry):
 
     def lines(self, glyphs, show_reasoning):
         out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
+        before = self._kept_done
         body = self._markdown_lines(glyphs)
+        # the finished lines of the call before (those of a big block in progress too)
+        # are still there, the same objects, at the same place when the reasoning above
+        # them kept its length: they only ever grow
+        n = self._stable
+        self.kept = (len(out), min(before[1], n)) if before[0] == len(out) else (0, 0)
+        self._kept_done = (len(out), n)
         out.extend(body)
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])

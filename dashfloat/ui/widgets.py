@@ -528,6 +528,7 @@ class TranscriptView:
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
         self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
+        self._last_entry_lines: list | None = None  # what the last entry.lines() gave
 
     @property
     def following(self) -> bool:
@@ -565,7 +566,7 @@ class TranscriptView:
         return changed
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
-        lines = entry.lines(self.glyphs, self.show_reasoning)
+        lines = self._last_entry_lines = entry.lines(self.glyphs, self.show_reasoning)
         if lines and not first:
             lines = [[]] + lines  # one blank row between entries
         return lines
@@ -586,7 +587,11 @@ class TranscriptView:
         old = self._lines[i]
         start = self._starts[i]
         common = min(len(old), len(new))
-        for j in range(common):
+        k0, kn = entry.kept
+        k0 += len(new) - len(entry_lines) if (entry_lines := self._last_entry_lines) is not None else 0
+        if not (kn and k0 + kn <= common and old[k0] is new[k0] and old[k0 + kn - 1] is new[k0 + kn - 1]):
+            k0 = kn = 0  # no usable hint: compare them all
+        for j in (*range(k0), *range(k0 + kn, common)) if kn else range(common):
             if old[j] is not new[j] and old[j] != new[j]:
                 self.pane.set_line(start + j, new[j])
         delta = len(new) - len(old)

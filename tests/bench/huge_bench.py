@@ -89,12 +89,14 @@ def pieces_of(text: str, size: int = PIECE) -> list[str]:
 
 
 class HugeSession:
-    def __init__(self, server, size=SIZE):
+    def __init__(self, server, size=SIZE, profile: Path | None = None):
         self.tmp = tempfile.TemporaryDirectory(prefix="dashfloat-huge-")
         env = clean_env(Path(self.tmp.name))
         self.server = server
-        self.t = BenchTerm([dashfloat_bin(), "--base-url", server.url, "--model", "bench-model"],
-                           env, cols=size[0], rows=size[1])
+        args = ["--base-url", server.url, "--model", "bench-model"]
+        argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "dashfloat", *args] \
+            if profile is not None else [dashfloat_bin(), *args]
+        self.t = BenchTerm(argv, env, cols=size[0], rows=size[1])
         self.pid = self.t.pid
 
     def start(self) -> float:
@@ -158,10 +160,10 @@ def on_screen(marker: str):
     return lambda s: marker in s.text
 
 
-def case_dashfloat(server, case: str, mb: float) -> dict:
+def case_dashfloat(server, case: str, mb: float, profile: Path | None = None) -> dict:
     text = answer(case, mb)
     pieces = pieces_of(text)
-    s = HugeSession(server)
+    s = HugeSession(server, profile=profile)
     r: dict = {}
     try:
         r["rss_rest"] = s.start()
