@@ -50,7 +50,7 @@ def test_the_final_lines_do_not_depend_on_how_the_answer_arrived(seed):
     assert len(text) > 3 * T.BIG_BLOCK
     rng = random.Random(seed)
     cuts = sorted(rng.sample(range(1, len(text)), 40))
-    small = sorted(rng.sample(range(1, len(text)), 400))
+    small = sorted(rng.sample(range(1, len(text)), 150))
     whole = stream(text, [])
     assert _texts(stream(text, cuts)) == _texts(whole)
     assert _texts(stream(text, small)) == _texts(whole)
@@ -105,15 +105,15 @@ def test_a_frame_costs_what_arrived(kind):
     times = []
     for i in range(0, len(text), 10_000):
         model.token(text[i : i + 10_000])
-        t0 = time.perf_counter()
+        t0 = time.process_time()  # CPU time: what this process did, whatever the load
         view.sync(model.entries, model.touched)
         view.pane.render((120, 37))
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     model.end_assistant("done")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     view.sync(model.entries, model.touched)
     canvas = view.pane.render((120, 37))
-    last = time.perf_counter() - t0
+    last = time.process_time() - t0
     shown = b"".join(b"".join(r for _a, _c, r in row) for row in canvas.content())
     assert b"Hq7HugeDone" in shown
     early = statistics.median(times[5:15])
