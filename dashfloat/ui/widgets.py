@@ -8,6 +8,7 @@ frame as a short one.
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
 import re
 
@@ -382,10 +383,13 @@ class TranscriptPane(urwid.Widget):
     _sizing = frozenset([urwid.Sizing.BOX])
     _selectable = False
 
+    CACHE_LINES = 2048  # lines whose rows are kept; the oldest laid out are dropped beyond
+
     def __init__(self):
         super().__init__()
         self.lines: list[Line] = []
-        self._cache: list = []  # per line: (width, rows) or None
+        self._cache: list = []  # per line: (width, rows, LineLayout or None) or None
+        self._cached: collections.deque = collections.deque()  # line indexes, as laid out
         self.following = True
         self.anchor = (0, 0)  # top (line, row) while not following
         self.last_size: tuple[int, int] = (80, 20)
@@ -414,6 +418,14 @@ class TranscriptPane(urwid.Widget):
             return cached[1]
         rows, state = long_line_rows(self.lines[i], width, cached[2] if cached is not None else None)
         self._cache[i] = (width, rows, state)
+        self._cached.append(i)
+        if len(self._cached) > self.CACHE_LINES:
+            # memory follows what is kept (markup), not what was ever shown: rows of a
+            # line scrolled far away are laid out again if it comes back (an index that
+            # moved since only drops another line's rows: they are laid out again too)
+            j = self._cached.popleft()
+            if j < len(self._cache) and j != i:
+                self._cache[j] = None
         return rows
 
     # ---- drawing ----------------------------------------------------------------------

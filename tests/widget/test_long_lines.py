@@ -81,3 +81,21 @@ def test_the_pane_keeps_a_long_lines_layout_when_it_grows():
     assert time.perf_counter() - t0 < 0.05
     last = b"".join(r for _a, _c, r in list(canvas.content())[-1])
     assert b"more words" in last
+
+
+def test_the_pane_keeps_the_rows_of_a_bounded_number_of_lines(monkeypatch):
+    """Scrolling through a long transcript lays out every line on the way, but the rows
+    kept stay bounded (the markup of every line is what the transcript keeps)."""
+    monkeypatch.setattr(W.TranscriptPane, "CACHE_LINES", 100)
+    pane = W.TranscriptPane()
+    pane.replace(0, 0, [[("", f"line {i}")] for i in range(2000)])
+    pane.render((40, 20))
+    pane.to_top()
+    first = pane.render((40, 20))
+    for _ in range(150):
+        pane.scroll_rows(19)
+        pane.render((40, 20))
+    assert sum(c is not None for c in pane._cache) <= 100
+    pane.to_top()
+    again = pane.render((40, 20))
+    assert list(again.content()) == list(first.content())  # laid out again, the same
