@@ -14,6 +14,8 @@ For each, in one dashfloat process in a pty (pyte reads the screen):
   Esc             the same answer again, trickled at 4,000 deltas/s: echo probes for 3 s,
                   then Esc; time from Esc to the idle status
   RSS after       VmRSS after the first answer (and peak VmHWM at the end)
+and an answer over the 4 MiB cap (4.5 MB on one line): Enter -> the error entry, echo
+meanwhile, RSS after and peak (goal: peak <= 100 MiB),
 and the floor client (tests/bench/floor_client.py: http.client, each delta written to the
 tty) on the same answer: the marker in its output after the last byte, its VmRSS after.
 
@@ -214,6 +216,31 @@ def case_dashfloat(server, case: str, mb: float, profile: Path | None = None) ->
     return r
 
 
+def case_cap(server) -> dict:
+    """An answer over the 4 MiB cap (4.5 MB on one line, as fast as the server can): the
+    error entry after the last byte the client read (the server's last chunk is cut off
+    by the client: timed from Enter), echo meanwhile, RSS at the cap."""
+    s = HugeSession(server)
+    r: dict = {}
+    try:
+        r["rss_rest"] = s.start()
+        server.push(sse_reply(pieces_of("q" * 4_500_000, 4096), model="bench-model"))
+        t_enter = s.enter("More than the cap.")
+        echoes, t_done = s.probe_until(lambda t: "exceeded 4 MiB" in t.flat)
+        r["cap_enter_to_error"] = t_done - t_enter
+        r["cap_echo_max"] = max(echoes) if echoes else None
+        s.t.wait_screen(lambda x: x.status_has("idle"), 60, "idle after the cap")
+        s.t.quiet(0.5)
+        r["cap_rss_after"] = vm_kib(s.pid, "VmRSS") / 1024
+        r["cap_rss_peak"] = vm_kib(s.pid, "VmHWM") / 1024
+    except BaseException:
+        s.t.close()
+        s.tmp.cleanup()
+        raise
+    s.close()
+    return r
+
+
 def case_floor(server, case: str, mb: float) -> dict:
     text = answer(case, mb)
     server.push(sse_reply(pieces_of(text), model="bench-model"))
@@ -249,6 +276,39 @@ def case_floor(server, case: str, mb: float) -> dict:
             "floor_enter_to_complete": t_done - t_start, "floor_rss_after": rss}
 
 
+def floor_stream_cpu(server) -> dict:
+    """The floor client on the main bench's paced stream (2,000 tokens at 200 tokens/s,
+    one SSE event each): its CPU from exec to the end of the answer, start-up included
+    (the figure DashFloat's "200 tok/s: CPU of the stream" is held against), and its
+    start-up alone (exec to its request)."""
+    from benchlib import MARKER, ProcSample, answer_pieces
+
+    pacer = Pacer(server, answer_pieces(2000), 200.0, model="bench-model")
+    server.push(pacer.reply)
+    pacer.start()
+    n = len(server.requests)
+    with tempfile.TemporaryDirectory(prefix="dashfloat-floor-") as tmp:
+        t = BenchTerm([sys.executable, str(HERE / "floor_client.py"), server.url, "bench-model", "Explain."],
+                      clean_env(Path(tmp)), cols=SIZE[0], rows=SIZE[1])
+        try:
+            server.wait_requests(n + 1, timeout=30)
+            start_cpu = ProcSample.take(t.pid).cpu
+            deadline = time.monotonic() + 60
+            while MARKER.encode() not in t.raw and b"[floor: done]" not in t.raw:
+                t.read(0.05)
+                if t.eof or time.monotonic() > deadline:
+                    raise MeasureError("the floor client never finished the paced stream")
+            while b"[floor: done]" not in t.raw[-64:]:
+                t.read(0.05)
+            cpu = ProcSample.take(t.pid).cpu
+            t.send("\r")
+            t.wait_exit(10)
+        finally:
+            pacer.stop()
+            t.close()
+    return {"floor_stream_cpu": cpu - start_cpu, "floor_startup_cpu": start_cpu}
+
+
 # ---- the table ---------------------------------------------------------------------------
 
 COLUMNS = [
@@ -278,7 +338,8 @@ def _fmt(fmt: str, v) -> str:
     return fmt.format(v)
 
 
-def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print) -> tuple[list, int]:
+def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print,
+        extra=("cap", "floor_stream")) -> tuple[list, int]:
     """(rows of the table, figures over their goal)."""
     from tests.fakeserver import ScriptedServer
 
@@ -295,9 +356,19 @@ def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print) -> 
                 results[case].append(r)
                 log(f"  {case} #{i + 1} ({time.monotonic() - t0:.0f} s): " + ", ".join(
                     f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()))
+        cap = [case_cap(server) for _ in range(runs)] if "cap" in extra else []
+        floor = [floor_stream_cpu(server) for _ in range(runs)] if "floor_stream" in extra else []
     finally:
         if own:
             server.stop()
+    for r in cap:
+        log("  4 MiB cap: " + ", ".join(f"{k}={v:.3f}" for k, v in r.items() if v is not None))
+    if floor:
+        fc = statistics.median(r["floor_stream_cpu"] for r in floor)
+        fs = statistics.median(r["floor_startup_cpu"] for r in floor)
+        log(f"  floor client, the 200 tok/s stream of the main bench: CPU {fc:.3f} s from its request "
+            f"to the end (start-up before it {fs:.3f} s); DashFloat's figure is the main table's "
+            f"'200 tok/s: CPU of the stream' (goal <= 1.1 x {fc:.3f} = {1.1 * fc:.3f} s)")
     head = [f"answer (median of {runs})", *[c[1] for c in COLUMNS]]
     rows = [head]
     over = 0
@@ -312,6 +383,18 @@ def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print) -> 
                 cell += " OVER"
                 over += 1
             cells.append(cell)
+        rows.append(cells)
+    if cap:
+        def med(key):
+            vals = [r[key] for r in cap if r.get(key) is not None]
+            return statistics.median(vals) if vals else None
+
+        cells = ["4.5 MB, cut at the 4 MiB cap", _fmt("{:.2f}", med("cap_enter_to_error")), "-", "-",
+                 _fmt("ms", med("cap_echo_max")), "-", "-", _fmt("{:.1f}", med("rss_rest")),
+                 _fmt("{:.1f}", med("cap_rss_after")), _fmt("{:.1f}", med("cap_rss_peak")), "-", "-"]
+        if med("cap_rss_peak") is not None and med("cap_rss_peak") > 100:
+            cells[9] += " OVER"
+            over += 1
         rows.append(cells)
     return rows, over
 
