@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import collections.abc
 import functools
 import re
 
@@ -242,6 +243,8 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
     indent, hang, line = _split_hang(line, width)
     if hang is not None:
         rows, state = long_line_rows([("", " " * indent), *line] if line else line, width, prev)
+        if isinstance(rows, LazyRows):
+            return rows.hung(indent, hang), state
         return _hang_rows(rows, indent, hang), state
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
@@ -267,15 +270,61 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
         layout = [[(0, 0, len(text))]]
     else:
         layout = text_layout.default_layout.layout(text, inner, "left", "space")
-    out = prev.rows[:keep] if keep else []
     starts = [b[0] for b in bounds]
-    for row in layout[keep:]:
+    if long:  # rows made when a frame shows them: a megabyte line is 8,000 rows or more
+        out = LazyRows(layout, text, bounds, starts, inner, pad, prev.rows if keep else None, keep)
+        return out, LineLayout(width, indent, None, bounds, text, layout, out)
+    out = []
+    for row in layout:
         runs = _row_runs(row, text, bounds, starts, inner)
         if runs is None:
             return _widget_rows(indent, line, width), None
         out.append(pad + runs)
-    state = LineLayout(width, indent, None, bounds, text, layout, out) if long else None
-    return out, state
+    return out, None
+
+
+class LazyRows(collections.abc.Sequence):
+    """The rows of a long line, each made from its layout row when first asked for (a
+    frame asks for the rows on screen only); those of `prev` below `keep` are reused."""
+
+    __slots__ = ("_layout", "_text", "_bounds", "_starts", "_inner", "_pad", "_made", "_hang")
+
+    def __init__(self, layout, text, bounds, starts, inner, pad, prev=None, keep=0, hang=None):
+        self._layout, self._text, self._bounds, self._starts = layout, text, bounds, starts
+        self._inner, self._pad, self._hang = inner, pad, hang
+        self._made: dict = {}
+        if prev is not None:
+            self._made = {k: v for k, v in prev._made.items() if k < keep}
+
+    def hung(self, indent: int, hang: tuple) -> LazyRows:
+        """The same rows with a hanging prefix (_hang_rows), made on demand too."""
+        out = LazyRows(self._layout, self._text, self._bounds, self._starts, self._inner, self._pad,
+                       hang=(indent, hang))
+        out._made = self._made  # the rows without the prefix are shared
+        return out
+
+    def __len__(self) -> int:
+        return len(self._layout)
+
+    def _row(self, k: int) -> list:
+        row = self._made.get(k)
+        if row is None:
+            runs = _row_runs(self._layout[k], self._text, self._bounds, self._starts, self._inner)
+            if runs is None:  # a layout part line_rows leaves to urwid: the widget's row
+                runs = list(urwid.Text(self._text).render((self._inner,)).content())[k]
+            row = self._made[k] = self._pad + runs
+        if self._hang is not None and (k == 0 or self._hang[1][0] in REPEATED):
+            row = _hang_rows([row], *self._hang)[0]
+        return row
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self._row(i) for i in range(*k.indices(len(self._layout)))]
+        if k < 0:
+            k += len(self._layout)
+        if not 0 <= k < len(self._layout):
+            raise IndexError(k)
+        return self._row(k)
 
 
 def _bounds_extend(old: list, new: list) -> bool:
@@ -447,25 +496,28 @@ class TranscriptPane(urwid.Widget):
             chunks.append(rows)
             n += len(rows)
             i -= 1
-        out = [row for rows in reversed(chunks) for row in rows]
         extra = max(0, n - maxrow)
+        out: list = []
+        for k, rows in enumerate(reversed(chunks)):
+            out.extend(rows[extra:] if k == 0 and extra else rows)  # of a long line: its last rows
         self.anchor = (i + 1, extra)
-        return out[extra:]
+        return out
 
     def _from_anchor(self, maxcol: int, maxrow: int) -> list:
         line, skip = self.anchor
         line = min(max(0, line), len(self.lines) - 1)
-        skip = min(skip, len(self._rows(line, maxcol)) - 1)
-        out: list = []
-        i = line
-        while i < len(self.lines) and len(out) < maxrow + skip:
-            out.extend(self._rows(i, maxcol))
+        first = self._rows(line, maxcol)
+        skip = min(skip, len(first) - 1)
+        out: list = list(first[skip : skip + maxrow])  # of a long line: the rows on screen only
+        i = line + 1
+        while i < len(self.lines) and len(out) < maxrow:
+            out.extend(self._rows(i, maxcol)[: maxrow - len(out)])
             i += 1
-        if len(out) - skip < maxrow:  # the anchor is too close to the end: show the end
+        if len(out) < maxrow:  # the anchor is too close to the end: show the end
             self.following = True
             return self._from_bottom(maxcol, maxrow)
         self.anchor = (line, skip)
-        return out[skip : skip + maxrow]
+        return out
 
     # ---- scrolling --------------------------------------------------------------------
     def scroll_rows(self, delta: int) -> None:

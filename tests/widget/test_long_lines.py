@@ -99,3 +99,20 @@ def test_the_pane_keeps_the_rows_of_a_bounded_number_of_lines(monkeypatch):
     pane.to_top()
     again = pane.render((40, 20))
     assert list(again.content()) == list(first.content())  # laid out again, the same
+
+
+def test_a_long_lines_rows_are_made_only_when_shown():
+    """A megabyte on one line is 8,000 rows at 120 columns; a frame at its end makes the
+    rows on screen (and scrolling back makes those it shows), not all of them."""
+    pane = W.TranscriptPane()
+    text = "abcdefgh " * 120_000
+    pane.replace(0, 0, [[("", "  "), ("", text)]])
+    canvas = pane.render((120, 30))
+    rows = pane._cache[0][1]
+    assert isinstance(rows, W.LazyRows) and len(rows) > 9000
+    assert len(rows._made) <= 30
+    pane.scroll_rows(-5000)
+    again = pane.render((120, 30))
+    assert len(rows._made) <= 60
+    assert _runs(list(canvas.content())) == _runs(rows[-30:])
+    assert _runs(list(again.content())) == _runs(W.long_line_rows([("", "  "), ("", text)], 120)[0][-5030:-5000])
