@@ -117,6 +117,11 @@ class Session:
         cols, rows = size
         self.tmp = tempfile.TemporaryDirectory(prefix="dashfloat-bench-")
         env = clean_env(Path(self.tmp.name), **(env_extra or {}))
+        # a window the 50,000-line answer fits in: no compaction (issue 10) before the
+        # stream that follows it, whose request would take the scripted reply
+        conf = Path(self.tmp.name) / "config" / "dashfloat" / "config.toml"
+        conf.parent.mkdir(parents=True, exist_ok=True)
+        conf.write_text("context_window = 10000000\n")
         args = ["--base-url", server.url, "--model", "bench-model"]
         if profile is not None:
             argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "dashfloat", *args]
