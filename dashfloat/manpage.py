@@ -81,6 +81,9 @@ servers.
 You type a request at the prompt; the model's answer streams into the transcript above it,
 rendered from Markdown (headings, emphasis, lists, quotes, links, tables and fenced code
 with syntax highlighting).
+A block of an answer larger than @big_block@ (a megabyte on one line, a log of thousands of
+lines) is shown as its plain lines as they arrive, and code larger than @highlight_max@ is not
+highlighted: the screen keeps up with an answer of any size and keys answer at once.
 Reasoning that a model streams apart from its answer is shown dimmed and collapsed.
 .PP
 It speaks the OpenAI\-compatible chat\-completions protocol with server\-sent events, so it
@@ -2389,6 +2392,8 @@ def numbers() -> dict[str, str]:
     )
     from dashfloat.tools import exec as exec_tool
     from dashfloat.ui import app, confirmgate, keymap, toosmall
+    from dashfloat.ui import markdown as markdown_ui
+    from dashfloat.ui import transcript as transcript_ui
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
@@ -2429,6 +2434,8 @@ def numbers() -> dict[str, str]:
         "read_pool": str(agent.READ_POOL),
         "excerpt_lines": str(runner.EXCERPT_LINES),
         "lone_esc": f"{keymap.lone_esc_wait():g}",
+        "big_block": human_size(transcript_ui.BIG_BLOCK),
+        "highlight_max": human_size(markdown_ui.HIGHLIGHT_MAX),
         "hook_output": human_size(hooks.MAX_OUTPUT),
         "hook_note": human_size(hooks.MAX_NOTE),
         "mask_min": str(masking.MIN_LENGTH),

@@ -487,6 +487,7 @@ class ScriptedServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.served = 0  # responses written to the end
+        self.served_at: list[float] = []  # time.monotonic() when each was written to the end
         self.url = ""
 
     # -- lifecycle
@@ -563,6 +564,7 @@ class ScriptedServer:
     def _served(self) -> None:
         with self._cond:
             self.served += 1
+            self.served_at.append(time.monotonic())
             self._cond.notify_all()
 
     def wait_requests(self, n: int, timeout: float = 5.0) -> list[dict]:

@@ -318,6 +318,27 @@ def random_pieces(rnd: random.Random, n: int) -> list[str]:
     return out
 
 
+def huge_pieces(rnd: random.Random) -> list[str]:
+    """A piece of a huge answer (issue 16), 34-60 KB, over the transcript's BIG_BLOCK so it
+    is taken line by line, cut into 2-6 frames: one long line without blanks (base64), a
+    paragraph of words, many short lines, or lines of a code block (closed or not)."""
+    import base64
+
+    size = rnd.randint(34_000, 60_000)
+    kind = rnd.choice(["line", "words", "lines", "code"])
+    if kind == "line":
+        text = base64.b64encode(rnd.randbytes(size * 3 // 4)).decode()
+    elif kind == "words":
+        text = " ".join(rnd.choice(WORDS) for _ in range(size // 6))
+    elif kind == "lines":
+        text = "".join(f"{i} {rnd.choice(WORDS)}\n" for i in range(size // 12))
+    else:
+        text = "```python\n" + "".join(f"x_{i} = f({i})  # {rnd.choice(WORDS)}\n" for i in range(size // 30))
+        text += rnd.choice(["```\n\n", ""])
+    cuts = sorted(rnd.sample(range(1, len(text)), rnd.randint(1, 5)))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
 def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
     """A session of `steps` random actions, every frame checked against a full repaint."""
     rnd = random.Random(seed)
@@ -336,6 +357,9 @@ def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
                 s.do("msg", (M.USER, text), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
             elif app.model.current is not None and r < 0.45:
                 s.do("tokens", random_pieces(rnd, rnd.randint(1, 40)))
+            elif app.model.current is not None and r < 0.47:
+                for piece in huge_pieces(rnd):  # a frame per piece
+                    s.do("tokens", [piece])
             elif app.model.current is not None and r < 0.5:
                 s.do("settle")
             elif app.model.current is not None and r < 0.55:

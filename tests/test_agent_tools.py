@@ -567,6 +567,50 @@ def test_more_than_64_calls_is_an_error_and_nothing_runs(rig):
     assert_no_dangling_calls(rig.agent)
 
 
+def test_the_4_mib_cap_cuts_a_call_whose_arguments_it_cut_and_runs_nothing(rig):
+    """Issue 16 / ADR 0007: one streamed answer is capped at 4 MiB (text and tool-call
+    arguments together). A first call complete and a second whose arguments cross the
+    cap: the stream is cut with an error entry, and neither call is run, repaired or
+    sent back (a cut call is not the model's whole plan, so its complete sibling is not
+    run either); the text before is kept."""
+    big = "y" * (64 << 10)
+    whole = json.dumps({"path": "whole.txt", "content": "fine"})
+    chunks = [[frag(0, "call_W", "write_file", whole)],
+              [frag(1, "call_C", "write_file", '{"path": "cut.txt", "content": "')]]
+    chunks += [[frag(1, args=big)] for _ in range(70)]  # 4.4 MiB of arguments
+    chunks += [[frag(1, args='"}')]]
+    rig.server.push(sse_reply(["About to write."], tool_calls=chunks, finish_reason="tool_calls"),
+                    answer("After the cap."))
+    rig.start()
+    t = rig.prompt("write a lot")
+    rig.wait_idle(t, timeout=30)
+    errors = rig.system(t, "error")
+    assert any("exceeded 4 MiB" in e for e in errors), errors
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error"]
+    assert not rig.out.of(M.TOOL_CALL, t) and not rig.out.of(M.CONFIRM, t) and not rig.results(t)
+    assert list(rig.root.iterdir()) == []
+    assert_no_dangling_calls(rig.agent)
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "About to write."}
+    t2 = rig.prompt("again")
+    rig.wait_idle(t2)
+    sent = rig.messages_of(2)
+    assert not any(m.get("tool_calls") or m["role"] == "tool" for m in sent), sent
+    assert len(json.dumps(sent)) < 10_000  # nothing of the cut arguments went back
+
+
+def test_the_4_mib_cap_cuts_a_text_answer_with_what_came_kept(rig):
+    piece = "z" * (64 << 10)
+    rig.server.push(sse_reply([piece] * 70))  # 4.4 MiB of text
+    rig.start()
+    t = rig.prompt("say a lot")
+    rig.wait_idle(t, timeout=30)
+    assert any("exceeded 4 MiB" in e for e in rig.system(t, "error"))
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error"]
+    shown = "".join(m[1] for m in rig.out.of(M.TOKEN, t))
+    assert len(shown) == 4 << 20 and set(shown) == {"z"}  # all the cap lets through, no more
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": shown}
+
+
 def test_exactly_64_calls_are_accepted_and_all_answered_in_order(rig):
     for i in range(64):  # a directory each: the same call three times in a row would ask (the repeat guard)
         (rig.root / f"d{i}").mkdir()

@@ -163,6 +163,7 @@ class App(Confirming):
         if screen is None:
             screen = DashScreen(bracketed_paste_mode=True)
         screen.set_terminal_properties(colors=self.depth)
+        screen.complete_wait = keymap.LONE_ESC_WAIT  # Esc stops a turn at once
         if hasattr(screen, "scroll_region_rows"):
             screen.scroll_region_rows = self._scroll_region_rows
         self.loop = DashLoop(

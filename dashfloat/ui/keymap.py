@@ -229,11 +229,13 @@ def man_keybindings_section() -> str:
     return "\n".join(lines) + "\n"
 
 
+# Seconds the screen waits before it takes a lone Esc for the key, not the start of an
+# escape sequence (urwid's default is 0.125 s; a terminal sends a key's sequence in one
+# write, so 50 ms is ample, as in Neovim's ttimeoutlen): Esc must stop a turn in < 0.1 s.
+LONE_ESC_WAIT = 0.05
+
+
 def lone_esc_wait() -> float:
-    """Seconds urwid waits before it takes a lone Esc for the key, not the start of a
-    sequence (its default; the man page states it)."""
-    import inspect
-
-    from urwid.display.raw import Screen
-
-    return inspect.signature(Screen.set_input_timeouts).parameters["complete_wait"].default
+    """Seconds the screen waits before it takes a lone Esc for the key (the app sets it
+    on the screen; the man page states it)."""
+    return LONE_ESC_WAIT

@@ -212,11 +212,14 @@ def _token_attr(ttype: _TokenType) -> str:
     return attr
 
 
+HIGHLIGHT_MAX = 8 << 10  # characters: a longer code block is shown plain (pygments: ~3 ms per KiB)
+
+
 def _code_lines(content: str, lang: str) -> list[Line]:
     if not content:
         return []
     content = content.removesuffix("\n")
-    lexer = _lexer_for(lang) if lang else None
+    lexer = _lexer_for(lang) if lang and len(content) <= HIGHLIGHT_MAX else None
     lines: list[Line] = []
     if lexer is not None:
         try:
@@ -800,8 +803,9 @@ def _interrupts(rx: _Rx, b: str) -> bool:
     return b.startswith("<") and bool(rx.html_1_5.match(b) or rx.html_6.match(b))
 
 
-def completed_prefix(text: str, *, start: int = 0) -> int:
-    """Offset up to which `text` holds only completed top-level Markdown blocks.
+def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
+    """Offset up to which `text` holds only completed top-level Markdown blocks (with
+    `first`, the first such offset after `start`: where the block at `start` ends).
 
     `start` may be a value this function returned for an earlier, shorter version of the
     same text: the scan then resumes there (the result is the same, the cost is only
@@ -859,7 +863,10 @@ def completed_prefix(text: str, *, start: int = 0) -> int:
     html_open = False
     html_base = html_depth = 0
 
+    first_from = prefix if first else n + 1
     while pos < n:
+        if prefix > first_from:
+            return prefix
         nl = text.find("\n", pos)
         if nl < 0:
             nl = n

@@ -19,6 +19,9 @@ from dashfloat.ui.theme import Glyphs
 Line = list[tuple[str, str]]
 
 INDENT = "  "
+_BLANK: Line = []  # the blank line between blocks: one shared object (never changed)
+BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
+_BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
 
 @dataclass
@@ -27,6 +30,10 @@ class Entry:
 
     kind: str = "entry"
     version: int = 0  # bumps on every change; the view re-draws entries whose version moved
+    # (start, count): lines()[start:start + count] are the very objects the call before
+    # returned at those positions (a long answer's finished lines): the view need not
+    # compare them
+    kept: tuple = (0, 0)
 
     def lines(self, glyphs: Glyphs, show_reasoning: bool) -> list[Line]:
         raise NotImplementedError
@@ -90,6 +97,16 @@ class AssistantEntry(Entry):
     _tail_base: int = -1
     _tail_lines: list = field(default_factory=list)
     _tail_fence: tuple | None = None  # (run, language) while the tail is one open code block
+    # a block too big to render as Markdown (BIG_BLOCK): "plain" (its lines as they are,
+    # up to a blank line) or "fence" (an open code block, unhighlighted, up to its
+    # closing fence), rendered line by line as they arrive and kept as they are
+    _big: str = ""
+    _big_fence: tuple | None = None
+    _big_lines: list = field(default_factory=list)
+    _big_pos: int = 0  # offset of the first source line not in _big_lines
+    _big_partial: tuple = (0, "")  # (source length, visible text) of the unfinished line
+    _kept_done: tuple = (0, 0)  # (lines above the body, finished lines) at the last lines()
+    _stable: int = 0  # leading lines of the body that only grow (finished blocks, big lines)
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
@@ -124,6 +141,9 @@ class AssistantEntry(Entry):
         (the same list objects every call, so the view skips them by identity); the tail
         is rendered again only when what it shows grew."""
         self._complete_blocks(glyphs)
+        self._stable = len(self._done_lines)
+        if self._big:
+            return self._big_view(glyphs)
         shown = self._shown_tail()
         if not shown.strip():
             return self._done_lines
@@ -131,23 +151,157 @@ class AssistantEntry(Entry):
             self._render_tail(shown, glyphs)
         if not self._done_lines:
             return self._tail_lines
-        return [*self._done_lines, [], *self._tail_lines]
+        return [*self._done_lines, _BLANK, *self._tail_lines]
 
     def _complete_blocks(self, glyphs: Glyphs) -> None:
-        """Render the blocks completed since the last call into _done_lines."""
-        text, done = self.text, self._done_upto
-        if self.status != "streaming":
-            upto = len(text)
-        else:  # the done part ends on a block boundary, so only the rest needs scanning
+        """Render the blocks completed since the last call into _done_lines; a block
+        that grows past BIG_BLOCK is taken line by line instead (_big_advance)."""
+        while True:
+            if self._big:
+                self._big_advance(glyphs)
+                if self._big:
+                    return
+            text, done = self.text, self._done_upto
+            # the done part ends on a block boundary, so only the rest needs scanning
             upto = markdown.completed_prefix(text, start=done)
+            big = self._big_block(text, done, upto)
+            if big >= 0:  # a block over BIG_BLOCK, open or completed: line by line
+                self._render_done(text, done, big, glyphs)
+                self._enter_big(text, big, glyphs)
+                continue
+            if self.status != "streaming":
+                upto = len(text)
+            self._render_done(text, done, upto, glyphs)
+            return
+
+    @staticmethod
+    def _big_block(text: str, done: int, upto: int) -> int:
+        """Where the first block over BIG_BLOCK starts in text[done:] (the completed
+        blocks up to `upto`, then the open rest), or -1: a block is taken line by line
+        whether it arrived a little at a time or at once, so the screen does not depend
+        on how the answer was cut into frames."""
+        if len(text) - upto > BIG_BLOCK:
+            limit = upto  # the open block is big; a completed one before it may be too
+        elif upto - done > BIG_BLOCK:
+            limit = upto
+        else:
+            return -1
+        pos = done
+        while pos < limit:
+            end = markdown.completed_prefix(text, start=pos, first=True)
+            if end <= pos or end > limit:
+                break
+            if end - pos > BIG_BLOCK:
+                return pos
+            pos = end
+        return upto if len(text) - upto > BIG_BLOCK else -1
+
+    def _render_done(self, text: str, done: int, upto: int, glyphs: Glyphs) -> None:
         if upto <= done:
             return
         block_lines = markdown.render(text[done:upto], ascii=self.ascii)
         if block_lines and self._done_lines:
-            self._done_lines.append([])
+            self._done_lines.append(_BLANK)
         for line in block_lines:
             self._done_lines.append(self._decorate(line, glyphs))
         self._done_upto = upto
+
+    # ---- a block too big for Markdown ----------------------------------------------------
+    def _enter_big(self, text: str, at: int, glyphs: Glyphs) -> None:
+        """The block at `at` is over BIG_BLOCK and still open: from now on it is shown line
+        by line, plain (a code block: unhighlighted), and finished as it was shown, so a
+        frame's work depends on the text that arrived, not on the size of the block."""
+        tail = text[at:]
+        head = tail[: tail.rfind("\n") + 1]
+        fence = markdown.open_fence(head.partition("\n")[0] + "\n") if head else None
+        self._big, self._big_fence, self._big_lines = ("fence" if fence else "plain"), fence, []
+        self._big_pos, self._big_partial = at, (0, "")
+        self._tail_src, self._tail_base, self._tail_lines, self._tail_fence = "", -1, [], None
+        if fence is not None:
+            self._big_pos = at + len(head.partition("\n")[0]) + 1
+            if fence[1]:
+                self._big_add([[("md_code_lang", visible(fence[1]))]], glyphs)
+
+    def _big_add(self, lines: list, glyphs: Glyphs) -> None:
+        first = not self._done_lines and not self._big_lines
+        out = self._big_lines
+        if first and lines:
+            out.append(self._decorate(lines[0], glyphs, first=True))
+            lines = lines[1:]
+        for line in lines:
+            if len(line) == 1 and line[0][1]:  # _indented without growing the list (50,000 of them)
+                text = line[0][1]
+                stripped = text.lstrip(" ")
+                if stripped:
+                    out.append([_lead(len(INDENT) + len(text) - len(stripped)), (line[0][0], stripped)])
+                    continue
+            out.append(self._decorate(line, glyphs, first=False))
+
+    def _big_source(self, src: str) -> list[Line]:
+        """The lines of complete source lines `src` (each ends with a newline)."""
+        if self._big == "fence":
+            return markdown.code_lines(src, "")
+        return [[("", line)] for line in visible(src[:-1].replace("\r\n", "\n")).split("\n")]
+
+    def _big_advance(self, glyphs: Glyphs) -> None:
+        """Take the complete lines that arrived into the big block; finish it at its end
+        (a blank line, the closing fence, the end of the answer)."""
+        text, pos = self.text, self._big_pos
+        stop = text.rfind("\n", pos) + 1  # complete lines: text[pos:stop]
+        end = -1  # where the block ends, when it does
+        if stop > pos:
+            src = text[pos:stop]
+            if self._big == "fence":
+                if markdown.closes_fence(src, self._big_fence[0]):
+                    k = 0
+                    for line in src.split("\n"):
+                        if markdown.closes_fence(line, self._big_fence[0]):
+                            end = pos + k + len(line) + 1
+                            break
+                        k += len(line) + 1
+                    src = src[:k]
+            else:
+                m = _BLANK_LINE.search(src)
+                if m is not None:
+                    end = pos + m.end()
+                    src = src[: m.start()]
+            if src:
+                self._big_add(self._big_source(src), glyphs)
+            self._big_pos = pos = stop if end < 0 else end
+            self._big_partial = (0, "")
+        if end < 0 and self.status == "streaming":
+            return
+        if end < 0:  # the answer ended inside the block: its last line too
+            rest = text[pos:]
+            if rest.strip():
+                self._big_add(self._big_source(rest + "\n"), glyphs)
+            end = len(text)
+        if self._done_lines and self._big_lines:
+            self._done_lines.append(_BLANK)
+        self._done_lines.extend(self._big_lines)
+        self._done_upto = end
+        self._big, self._big_lines, self._big_partial = "", [], (0, "")
+
+    def _big_view(self, glyphs: Glyphs) -> list[Line]:
+        """The lines of a big block in progress: its complete lines, and the unfinished
+        one as far as it came (made visible by the piece that arrived since the frame
+        before: a megabyte on one line costs per frame what arrived)."""
+        text, pos = self.text, self._big_pos
+        n, shown = self._big_partial
+        if len(text) - pos > n:
+            shown += visible(text[pos + n :])
+            self._big_partial = (len(text) - pos, shown)
+        lines = self._big_lines
+        partial: list[Line] = []
+        if shown.strip():
+            first = not self._done_lines and not lines
+            body = markdown.code_lines(shown + "\n", "") if self._big == "fence" else [[("", shown)]]
+            partial = [self._decorate(line, glyphs, first=first) for line in body]
+        if not self._done_lines:
+            self._stable = len(lines)
+            return [*lines, *partial]
+        self._stable = len(self._done_lines) + 1 + len(lines)
+        return [*self._done_lines, _BLANK, *lines, *partial]
 
     def _shown_tail(self) -> str:
         """What of the unfinished tail to show: stable_prefix's part (all of it once the
@@ -211,7 +365,14 @@ class AssistantEntry(Entry):
 
     def lines(self, glyphs, show_reasoning):
         out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
+        before = self._kept_done
         body = self._markdown_lines(glyphs)
+        # the finished lines of the call before (those of a big block in progress too)
+        # are still there, the same objects, at the same place when the reasoning above
+        # them kept its length: they only ever grow
+        n = self._stable
+        self.kept = (len(out), min(before[1], n)) if before[0] == len(out) else (0, 0)
+        self._kept_done = (len(out), n)
         out.extend(body)
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])

@@ -7,7 +7,11 @@ frame as a short one.
 
 from __future__ import annotations
 
+import bisect
+import collections
+import collections.abc
 import functools
+import re
 
 import urwid
 from urwid import text_layout
@@ -122,53 +126,247 @@ def line_rows(line: Line, width: int) -> list:
     widget and a canvas per line (the transcript lays out a line whenever it changes,
     the streaming one every frame). urwid's own layout decides the wrapping; anything
     but plain text segments in its layout (tabs) falls back to the widget."""
+    return long_line_rows(line, width)[0]
+
+
+LONG_LINE = 2000  # characters: a longer line is laid out piece by piece (long_line_rows)
+LAYOUT_PIECE = 4096  # characters laid out by urwid at once in a long line
+
+
+class LineLayout:
+    """What long_line_rows keeps of a long line's layout, to lay it out again from its
+    last rows when the line grows (an answer streaming into one long paragraph)."""
+
+    __slots__ = ("width", "indent", "hang", "bounds", "text", "layout", "rows")
+
+    def __init__(self, width, indent, hang, bounds, text, layout, rows):
+        self.width, self.indent, self.hang, self.bounds = width, indent, hang, bounds
+        self.text, self.layout, self.rows = text, layout, rows
+
+
+def _row_start(row) -> int:
+    part = row[0]
+    return part[1]
+
+
+def _layout_text(text: str, inner: int, start: int = 0, done: list | None = None) -> list:
+    """urwid's layout rows of `text` (absolute offsets), `inner` columns, space wrap.
+
+    A long text is laid out LAYOUT_PIECE characters at a time: of a piece's rows all but
+    the last two are final (greedy wrapping from a row start does not depend on what
+    came before; only the last rows can change with the text after them), and the next
+    piece starts at the second last one. `done` are rows kept from an earlier layout of
+    a prefix of `text`, `start` the offset of the row to lay out from (the first row
+    not in `done`): the rows of a text that grew are its old rows but the last two plus
+    the new ones, at a cost that depends on the new text only."""
+    def layout(t, width, _align, _wrap):
+        if _UNCLEAN_ASCII.search(t) is None:
+            return _ascii_layout(t, width)
+        return text_layout.default_layout.layout(t, width, "left", "space")
+
+    out = list(done or ())
+    n = len(text)
+    piece = max(LAYOUT_PIECE, inner * 8)
+    while True:
+        end = start + piece
+        if end >= n:
+            rows = layout(text[start:], inner, "left", "space")
+            out.extend(_shift(row, start) for row in rows)
+            return out
+        rows = layout(text[start:end], inner, "left", "space")
+        if len(rows) < 3:
+            piece *= 2  # a piece that is one or two rows (blanks): take more at once
+            continue
+        out.extend(_shift(row, start) for row in rows[:-2])
+        start += _row_start(rows[-2])
+
+
+_UNCLEAN_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _ascii_layout(text: str, width: int) -> list:
+    """urwid's StandardTextLayout "space" wrap of printable ASCII text without newlines
+    (one column per character), row by row instead of character by character: the same
+    rows (tests/widget check it against urwid on random text), a hundred times faster on
+    a long line."""
+    segments: list = []
+    n = len(text)
+    idx = 0
+    while idx <= n:
+        if n - idx <= width:
+            segments.append([(n - idx, idx, n), (0, n)] if n > idx else [(0, n)])
+            idx = n + 1
+            continue
+        pos = idx + width
+        if text[pos] == " ":
+            segments.append([(width, idx, pos), (0, pos)])
+            idx = pos + 1
+            continue
+        prev = text.rfind(" ", idx, pos)
+        if prev >= 0:
+            cols = prev - idx
+            segments.append([(cols, idx, prev), (0, prev)] if cols else [(0, prev)])
+            idx = prev + 1
+            continue
+        if segments:  # urwid joins a word broken anyway to the row before it, when it can
+            last = segments[-1]
+            if len(last) == 2 or (len(last) == 1 and len(last[0]) == 2):
+                if len(last) == 1:
+                    ((h_sc, h_off),) = last
+                    p_sc, p_off = 0, h_off
+                else:
+                    (p_sc, p_off, _p_end), (h_sc, h_off) = last
+                jpos = min(p_off + width, n)
+                if p_sc < width and h_sc == 0 and text[h_off] == " " and jpos > h_off:
+                    del segments[-1]
+                    segments.append([(jpos - p_off, p_off, jpos)])
+                    idx = jpos
+                    if idx < n and text[idx] == " ":
+                        segments[-1].append((0, idx))
+                        idx += 1
+                    continue
+        segments.append([(width, idx, pos)])
+        idx = pos
+    return segments
+
+
+def _shift(row, by: int):
+    if not by:
+        return row
+    return [(p[0], p[1] + by, p[2] + by) if len(p) == 3 else (p[0], p[1] + by) for p in row]
+
+
+def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tuple[list, LineLayout | None]:
+    """line_rows, and for a line longer than LONG_LINE the LineLayout that lets the next
+    call lay out only what changed: given `prev` (the same line before it grew, at this
+    width), rows that cannot change are reused."""
     indent, hang, line = _split_hang(line, width)
     if hang is not None:
-        return _hang_rows(line_rows([("", " " * indent), *line] if line else line, width), indent, hang)
+        rows, state = long_line_rows([("", " " * indent), *line] if line else line, width, prev)
+        if isinstance(rows, LazyRows):
+            return rows.hung(indent, hang), state
+        return _hang_rows(rows, indent, hang), state
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
     text = "".join(t for _a, t in segs)
     if "\t" in text or not _UTF8 or inner < 2:
-        return _widget_rows(indent, line, width)
+        return _widget_rows(indent, line, width), None
     pad = [(None, None, b" " * (width - inner))] if width > inner else []
     if not text:
-        return [pad + [(None, None, b" " * inner)]]
-    if text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
-        rows = [[(0, 0, len(text))]]
-    else:
-        rows = text_layout.default_layout.layout(text, inner, "left", "space")
+        return [pad + [(None, None, b" " * inner)]], None
     bounds, pos = [], 0  # (start, end, attr) of every segment in `text`
     for a, t in segs:
         bounds.append((pos, pos + len(t), a))
         pos += len(t)
+    long = len(text) > LONG_LINE
+    keep = 0  # rows of prev that stay
+    if long and prev is not None and prev.width == width and prev.indent == indent and len(prev.layout) > 2 \
+            and text.startswith(prev.text) and _bounds_extend(prev.bounds, bounds):
+        keep = len(prev.layout) - 2
+        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout[:keep])
+    elif long:
+        layout = _layout_text(text, inner)
+    elif text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
+        layout = [[(0, 0, len(text))]]
+    else:
+        layout = text_layout.default_layout.layout(text, inner, "left", "space")
+    starts = [b[0] for b in bounds]
+    if long:  # rows made when a frame shows them: a megabyte line is 8,000 rows or more
+        out = LazyRows(layout, text, bounds, starts, inner, pad, prev.rows if keep else None, keep)
+        return out, LineLayout(width, indent, None, bounds, text, layout, out)
     out = []
-    for row in rows:
-        runs: list = []
-        used = 0
-        for part in row:
-            if len(part) == 2:
-                if part[0]:
-                    return _widget_rows(indent, line, width)
-                continue
-            if len(part) != 3 or not isinstance(part[2], int):
-                return _widget_rows(indent, line, width)
-            cols, start, end = part
-            used += cols if cols else calc_width(text, start, end)
-            for b0, b1, a in bounds:
-                if b1 <= start or b0 >= end:
-                    continue
-                chunk = text[max(b0, start) : min(b1, end)].encode()
-                if runs and runs[-1][0] == a:
-                    runs[-1] = (a, None, runs[-1][2] + chunk)
-                else:
-                    runs.append((a, None, chunk))
-        if used < inner:
-            if runs and runs[-1][0] is None:
-                runs[-1] = (None, None, runs[-1][2] + b" " * (inner - used))
-            else:
-                runs.append((None, None, b" " * (inner - used)))
+    for row in layout:
+        runs = _row_runs(row, text, bounds, starts, inner)
+        if runs is None:
+            return _widget_rows(indent, line, width), None
         out.append(pad + runs)
-    return out
+    return out, None
+
+
+class LazyRows(collections.abc.Sequence):
+    """The rows of a long line, each made from its layout row when first asked for (a
+    frame asks for the rows on screen only); those of `prev` below `keep` are reused."""
+
+    __slots__ = ("_layout", "_text", "_bounds", "_starts", "_inner", "_pad", "_made", "_hang")
+
+    def __init__(self, layout, text, bounds, starts, inner, pad, prev=None, keep=0, hang=None):
+        self._layout, self._text, self._bounds, self._starts = layout, text, bounds, starts
+        self._inner, self._pad, self._hang = inner, pad, hang
+        self._made: dict = {}
+        if prev is not None:
+            self._made = {k: v for k, v in prev._made.items() if k < keep}
+
+    def hung(self, indent: int, hang: tuple) -> LazyRows:
+        """The same rows with a hanging prefix (_hang_rows), made on demand too."""
+        out = LazyRows(self._layout, self._text, self._bounds, self._starts, self._inner, self._pad,
+                       hang=(indent, hang))
+        out._made = self._made  # the rows without the prefix are shared
+        return out
+
+    def __len__(self) -> int:
+        return len(self._layout)
+
+    def _row(self, k: int) -> list:
+        row = self._made.get(k)
+        if row is None:
+            runs = _row_runs(self._layout[k], self._text, self._bounds, self._starts, self._inner)
+            if runs is None:  # a layout part line_rows leaves to urwid: the widget's row
+                runs = list(urwid.Text(self._text).render((self._inner,)).content())[k]
+            row = self._made[k] = self._pad + runs
+        if self._hang is not None and (k == 0 or self._hang[1][0] in REPEATED):
+            row = _hang_rows([row], *self._hang)[0]
+        return row
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self._row(i) for i in range(*k.indices(len(self._layout)))]
+        if k < 0:
+            k += len(self._layout)
+        if not 0 <= k < len(self._layout):
+            raise IndexError(k)
+        return self._row(k)
+
+
+def _bounds_extend(old: list, new: list) -> bool:
+    """Whether segments `new` are segments `old` with text added to the last one, or
+    after it (the same attributes where the old text was)."""
+    if len(new) < len(old):
+        return False
+    k = len(old) - 1
+    return old[:k] == new[:k] and old[k][0] == new[k][0] and old[k][2] == new[k][2] and new[k][1] >= old[k][1]
+
+
+def _row_runs(row, text: str, bounds: list, starts: list, inner: int):
+    """The (attr, None, bytes) runs of one layout row, padded to `inner` columns; None
+    for a layout part line_rows does not handle (the widget does)."""
+    runs: list = []
+    used = 0
+    for part in row:
+        if len(part) == 2:
+            if part[0]:
+                return None
+            continue
+        if len(part) != 3 or not isinstance(part[2], int):
+            return None
+        cols, start, end = part
+        used += cols if cols else calc_width(text, start, end)
+        k = max(0, bisect.bisect_right(starts, start) - 1)
+        while k < len(bounds) and bounds[k][0] < end:
+            b0, b1, a = bounds[k]
+            k += 1
+            if b1 <= start:
+                continue
+            chunk = text[max(b0, start) : min(b1, end)].encode()
+            if runs and runs[-1][0] == a:
+                runs[-1] = (a, None, runs[-1][2] + chunk)
+            else:
+                runs.append((a, None, chunk))
+    if used < inner:
+        if runs and runs[-1][0] is None:
+            runs[-1] = (None, None, runs[-1][2] + b" " * (inner - used))
+        else:
+            runs.append((None, None, b" " * (inner - used)))
+    return runs
 
 
 def _widget_rows(indent: int, line: Line, width: int) -> list:
@@ -234,10 +432,13 @@ class TranscriptPane(urwid.Widget):
     _sizing = frozenset([urwid.Sizing.BOX])
     _selectable = False
 
+    CACHE_LINES = 2048  # lines whose rows are kept; the oldest laid out are dropped beyond
+
     def __init__(self):
         super().__init__()
         self.lines: list[Line] = []
-        self._cache: list = []  # per line: (width, rows) or None
+        self._cache: list = []  # per line: (width, rows, LineLayout or None) or None
+        self._cached: collections.deque = collections.deque()  # line indexes, as laid out
         self.following = True
         self.anchor = (0, 0)  # top (line, row) while not following
         self.last_size: tuple[int, int] = (80, 20)
@@ -254,15 +455,26 @@ class TranscriptPane(urwid.Widget):
 
     def set_line(self, i: int, line: Line) -> None:
         self.lines[i] = line
-        self._cache[i] = None
+        old = self._cache[i]
+        # a long line's layout is kept as a hint: when the line only grew, its rows are
+        # laid out again from its last two (long_line_rows), not from its start
+        self._cache[i] = (None, None, old[2]) if old is not None and old[2] is not None else None
         self._invalidate()
 
     def _rows(self, i: int, width: int) -> list:
         cached = self._cache[i]
         if cached is not None and cached[0] == width:
             return cached[1]
-        rows = line_rows(self.lines[i], width)
-        self._cache[i] = (width, rows)
+        rows, state = long_line_rows(self.lines[i], width, cached[2] if cached is not None else None)
+        self._cache[i] = (width, rows, state)
+        self._cached.append(i)
+        if len(self._cached) > self.CACHE_LINES:
+            # memory follows what is kept (markup), not what was ever shown: rows of a
+            # line scrolled far away are laid out again if it comes back (an index that
+            # moved since only drops another line's rows: they are laid out again too)
+            j = self._cached.popleft()
+            if j < len(self._cache) and j != i:
+                self._cache[j] = None
         return rows
 
     # ---- drawing ----------------------------------------------------------------------
@@ -284,25 +496,28 @@ class TranscriptPane(urwid.Widget):
             chunks.append(rows)
             n += len(rows)
             i -= 1
-        out = [row for rows in reversed(chunks) for row in rows]
         extra = max(0, n - maxrow)
+        out: list = []
+        for k, rows in enumerate(reversed(chunks)):
+            out.extend(rows[extra:] if k == 0 and extra else rows)  # of a long line: its last rows
         self.anchor = (i + 1, extra)
-        return out[extra:]
+        return out
 
     def _from_anchor(self, maxcol: int, maxrow: int) -> list:
         line, skip = self.anchor
         line = min(max(0, line), len(self.lines) - 1)
-        skip = min(skip, len(self._rows(line, maxcol)) - 1)
-        out: list = []
-        i = line
-        while i < len(self.lines) and len(out) < maxrow + skip:
-            out.extend(self._rows(i, maxcol))
+        first = self._rows(line, maxcol)
+        skip = min(skip, len(first) - 1)
+        out: list = list(first[skip : skip + maxrow])  # of a long line: the rows on screen only
+        i = line + 1
+        while i < len(self.lines) and len(out) < maxrow:
+            out.extend(self._rows(i, maxcol)[: maxrow - len(out)])
             i += 1
-        if len(out) - skip < maxrow:  # the anchor is too close to the end: show the end
+        if len(out) < maxrow:  # the anchor is too close to the end: show the end
             self.following = True
             return self._from_bottom(maxcol, maxrow)
         self.anchor = (line, skip)
-        return out[skip : skip + maxrow]
+        return out
 
     # ---- scrolling --------------------------------------------------------------------
     def scroll_rows(self, delta: int) -> None:
@@ -377,6 +592,7 @@ class TranscriptView:
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
         self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
+        self._last_entry_lines: list | None = None  # what the last entry.lines() gave
 
     @property
     def following(self) -> bool:
@@ -414,7 +630,7 @@ class TranscriptView:
         return changed
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
-        lines = entry.lines(self.glyphs, self.show_reasoning)
+        lines = self._last_entry_lines = entry.lines(self.glyphs, self.show_reasoning)
         if lines and not first:
             lines = [[]] + lines  # one blank row between entries
         return lines
@@ -435,7 +651,11 @@ class TranscriptView:
         old = self._lines[i]
         start = self._starts[i]
         common = min(len(old), len(new))
-        for j in range(common):
+        k0, kn = entry.kept
+        k0 += len(new) - len(entry_lines) if (entry_lines := self._last_entry_lines) is not None else 0
+        if not (kn and k0 + kn <= common and old[k0] is new[k0] and old[k0 + kn - 1] is new[k0 + kn - 1]):
+            k0 = kn = 0  # no usable hint: compare them all
+        for j in (*range(k0), *range(k0 + kn, common)) if kn else range(common):
             if old[j] is not new[j] and old[j] != new[j]:
                 self.pane.set_line(start + j, new[j])
         delta = len(new) - len(old)

@@ -34,6 +34,13 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 with each backend (ripgrep, git grep, the Python walker; < 1 s each): a rare
                 literal, a common one (the bounds and the counts), a regular expression.
                 --search-only runs just this section; --no-search leaves it out.
+  huge          tests/bench/huge_bench.py (issue 16): answers of 1 MB on one line, 1 MB of
+                words, 50,000 lines, 10,000 lines of code, sent as fast as the server can:
+                shown complete after the last byte, key echo during the stream, Esc to
+                idle (3 s into the same answer trickled at 4,000 deltas/s), RSS, beside
+                the floor client (tests/bench/floor_client.py). --huge-only runs just this
+                section (--huge-runs N, --huge-mb M, --huge-cases a,b); --no-huge leaves
+                it out.
   headless      tests/bench/headless_bench.py: exec -> the first request of `dashfloat -p`
                 (fresh processes, no tty), the CPU used by then, the whole run, and
                 `dashfloat --version` for the floor. --headless-only runs just this
@@ -114,6 +121,11 @@ class Session:
         cols, rows = size
         self.tmp = tempfile.TemporaryDirectory(prefix="dashfloat-bench-")
         env = clean_env(Path(self.tmp.name), **(env_extra or {}))
+        # a window the 50,000-line answer fits in: no compaction (issue 10) before the
+        # stream that follows it, whose request would take the scripted reply
+        conf = Path(self.tmp.name) / "config" / "dashfloat" / "config.toml"
+        conf.parent.mkdir(parents=True, exist_ok=True)
+        conf.write_text("context_window = 10000000\n")
         args = ["--base-url", server.url, "--model", "bench-model"]
         if profile is not None:
             argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "dashfloat", *args]
@@ -458,6 +470,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-headless", action="store_true", help="leave the headless figures out")
     ap.add_argument("--pyz-only", action="store_true", help="only the pyz figures (size, start-up)")
     ap.add_argument("--no-pyz", action="store_true", help="leave the pyz figures out")
+    ap.add_argument("--huge-only", action="store_true", help="only the huge-answer figures (issue 16)")
+    ap.add_argument("--no-huge", action="store_true", help="leave the huge-answer figures out")
+    ap.add_argument("--huge-runs", type=int, help="runs per huge answer (3; 1 with --quick)")
+    ap.add_argument("--huge-mb", type=float, default=1.0, help="size of the huge answers in MB (1)")
+    ap.add_argument("--huge-cases", default="one_line,words,lines,code", help="which huge answers")
     args = ap.parse_args(argv)
     if args.sessions_only:
         return sessions_section(args)
@@ -467,6 +484,8 @@ def main(argv=None) -> int:
         return headless_section(args)
     if args.pyz_only:
         return pyz_section(args)
+    if args.huge_only:
+        return huge_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -588,6 +607,10 @@ def main(argv=None) -> int:
         print()
         if pyz_section(args):
             errors.append("the pyz figures could not be measured")
+    if not args.no_huge:
+        print()
+        if huge_section(args):
+            errors.append("the huge-answer figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
@@ -659,6 +682,24 @@ def pyz_section(args) -> int:
         return 1
     missed = pyz_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
     print(f"pyz figures missing their target: {missed}")
+    return 0
+
+
+def huge_section(args) -> int:
+    """The huge-answer figures (issue 16): 1 when they could not be measured."""
+    import huge_bench
+
+    runs = args.huge_runs or (1 if args.quick else 3)
+    cases = [c.strip() for c in args.huge_cases.split(",") if c.strip()]
+    print(f"huge answers ({args.huge_mb:g} MB, sent as fast as the server can; median of {runs}; "
+          f"load average {os.getloadavg()[0]:.2f}):", flush=True)
+    try:
+        rows, over = huge_bench.run(runs, args.huge_mb, cases, log=lambda m: print(m, flush=True))
+    except Exception:
+        traceback.print_exc()
+        return 1
+    huge_bench.print_rows(rows)
+    print(f"huge-answer figures missing their target: {over}")
     return 0
 
 

@@ -1,0 +1,130 @@
+"""Huge answers in the transcript model (issue 16): a block that grows past BIG_BLOCK is
+shown line by line, plain, and a frame's work depends on what arrived, not on the size
+of the answer."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+
+import pytest
+
+from dashfloat.ui import markdown, theme
+from dashfloat.ui import transcript as T
+from dashfloat.ui.widgets import TranscriptView
+
+
+def _texts(lines):
+    return ["".join(t for _a, t in line) for line in lines]
+
+
+def stream(text: str, cuts: list[int], end: str = "done"):
+    """An AssistantEntry fed `text` in pieces ending at `cuts`, its lines asked for after
+    every piece (a frame); the lines at the end."""
+    e = T.AssistantEntry()
+    prev = 0
+    for c in [*cuts, len(text)]:
+        if c > prev:
+            e.add_content(text[prev:c])
+            prev = c
+        e.lines(theme.UNICODE, False)
+    e.end(end)
+    return e.lines(theme.UNICODE, False)
+
+
+def huge_text(seed: int) -> str:
+    rng = random.Random(seed)
+    parts = ["# Title\n\nA *short* paragraph first.\n\n"]
+    parts.append(" ".join(rng.choice(["alpha", "beta", "**gamma**", "`delta`"]) for _ in range(9000)) + "\n\n")
+    parts.append("```python\n" + "".join(f"x_{i} = {i}  # line {i}\n" for i in range(2500)) + "```\n")
+    parts.append("Between the two.\n\n")
+    parts.append("".join(f"row {i}: plain text\n" for i in range(2500)))
+    parts.append("\nThe end, with `code`.")
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_final_lines_do_not_depend_on_how_the_answer_arrived(seed):
+    text = huge_text(seed)
+    assert len(text) > 3 * T.BIG_BLOCK
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(text)), 40))
+    small = sorted(rng.sample(range(1, len(text)), 150))
+    whole = stream(text, [])
+    assert _texts(stream(text, cuts)) == _texts(whole)
+    assert _texts(stream(text, small)) == _texts(whole)
+    assert stream(text, small) == whole
+
+
+def test_a_big_block_is_shown_plain_and_whole():
+    body = "".join(f"line {i} with **stars**\n" for i in range(3000))
+    lines = stream("Intro.\n\n" + body + "\nAfter **it**.", [100, 5000, 40000])
+    texts = _texts(lines)
+    assert texts[0].endswith("Intro.")
+    assert any(t.strip() == "line 0 with **stars**" for t in texts)  # plain: the markers stay
+    assert texts.count("") >= 2  # a blank line before and after the big block
+    assert texts[-1].strip() == "After it."  # Markdown again after it
+    assert sum(1 for t in texts if t.strip().startswith("line ")) == 3000
+
+
+def test_a_big_code_block_keeps_its_lines_and_ends_at_its_fence():
+    code = "".join(f"    value_{i} = compute({i})\n" for i in range(3000))
+    text = "```python\ndef run():\n" + code + "```\n\nDone."
+    lines = stream(text, [50, 70_000, 90_000])
+    texts = _texts(lines)
+    assert texts[0].endswith("python")
+    assert sum(1 for t in texts if "value_" in t) == 3000
+    assert texts[-1].strip() == "Done."
+    assert not any("```" in t for t in texts)
+
+
+def test_an_answer_cut_inside_a_big_block_shows_all_it_got():
+    text = "x" * 100_000
+    lines = stream(text, [40_000, 70_000], end="cancelled")
+    assert sum(len(t.strip()) for t in _texts(lines)[:-1]) >= 100_000 + 1  # the glyph too
+    assert "cancelled" in _texts(lines)[-1]
+
+
+@pytest.mark.parametrize("kind", ["one_line", "words", "lines", "code"])
+def test_a_frame_costs_what_arrived(kind):
+    """1 MB arriving in 10 KB pieces, a frame (model -> view -> rows) after each: frames
+    of the last half cost what frames of the first do (generous bounds: 5x, 10 ms; none
+    over 0.25 s, a garbage collection included)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from huge_bench import answer
+
+    text = answer(kind)
+    model = T.TranscriptModel()
+    view = TranscriptView(theme.UNICODE)
+    model.user("go")
+    model.start_assistant()
+    times = []
+    for i in range(0, len(text), 10_000):
+        model.token(text[i : i + 10_000])
+        t0 = time.process_time()  # CPU time: what this process did, whatever the load
+        view.sync(model.entries, model.touched)
+        view.pane.render((120, 37))
+        times.append(time.process_time() - t0)
+    model.end_assistant("done")
+    t0 = time.process_time()
+    view.sync(model.entries, model.touched)
+    canvas = view.pane.render((120, 37))
+    last = time.process_time() - t0
+    shown = b"".join(b"".join(r for _a, _c, r in row) for row in canvas.content())
+    assert b"Hq7HugeDone" in shown
+    early = statistics.median(times[5:15])
+    late = statistics.median(times[len(times) // 2 :])
+    assert late < max(0.01, 5 * early), (early, late)  # no growth with the answer's size
+    assert max(times[1:]) < 0.25 and last < 0.5  # (the first frame imports the parser)
+
+
+def test_code_beyond_the_highlight_bound_is_plain():
+    code = "def f():\n    return 1\n" * (markdown.HIGHLIGHT_MAX // 20)
+    lines = markdown.render("```python\n" + code + "```\n")
+    assert {a for line in lines for a, _t in line} <= {"", "md_code_lang", "md_code_block"}
+    small = markdown.render("```python\ndef f():\n    return 1\n```\n")
+    assert "code_keyword" in {a for line in small for a, _t in line}

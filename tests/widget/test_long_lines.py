@@ -1,0 +1,118 @@
+"""Long lines (issue 16): laid out in time proportional to what changed, with the rows
+urwid's own layout gives.
+
+The fast path (widgets._ascii_layout, row by row for printable ASCII) and the piecewise,
+incremental layout of a growing line (widgets.long_line_rows) are shortcuts; these tests
+hold them to urwid's StandardTextLayout and to make_row's rendering."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from urwid import text_layout
+
+from dashfloat.ui import widgets as W
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ascii_layout_is_urwids_space_wrap(seed):
+    rng = random.Random(seed)
+    for _ in range(3000):
+        width = rng.choice([1, 2, 3, 4, 5, 7, 10, 20])
+        alphabet = rng.choice(["ab ", "a  ", "abc d", "aaaa ", " ", "xy"])
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        if width < 2 and not text:
+            continue
+        want = text_layout.default_layout.layout(text, width, "left", "space")
+        assert W._ascii_layout(text, width) == [list(map(tuple, row)) for row in want], (width, text)
+
+
+def _runs(rows):
+    return [[(a, b) for a, _cs, b in row] for row in rows]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_growing_long_line_is_laid_out_like_the_whole_line(seed, monkeypatch):
+    """Grown step by step, with the layout of the step before as the hint, every step's
+    rows equal make_row's rendering of the whole line (pieces made small so that the
+    piecewise path runs on short text: also wide characters, blanks, long words)."""
+    monkeypatch.setattr(W, "LAYOUT_PIECE", 64)
+    monkeypatch.setattr(W, "LONG_LINE", 50)
+    rng = random.Random(seed)
+    words = ["a", "bb", "ccc", "dddd", "x" * 30, "y" * 90, " ", "  ", "é", "漢字", "word"]
+    for _ in range(60):
+        width = rng.choice([3, 5, 10, 20, 40, 80])
+        text, prev = "", None
+        for _step in range(rng.randint(1, 25)):
+            text += "".join(rng.choice(words) + rng.choice([" ", "", "  "]) for _ in range(rng.randint(1, 40)))
+            line = [("", "    "), ("md_strong", text[:10]), ("", text[10:])] if len(text) > 10 \
+                else [("", "    "), ("md_strong", text)]
+            rows, prev = W.long_line_rows(line, width, prev)
+            assert _runs(rows) == _runs(W.make_row(line).render((width,)).content()), (width, text)
+
+
+def test_a_megabyte_line_grows_in_time_proportional_to_the_new_text():
+    """1 MB on one line, then 1 KB more: the second layout reuses the first (generous
+    bounds: the whole line took seconds per frame before)."""
+    text = ("abcdefgh" * 125_000)
+    line = [("", "  "), ("", text)]
+    t0 = time.perf_counter()
+    rows, state = W.long_line_rows(line, 120)
+    first = time.perf_counter() - t0
+    assert len(rows) == -(-len(text) // 118)
+    grown = [("", "  "), ("", text + "ijklmnop" * 128)]
+    t0 = time.perf_counter()
+    rows2, _ = W.long_line_rows(grown, 120, state)
+    again = time.perf_counter() - t0
+    assert _runs(rows2[-3:]) == _runs(W.long_line_rows(grown, 120)[0][-3:])
+    assert first < 1.0 and again < 0.05, (first, again)
+
+
+def test_the_pane_keeps_a_long_lines_layout_when_it_grows():
+    pane = W.TranscriptPane()
+    text = "word " * 100_000
+    pane.replace(0, 0, [[("", "  "), ("", text)]])
+    pane.render((100, 30))
+    t0 = time.perf_counter()
+    pane.set_line(0, [("", "  "), ("", text + "more words")])
+    canvas = pane.render((100, 30))
+    assert time.perf_counter() - t0 < 0.05
+    last = b"".join(r for _a, _c, r in list(canvas.content())[-1])
+    assert b"more words" in last
+
+
+def test_the_pane_keeps_the_rows_of_a_bounded_number_of_lines(monkeypatch):
+    """Scrolling through a long transcript lays out every line on the way, but the rows
+    kept stay bounded (the markup of every line is what the transcript keeps)."""
+    monkeypatch.setattr(W.TranscriptPane, "CACHE_LINES", 100)
+    pane = W.TranscriptPane()
+    pane.replace(0, 0, [[("", f"line {i}")] for i in range(2000)])
+    pane.render((40, 20))
+    pane.to_top()
+    first = pane.render((40, 20))
+    for _ in range(150):
+        pane.scroll_rows(19)
+        pane.render((40, 20))
+    assert sum(c is not None for c in pane._cache) <= 100
+    pane.to_top()
+    again = pane.render((40, 20))
+    assert list(again.content()) == list(first.content())  # laid out again, the same
+
+
+def test_a_long_lines_rows_are_made_only_when_shown():
+    """A megabyte on one line is 8,000 rows at 120 columns; a frame at its end makes the
+    rows on screen (and scrolling back makes those it shows), not all of them."""
+    pane = W.TranscriptPane()
+    text = "abcdefgh " * 120_000
+    pane.replace(0, 0, [[("", "  "), ("", text)]])
+    canvas = pane.render((120, 30))
+    rows = pane._cache[0][1]
+    assert isinstance(rows, W.LazyRows) and len(rows) > 9000
+    assert len(rows._made) <= 30
+    pane.scroll_rows(-5000)
+    again = pane.render((120, 30))
+    assert len(rows._made) <= 60
+    assert _runs(list(canvas.content())) == _runs(rows[-30:])
+    assert _runs(list(again.content())) == _runs(W.long_line_rows([("", "  "), ("", text)], 120)[0][-5030:-5000])
