@@ -1953,6 +1953,23 @@ for an
 under
 .IR tests/ ,
 and a rejection otherwise.
+.SH SLOW LINKS
+Over a slow or distant link (ssh at a few dozen kbit/s, a link with a long round trip)
+the bytes of a frame reach the screen long after dashfloat has written them: the ssh
+server and the network buffer them, so frames drawn faster than the link carries them
+would queue up behind each other and the screen would trail the keys by seconds.
+dashfloat clocks its frames by the terminal instead: each frame ends with a question for
+the cursor position
+.RB ( ESC[6n ),
+which the terminal answers once it has shown everything before it, and the next frame
+waits for that answer (at most 0.5\(en2 s, from the round trips measured). Meanwhile the
+screen keeps up with everything that happens; the frame that follows the answer shows
+the newest state at once, whatever changed in between. So holding PgUp, a long paste or
+a command printing without end never leaves the screen more than a frame or two behind.
+The answers are taken out of the input: they are never keys, nor decide a question.
+A terminal that does not answer changes nothing (it is asked three times).
+.B DASHFLOAT_NO_FRAME_CLOCK
+turns the clock off.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
@@ -2081,6 +2098,12 @@ cannot run the full\-screen interface.
 When set and not empty, scroll the transcript by repainting its rows instead of with
 the terminal's scroll margins (DECSTBM).
 Only for a terminal that mishandles scroll margins; it costs many more bytes per line.
+.TP
+.B DASHFLOAT_NO_FRAME_CLOCK
+When set and not empty, write every frame at once instead of waiting for the terminal to
+answer for the last one (see
+.BR "SLOW LINKS" ).
+Only for comparisons: over a slow link frames then queue up behind each other.
 .TP
 .B DASHFLOAT_CALL
 Set by dashfloat for every command and hook it runs, to an id of that call

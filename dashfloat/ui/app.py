@@ -47,14 +47,30 @@ class DashLoop(urwid.MainLoop):
 
     after_first_frame = None
     after_draw = None  # called after every frame (arms a confirmation once it is visible)
+    _clock_alarm = None
 
     def draw_screen(self, *args, **kwargs):
+        # self-clocked frames (ui/frameclock.py): while the terminal has not answered for
+        # the last frame, the next one waits (nothing is rendered); the answer wakes the loop
+        # through the input, or this alarm when the wait runs out
+        wait = getattr(self.screen, "frame_wait", None)
+        wait = wait() if wait is not None else 0.0
+        if wait > 0:
+            if self._clock_alarm is None:
+                self._clock_alarm = self.set_alarm_in(wait, self._clock_due)
+            return
+        if self._clock_alarm is not None:
+            self.remove_alarm(self._clock_alarm)
+            self._clock_alarm = None
         super().draw_screen(*args, **kwargs)
         callback, self.after_first_frame = self.after_first_frame, None
         if callback is not None:
             callback()
         if self.after_draw is not None:
             self.after_draw()
+
+    def _clock_due(self, _loop, _data) -> None:
+        self._clock_alarm = None  # the loop goes idle after an alarm: draw_screen follows
 
 
 def warm_imports() -> None:
@@ -375,9 +391,13 @@ class App(Confirming):
             try:
                 import termios
 
-                fd = self.loop.screen._input_fileno()
+                screen = self.loop.screen
+                fd = screen._input_fileno()
                 if fd is not None and os.isatty(fd):
                     termios.tcflush(fd, termios.TCIFLUSH)
+                    clock = getattr(screen, "clock", None)
+                    if clock is not None:
+                        clock.forget()  # its answer may have been flushed with the typeahead
             except (OSError, ImportError, AttributeError):
                 log.debug("could not flush typeahead", exc_info=True)
 
