@@ -107,7 +107,7 @@ starts a new conversation, or
 switches to a model with a larger window.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
-every @tick_ms@ ms, and an idle
+every @stream_ms@ ms (the spinner steps every @tick_ms@ ms), and an idle
 .B dashfloat
 sets no timer and writes nothing.
 The terminal is restored on every exit: normal quit, Ctrl\-C, SIGTERM, SIGHUP (a dropped
@@ -1962,12 +1962,12 @@ dashfloat clocks its frames by the terminal instead: each frame ends with a ques
 the cursor position
 .RB ( ESC[6n ),
 which the terminal answers once it has shown everything before it, and the next frame
-waits for that answer (at most 0.5\(en2 s, from the round trips measured). Meanwhile the
+waits for that answer (at most @clock_min@\(en@clock_max@ s, from the round trips measured). Meanwhile the
 screen keeps up with everything that happens; the frame that follows the answer shows
 the newest state at once, whatever changed in between. So holding PgUp, a long paste or
 a command printing without end never leaves the screen more than a frame or two behind.
 The answers are taken out of the input: they are never keys, nor decide a question.
-A terminal that does not answer changes nothing (it is asked three times).
+A terminal that does not answer changes nothing (it is asked @clock_never@ times).
 .B DASHFLOAT_NO_FRAME_CLOCK
 turns the clock off.
 .SH FILES
@@ -2262,12 +2262,16 @@ def numbers() -> dict[str, str]:
         search,
     )
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.ui import app, confirmgate, keymap
+    from dashfloat.ui import app, confirmgate, frameclock, keymap
 
     default = {spec.name: spec.default for spec in KEYS}
     stream = inspect.signature(client.stream_chat).parameters
     return {
         "tick_ms": f"{app.TICK * 1000:g}",
+        "stream_ms": f"{app.STREAM_FRAME * 1000:g}",
+        "clock_min": f"{frameclock.FrameClock.MIN_WAIT:g}",
+        "clock_max": f"{frameclock.FrameClock.MAX_WAIT:g}",
+        "clock_never": str(frameclock.FrameClock.NEVER_ANSWERED),
         "connect_timeout": f"{default['connect_timeout']:g}",
         "read_timeout": f"{default['read_timeout']:g}",
         "exec_timeout": f"{default['exec_timeout']:g}",

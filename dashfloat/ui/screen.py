@@ -312,17 +312,21 @@ class DashScreen(urwid.display.raw.Screen):
         and urwid's record of what is on screen (as its own draw_screen would leave it)."""
         pre, state = self._pending
         self._pending = None
-        out = [HIDE] if self._reset_known else [HIDE, RESET]
         # the cursor stays where it was (the prompt): saved and restored (DECSC/DECRC,
-        # 4 bytes) instead of addressed again (7-8 bytes, every frame)
+        # 4 bytes) instead of addressed again (7-8 bytes, every frame). It is not hidden
+        # meanwhile (12 bytes a frame): the frame is one write, which a terminal takes whole
+        # before it paints; a frame that moves it elsewhere hides it as urwid's do
         back = frame.cursor is not None and frame.cursor == self._cursor_at
+        out = [] if back else [HIDE]
+        if not self._reset_known:
+            out.append(RESET)
         if back:
             out.append(SAVE)
         out.append(pre)
         if state != RESET:
             out.append(RESET)
         if back:
-            out.append(RESTORE + SHOW)  # restores the default rendition saved with it
+            out.append(RESTORE)  # restores the default rendition saved with it
         elif frame.cursor is not None:
             x, y = frame.cursor
             out.append(f"\x1b[{y + 1};{x + 1}H{SHOW}")
