@@ -4,11 +4,13 @@ cursor-position question as real terminals do. Frames are self-clocked (ui/frame
 holding a key, pasting a long text or a tool printing a flood never leaves the screen
 behind the input by more than a frame or two; without the clock each case below lags by
 seconds (frames queue behind each other in the pty). The limits are generous: a frame at
-these rates takes 0.1-0.7 s to cross.
+these rates takes 0.1-0.7 s to cross. The last test goes through real ssh (tests/sshd.py)
+and the link proxy (tests/linkproxy.py) instead, skipped where sshd is missing.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -120,3 +122,47 @@ def test_pgup_held_on_a_slow_terminal_settles_at_once_and_whole(dash, server):
     t.send("\x0c")  # Ctrl-L: a full repaint shows what the frames left
     t.wait_quiet(0.5)
     assert t.text == shown
+
+
+def test_pgup_held_through_ssh_at_32_kbit_settles_at_once(tmp_path, server):
+    """The same through a real ssh link (tests/sshd.py) capped at 32 kbit/s by the link
+    proxy: sshd and the ssh channel buffer far more than the pty, so only the terminal's
+    answers can tell DashFloat that the link is behind."""
+    from tests import sshd as sshd_mod
+    from tests.e2e.harness import Term, dashfloat_bin
+    from tests.linkproxy import LinkProxy
+
+    reason = sshd_mod.missing()
+    if reason:
+        pytest.skip(reason)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "XDG_STATE_HOME": str(tmp_path / "state"), "LANG": "C.UTF-8"}
+    command = sshd_mod.remote_command([dashfloat_bin(), "--base-url", server.url, "--model", "test-model"],
+                                      env=env, cwd=str(tmp_path))
+    client_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+                  "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+    server.push(sse_reply(markdown_answer(3000)))
+    with sshd_mod.Sshd(tmp_path / "sshd") as sshd, LinkProxy(sshd.port) as link:
+        t = Term(sshd.ssh_argv(command, port=link.port), client_env, answers=True)
+        try:
+            t.child.delaybeforesend = None
+            t.wait_for(lambda t: " idle " in t.status() and b"\x1b[?2004h" in t.raw, 30, "the first frame")
+            t.type("go\r")
+            t.wait_for(lambda t: " idle " in t.status() and "tok" in t.status(), timeout=60, what="the long answer")
+            t.wait_quiet(0.3)
+            link.set(rate=4000)  # 32 kbit/s
+            for _ in range(40):
+                t.send("\x1b[5~")
+                pump_for(t, 0.025)
+            settle = settled_after(t, time.monotonic(), quiet=2.0, timeout=60)
+            assert settle <= LAG, f"the screen kept changing {settle:.2f} s after the last PgUp"
+            assert " line " in t.status(), t.dump()
+            shown = t.text
+            link.set(rate=None)
+            t.send("\x0c")
+            t.wait_quiet(0.5)
+            assert t.text == shown
+        finally:
+            t.close()
