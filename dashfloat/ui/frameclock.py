@@ -16,7 +16,11 @@ frame costs nothing: the screen writer diffs against what the terminal shows.
     never answers changes nothing (after NEVER_ANSWERED unanswered questions no more are
     asked, so it costs 4 bytes a question, three times);
   * a held frame waits at most `timeout()` (from the round trips measured, 0.5-2 s): an
-    answer lost (typeahead flushed before a question is shown, a suspend) costs one wait.
+    answer lost (typeahead flushed before a question is shown, a suspend) costs one wait;
+  * an answer counts only if it reports where the cursor was asked from: a stray report
+    (a key that looks like one, a reply to someone else's question) is no answer, and
+    after MISSES questions in a row that went unanswered frames are no longer held until
+    the terminal answers again (a terminal that stopped answering changes nothing either).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class FrameClock:
     FIRST_WAIT = 5.0  # seconds a question waits for a first answer before it counts as unanswered
     MIN_WAIT, MAX_WAIT = 0.5, 2.0  # bounds of the wait for an answer, once answers came
     LATE = 30.0  # seconds an answer given up on may still arrive
+    MISSES = 2  # unanswered questions in a row after which frames are no longer held
 
     def __init__(self) -> None:
         self.enabled = True
@@ -43,6 +48,8 @@ class FrameClock:
         self.held = 0  # frames held (statistics for tests and benchmarks)
         self.owed = 0  # questions asked and not answered yet (also those given up on)
         self.asked_at = -1e9  # when the last question was asked
+        self.asked_pos = None  # the cursor position (x, y) the last question was asked from
+        self.misses = 0  # questions in a row given up on since the last answer
 
     def timeout(self) -> float:
         """How long an outstanding question may hold frames."""
@@ -60,8 +67,9 @@ class FrameClock:
             return 0.0
         return left
 
-    def ask(self, now: float) -> bool:
-        """Whether the frame being written now should carry a question (and note it)."""
+    def ask(self, now: float, pos: tuple[int, int] | None = None) -> bool:
+        """Whether the frame being written now should carry a question (and note it);
+        `pos` is where the cursor will be when the terminal reads it (0-based x, y)."""
         if not self.enabled:
             return False
         if self.sent_at is not None:
@@ -71,6 +79,7 @@ class FrameClock:
             if not self.enabled:
                 return False
         self.sent_at = self.asked_at = now
+        self.asked_pos = pos
         self.owed += 1
         return True
 
@@ -79,9 +88,13 @@ class FrameClock:
         was asked lately (LATE seconds)."""
         return self.sent_at is not None or (self.owed > 0 and now - self.asked_at < self.LATE)
 
-    def answer(self, now: float) -> bool:
-        """An answer came. True if it answered the outstanding question (a late answer to
-        one given up on is taken and ignored; it proves the terminal answers, though)."""
+    def answer(self, now: float, pos: tuple[int, int] | None = None) -> bool:
+        """A cursor report came (at `pos`). True if it answered the outstanding question. A
+        report from elsewhere than the question was asked from answers nothing; a late
+        answer to a question given up on is taken and ignored, but proves the terminal
+        answers."""
+        if pos is not None and self.asked_pos is not None and pos != self.asked_pos:
+            return False
         self.owed = max(0, self.owed - 1)
         if self.sent_at is None:
             if not self.enabled or not self.answers:
@@ -95,7 +108,7 @@ class FrameClock:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
             self.srtt = 0.875 * self.srtt + 0.125 * rtt
         self.answers += 1
-        self.unanswered = 0
+        self.unanswered = self.misses = 0
         self.sent_at = None
         return True
 
@@ -105,6 +118,11 @@ class FrameClock:
 
     def _expire(self) -> None:
         self.sent_at = None
+        if self.answers:
+            self.misses += 1
+            if self.misses >= self.MISSES:  # it stopped answering (or never did): hold nothing
+                self.answers = self.misses = 0
+            return
         if not self.answers:
             self.unanswered += 1
             if self.unanswered >= self.NEVER_ANSWERED:

@@ -183,7 +183,7 @@ class DashScreen(urwid.display.raw.Screen):
         self.utf8 = urwid.util.get_encoding() == "utf-8"
         self.clock = FrameClock()
         self.monotonic = time.monotonic  # the clock's time source (tests pass their own)
-        self._query_row = None  # the row the cursor ends on in the frame being drawn (-1: unknown)
+        self._query_at = None  # where the frame being drawn leaves the cursor ((): unknown; None: ask nothing)
 
     def _attrspec_to_escape(self, a) -> str:
         return compact_sgr(super()._attrspec_to_escape(a))
@@ -246,10 +246,11 @@ class DashScreen(urwid.display.raw.Screen):
             return keys
         out = []
         for k in keys:
-            if _is_report(k, expected and self.clock.expects_answer(self.monotonic())):
-                self.clock.answer(self.monotonic())
-            else:
+            if isinstance(k, tuple) and k and k[0] == "cursor position":
+                self.clock.answer(self.monotonic(), (k[1], k[2]))
+            elif not _is_report(k, expected):
                 out.append(k)
+            # an F3 look-alike is dropped without answering: its position is not known
         return out
 
     def frame_wait(self) -> float:
@@ -264,10 +265,12 @@ class DashScreen(urwid.display.raw.Screen):
     def _question(self) -> str:
         """The cursor-position question for the frame being written ("" when the clock asks
         none). Asked from the frame's cursor row unless that is row 1 (or unknown)."""
-        row, self._query_row = self._query_row, None
-        if row is None or not self.clock.ask(self.monotonic()):
+        at, self._query_at = self._query_at, None
+        if at is None:
             return ""
-        return QUERY if row >= 1 else QUERY_OFF_ROW_1
+        if at and at[1] >= 1:
+            return QUERY if self.clock.ask(self.monotonic(), at) else ""
+        return QUERY_OFF_ROW_1 if self.clock.ask(self.monotonic(), (0, 1)) else ""
 
     def reset_margins(self) -> None:
         """Full-screen scrolling margins again (before anything else uses the terminal)."""
@@ -285,7 +288,7 @@ class DashScreen(urwid.display.raw.Screen):
         self._last_canvas = canvas
         frame = canvas
         # where the frame leaves the cursor: its question is asked there (none on a 1-row screen)
-        self._query_row = (canvas.cursor[1] if canvas.cursor is not None else -1) if size[1] >= 2 else None
+        self._query_at = (tuple(canvas.cursor) if canvas.cursor is not None else ()) if size[1] >= 2 else None
         try:
             rows = list(canvas.content())  # once: our passes and urwid's diff share it
             frame = _Frame(rows, canvas.cursor)
@@ -301,7 +304,7 @@ class DashScreen(urwid.display.raw.Screen):
         try:
             return super().draw_screen(size, frame)
         finally:
-            self._query_row = None
+            self._query_at = None
             self._flush_pending()
             # urwid's frame ends with the cursor put where the canvas wants it; anything
             # else (no frame, ours alone, a failure) leaves it somewhere unknown
@@ -402,7 +405,7 @@ class DashScreen(urwid.display.raw.Screen):
             if state == RESET:
                 rest = rest.removeprefix(RESET)  # urwid resets what is reset already
             data = sync + HIDE + RESET + pre + _REDUNDANT_HOME.sub(r"\1", rest, count=1)
-        if self._frame_written and self._query_row is not None:
+        if self._frame_written and self._query_at is not None:
             data += self._question()  # in the frame's own write: no extra packet on an ssh link
         super().write(data)
 

@@ -73,3 +73,24 @@ def test_forget_drops_the_outstanding_question_and_a_late_answer_is_only_taken()
     assert c.wait(1.01) == 0
     assert not c.answer(1.2)  # the late answer answers nothing
     assert c.ask(1.3)
+
+
+def test_a_stray_report_answers_nothing_and_a_silent_terminal_is_no_longer_waited_for():
+    """A cursor report from elsewhere (a key that looks like one, a reply to another
+    program's question) is no answer; a terminal that answered once and then never again
+    (or a stray report that matched) stops holding frames after MISSES timeouts."""
+    c = FrameClock()
+    c.ask(0.0, (2, 23))
+    assert not c.answer(0.01, (4, 11))  # not where the question was asked
+    assert c.answers == 0 and c.sent_at is not None
+    assert c.answer(0.02, (2, 23))
+    now = 1.0
+    held = 0
+    for _ in range(20):  # it answers no more
+        c.ask(now, (2, 23))
+        wait = c.wait(now + 0.01)
+        held += wait > 0
+        now += wait + 0.02
+        c.wait(now)
+    assert held == FrameClock.MISSES  # then frames go as they come
+    assert c.answers == 0

@@ -67,10 +67,13 @@ def test_no_answer_waits_at_most_the_clocks_wait_and_a_silent_terminal_not_at_al
 
 def test_answers_are_taken_out_of_the_input_keys_stay():
     screen, w = _screen()
-    screen.clock.ask(time.monotonic())
-    # a report for row 1 (ESC[1;5R, decoded as Ctrl-F3) while an answer may come is one
-    assert screen._apply_terminal_reports(["a", "ctrl f3", "b"]) == ["a", "b"]
-    assert screen.clock.answers == 1
+    screen.clock.ask(time.monotonic(), (2, 22))
+    # a report for row 1 (ESC[1;5R, decoded as Ctrl-F3) while an answer may come is dropped,
+    # and so is a report from elsewhere than the question was asked: neither answers it
+    assert screen._apply_terminal_reports(["a", "ctrl f3", ("cursor position", 4, 11), "b"]) == ["a", "b"]
+    assert screen.clock.answers == 0 and screen.clock.sent_at is not None
+    assert screen._apply_terminal_reports([("cursor position", 2, 22), "y"]) == ["y"]
+    assert screen.clock.answers == 1 and screen.clock.sent_at is None
     late = screen._apply_terminal_reports([("cursor position", 0, 5), "y"])
     assert late == ["y"]  # a late answer is never a key (nor a decision)
     assert screen._apply_terminal_reports(["ctrl f3"]) == ["ctrl f3"]  # no answer due: a key
