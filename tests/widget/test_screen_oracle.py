@@ -105,9 +105,9 @@ SEEDS = int(os.environ.get("DASHFLOAT_ORACLE_SEEDS", "8"))
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_random_sessions_equal_a_full_repaint_after_every_frame(terminal, seed):
     s = random_session(seed * 7 + len(terminal), steps=150, **TERMINALS[terminal])
-    assert s.frames > (100 if s.answers else 150)
+    assert s.frames + s.held > 150  # every step drew a frame, or the clock held it
     if s.answers:
-        assert s.held > 0  # frames were held and skipped: the path is exercised
+        assert s.held > 0 and s.frames > 50  # frames were held and skipped, and drawn later
 
 
 def test_frames_held_for_a_late_answer_are_skipped_and_the_next_one_is_whole():
