@@ -722,6 +722,8 @@ def run_ui(config, log_path: str | None, early=None, journal=None, state_problem
     depth = theme.choose_depth(config.colors, screen.colors, term_colors)
     if os.environ.get("DASHFLOAT_NO_SCROLL_REGIONS"):
         screen.scroll_optimisation = False  # for terminals that mishandle DECSTBM margins
+    if os.environ.get("DASHFLOAT_NO_FRAME_CLOCK"):
+        screen.clock.enabled = False  # frames as fast as they come (for comparisons)
     app = App(agent=agent, outbox=outbox, model_name=config.model, ascii=use_ascii, depth=depth,
               history=history, log_path=log_path, base_url=config.base_url)
     from dashfloat import messages, storage

@@ -110,7 +110,7 @@ starts a new conversation, or
 switches to a model with a larger window.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
-every @tick_ms@ ms, and an idle
+every @stream_ms@ ms (the spinner steps every @tick_ms@ ms), and an idle
 .B dashfloat
 sets no timer and writes nothing.
 The terminal is restored on every exit: normal quit, Ctrl\-C, SIGTERM, SIGHUP (a dropped
@@ -2051,6 +2051,23 @@ for an
 under
 .IR tests/ ,
 and a rejection otherwise.
+.SH SLOW LINKS
+Over a slow or distant link (ssh at a few dozen kbit/s, a link with a long round trip)
+the bytes of a frame reach the screen long after dashfloat has written them: the ssh
+server and the network buffer them, so frames drawn faster than the link carries them
+would queue up behind each other and the screen would trail the keys by seconds.
+dashfloat clocks its frames by the terminal instead: each frame ends with a question for
+the cursor position
+.RB ( ESC[6n ),
+which the terminal answers once it has shown everything before it, and the next frame
+waits for that answer (at most @clock_min@\(en@clock_max@ s, from the round trips measured). Meanwhile the
+screen keeps up with everything that happens; the frame that follows the answer shows
+the newest state at once, whatever changed in between. So holding PgUp, a long paste or
+a command printing without end never leaves the screen more than a frame or two behind.
+The answers are taken out of the input: they are never keys, nor decide a question.
+A terminal that does not answer changes nothing (it is asked @clock_never@ times).
+.B DASHFLOAT_NO_FRAME_CLOCK
+turns the clock off.
 .SH FILES
 .TP
 .I .dashfloat/config.toml
@@ -2223,6 +2240,12 @@ When set and not empty, scroll the transcript by repainting its rows instead of 
 the terminal's scroll margins (DECSTBM).
 Only for a terminal that mishandles scroll margins; it costs many more bytes per line.
 .TP
+.B DASHFLOAT_NO_FRAME_CLOCK
+When set and not empty, write every frame at once instead of waiting for the terminal to
+answer for the last one (see
+.BR "SLOW LINKS" ).
+Only for comparisons: over a slow link frames then queue up behind each other.
+.TP
 .B DASHFLOAT_CALL
 Set by dashfloat for every command and hook it runs, to an id of that call
 (\fIpid\fP\-\fIn\fP); it is how dashfloat recognises a detached process of the call.
@@ -2391,7 +2414,7 @@ def numbers() -> dict[str, str]:
         search,
     )
     from dashfloat.tools import exec as exec_tool
-    from dashfloat.ui import app, confirmgate, keymap, toosmall
+    from dashfloat.ui import app, confirmgate, frameclock, keymap, toosmall
     from dashfloat.ui import markdown as markdown_ui
     from dashfloat.ui import transcript as transcript_ui
 
@@ -2403,6 +2426,10 @@ def numbers() -> dict[str, str]:
         "min_cols": str(toosmall.MIN_COLS),
         "min_rows": str(toosmall.MIN_ROWS),
         "clipboard_kib": str(copyout.OSC52_MAX * 3 // 4 // 1024),
+        "stream_ms": f"{app.STREAM_FRAME * 1000:g}",
+        "clock_min": f"{frameclock.FrameClock.MIN_WAIT:g}",
+        "clock_max": f"{frameclock.FrameClock.MAX_WAIT:g}",
+        "clock_never": str(frameclock.FrameClock.NEVER_ANSWERED),
         "connect_timeout": f"{default['connect_timeout']:g}",
         "read_timeout": f"{default['read_timeout']:g}",
         "exec_timeout": f"{default['exec_timeout']:g}",

@@ -9,6 +9,12 @@ emulator and compares the two cell by cell (characters and renditions) and the c
 text, tool rows, confirmations, the help overlay, multi-line prompts and pastes, scrolling,
 resizes, Ctrl-L and Ctrl-Z/fg. Randomised sessions (tests/widget/test_screen_oracle.py) drive
 them; tests/e2e use the same comparison through a real pty.
+
+`answers=True` plays a terminal that answers the frame clock's cursor-position questions
+(ui/frameclock.py) over a link that is behind: the answers are kept until the session
+delivers them (`deliver`), so frames are held, skipped and drawn later; a held frame leaves
+the terminal as the last drawn canvas left it, and the next drawn one must again equal a
+full repaint of the newest canvas.
 """
 
 from __future__ import annotations
@@ -123,7 +129,7 @@ class OracleSession:
     """The App and its DashScreen, drawing into an emulated terminal."""
 
     def __init__(self, cols: int = 80, rows: int = 24, *, newline: str = "\r\n", sync: bool = False,
-                 keep_margins_on_resize: bool = False, depth: int = 256):
+                 keep_margins_on_resize: bool = False, depth: int = 256, answers: bool = False):
         self.cols, self.rows = cols, rows
         self.term = XTerm(cols, rows)
         self.term.keep_margins_on_resize = keep_margins_on_resize
@@ -145,10 +151,36 @@ class OracleSession:
         if sync:  # a terminal that confirmed synchronized output (DECRQM 2026)
             self.screen.modes.synchronized_output = True
         self.frames = 0
+        self.held = 0  # frames the clock held (answers=True)
         self.log: list[str] = []
+        self.answers = answers
+        self.unanswered: list[str] = []  # cursor reports on their way back
+        self.shown = None  # the canvas the terminal shows (the last one drawn)
+        if answers:
+            self.screen.monotonic = lambda: self.now
+            self.term.write_process_input = self._answer
+
+    def _answer(self, data: str) -> None:
+        """The emulator's answer to a question (ESC[row;colR): on its way back."""
+        assert data.startswith("\x1b[") and data.endswith("R"), f"unexpected terminal answer {data!r}"
+        self.unanswered.append(data)
+
+    def deliver(self, n: int | None = None) -> None:
+        """The first `n` answers (all by default) reach DashFloat's input, decoded as urwid
+        decodes input: none may come out as a key (ESC[1;5R alone reads as Ctrl-F3)."""
+        from urwid.display import escape
+
+        n = len(self.unanswered) if n is None else n
+        got, self.unanswered = self.unanswered[:n], self.unanswered[n:]
+        for data in got:
+            decoded, rest = escape.process_keyqueue(list(data.encode()), False)
+            assert not rest
+            keys = self.screen._apply_terminal_reports(decoded)
+            assert keys == [], f"an answer reached the app as input: {data!r} -> {keys!r}"
 
     def close(self) -> None:
         try:
+            self.deliver()  # else the stop waits (in real time) for the answer still on its way
             if self.screen.started:
                 self.screen.stop()
         finally:
@@ -159,6 +191,12 @@ class OracleSession:
         """What the main loop does when it goes idle: render, draw, then the after-draw
         callback; then compare."""
         size = (self.cols, self.rows)
+        if self.answers and self.screen.frame_wait() > 0:
+            # held (DashLoop renders nothing): the terminal still shows the last frame
+            self.held += 1
+            if self.shown is not None and (self.cols, self.rows) == self._shown_size:
+                self.check(self.shown)
+            return
         canvas = self.app.root.render(size, focus=True)
         self.screen.draw_screen(size, canvas)
         if self.loop.after_draw is not None:
@@ -167,6 +205,7 @@ class OracleSession:
         if getattr(self.screen, "fallbacks", 0):
             raise OracleMismatch(self._report("the incremental drawing raised (see the log)", self.term))
         self.check(canvas)
+        self.shown, self._shown_size = canvas, size
 
     def check(self, canvas) -> None:
         rows = list(canvas.content())
@@ -227,6 +266,7 @@ class OracleSession:
         self._key(*keys)
 
     def _resize(self, cols: int, rows: int) -> None:
+        self.shown = None  # the emulator's resize changes the screen itself
         self.cols, self.rows = cols, rows
         self.term.resize(rows, cols)
         self.loop.screen_size = (cols, rows)
@@ -244,6 +284,7 @@ class OracleSession:
         prepared for the old size and before urwid writes its part (which it then skips,
         its resized flag being up). The stale frame is not checked; the one after the
         resize is."""
+        self.shown = None
         screen = self.screen
         prepare = screen._before_draw
 
@@ -277,6 +318,7 @@ class OracleSession:
     def _suspend(self, shell_output: str = "$ fg\r\n") -> None:
         """Ctrl-Z and fg: the screen stops, the shell writes on the terminal, the screen
         starts again (a terminal without an alternate screen keeps what the shell wrote)."""
+        self.shown = None
         self.screen.stop()
         self.stream.feed(shell_output)
         self.screen.start()
@@ -349,6 +391,12 @@ def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
     try:
         for _ in range(steps):
             app = s.app
+            if s.answers:  # a link that is behind: answers come late, time passes
+                if s.unanswered and rnd.random() < 0.4:
+                    s.deliver(1)
+                    if rnd.random() < 0.5:
+                        s.draw()  # the loop draws when an answer came (a held frame)
+                s.now += rnd.choice([0.0, 0.01, 0.05, 0.3, 2.5])
             r = rnd.random()
             if app.phase == "idle" and r < 0.15:
                 text = " ".join(rnd.choice(WORDS) for _ in range(rnd.randint(1, 30)))

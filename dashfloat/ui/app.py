@@ -3,8 +3,9 @@
 The main thread owns the widgets, the terminal and the only timer (the tick). It does no
 network or process I/O: the agent and its streamers run on threads and reach the UI only
 through the Outbox doorbell. Messages are applied to the transcript model at once; rows
-are refreshed from the model at most every TICK seconds while something is active, and
-there is no timer at all when idle (zero wake-ups, zero bytes).
+are refreshed from the model on the tick (every TICK seconds while something is active;
+streamed text every STREAM_FRAME), and there is no timer at all when idle (zero wake-ups,
+zero bytes). Frames wait for the terminal's answer to the last one (ui/frameclock.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ from dashfloat.ui.widgets import (
 log = logging.getLogger("dashfloat.ui")
 
 TICK = 0.1  # seconds between widget flushes and spinner steps while active
+# seconds between frames of streamed text: over ssh every frame costs ~70 bytes besides its
+# text (the cursor dance, the frame clock's question, ~40 bytes of ssh packet), a third of
+# what a 10 Hz stream sends; 5 frames a second halve that (a word still appears whole)
+STREAM_FRAME = 0.2
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
 
 
@@ -47,18 +52,34 @@ class DashLoop(urwid.MainLoop):
 
     after_first_frame = None
     after_draw = None  # called after every frame (arms a confirmation once it is visible)
+    _clock_alarm = None
 
     def draw_screen(self, *args, **kwargs):
         if not self.screen_size:
             self.screen_size = self.screen.get_cols_rows()
         if min(self.screen_size) < 1:  # a terminal without a single cell: nothing can be shown
             return
+        # self-clocked frames (ui/frameclock.py): while the terminal has not answered for
+        # the last frame, the next one waits (nothing is rendered); the answer wakes the loop
+        # through the input, or this alarm when the wait runs out
+        wait = getattr(self.screen, "frame_wait", None)
+        wait = wait() if wait is not None else 0.0
+        if wait > 0:
+            if self._clock_alarm is None:
+                self._clock_alarm = self.set_alarm_in(wait, self._clock_due)
+            return
+        if self._clock_alarm is not None:
+            self.remove_alarm(self._clock_alarm)
+            self._clock_alarm = None
         super().draw_screen(*args, **kwargs)
         callback, self.after_first_frame = self.after_first_frame, None
         if callback is not None:
             callback()
         if self.after_draw is not None:
             self.after_draw()
+
+    def _clock_due(self, _loop, _data) -> None:
+        self._clock_alarm = None  # the loop goes idle after an alarm: draw_screen follows
 
 
 def warm_imports() -> None:
@@ -135,6 +156,7 @@ class App(Confirming):
         self._agent_started = False
         self._tick_handle = None
         self._dirty = False
+        self._streamed_at = 0.0  # when streamed text was last copied into rows (the tick)
         self._last_interrupt = False
         self._pasting = False
         self._paste: list[str] = []
@@ -418,9 +440,13 @@ class App(Confirming):
             try:
                 import termios
 
-                fd = self.loop.screen._input_fileno()
+                screen = self.loop.screen
+                fd = screen._input_fileno()
                 if fd is not None and os.isatty(fd):
                     termios.tcflush(fd, termios.TCIFLUSH)
+                    clock = getattr(screen, "clock", None)
+                    if clock is not None:
+                        clock.forget()  # its answer may have been flushed with the typeahead
             except (OSError, ImportError, AttributeError):
                 log.debug("could not flush typeahead", exc_info=True)
 
@@ -436,15 +462,18 @@ class App(Confirming):
             self._drain()  # the text that arrived quietly since the last tick
             if self.confirm is not None:
                 self._confirm_tick(self.clock())
-            streamed = self._dirty
+            # streamed text is copied into rows every STREAM_FRAME seconds (every other tick)
+            now = self.clock()
+            streamed = self._dirty and now - self._streamed_at >= STREAM_FRAME - TICK / 2
             current = self.model.current
-            if not streamed and current is not None and current.settle():
+            if not self._dirty and current is not None and current.settle():
                 self.model.touch(current)  # a quiet stream shows the word it held back
                 streamed = True
             if streamed:
+                self._streamed_at = now
                 self.refresh()
             if self.phase in M.ACTIVE_PHASES and self._check_agent():
-                if not streamed:  # moving text shows activity; the spinner is for silences
+                if not streamed and not self._dirty:  # moving text shows activity; the spinner is for silences
                     self.spin += 1
                     self.update_status()
                 self._ensure_tick()

@@ -21,6 +21,12 @@
 
    Correct for any frame: the record always matches the terminal (tests/widget and the
    Ctrl-L comparison in tests/e2e/test_drawing.py check it cell by cell, colours too).
+
+3. Frames are self-clocked (ui/frameclock.py): a frame carries a cursor-position question
+   (in the same write), the answer is taken out of the input here (never a key), and
+   DashLoop holds the next frame while the question is outstanding. Before the screen
+   stops, an outstanding answer is waited for (briefly) so that it does not land in the
+   shell's input after DashFloat has left.
 """
 
 from __future__ import annotations
@@ -29,11 +35,15 @@ import functools
 import logging
 import os
 import re
+import select
+import time
 
 import urwid
 from urwid.display import _raw_display_base
 from urwid.display.common import UNPRINTABLE_C1_TRANS_TABLE, UNPRINTABLE_TRANS_TABLE
 from urwid.str_util import calc_width
+
+from dashfloat.ui.frameclock import QUERY, QUERY_OFF_ROW_1, FrameClock
 
 # urwid's own table (colour depth -> AttrSpec slot), as its draw_screen uses it
 _ATTRSPEC_INDEX_BY_COLORS = _raw_display_base._ATTRSPEC_INDEX_BY_COLORS
@@ -171,6 +181,9 @@ class DashScreen(urwid.display.raw.Screen):
         self._frame_written = False  # urwid wrote a frame in the draw under way
         self.newline = "\r\n"  # to the start of the next row; "\n" when the tty adds the CR
         self.utf8 = urwid.util.get_encoding() == "utf-8"
+        self.clock = FrameClock()
+        self.monotonic = time.monotonic  # the clock's time source (tests pass their own)
+        self._query_at = None  # where the frame being drawn leaves the cursor ((): unknown; None: ask nothing)
 
     def _attrspec_to_escape(self, a) -> str:
         return compact_sgr(super()._attrspec_to_escape(a))
@@ -178,6 +191,7 @@ class DashScreen(urwid.display.raw.Screen):
     def _start(self, *args, **kwargs):
         super()._start(*args, **kwargs)
         self._margins = self._cursor_at = None
+        self.clock.forget()  # answers to questions of an earlier start were flushed with its input
         self._reset_known = False
         fd = self._input_fileno()
         if fd is not None and os.isatty(fd):
@@ -190,7 +204,73 @@ class DashScreen(urwid.display.raw.Screen):
 
     def _stop(self, *args, **kwargs):
         self.reset_margins()
+        self._await_answer()
         return super()._stop(*args, **kwargs)
+
+    def _await_answer(self) -> None:
+        """Read (and drop) input until the outstanding question's answer came, for at most
+        the clock's wait and 1 s: else it would arrive after the screen stopped and be typed
+        into the shell (`^[[24;3R`). Keys read meanwhile are dropped, as urwid's stop drops
+        pending input anyway. Only for a terminal that has answered before."""
+        clock = self.clock
+        if clock.sent_at is None or not clock.answers:
+            return
+        fd = self._input_fileno()
+        if fd is None:
+            return
+        deadline = self.monotonic() + min(1.0, clock.timeout())
+        data = bytes(self._partial_codes)
+        self._partial_codes = []
+        try:
+            while not _ANSWER.search(data):
+                left = deadline - self.monotonic()
+                if left <= 0 or not select.select([fd], [], [], left)[0]:
+                    break
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                data = data[-32:] + chunk
+        except OSError:
+            pass
+        clock.forget()
+
+    def _apply_terminal_reports(self, decoded_codes):
+        """urwid's query replies, then ours: every cursor-position report is taken out of
+        the input (the answer to the frame clock's question, or a late one): never a key.
+        A report for row 1 decodes as a function key (ESC[1;5R is Ctrl-F3): asked from row 2
+        on it cannot be one, unless a resize moved the cursor meanwhile, so while an answer
+        may still come an F3 with modifiers is one too (F3 is bound to nothing)."""
+        keys = super()._apply_terminal_reports(decoded_codes)
+        expected = self.clock.expects_answer(self.monotonic())
+        if not any(_is_report(k, expected) for k in keys):
+            return keys
+        out = []
+        for k in keys:
+            if isinstance(k, tuple) and k and k[0] == "cursor position":
+                self.clock.answer(self.monotonic(), (k[1], k[2]))
+            elif not _is_report(k, expected):
+                out.append(k)
+            # an F3 look-alike is dropped without answering: its position is not known
+        return out
+
+    def frame_wait(self) -> float:
+        """Seconds the next frame must wait for the terminal (0: draw now); DashLoop asks."""
+        if not self.started:
+            return 0.0
+        wait = self.clock.wait(self.monotonic())
+        if wait:
+            self.clock.held += 1
+        return wait
+
+    def _question(self) -> str:
+        """The cursor-position question for the frame being written ("" when the clock asks
+        none). Asked from the frame's cursor row unless that is row 1 (or unknown)."""
+        at, self._query_at = self._query_at, None
+        if at is None:
+            return ""
+        if at and at[1] >= 1:
+            return QUERY if self.clock.ask(self.monotonic(), at) else ""
+        return QUERY_OFF_ROW_1 if self.clock.ask(self.monotonic(), (0, 1)) else ""
 
     def reset_margins(self) -> None:
         """Full-screen scrolling margins again (before anything else uses the terminal)."""
@@ -207,6 +287,8 @@ class DashScreen(urwid.display.raw.Screen):
             return None  # nothing changed (urwid's own check, kept for the wrapper below)
         self._last_canvas = canvas
         frame = canvas
+        # where the frame leaves the cursor: its question is asked there (none on a 1-row screen)
+        self._query_at = (tuple(canvas.cursor) if canvas.cursor is not None else ()) if size[1] >= 2 else None
         try:
             rows = list(canvas.content())  # once: our passes and urwid's diff share it
             frame = _Frame(rows, canvas.cursor)
@@ -222,6 +304,7 @@ class DashScreen(urwid.display.raw.Screen):
         try:
             return super().draw_screen(size, frame)
         finally:
+            self._query_at = None
             self._flush_pending()
             # urwid's frame ends with the cursor put where the canvas wants it; anything
             # else (no frame, ours alone, a failure) leaves it somewhere unknown
@@ -232,21 +315,26 @@ class DashScreen(urwid.display.raw.Screen):
         and urwid's record of what is on screen (as its own draw_screen would leave it)."""
         pre, state = self._pending
         self._pending = None
-        out = [HIDE] if self._reset_known else [HIDE, RESET]
         # the cursor stays where it was (the prompt): saved and restored (DECSC/DECRC,
-        # 4 bytes) instead of addressed again (7-8 bytes, every frame)
+        # 4 bytes) instead of addressed again (7-8 bytes, every frame). It is not hidden
+        # meanwhile (12 bytes a frame): the frame is one write, which a terminal takes whole
+        # before it paints; a frame that moves it elsewhere hides it as urwid's do
         back = frame.cursor is not None and frame.cursor == self._cursor_at
+        out = [] if back else [HIDE]
+        if not self._reset_known:
+            out.append(RESET)
         if back:
             out.append(SAVE)
         out.append(pre)
         if state != RESET:
             out.append(RESET)
         if back:
-            out.append(RESTORE + SHOW)  # restores the default rendition saved with it
+            out.append(RESTORE)  # restores the default rendition saved with it
         elif frame.cursor is not None:
             x, y = frame.cursor
             out.append(f"\x1b[{y + 1};{x + 1}H{SHOW}")
             self._cy = y
+        out.append(self._question())
         self.write("".join(out))
         self.flush()
         self._reset_known = True  # our frames end in the default rendition
@@ -317,6 +405,8 @@ class DashScreen(urwid.display.raw.Screen):
             if state == RESET:
                 rest = rest.removeprefix(RESET)  # urwid resets what is reset already
             data = sync + HIDE + RESET + pre + _REDUNDANT_HOME.sub(r"\1", rest, count=1)
+        if self._frame_written and self._query_at is not None:
+            data += self._question()  # in the frame's own write: no extra packet on an ssh link
         super().write(data)
 
     def _flush_pending(self) -> None:
@@ -325,6 +415,19 @@ class DashScreen(urwid.display.raw.Screen):
             self._pending = None
             super().write(HIDE + RESET + pre + RESET)
             self.flush()
+
+
+_F3 = frozenset(" ".join((*mods, "f3")) for mods in (
+    (), ("shift",), ("meta",), ("ctrl",), ("shift", "meta"), ("shift", "ctrl"), ("meta", "ctrl"),
+    ("shift", "meta", "ctrl")))
+
+
+def _is_report(key, outstanding: bool) -> bool:
+    """A cursor-position report (or, while an answer may come, one for row 1 that urwid
+    decoded as F3 with modifiers)."""
+    if isinstance(key, tuple):
+        return bool(key) and key[0] == "cursor position"
+    return outstanding and key in _F3
 
 
 def _newline(out) -> str:
@@ -344,6 +447,7 @@ SHOW = "\x1b[?25h"
 SAVE, RESTORE = "\x1b7", "\x1b8"
 SYNC_BEGIN = "\x1b[?2026h"  # urwid brackets its frames so when the terminal confirmed it
 RESET = "\x1b[0m"
+_ANSWER = re.compile(rb"\x1b\[\d+;\d+R")  # a cursor-position report
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
 # move to a row follows at once (row 1 itself is written without a move)
 _REDUNDANT_HOME = re.compile(r"^((?:\x1b\[[0-9;]*m)?)\x1b\[H\x1b\[1;1H(?=\x1b\[\d+;\d+H)")

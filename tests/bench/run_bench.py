@@ -49,6 +49,11 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 exec -> first frame / -> app running from the pyz (bytecode cached, and a
                 first start) beside the venv install. --pyz-only runs just this section;
                 --no-pyz leaves it out.
+  link          tests/bench/link_bench.py: through real ssh (tests/sshd.py) and a proxy that plays
+                the link (tests/linkproxy.py), with the frame clock and without it: PgUp held
+                and Esc in a stream at 32 kbit/s, the last token at 256 kbit/s and 100 ms, a
+                key at 100 ms, link bytes per content byte beside `cat` (issue 15 §2).
+                --link-only runs just this section; --no-link leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
 50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
@@ -475,6 +480,8 @@ def main(argv=None) -> int:
     ap.add_argument("--huge-runs", type=int, help="runs per huge answer (3; 1 with --quick)")
     ap.add_argument("--huge-mb", type=float, default=1.0, help="size of the huge answers in MB (1)")
     ap.add_argument("--huge-cases", default="one_line,words,lines,code", help="which huge answers")
+    ap.add_argument("--link-only", action="store_true", help="only the slow-link figures (through ssh and a proxy)")
+    ap.add_argument("--no-link", action="store_true", help="leave the slow-link figures out")
     args = ap.parse_args(argv)
     if args.sessions_only:
         return sessions_section(args)
@@ -486,6 +493,8 @@ def main(argv=None) -> int:
         return pyz_section(args)
     if args.huge_only:
         return huge_section(args)
+    if args.link_only:
+        return link_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -611,6 +620,10 @@ def main(argv=None) -> int:
         print()
         if huge_section(args):
             errors.append("the huge-answer figures could not be measured")
+    if not args.no_link:
+        print()
+        if link_section(args):
+            errors.append("the slow-link figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
@@ -700,6 +713,31 @@ def huge_section(args) -> int:
         return 1
     huge_bench.print_rows(rows)
     print(f"huge-answer figures missing their target: {over}")
+    return 0
+
+
+def link_section(args) -> int:
+    """The slow-link figures (issue 15 §2): 1 when they could not be measured."""
+    import link_bench
+
+    from tests import sshd
+
+    reason = sshd.missing()
+    if reason:  # a machine without OpenSSH: said, not an error
+        print(f"slow-link figures: {reason}")
+        return 0
+    runs = 1 if args.quick else 3
+    print(f"slow-link figures through ssh (80x24, median of {runs}; load average {os.getloadavg()[0]:.2f}):")
+    try:
+        rows = link_bench.run(runs)
+    except link_bench.MeasureError as exc:
+        print(f"  not measured: {exc}")
+        return 1
+    except Exception:
+        traceback.print_exc()
+        return 1
+    missed = link_bench.print_rows(rows)
+    print(f"slow-link figures missing their goal: {missed}")
     return 0
 
 

@@ -26,9 +26,10 @@ def spawn(server, tmp_path):
     terms: list[Term] = []
 
     def _spawn(argv: list[str], *, env: dict | None = None, rows: int = 24, cols: int = 80,
-                 utf8: bool = True, cwd: str | None = None, modes: dict | None = None) -> Term:
+                 utf8: bool = True, cwd: str | None = None, modes: dict | None = None,
+                 answers: bool = False, read_rate: float | None = None) -> Term:
         term = Term(argv, env if env is not None else clean_env(tmp_path), rows=rows, cols=cols,
-                    utf8=utf8, cwd=cwd, modes=modes)
+                    utf8=utf8, cwd=cwd, modes=modes, answers=answers, read_rate=read_rate)
         terms.append(term)
         return term
 

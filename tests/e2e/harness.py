@@ -53,9 +53,19 @@ class Term:
     """One dashfloat (or shell) process in a pty, with its screen emulated."""
 
     def __init__(self, argv: list[str], env: dict[str, str], *, cols: int = 80, rows: int = 24,
-                 cwd: str | None = None, utf8: bool = True, modes: dict[int, int] | None = None):
+                 cwd: str | None = None, utf8: bool = True, modes: dict[int, int] | None = None,
+                 answers: bool = False, read_rate: float | None = None):
         self.cols, self.rows = cols, rows
         self.screen = XTerm(cols, rows)
+        # answers: the terminal answers a cursor-position question (DSR, ESC[6n) when it
+        # processes it, as real terminals do (pyte computes the answer; it is written to the
+        # pty at once). read_rate: the terminal reads at most this many bytes a second (a
+        # slow link: the pty's buffer fills and pushes back on the writer)
+        self.answers = 0
+        if answers:
+            self.screen.write_process_input = self._answer
+        self.read_rate = read_rate
+        self._bucket, self._bucket_at = 0.0, time.monotonic()  # bytes the rate allows now
         # DEC private modes this terminal reports to a DECRQM query (ESC[?N$p), e.g.
         # {2026: 2}: synchronized output supported and reset; unlisted modes get no answer
         self.modes = dict(modes or {})
@@ -70,18 +80,34 @@ class Term:
     def pump(self, timeout: float = 0.05) -> int:
         if self.eof:
             return 0
+        size = 65536
+        if self.read_rate:  # a token bucket: at most 50 ms of the rate at once
+            now = time.monotonic()
+            cap = max(256.0, self.read_rate * 0.05)
+            self._bucket = min(cap, self._bucket + (now - self._bucket_at) * self.read_rate)
+            self._bucket_at = now
+            if self._bucket < 64:
+                time.sleep(min(timeout, (64 - self._bucket) / self.read_rate))
+                return 0
+            size = int(self._bucket)
         try:
-            data = self.child.read_nonblocking(65536, timeout=timeout)
+            data = self.child.read_nonblocking(size, timeout=timeout)
         except pexpect.TIMEOUT:
             return 0
         except pexpect.EOF:
             self.eof = True
             return 0
+        if self.read_rate:
+            self._bucket -= len(data)
         self.raw += data
         self.stream.feed(data)
         if self.modes and b"$p" in data:
             self._answer_queries(data)
         return len(data)
+
+    def _answer(self, data: str) -> None:
+        self.answers += 1
+        os.write(self.child.child_fd, data.encode())  # not send(): it sleeps 50 ms first
 
     def _answer_queries(self, data: bytes) -> None:
         import re

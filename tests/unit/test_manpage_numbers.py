@@ -48,6 +48,7 @@ def flat(text: str) -> str:
 
 @pytest.mark.parametrize("phrase", [
     f"every {app.TICK * 1000:g} ms",
+    f"at most every {app.STREAM_FRAME * 1000:g} ms",
     f"default the first {files.READ_MAX_LINES}; at most {files.READ_MAX_LINES} lines and "
     f"{files.READ_MAX_BYTES >> 10} KiB",
     f"Files above {files.STREAM_ABOVE >> 10} KiB",

@@ -1,8 +1,9 @@
 """The screen oracle (tests/screen_oracle.py): after every frame of a session, the terminal
 DashFloat's bytes produce equals a full repaint of the same canvas, characters, renditions
 and cursor. Scenarios from real use first, then randomised sessions in four terminals:
-CR LF rows, LF rows (ONLCR), synchronized output (DECRQM 2026 confirmed), and a terminal
-that keeps the scrolling margins across a resize."""
+CR LF rows, LF rows (ONLCR), synchronized output (DECRQM 2026 confirmed), a terminal
+that keeps the scrolling margins across a resize, and one that answers the frame clock's
+questions over a link that is behind (frames held and skipped)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ TERMINALS = {
     "onlcr": {"newline": "\n"},
     "sync": {"sync": True},
     "sticky-margins": {"keep_margins_on_resize": True},
+    "answering-link": {"answers": True},
 }
 
 
@@ -103,7 +105,31 @@ SEEDS = int(os.environ.get("DASHFLOAT_ORACLE_SEEDS", "8"))
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_random_sessions_equal_a_full_repaint_after_every_frame(terminal, seed):
     s = random_session(seed * 7 + len(terminal), steps=150, **TERMINALS[terminal])
-    assert s.frames > 150
+    assert s.frames + s.held > 150  # every step drew a frame, or the clock held it
+    if s.answers:
+        assert s.held > 0 and s.frames > 50  # frames were held and skipped, and drawn later
+
+
+def test_frames_held_for_a_late_answer_are_skipped_and_the_next_one_is_whole():
+    """PgUp held on a slow link: while the terminal has not answered, no frame is written;
+    the frame after the answer draws the newest state (and equals a full repaint)."""
+    s = OracleSession(80, 24, answers=True)
+    s.draw()
+    s.deliver()  # the terminal answers the first frame: the clock is on
+    answer(s, tokens=600, per_frame=40)
+    s.deliver()
+    written, held = len(s.out.frames), s.held
+    for _ in range(10):
+        s.do("key", "page up")  # no answer yet: held, nothing written
+    assert len(s.out.frames) == written + 1  # the first PgUp's frame alone
+    assert s.held == held + 9
+    s.deliver()
+    s.draw()  # the answer came: the newest state in one frame
+    assert len(s.out.frames) == written + 2
+    s.now += 10  # an answer that never comes holds frames no longer than the clock's wait
+    s.do("key", "page down")
+    assert len(s.out.frames) == written + 3
+    s.close()
 
 
 def test_the_direct_reference_equals_the_emulators_full_paint():
