@@ -87,7 +87,9 @@ def test_closed_pty_while_a_write_to_it_blocks(dash, server, tmp_path):
     hangup comes to it as EIO from that write, not as EOF on stdin. The same quiet exit, and
     the journal says hangup."""
     server.push(sse_reply(markdown_answer(6000), rate=2000))
-    t = dash()
+    # without the frame clock, which holds frames while the terminal does not answer (a
+    # terminal that stopped reading never does): the write must block for this test
+    t = dash(env=clean_env(tmp_path, DASHFLOAT_NO_FRAME_CLOCK="1"))
     t.type("go\r")
     t.wait_status("streaming")
     pid = t.child.pid
