@@ -196,3 +196,111 @@ def test_seccomp_eperm_also_falls_back(tree, monkeypatch):
     monkeypatch.setattr(safeopen, "_openat2_state", None)
     assert read(tree, "lf") == b"in"
     assert safeopen._openat2_state is False
+
+
+# -- limits and flags (found by `make mutation`) ------------------------------------------
+
+
+def _chain(root, prefix: str, n: int, target: str = "sub") -> str:
+    """prefix1 -> prefix2 -> ... -> prefixN -> target: N links; returns the first name."""
+    for i in range(1, n + 1):
+        os.symlink(f"{prefix}{i + 1}" if i < n else target, root / f"{prefix}{i}")
+    return f"{prefix}1"
+
+
+def test_forty_links_are_followed_and_the_forty_first_is_eloop(tree, mode):
+    """MAX_SYMLINKS is the kernel's 40, in the walk as with openat2."""
+    forty, forty_one = _chain(tree, "a", 40), _chain(tree, "b", 41)
+    assert read(tree, f"{forty}/f") == b"in"
+    with pytest.raises(OSError) as info:
+        read(tree, f"{forty_one}/f")
+    assert info.value.errno == errno.ELOOP
+
+
+def test_parent_follows_at_most_forty_final_links(tree, mode):
+    """A write goes through parent(): it must give up where an open does (it followed up
+    to 48 final links before: the limit was shared with the swap retries)."""
+    forty, forty_one = _chain(tree, "a", 40, "sub/f"), _chain(tree, "b", 41, "sub/f")
+    with Root(tree) as r:
+        fd, name = r.parent(forty)
+        os.close(fd)
+        assert name == b"f"
+        with pytest.raises(OSError) as info:
+            r.parent(forty_one)
+        assert info.value.errno == errno.ELOOP and not isinstance(info.value, Escape)
+
+
+def _flapping_readlink(monkeypatch, times: int):
+    """os.readlink says "not a link" (EINVAL) `times` times, as if the link were swapped
+    for a file and back while the walk looked, then answers truly."""
+    real = os.readlink
+    seen = [0]
+
+    def readlink(path, *a, **k):
+        seen[0] += 1
+        if seen[0] <= times:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(os, "readlink", readlink)
+    return seen
+
+
+def test_the_walk_looks_again_at_a_flapping_name_eight_times_then_gives_up(tree, monkeypatch):
+    monkeypatch.setattr(safeopen, "_openat2_state", False)
+    _flapping_readlink(monkeypatch, safeopen.MAX_FLAPS)
+    assert read(tree, "lf") == b"in"  # settled on the last look: followed
+    monkeypatch.undo()
+    monkeypatch.setattr(safeopen, "_openat2_state", False)
+    seen = _flapping_readlink(monkeypatch, 1000)
+    with pytest.raises(safeopen.Changed) as info:
+        read(tree, "lf")
+    assert seen[0] == 9 and info.value.errno == errno.EAGAIN and "lf kept changing" in str(info.value)
+    assert safeopen.MAX_FLAPS == 8
+
+
+def _kernel_has_openat2() -> bool:
+    release = tuple(int(p) for p in os.uname().release.split("-")[0].split(".")[:2])
+    try:
+        with open("/proc/self/status") as fh:
+            seccomp = next((ln.split()[1] for ln in fh if ln.startswith("Seccomp:")), "0")
+    except OSError:
+        seccomp = "?"
+    return os.uname().sysname == "Linux" and release >= (5, 6) and seccomp == "0"
+
+
+def test_openat2_is_used_where_the_kernel_has_it(monkeypatch):
+    """Not silently the slower walk: the probe finds the syscall on Linux >= 5.6 without a
+    seccomp filter (a wrong syscall number would fall back to the walk unnoticed)."""
+    if not _kernel_has_openat2():
+        pytest.skip("no openat2 here (kernel before 5.6, or a seccomp filter)")
+    monkeypatch.setattr(safeopen, "_openat2_state", None)
+    fd = os.open("/", os.O_RDONLY)
+    try:
+        assert safeopen.have_openat2(fd) is True
+    finally:
+        os.close(fd)
+
+
+def test_each_resolve_flag_means_what_the_kernel_says():
+    """RESOLVE_BENEATH keeps beneath yet crosses mount points; RESOLVE_NO_MAGICLINKS
+    refuses /proc's magic links (ELOOP) and nothing else: the values are the kernel's."""
+    if not have_openat2():
+        pytest.skip("this kernel has no usable openat2")
+    if os.stat("/").st_dev == os.stat("/proc/self/status").st_dev:
+        pytest.skip("/proc is not a mount of its own here")
+    dfd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    target = os.open("/proc/self/status", os.O_RDONLY)
+    magic = f"proc/self/fd/{target}".encode()
+    try:
+        for resolve in (safeopen.RESOLVE_BENEATH, safeopen.RESOLVE_NO_MAGICLINKS):
+            os.close(safeopen.openat2(dfd, b"proc/self/status", os.O_RDONLY, resolve=resolve))
+        with pytest.raises(OSError) as info:
+            safeopen.openat2(dfd, magic, os.O_RDONLY, resolve=safeopen.RESOLVE_NO_MAGICLINKS)
+        assert info.value.errno == errno.ELOOP
+        with pytest.raises(OSError):
+            safeopen.openat2(dfd, magic, os.O_RDONLY)  # the default: both flags
+        os.close(safeopen.openat2(dfd, magic, os.O_RDONLY, resolve=0))  # the test's own check
+    finally:
+        os.close(target)
+        os.close(dfd)
