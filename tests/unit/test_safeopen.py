@@ -304,3 +304,135 @@ def test_each_resolve_flag_means_what_the_kernel_says():
     finally:
         os.close(target)
         os.close(dfd)
+
+
+def test_a_probe_that_itself_failed_is_tried_again(tree, monkeypatch):
+    """EACCES (or EBADF...) from the probe says nothing about the kernel: the walk is used
+    this time and the next call probes again."""
+    def refused(*a, **k):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(safeopen, "_openat2_state", None)
+    with monkeypatch.context() as m:
+        m.setattr(safeopen, "openat2", refused)
+        with Root(tree) as r:
+            assert safeopen.have_openat2(r.fd) is False
+    assert safeopen._openat2_state is None
+    if _kernel_has_openat2():
+        with Root(tree) as r:
+            assert safeopen.have_openat2(r.fd) is True
+
+
+def test_descriptor_zero_is_a_descriptor(tree, mode):
+    """With stdin closed (`dashfloat --headless <&-`) the kernel hands out fd 0: it is a
+    result like any other, and close() closes it."""
+    saved = os.dup(0)
+    try:
+        with Root(tree) as r:
+            os.close(0)
+            fd = r.open("sub/f", os.O_RDONLY)
+            assert os.read(fd, 10) == b"in"
+            assert fd == 0 or mode == "walk"  # the walk's first directory takes 0 there
+            os.close(fd)
+            r2 = Root(tree)
+            assert r2.fd == 0
+            r2.close()
+            with pytest.raises(OSError) as info:
+                os.fstat(0)
+            assert info.value.errno == errno.EBADF
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+def test_closing_twice_never_closes_a_descriptor_reused_meanwhile(tree):
+    r = Root(tree)
+    number = r.fd
+    r.close()
+    other = os.open(tree / "file", os.O_RDONLY)
+    try:
+        assert other == number  # the kernel reuses the lowest free number
+        r.close()
+        with r:
+            pass  # __exit__ closes again
+        assert os.read(other, 5) == b"plain"
+    finally:
+        os.close(other)
+
+
+def test_links_to_the_root_itself_and_to_a_sibling_that_shares_its_name(tree, mode):
+    """An absolute link to the root is inside; one to ``root-evil`` (the root's name plus
+    more) is outside, though its text starts with the root's."""
+    os.symlink(tree, tree / "self")
+    sibling = tree.parent / (tree.name + "-evil")
+    sibling.mkdir()
+    (sibling / "f").write_text("SECRET")
+    (tree / "-evil").mkdir()
+    (tree / "-evil" / "f").write_text("decoy")
+    os.symlink(sibling / "f", tree / "sib")
+    os.symlink(sibling, tree / "sibdir")
+    assert read(tree, "self/sub/f") == b"in"
+    for rel in ("sib", "sibdir/f"):
+        with pytest.raises(Escape):
+            read(tree, rel)
+    with Root(tree) as r:
+        fd, name = r.parent("self")
+        try:
+            assert os.path.samestat(os.fstat(fd), os.stat(tree)) and name == b"."
+        finally:
+            os.close(fd)
+        with pytest.raises(Escape):
+            r.parent("sib")
+
+
+def test_parent_follows_a_final_absolute_link_inside(tree, mode):
+    os.symlink(tree / "sub" / "f", tree / "absf")
+    os.symlink(tree / "sub" / "missing.txt", tree / "absnew")
+    with Root(tree) as r:
+        for rel, name in (("absf", b"f"), ("absnew", b"missing.txt")):
+            fd, got = r.parent(rel)
+            try:
+                assert os.path.samestat(os.fstat(fd), os.stat(tree / "sub")) and got == name
+            finally:
+                os.close(fd)
+
+
+def test_descriptors_are_not_inherited_by_commands(tree, mode):
+    """The raw openat2 syscall does not add O_CLOEXEC as os.open does: Root.open must."""
+    with Root(tree) as r:
+        fd = r.open("sub/f", os.O_RDONLY)
+        dfd = r.open_dir("sub")
+        try:
+            assert not os.get_inheritable(fd) and not os.get_inheritable(dfd)
+        finally:
+            os.close(fd)
+            os.close(dfd)
+
+
+@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="no O_PATH here")
+def test_directories_on_the_way_need_no_read_permission(tree, mode):
+    """Walking through a directory is a lookup (O_PATH, as the kernel needs only search
+    permission); listing opens it for reading."""
+    import fcntl
+
+    with Root(tree) as r:
+        walk, listing = r.open_dir("sub"), r.open_dir("sub", read=True)
+        try:
+            assert fcntl.fcntl(walk, fcntl.F_GETFL) & os.O_PATH
+            assert not fcntl.fcntl(listing, fcntl.F_GETFL) & os.O_PATH
+            assert sorted(os.listdir(listing)) == ["f", "up"]
+        finally:
+            os.close(walk)
+            os.close(listing)
+        with pytest.raises(NotADirectoryError):
+            r.open_dir("file", read=True)
+
+
+def test_a_file_created_through_open_gets_the_usual_mode(tree, mode):
+    old = os.umask(0o022)
+    try:
+        with Root(tree) as r:
+            os.close(r.open("sub/new", os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tree / "sub" / "new").st_mode) == 0o644
