@@ -436,3 +436,93 @@ def test_a_file_created_through_open_gets_the_usual_mode(tree, mode):
     finally:
         os.umask(old)
     assert stat.S_IMODE(os.stat(tree / "sub" / "new").st_mode) == 0o644
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_parent_names_the_link_that_leads_outside_and_follows_links_in_subdirectories(tree, mode):
+    os.symlink("../../outside/f", tree / "sub" / "out")
+    with Root(tree) as r:
+        fd, name = r.parent("sub/up")  # sub/up -> ../sub/f
+        try:
+            assert os.path.samestat(os.fstat(fd), os.stat(tree / "sub")) and name == b"f"
+        finally:
+            os.close(fd)
+        with pytest.raises(Escape) as info:
+            r.parent("sub/out")
+        assert "a symbolic link leads outside: sub/out" in info.value.strerror
+        with pytest.raises(Escape) as info:
+            r.parent("../x")  # no link at all: the walk's own message
+        assert "above the working directory" in info.value.strerror
+
+
+def test_parent_looks_again_at_a_flapping_final_link_eight_times_then_gives_up(tree, mode, monkeypatch):
+    with Root(tree) as r:
+        _flapping_readlink(monkeypatch, safeopen.MAX_FLAPS)
+        fd, name = r.parent("lf")
+        os.close(fd)
+        assert name == b"f"
+        monkeypatch.undo()
+        if mode == "walk":
+            monkeypatch.setattr(safeopen, "_openat2_state", False)
+        seen = _flapping_readlink(monkeypatch, 1000)
+        with pytest.raises(safeopen.Changed):
+            r.parent("lf")
+        assert seen[0] == 9
+
+
+def test_parent_and_makedirs_leak_no_descriptor_on_any_path(tree, mode, monkeypatch):
+    with Root(tree) as r:
+        before = _open_fds()
+        os.close(r.parent("lf")[0])
+        r.makedirs("made/deeper")
+        with monkeypatch.context() as m:
+            _flapping_readlink(m, 2)
+            os.close(r.parent("lf")[0])
+        for exc in (OSError(errno.EIO, "Input/output error"), KeyboardInterrupt()):
+            def failing(*a, _exc=exc, **k):
+                raise _exc
+
+            with monkeypatch.context() as m:
+                m.setattr(os, "readlink", failing)
+                with pytest.raises(type(exc)) as info:
+                    r.parent("lf")
+            assert not isinstance(info.value, OSError) or info.value.errno == errno.EIO
+        assert _open_fds() == before
+
+
+def test_stat_never_follows_a_name_that_became_a_link(tree, mode, monkeypatch):
+    """parent() saw no link; if the name is one by the time it is stat'ed (swapped
+    meanwhile), it is looked at again, never followed: after eight looks, Changed."""
+    with Root(tree) as r:
+        looks = [0]
+
+        def swapped(rel, **k):
+            looks[0] += 1
+            return r.open_dir("."), b"escf"  # a link to the outside now
+
+        monkeypatch.setattr(r, "parent", swapped)
+        with pytest.raises(safeopen.Changed):
+            r.stat("f")
+        assert looks[0] == safeopen.MAX_FLAPS
+
+
+def test_makedirs_makes_the_usual_mode_and_checks_what_it_made(tree, mode, monkeypatch):
+    old = os.umask(0o022)
+    try:
+        with Root(tree) as r:
+            r.makedirs("m1/m2")
+            assert stat.S_IMODE(os.stat(tree / "m1").st_mode) == 0o755
+            assert stat.S_IMODE(os.stat(tree / "m1" / "m2").st_mode) == 0o755
+            outside = tree.parent / "outside"
+
+            def mkdir_swapped(name, mode=0o777, *, dir_fd=None):
+                os.symlink(outside, name, dir_fd=dir_fd)  # swapped for a link right away
+
+            monkeypatch.setattr(os, "mkdir", mkdir_swapped)
+            with pytest.raises(Escape):
+                r.makedirs("m3")
+    finally:
+        os.umask(old)
