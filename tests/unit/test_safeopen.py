@@ -545,3 +545,56 @@ def test_no_syscall_is_made_where_the_number_is_not_known(tree, monkeypatch, sys
         assert info.value.errno == errno.ENOSYS and safeopen._syscall is None
     finally:
         os.close(dfd)
+
+
+@pytest.mark.parametrize("rel, message", [
+    ("sub/../absesc/f", "a symbolic link leads outside: absesc"),  # ".." forgets "sub"
+    ("sub/absback/../esc/f", "a symbolic link leads outside: esc"),  # an absolute link restarts at the root
+])
+def test_the_escape_names_the_link_as_walked(tree, mode, rel, message):
+    os.symlink(tree / "sub", tree / "sub" / "absback")
+    with pytest.raises(Escape) as info:
+        read(tree, rel)
+    assert info.value.strerror == message
+
+
+def test_an_absolute_link_met_deeper_in_the_walk_restarts_at_the_root(tree, mode):
+    os.symlink(tree / "sub", tree / "sub" / "absback")
+    assert read(tree, "sub/absback/absback/f") == b"in"
+
+
+@pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="no O_PATH here")
+def test_an_o_path_open_follows_a_final_link_inside(tree, mode):
+    """O_PATH|O_NOFOLLOW opens a link itself instead of failing: the walk must notice."""
+    with Root(tree) as r:
+        fd = r.open("lf", os.O_PATH)
+        try:
+            assert os.path.samestat(os.fstat(fd), os.stat(tree / "sub" / "f"))
+        finally:
+            os.close(fd)
+
+
+def test_the_walk_passes_on_a_readlink_failure_and_leaks_nothing(tree, monkeypatch):
+    monkeypatch.setattr(safeopen, "_openat2_state", False)
+    before = _open_fds()
+    assert read(tree, "sub/up") == b"in"
+
+    def failing(*a, **k):
+        raise OSError(errno.EIO, "Input/output error")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "readlink", failing)
+        with pytest.raises(OSError) as info:
+            read(tree, "sub/up")
+    assert info.value.errno == errno.EIO
+    assert _open_fds() == before
+
+
+def test_a_dangling_link_that_flapped_is_walked_as_a_link(tree, monkeypatch):
+    """A link (dangling here) whose readlink said "not a link" once is looked at again:
+    the answer is the link's own (ENOENT), not ENOTDIR."""
+    monkeypatch.setattr(safeopen, "_openat2_state", False)
+    _flapping_readlink(monkeypatch, 1)
+    with pytest.raises(OSError) as info:
+        read(tree, "dangling/x")
+    assert info.value.errno == errno.ENOENT
