@@ -578,3 +578,23 @@ def test_tilde_never_becomes_a_directory(tree):
     assert not os.path.lexists(tree / "~")
     got = files.write_file(tree, "./~/notes.txt", "x")  # said on purpose: fine
     assert got["ok"] and got["path"] == "~/notes.txt"
+
+
+# -- messages (found by `make mutation`) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("n, shown", [
+    (78, "~/" + "a" * 78),            # 80 characters: whole
+    (79, "~/" + "a" * 77 + "…"),      # 81: cut to 79 and an ellipsis, 80 in all
+    (200, "~/" + "a" * 77 + "…"),
+])
+def test_a_long_path_is_cut_to_80_characters_in_a_message(tmp_path, n, shown):
+    got = resolve(tmp_path, "~/" + "a" * n)
+    assert got["code"] == "bad_arguments"
+    assert f"no shell here): {shown}. A file literally named ~ in the working directory is ./~" in got["error"]
+    assert got["error"].endswith("is ./~")  # the first component only, not the whole path
+
+
+def test_the_literal_name_hint_names_only_the_first_component(tmp_path):
+    got = resolve(tmp_path, "$HOME/a/b")
+    assert got["error"].endswith("A file literally named $HOME in the working directory is ./$HOME")
