@@ -128,3 +128,17 @@ def test_the_reviewed_list_parses_and_names_existing_modules():
 ])
 def test_the_failing_test_is_read_from_pytest_output(out, killer):
     assert run_mutation.killer_of(out) == killer
+
+
+def test_the_confirming_files_run_the_modules_own_tests_first_then_the_quickest():
+    cov = run_mutation.Coverage(
+        seconds={"tests/test_agent.py::a": 30.0, "tests/unit/test_b.py::x": 2.0,
+                 "tests/unit/test_b.py::y": 2.0, "tests/unit/test_c.py::z": 1.0,
+                 "tests/unit/test_safeopen.py::s": 9.0},
+        lines={})
+    files = ["tests/test_agent.py", "tests/unit/test_b.py", "tests/unit/test_c.py",
+             "tests/unit/test_safeopen.py"]
+    got = run_mutation.quickest_first("dashfloat/tools/safeopen.py", files, cov)
+    assert got == ["tests/unit/test_safeopen.py", "tests/unit/test_c.py", "tests/unit/test_b.py",
+                   "tests/test_agent.py"]
+    assert sorted(got) == sorted(files)  # the same files: only the order changes

@@ -578,3 +578,95 @@ def test_tilde_never_becomes_a_directory(tree):
     assert not os.path.lexists(tree / "~")
     got = files.write_file(tree, "./~/notes.txt", "x")  # said on purpose: fine
     assert got["ok"] and got["path"] == "~/notes.txt"
+
+
+# -- messages (found by `make mutation`) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("n, shown", [
+    (78, "~/" + "a" * 78),            # 80 characters: whole
+    (79, "~/" + "a" * 77 + "…"),      # 81: cut to 79 and an ellipsis, 80 in all
+    (200, "~/" + "a" * 77 + "…"),
+])
+def test_a_long_path_is_cut_to_80_characters_in_a_message(tmp_path, n, shown):
+    got = resolve(tmp_path, "~/" + "a" * n)
+    assert got["code"] == "bad_arguments"
+    assert f"no shell here): {shown}. A file literally named ~ in the working directory is ./~" in got["error"]
+    assert got["error"].endswith("is ./~")  # the first component only, not the whole path
+
+
+def test_the_literal_name_hint_names_only_the_first_component(tmp_path):
+    got = resolve(tmp_path, "$HOME/a/b")
+    assert got["error"].endswith("A file literally named $HOME in the working directory is ./$HOME")
+
+
+def test_a_path_below_a_missing_directory_keeps_all_its_components(tree):
+    got = resolve(tree, "newdir/deeper/x.txt")
+    assert got.exists is False
+    assert got.real == os.path.join(os.path.realpath(tree), "newdir", "deeper", "x.txt")
+
+
+def test_a_link_that_flapped_is_looked_at_again_and_a_readlink_failure_is_a_result(tree, monkeypatch):
+    real = os.readlink
+    calls = [0]
+
+    def once_not_a_link(path, *a, **k):
+        calls[0] += 1
+        if calls[0] == 1:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(os, "readlink", once_not_a_link)
+    got = resolve(tree, "link_dir_in/inner.txt")
+    assert got.real == os.path.join(os.path.realpath(tree), "sub", "inner.txt") and got.exists
+
+    def failing(*a, **k):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "readlink", failing)
+    got = resolve(tree, "link_in")
+    assert got == {"ok": False, "code": "io_error", "error": "cannot resolve link_in: Input/output error"}
+
+
+def test_a_path_of_exactly_path_max_bytes_inside_the_root_is_too_long(tree):
+    root_len = len(os.fsencode(os.path.abspath(tree)))
+    want = 4096 - root_len - 1  # the relative part, after the root and its "/"
+    parts, left = [], want
+    while left > 0:
+        n = min(200, left if left <= 200 else left - 2 if left - 201 < 1 else 200)
+        parts.append("a" * n)
+        left -= n + 1
+    rel = "/".join(parts)
+    assert len(rel) == want
+    got = resolve(tree, rel)
+    assert got["code"] == "name_too_long" and "the path is 4096 bytes; the limit is 4095" in got["error"]
+    shorter = resolve(tree, rel[:-1])
+    assert isinstance(shorter, Resolved) and not shorter.exists
+
+
+def test_the_plain_not_found_message_has_no_hint(tree):
+    assert resolve(tree, "missing.txt", must_exist=True)["error"] == "no such file or directory: missing.txt"
+
+
+@pytest.mark.parametrize("exc, code, message", [
+    (safeopen.Changed("file.txt"), "path_changed", "cannot stat file.txt: "),
+    (NotADirectoryError(errno.ENOTDIR, "Not a directory"), "not_found",
+     "not a directory: a component of file.txt"),
+])
+def test_stat_races_are_results(tree, monkeypatch, exc, code, message):
+    res = resolve(tree, "file.txt")
+
+    def racing(self, rel):
+        raise exc
+
+    monkeypatch.setattr(safeopen.Root, "stat", racing)
+    got = pathpolicy.check_regular(res)
+    assert got["code"] == code and got["error"].startswith(message)
+
+
+def test_a_file_of_no_known_kind_is_not_a_regular_file(tree, monkeypatch):
+    res = resolve(tree, "file.txt")
+    fake = os.stat_result((stat.S_IFLNK | 0o777, 0, 0, 1, 0, 0, 0, 0, 0, 0))
+    monkeypatch.setattr(safeopen.Root, "stat", lambda self, rel: fake)
+    assert pathpolicy.check_regular(res) == {"ok": False, "code": "not_a_file",
+                                             "error": "not a regular file: file.txt"}
