@@ -140,6 +140,10 @@ class Sshd:
             "ClientAliveInterval 0",
             "LogLevel INFO",
         ]
+        sftp = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/lib/sftp-server",
+                                 "/usr/libexec/openssh/sftp-server") if os.access(p, os.X_OK)), None)
+        if sftp:  # scp speaks SFTP since OpenSSH 9
+            lines.append(f"Subsystem sftp {sftp}")
         if os.geteuid() == 0:
             lines.append("PermitRootLogin prohibit-password")
         return "\n".join(lines) + "\n"
@@ -162,6 +166,14 @@ class Sshd:
         if command is not None:
             argv.append(command)
         return argv
+
+
+def scp_argv(sshd: Sshd, source: str, dest_dir: str, *, port: int | None = None) -> list[str]:
+    """`scp SOURCE user@host:DEST_DIR/` to this server (at `port`, e.g. a LinkProxy's)."""
+    return ["scp", "-q", "-F", "/dev/null", "-i", str(sshd.base / "client_key"), "-P", str(port or sshd.port),
+            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "StrictHostKeyChecking=no",
+            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+            source, f"{sshd.user}@127.0.0.1:{dest_dir}/"]
 
 
 def remote_command(argv: list[str], *, env: dict[str, str] | None = None, unset: tuple[str, ...] = (),

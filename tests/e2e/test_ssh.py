@@ -391,3 +391,48 @@ def test_tmux_keeps_the_stream_across_a_cut_and_a_reattach_at_another_size(remot
                 what="the reattached screen at 100x30, the answer complete")
     assert all(w in t2.text for w in WORDS), t2.dump()
     assert_repaint_identical(t2)
+
+
+# ---- one file to copy (issue 15 §3) ----------------------------------------------------------
+
+
+def test_the_pyz_copied_with_scp_runs_on_the_server_without_a_venv(remote, sshd, server, tmp_path):
+    """What the README says: `scp dist/dashfloat.pyz host:` then `ssh -t host python3
+    dashfloat.pyz`, into an empty directory, with a PATH that holds no venv."""
+    import subprocess
+
+    from tests import pyzbuild
+
+    built = pyzbuild.build_pyz(tmp_path / "build" / "dashfloat.pyz")
+    target = remote.tmp / "empty"
+    target.mkdir()
+    from tests.sshd import scp_argv
+
+    before = remote.link.up
+    done = subprocess.run(scp_argv(sshd, str(built), str(target), port=remote.link.port),
+                          env=remote.client_env(None, None), stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert remote.link.up - before > built.stat().st_size, "the copy went through the link"
+    assert [p.name for p in target.iterdir()] == ["dashfloat.pyz"]
+    assert (target / "dashfloat.pyz").read_bytes() == built.read_bytes()
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    assert python, "no python3 in /usr/bin or /bin"
+    server.push(sse_reply(["Hello from the pyz."]))
+    command = remote_command([python, "dashfloat.pyz", "--base-url", server.url, "--model", "test-model"],
+                             env=remote.env(PATH="/usr/bin:/bin", XDG_CACHE_HOME=str(remote.tmp / "cache")),
+                             cwd=str(target))
+    t = Term(sshd.ssh_argv(command, port=remote.link.port), remote.client_env("xterm-256color", "C.UTF-8"))
+    t.child.delaybeforesend = None
+    remote.terms.append(t)
+    wait_ready(t)
+    t.type("hi\r")
+    t.wait_text("Hello from the pyz.")
+    assert remote.alive() and not any(".venv" in path for path in _paths_of(remote.alive()))
+
+
+def _paths_of(pids: list[int]) -> list[str]:
+    """The PATH of each process (nothing of the venv may be on the server's)."""
+    from tests.sshd import environ_of
+
+    return [environ_of(pid).get("PATH", "") for pid in pids]
