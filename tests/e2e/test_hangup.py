@@ -86,14 +86,15 @@ def test_closed_pty_while_a_write_to_it_blocks(dash, server, tmp_path):
     """A terminal that stopped reading (a stalled ssh link): DashFloat's write blocks, and the
     hangup comes to it as EIO from that write, not as EOF on stdin. The same quiet exit, and
     the journal says hangup."""
-    server.push(sse_reply(markdown_answer(6000), rate=2000))
+    server.push(sse_reply(markdown_answer(60000), rate=2000))
     # without the frame clock, which holds frames while the terminal does not answer (a
-    # terminal that stopped reading never does): the write must block for this test
-    t = dash(env=clean_env(tmp_path, DASHFLOAT_NO_FRAME_CLOCK="1"))
+    # terminal that stopped reading never does): the write must block for this test. A large
+    # screen, so the frames (five a second) fill the pty's buffer in a few seconds
+    t = dash(env=clean_env(tmp_path, DASHFLOAT_NO_FRAME_CLOCK="1"), rows=60, cols=200)
     t.type("go\r")
     t.wait_status("streaming")
     pid = t.child.pid
-    assert wait_for(lambda: in_write(pid) and in_write(pid), timeout=10), "the write never blocked"
+    assert wait_for(lambda: in_write(pid) and in_write(pid), timeout=25), "the write never blocked"
     assert drop(t) == 0
     assert_quiet_hangup(tmp_path, journal=True)
 
