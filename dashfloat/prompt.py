@@ -29,6 +29,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dashfloat.tools.gitchanges import work_tree_top
+
 INSTRUCTIONS_MAX = 32 * 1024  # bytes of AGENTS.md text, all files together
 NAMES = ("AGENTS.override.md", "AGENTS.md")  # per directory, the first that has text wins
 CUT_MARKER = "[DashFloat: the instructions were cut here: {more} more of {files} not loaded ({limit} KiB limit)]"
@@ -76,23 +78,11 @@ def _size(n: int) -> str:
 # ---- where the files are ------------------------------------------------------------------
 
 
-def git_root(cwd: str) -> str | None:
-    """The nearest directory at or above `cwd` with a `.git` (directory or file), or None."""
-    path = os.path.abspath(cwd)
-    while True:
-        if os.path.lexists(os.path.join(path, ".git")):
-            return path
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
-
-
 def project_dirs(cwd: str) -> tuple[str, list[str]]:
     """(base, [directories relative to base, from base down to cwd]): base is the git root,
     or cwd itself outside a git work tree. "." is base itself."""
     cwd = os.path.abspath(cwd)
-    base = git_root(cwd) or cwd
+    base = work_tree_top(cwd) or cwd
     rel = os.path.relpath(cwd, base)
     dirs = ["."]
     if rel != ".":

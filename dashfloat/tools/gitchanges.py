@@ -21,8 +21,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dashfloat.tools import repocheck
-
 TIMEOUT = 3.0  # seconds for every git run of one snapshot together (the check included)
 MAX_OUTPUT = 4 * 1024 * 1024
 MAX_STATS = 2000
@@ -38,8 +36,9 @@ class Snapshot:
 
 
 def work_tree_top(root: str) -> str | None:
-    """The nearest directory at or above `root` that has a `.git` (no git run), or None."""
-    path = os.path.realpath(root)
+    """The nearest directory at or above `root` (as spelled: the caller resolves links if it
+    wants the real one) that has a `.git`, directory or file (no git run), or None."""
+    path = os.path.abspath(root)
     while True:
         if os.path.lexists(os.path.join(path, ".git")):
             return path
@@ -65,8 +64,12 @@ def _env(environ: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[
 def snapshot(root: str, *, environ: Mapping[str, str] | None = None, timeout: float = TIMEOUT) -> Snapshot | str | None:
     """The status of the work tree under `root`: a Snapshot; None when `root` is not in a
     work tree (nothing to report); a str saying why it could not be read."""
-    if work_tree_top(root) is None:
+    if work_tree_top(os.path.realpath(root)) is None:
         return None
+    from dashfloat.tools import (
+        repocheck,  # here: the system prompt needs work_tree_top at start
+    )
+
     environ = dict(os.environ if environ is None else environ)
     started = time.monotonic()
     git = shutil.which("git", path=environ.get("PATH"))
