@@ -141,20 +141,24 @@ def _parse_env_name(value: object, from_text: bool) -> str:
     return value.strip()
 
 
-def _parse_seconds(value: object, from_text: bool) -> float:
-    desc = "a number of seconds > 0"
-    number: float
+def _number(value: object, from_text: bool, desc: str, kinds: tuple, convert):
+    """`value` as a number (an int or float of `kinds`, or, from the command line or the
+    environment, text `convert` reads); never a bool. Raises the "expected" error."""
     if isinstance(value, bool):
         raise _expected(desc, value)
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif from_text and isinstance(value, str):
+    if isinstance(value, kinds):
+        return convert(value)
+    if from_text and isinstance(value, str):
         try:
-            number = float(value.strip())
+            return convert(value.strip())
         except ValueError:
             raise _expected(desc, value) from None
-    else:
-        raise _expected(desc, value)
+    raise _expected(desc, value)
+
+
+def _parse_seconds(value: object, from_text: bool) -> float:
+    desc = "a number of seconds > 0"
+    number = _number(value, from_text, desc, (int, float), float)
     if not math.isfinite(number) or number <= 0:
         raise _expected(desc, value)
     if number > MAX_SECONDS:
@@ -166,17 +170,7 @@ def _int_parser(low: int, high: int) -> Callable[[object, bool], int]:
     desc = f"a whole number from {low} to {high}"
 
     def parse(value: object, from_text: bool) -> int:
-        if isinstance(value, bool):
-            raise _expected(desc, value)
-        if isinstance(value, int):
-            number = value
-        elif from_text and isinstance(value, str):
-            try:
-                number = int(value.strip())
-            except ValueError:
-                raise _expected(desc, value) from None
-        else:
-            raise _expected(desc, value)
+        number = _number(value, from_text, desc, (int,), int)
         if not low <= number <= high:
             raise _expected(desc, value)
         return number
@@ -188,17 +182,7 @@ def _fraction_parser(low: float, high: float) -> Callable[[object, bool], float]
     desc = f"a number from {low:g} to {high:g}"
 
     def parse(value: object, from_text: bool) -> float:
-        if isinstance(value, bool):
-            raise _expected(desc, value)
-        if isinstance(value, (int, float)):
-            number = float(value)
-        elif from_text and isinstance(value, str):
-            try:
-                number = float(value.strip())
-            except ValueError:
-                raise _expected(desc, value) from None
-        else:
-            raise _expected(desc, value)
+        number = _number(value, from_text, desc, (int, float), float)
         if not math.isfinite(number) or not low <= number <= high:
             raise _expected(desc, value)
         return number
@@ -225,17 +209,7 @@ def _choice_parser(
 
 def _parse_amount(value: object, from_text: bool) -> float:
     desc = "an amount > 0 (in the currency of the price table, e.g. 2.50)"
-    if isinstance(value, bool):
-        raise _expected(desc, value)
-    if isinstance(value, (int, float)):
-        number = float(value)
-    elif from_text and isinstance(value, str):
-        try:
-            number = float(value.strip().lstrip("$"))
-        except ValueError:
-            raise _expected(desc, value) from None
-    else:
-        raise _expected(desc, value)
+    number = _number(value, from_text, desc, (int, float), lambda v: float(v.lstrip("$") if isinstance(v, str) else v))
     if not math.isfinite(number) or number <= 0:
         raise _expected(desc, value)
     return number
