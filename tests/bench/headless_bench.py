@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchtable import HEAD, print_rows  # noqa: E402
+
 from tests.fakeserver import ScriptedServer, sse_reply  # noqa: E402
 
 TARGET = 0.15
@@ -111,15 +113,6 @@ def run(runs: int = 10) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def print_rows(rows) -> int:
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    missed = 0
-    for r in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
-        missed += r[3] == "OVER"
-    return missed
-
-
 def main(argv=None) -> int:
     import argparse
 
@@ -127,7 +120,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=10)
     args = ap.parse_args(argv)
     print(f"headless figures: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-    missed = print_rows([("figure", "value", "target", "verdict"), *run(args.runs)])
+    missed = print_rows([HEAD, *run(args.runs)])
     print(f"headless figures missing their target: {missed}")
     return 0
 

@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import ROOT, BenchTerm, clean_env, dashfloat_bin  # noqa: E402
+from benchtable import HEAD, print_rows  # noqa: E402
 
 from tests import pyzbuild  # noqa: E402
 from tests.fakeserver import ScriptedServer  # noqa: E402
@@ -100,15 +101,6 @@ def run(runs: int = 5) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def print_rows(rows) -> int:
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    missed = 0
-    for r in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
-        missed += r[3] == "OVER"
-    return missed
-
-
 def main(argv=None) -> int:
     import argparse
 
@@ -116,7 +108,7 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args(argv)
     print(f"pyz figures: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; {ROOT}")
-    missed = print_rows([("figure", "value", "target", "verdict"), *run(args.runs)])
+    missed = print_rows([HEAD, *run(args.runs)])
     print(f"pyz figures missing their target: {missed}")
     return 0
 

@@ -633,6 +633,13 @@ def main(argv=None) -> int:
     return 0
 
 
+def _report(label: str, print_rows, rows) -> int:
+    """A section's table (its heading row first) and the count of figures that missed."""
+    missed = print_rows([("figure", "value", "target", "verdict"), *rows])
+    print(f"{label} figures missing their target: {missed}")
+    return 0
+
+
 def sessions_section(args) -> int:
     """The session figures (issue 9): 1 when they could not be measured."""
     import sessions_bench
@@ -645,9 +652,7 @@ def sessions_section(args) -> int:
     except Exception:
         traceback.print_exc()
         return 1
-    missed = sessions_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
-    print(f"session figures missing their target: {missed}")
-    return 0
+    return _report("session", sessions_bench.print_rows, rows)
 
 
 def search_section(args) -> int:
@@ -661,9 +666,7 @@ def search_section(args) -> int:
     except Exception:
         traceback.print_exc()
         return 1
-    missed = search_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
-    print(f"search figures missing their target: {missed}")
-    return 0
+    return _report("search", search_bench.print_rows, rows)
 
 
 def headless_section(args) -> int:
@@ -677,9 +680,7 @@ def headless_section(args) -> int:
     except Exception:
         traceback.print_exc()
         return 1
-    missed = headless_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
-    print(f"headless figures missing their target: {missed}")
-    return 0
+    return _report("headless", headless_bench.print_rows, rows)
 
 
 def pyz_section(args) -> int:
@@ -693,9 +694,7 @@ def pyz_section(args) -> int:
     except Exception:
         traceback.print_exc()
         return 1
-    missed = pyz_bench.print_rows([("figure", "value", "target", "verdict"), *rows])
-    print(f"pyz figures missing their target: {missed}")
-    return 0
+    return _report("pyz", pyz_bench.print_rows, rows)
 
 
 def huge_section(args) -> int:

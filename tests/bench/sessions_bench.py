@@ -27,6 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchtable import HEAD, print_rows  # noqa: E402
+
 from dashfloat import journal as J  # noqa: E402
 from dashfloat import messages as M  # noqa: E402
 from dashfloat import sessions as S  # noqa: E402
@@ -337,15 +339,6 @@ def run(runs: int = 3, big_mb: int = 100) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def print_rows(rows) -> int:
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    missed = 0
-    for r in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
-        missed += r[3] == "OVER"
-    return missed
-
-
 def main(argv=None) -> int:
     import argparse
 
@@ -355,7 +348,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     print(f"session figures: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
           f"peak RSS of this process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB")
-    missed = print_rows(run(args.runs, args.big_mb))
+    missed = print_rows([HEAD, *run(args.runs, args.big_mb)])
     print(f"session figures missing their target: {missed}")
     return 0
 
