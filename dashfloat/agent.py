@@ -1204,15 +1204,16 @@ class Agent:
             self.post(M.system("warn", "Repaired the conversation before sending it: " + "; ".join(notes) + "."))
         self.messages = fixed
         tools = self._tools()
+        raw = self._ctx.raw(self.messages, tools)  # one pass over the conversation per request
+        estimate = self._ctx.calibrated_of(raw)
         # Every request is checked against the context window first: after a prompt and after
         # every round of tool results (all of the episode's calls are answered by now)
         if self._compacted:
             self._compacted = False
-        elif self._ctx.over(self.messages, tools):
+        elif estimate > self._ctx.limit:
             self._start_compaction("auto", self._after_compaction)
             return
         # then against the budgets, with the input of the request that would go (after compaction)
-        estimate = self._ctx.estimate(self.messages, tools)
         stop = self.meter.check(self.model, estimate)
         if stop is not None:  # a budget keeps this request from going
             self._budget_stop(stop)
@@ -1231,7 +1232,7 @@ class Agent:
         self.post((M.ASSISTANT_START,))
         self._answer_open = True
         request = self._ctx.request(self.messages)  # the system message, then the conversation
-        self._sent_raw = self._ctx.raw(self.messages, tools)
+        self._sent_raw = raw
         model = self.model
         inbox = self.inbox
 

@@ -475,7 +475,11 @@ class ContextManager:
 
     def estimate(self, messages: list[dict], tools=None) -> int:
         """The calibrated estimate of the request made of `messages` (system message included)."""
-        return int(self.raw(messages, tools) * self.ratio)
+        return self.calibrated_of(self.raw(messages, tools))
+
+    def calibrated_of(self, raw: int) -> int:
+        """The calibrated estimate of a request whose raw estimate is `raw`."""
+        return int(raw * self.ratio)
 
     def observe(self, raw: int | None, usage: dict | None) -> None:
         """Calibrate with the provider's count: `raw` was the raw estimate of the request that
@@ -488,9 +492,6 @@ class ContextManager:
             return
         self.ratio = min(2.5, max(0.5, prompt / raw))
         self.calibrated = True
-
-    def over(self, messages: list[dict], tools=None) -> bool:
-        return self.estimate(messages, tools) > self.limit
 
     # -- compaction
     def _recent_start(self, messages: list[dict], us: list[tuple[int, int]], tools) -> int:

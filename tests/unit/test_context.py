@@ -86,7 +86,7 @@ def test_old_tool_outputs_become_stubs_first_and_no_summary_is_needed_when_that_
     for i in range(6):
         msgs += [user(f"read file {i}"), *read(f"c{i}", f"f{i}.py", 4000), say(f"read {i}")]
     msgs += [user("and now?"), *read("last", "last.py", 3000)]  # the model has not read this one yet
-    assert m.over(msgs)
+    assert m.estimate(msgs) > m.limit
     plan = m.plan(msgs)
     assert plan.request is None, "stubs were enough: no summary request"
     assert plan.stubbed >= 4
