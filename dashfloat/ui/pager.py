@@ -122,12 +122,24 @@ class PreviewView(urwid.Widget):
             last += 1
         return (min(i + 1, len(self.lines)), last)
 
+    def _inside(self, cols: int, height: int) -> str:
+        """Where the view is inside a line taller than itself (a 200 KB line is 250 rows
+        at 80 columns, and every page of it looks alike): ' · row 126/250' of the first line shown."""
+        i, skip = self.top
+        if i >= len(self.lines):
+            return ""
+        rows = self._rows(i, cols)
+        if rows <= height:
+            return ""
+        return f" · row {skip + 1:,}/{rows:,}"
+
     # ---- drawing ------------------------------------------------------------------------
     def render(self, size, focus=False):
         self.last_size = size
         cols, height = self._body(size)
         first, last = self.visible(size)
         where = f" lines {first:,}-{last:,} of {len(self.lines):,}" if self.lines else " empty"
+        where += self._inside(cols, height)
         head = f"{self.title} ·{where} · PgUp/PgDn Home/End · q back "
         title = urwid.Text(("diff_header", head), wrap="ellipsis").render((cols,))
         parts = [(title, None, False)]

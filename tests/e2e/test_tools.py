@@ -906,15 +906,17 @@ def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, pr
     t.send(END)
     t.wait_for(lambda t: "+tail" in t.text, what="the end of the whole preview")
     t.send(HOME)  # then page down to the count inside the long line: the whole view
-    # shows 20,000 chars of it, its head and its tail
-
-    def paged_to_the_count(t) -> bool:
+    # shows 20,000 chars of it, its head and its tail; one page at a time, each drawn
+    # before the next key (pages of x look alike: the title says the row in the line)
+    t.wait_for(lambda t: "lines 1-" in t.lines[0], what="the top of the whole preview")
+    for _ in range(40):
         if "… [180,001 more chars] …" in t.flat:
-            return True
+            break
+        title = t.lines[0]
         t.send(PGDN)
-        return False
-
-    t.wait_for(paged_to_the_count, what="the count inside the long line")
+        t.wait_for(lambda t, title=title: t.lines[0] != title, what="the next page")
+    assert "… [180,001 more chars] …" in t.flat, t.dump()
+    assert "lines 7-" in t.lines[0] and " · row " in t.lines[0], t.dump()  # inside the long line
     t.type("q")
     wait_confirming(t)
     t.type("y")

@@ -620,9 +620,12 @@ def test_the_view_scrolls_by_rows_through_a_wrapped_line():
     size = (40, 6)  # 5 rows of lines under the title; the long line takes 23 rows at 40 columns
     rows = render_text(view, size)
     assert rows[1].startswith("+first") and rows[2].startswith("+000001002")
+    assert rows[0].startswith("t · lines 1-2 of 3 · PgUp")  # the top line fits: no row count
     view.keypress(size, "page down")  # 4 rows on: inside the long line
     rows = render_text(view, size)
     assert rows[1].startswith("9040041042") and view.top == (1, 3)
+    # every page of a long line looks alike: the title says where in it the view is
+    assert rows[0].startswith("t · lines 2-2 of 3 · row 4/23 · PgUp")
     view.keypress(size, "end")
     rows = render_text(view, size)
     assert rows[-1].startswith("+last") and rows[-2].rstrip().endswith("299")
