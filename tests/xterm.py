@@ -13,6 +13,8 @@ class XTerm(pyte.Screen):
     * a line feed (and CUD/CUU) moves within the scrolling region only when the cursor is
       inside it; below the bottom margin it moves down to the last line, and only a line
       feed ON the bottom margin scrolls the region (pyte clamps the cursor to the margin);
+    * a row scrolled in by a line feed takes the current background colour (xterm's bce),
+      as pyte's erases do already;
     * DECSTBM, also the reset `ESC[r`, moves the cursor home;
     * DECRC restores the saved row as it was (pyte clamps it into the margins);
     * a combining character after the last column joins the last cell (pyte wraps first);
@@ -33,6 +35,11 @@ class XTerm(pyte.Screen):
         m = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == m.bottom:
             super().index()
+            bg = self.cursor.attrs.bg
+            if bg != "default":  # xterm's bce: the row scrolled in takes the current background
+                line = self.buffer[m.bottom]
+                for x in range(self.columns):
+                    line[x] = self.default_char._replace(bg=bg)
         elif self.cursor.y < self.lines - 1:
             self.cursor.y += 1
 

@@ -99,12 +99,14 @@ def compact_sgr(seq: str) -> str:
     urwid writes every attribute as a full `ESC[0;<fg>;<style>;<bg>m`, default colours
     included (`ESC[0;39;49m`). After the `0` reset, `39` and `49` say nothing: dropping
     them makes the commonest sequences 4-8 bytes shorter, a third of a streamed answer's
-    terminal bytes. Anything not of that shape is returned as it is.
+    terminal bytes; the plain reset is `ESC[m` (an empty parameter is 0, VT100 on), the
+    commonest of all. Anything not of that shape is returned as it is.
     """
     groups = _sgr_groups(seq)
     if groups is None:
-        return seq
-    return "\x1b[" + ";".join(["0", *(g for g in groups if g not in ("39", "49"))]) + "m"
+        return RESET if seq in ("\x1b[0m", RESET) else seq
+    kept = [g for g in groups if g not in ("39", "49")]
+    return "\x1b[" + ";".join(["0", *kept]) + "m" if kept else RESET
 
 
 def _colour(group: str) -> str:
@@ -369,21 +371,35 @@ class DashScreen(urwid.display.raw.Screen):
             if self._margins != (region, size):
                 out.append(f"\x1b[1;{region}r")
                 self._margins = (region, size)
-            out.append(f"\x1b[{region};1H" + "\n" * k)
             blank = [(None, None, b" " * maxcol)]
             drawn_blank = [(self._attr_to_escape(None), None, b" " * maxcol)]
             old[:] = old[k:region] + [blank] * k + old[region:]
             drawn[:] = drawn[k:region] + [drawn_blank] * k + drawn[region:]
             self.scrolled_rows += k
         state = RESET
+        done: list[int] = []
+        if k and self.utf8:
+            # like `cat`: the rows that come in at the bottom are written there, each after a
+            # line feed on the bottom margin, which scrolls the region by one (no move to the
+            # margin, no line feeds of their own, no move back up to write them)
+            run = [(y, old[y], rows[y]) for y in range(region - 1 - k, region)]
+            text = render_scrolling_rows(run, k, self._attr_to_escape, self.newline)
+            if text is not None:
+                out.append(text)
+                done = [y for y, _o, _n in run]
+            else:  # a row with a charset: the scroll first, the rows as any other
+                out.append(f"\x1b[{region}H" + "\n" * k)
+        elif k:
+            out.append(f"\x1b[{region}H" + "\n" * k)
         if self.utf8:
             # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
-            changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if old[y] != rows[y]]
+            ours = set(done)
+            changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if y not in ours and old[y] != rows[y]]
             bottom = self._margins[0] - 1 if self._margins is not None else None
-            text, state, done = render_rows(changes, self._attr_to_escape, self.newline, bottom)
+            text, state, drawn_now = render_rows(changes, self._attr_to_escape, self.newline, bottom)
             out.append(text)
-            self._all_ours = len(done) == len(changes)
-            for y in done:
+            self._all_ours = len(drawn_now) == len(changes)
+            for y in done + drawn_now:
                 old[y] = rows[y]
                 drawn[y] = [(self._attr_to_escape(a), cs, run) for a, cs, run in rows[y]]
         if out:
@@ -446,7 +462,7 @@ HIDE = "\x1b[?25l"
 SHOW = "\x1b[?25h"
 SAVE, RESTORE = "\x1b7", "\x1b8"
 SYNC_BEGIN = "\x1b[?2026h"  # urwid brackets its frames so when the terminal confirmed it
-RESET = "\x1b[0m"
+RESET = "\x1b[m"  # the default rendition (no parameter: 0)
 _ANSWER = re.compile(rb"\x1b\[\d+;\d+R")  # a cursor-position report
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
 # move to a row follows at once (row 1 itself is written without a move)
@@ -504,24 +520,16 @@ def render_rows(changes: list, escape_of, newline: str = "\r\n",
         drawn.append(y)
         if not rest and old_end <= new_end:
             continue  # nothing visible changed (runs split differently, trailing blanks)
-        move = f"\x1b[{y + 1};{col + 1}H"
-        if (cy == y - 1 and cy != bottom_margin and len(newline) + col < len(move)
+        move = _move(y, col)
+        if (cy == y - 1 and cy != bottom_margin and len(newline) + len(_skip_to(col)) < len(move)
                 and _blank_start(new, col, escape_of)):
             if col and state != RESET:
                 out.append(RESET)
                 state = RESET
-            out.append(newline + " " * col)
+            out.append(newline + _skip_to(col))
         else:
             out.append(move)
-        for a, _cs, run in rest:
-            if not run:
-                continue
-            esc = escape_of(a)
-            if esc != state:
-                out.append(sgr_step(state, esc))
-                state = esc
-            text = run.translate(UNPRINTABLE_TRANS_TABLE).decode("utf-8", "replace")
-            out.append(text if text.isascii() else text.translate(UNPRINTABLE_C1_TRANS_TABLE))
+        state = _write_runs(out, rest, col, old_end, state, escape_of)
         if old_end > new_end:
             if state != RESET:
                 out.append(RESET)
@@ -529,6 +537,98 @@ def render_rows(changes: list, escape_of, newline: str = "\r\n",
             out.append("\x1b[K")
         cy = y
     return "".join(out), state, drawn
+
+
+def render_scrolling_rows(run: list, k: int, escape_of, newline: str = "\r\n") -> str | None:
+    """Terminal output that scrolls a region up by `k` rows the way `cat` does, writing the
+    rows that come in as it goes. Pure, given `escape_of(attr) -> SGR string`.
+
+    `run` is the k + 1 rows (y, old, new) at the bottom of the region, in the coordinates
+    after the scroll: first the row that was the bottom one (its `old` as it was there),
+    then the k rows that come in blank. Its first row is written where it is before the
+    scroll, on the bottom margin (`y + k`); each of the others after one line feed, which on
+    the bottom margin scrolls the region by one row and leaves the cursor there. The
+    output starts and ends in the default rendition (a line feed that scrolls fills the
+    new row with the current background on most terminals). None when a row has a
+    charset (urwid writes those).
+    """
+    if any(cs is not None for _y, _old, new in run for _a, cs, _r in new):
+        return None
+    out: list[str] = []
+    state = RESET
+    for i, (y, old, new) in enumerate(run):
+        col, rest = row_divergence(old, new)
+        rest, new_end = _trim_blank_end(rest, escape_of)
+        new_end += col
+        _old_runs, old_end = _trim_blank_end(old, escape_of)
+        if i == 0:
+            out.append(_move(y + k, col if rest or old_end > new_end else 0))
+        else:
+            if state != RESET:
+                out.append(RESET)
+                state = RESET
+            if not rest:
+                out.append(newline)
+                continue
+            out.append(newline + _skip_to(col))
+        state = _write_runs(out, rest, col, old_end if i == 0 else 0, state, escape_of)
+        if old_end > new_end:
+            if state != RESET:
+                out.append(RESET)
+                state = RESET
+            out.append("\x1b[K")
+    if state != RESET:
+        out.append(RESET)
+    return "".join(out)
+
+
+_GAP = re.compile(rb" {5,}")  # a run of spaces a cursor move (4+ bytes) is shorter than
+
+
+def _write_runs(out: list, rest: list, col: int, blank_from: int, state: str, escape_of) -> str:
+    """Append the text of `rest` (runs from column `col`) with the SGR steps it needs; the
+    SGR state it leaves. Cells from column `blank_from` on are blank in the default
+    rendition on the terminal already: a run of spaces there, in that rendition, is skipped
+    with a cursor move (CUF) instead of written (a code block's indent, a table's padding)."""
+    for a, _cs, run in rest:
+        if not run:
+            continue
+        esc = escape_of(a)
+        width = len(run) if run.isascii() else _width(run)
+        pieces = [run]
+        if esc == RESET and col + width > blank_from and width == len(run) and b"     " in run:
+            pieces, pos = [], 0
+            for m in _GAP.finditer(run):
+                if col + m.start() < blank_from:
+                    continue
+                pieces += [run[pos : m.start()], f"\x1b[{m.end() - m.start()}C"]
+                pos = m.end()
+            pieces.append(run[pos:])
+        for piece in pieces:
+            if isinstance(piece, str):
+                out.append(piece)  # a move over blank cells: no rendition needed
+                continue
+            if not piece:
+                continue
+            if esc != state:
+                out.append(sgr_step(state, esc))
+                state = esc
+            text = piece.translate(UNPRINTABLE_TRANS_TABLE).decode("utf-8", "replace")
+            out.append(text if text.isascii() else text.translate(UNPRINTABLE_C1_TRANS_TABLE))
+        col += width
+    return state
+
+
+def _skip_to(col: int) -> str:
+    """From the start of a row whose first `col` cells are blank already, to column `col`:
+    spaces, or a cursor move (CHA) where that is shorter."""
+    move = f"\x1b[{col + 1}G"
+    return " " * col if col <= len(move) else move
+
+
+def _move(y: int, col: int) -> str:
+    """The cursor address of row `y`, column `col` (0-based): `ESC[5H` for column 0."""
+    return f"\x1b[{y + 1}H" if col == 0 else f"\x1b[{y + 1};{col + 1}H"
 
 
 def _blank_start(row: list, col: int, escape_of) -> bool:

@@ -307,7 +307,7 @@ def test_best_shift(old, new, region, expected):
 @pytest.mark.parametrize(
     "urwid_sgr,expected",
     [
-        ("\x1b[0;39;49m", "\x1b[0m"),  # default colours: the reset says it all
+        ("\x1b[0;39;49m", "\x1b[m"),  # default colours: the reset says it all, in 3 bytes
         ("\x1b[0;38;5;188;49m", "\x1b[0;38;5;188m"),
         ("\x1b[0;39;1;49m", "\x1b[0;1m"),
         ("\x1b[0;39;1;4;49m", "\x1b[0;1;4m"),
@@ -316,7 +316,7 @@ def test_best_shift(old, new, region, expected):
         ("\x1b[0;38;5;39;48;5;49m", "\x1b[0;38;5;39;48;5;49m"),  # 39/49 as colour numbers stay
         ("\x1b[0;38;2;1;39;49;48;2;49;39;1m", "\x1b[0;38;2;1;39;49;48;2;49;39;1m"),  # truecolour too
         ("\x1b[0;39;48;2;0;0;49m", "\x1b[0;48;2;0;0;49m"),
-        ("\x1b[0m", "\x1b[0m"),
+        ("\x1b[0m", "\x1b[m"),
         ("\x1b[1;31m", "\x1b[1;31m"),  # not urwid's shape: untouched
     ],
 )

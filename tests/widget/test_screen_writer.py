@@ -8,9 +8,11 @@ import random
 import pyte
 import pytest
 
-from dashfloat.ui.screen import RESET, render_rows, row_divergence, sgr_step
+from dashfloat.ui.screen import RESET, render_rows, render_scrolling_rows, row_divergence, sgr_step
+from tests.xterm import XTerm
 
-ESCAPES = {None: RESET, "y": "\x1b[0;93m", "b": "\x1b[0;1m", "u": "\x1b[0;4m", "g": "\x1b[0;92;1m"}
+ESCAPES = {None: RESET, "y": "\x1b[0;93m", "b": "\x1b[0;1m", "u": "\x1b[0;4m", "g": "\x1b[0;92;1m",
+           "k": "\x1b[0;97;44m"}  # k: a background (a code block's), which a scroll must not spread
 COLS, ROWS = 32, 6
 
 
@@ -82,9 +84,9 @@ def test_consecutive_new_rows_move_with_cr_lf_and_need_no_erase():
     rows = [make_row([(None, f"row {i}")]) for i in range(3)] + [make_row([(None, "  indented")])]
     changes = [(y, blank_row(), rows[y]) for y in range(4)]
     text, _state, _ = render_rows(changes, escape_of)
-    assert text == "\x1b[1;1Hrow 0\r\nrow 1\r\nrow 2\r\n  indented"
+    assert text == "\x1b[1Hrow 0\r\nrow 1\r\nrow 2\r\n  indented"
     text, _state, _ = render_rows(changes, escape_of, "\n")  # the tty adds the CR (ONLCR)
-    assert text == "\x1b[1;1Hrow 0\nrow 1\nrow 2\n  indented"
+    assert text == "\x1b[1Hrow 0\nrow 1\nrow 2\n  indented"
 
 
 @pytest.mark.parametrize(
@@ -196,3 +198,79 @@ def test_random_frames_match_a_full_paint(seed, newline):
         rows = [mutate(rng, r) if rng.random() < 0.5 else r for r in rows]
         steps.append(rows)
     apply_steps(steps, newline)
+
+
+def test_rows_coming_in_at_the_bottom_are_written_there_after_each_line_feed():
+    """A streamed answer's new rows: no move to the margin and back (cat's bytes)."""
+    old = [make_row([(None, f"  row {i}")]) for i in range(5)]
+    grown = make_row([(None, "  row 4 and more")])
+    new_rows = [make_row([(None, "  next "), ("y", "code")]), blank_row(), make_row([(None, "  last")])]
+    blank = blank_row()
+    run = [(1, old[4], grown), (2, blank, new_rows[0]), (3, blank, new_rows[1]), (4, blank, new_rows[2])]
+    text = render_scrolling_rows(run, 3, escape_of, "\n")
+    assert text == "\x1b[5;8H and more\n  next \x1b[93mcode\x1b[m\n\n  last"
+    unchanged = [(1, old[4], old[4])] + run[1:]  # the bottom row as it was: the cursor goes there
+    assert render_scrolling_rows(unchanged, 3, escape_of, "\n").startswith("\x1b[5H\n  next ")
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\n"])
+@pytest.mark.parametrize("seed", range(60))
+def test_random_scrolls_like_cat_match_a_full_paint(seed, newline):
+    """Inside scrolling margins (rows 1-5 of 6, the last row outside them), with renditions
+    and backgrounds, on a terminal that fills scrolled-in rows with the current background
+    (XTerm's bce): a scroll by k written as line feeds on the bottom margin leaves the
+    rows a full paint leaves."""
+    rng = random.Random(seed)
+    region = ROWS - 1
+    screen = XTerm(COLS, ROWS)
+    if newline == "\n":
+        screen.set_mode(pyte.modes.LNM)
+    stream = pyte.Stream(screen)
+    old = [random_row(rng) for _ in range(ROWS)]
+    for y, row in enumerate(old):
+        stream.feed(f"\x1b[{y + 1};1H" + "".join(escape_of(a) + r.decode() for a, _cs, r in row) + RESET)
+    stream.feed(f"\x1b[1;{region}r")
+    k = rng.randrange(1, region)
+    shifted = old[k:region] + [blank_row()] * k + old[region:]
+    new = list(shifted)
+    y0 = region - 1 - k
+    new[y0] = mutate(rng, shifted[y0]) if rng.random() < 0.8 else shifted[y0]
+    for y in range(y0 + 1, region):
+        new[y] = random_row(rng) if rng.random() < 0.8 else blank_row()
+    run = [(y, shifted[y], new[y]) for y in range(y0, region)]
+    stream.feed(render_scrolling_rows(run, k, escape_of, newline))
+    assert [[(c.data, c.fg, c.bg, c.bold, c.underscore) for c in (screen.buffer[y][x] for x in range(COLS))]
+            for y in range(ROWS)] == paint_bg(new)
+
+
+def paint_bg(rows):
+    screen, stream = terminal()
+    for y, row in enumerate(rows):
+        stream.feed(f"\x1b[{y + 1};1H" + "".join(escape_of(a) + r.decode() for a, _cs, r in row) + RESET)
+    return [[(c.data, c.fg, c.bg, c.bold, c.underscore) for c in (screen.buffer[y][x] for x in range(COLS))]
+            for y in range(ROWS)]
+
+
+def test_runs_of_spaces_over_blank_cells_are_skipped_with_a_cursor_move():
+    """A code block's indent and a table's padding, on cells that are blank already: CUF
+    (4 bytes) instead of the spaces; over old text the spaces are written (they erase it)."""
+    new = make_row([(None, "  key"), (None, "        "), ("y", "value")])
+    text, _state, _ = render_rows([(0, blank_row(), new)], escape_of)
+    assert text == "\x1b[1;3Hkey\x1b[8C\x1b[93mvalue"
+    old = make_row([(None, "  key xxxxxxxxxxxxx")])
+    text, _state, _ = render_rows([(0, old, new)], escape_of)
+    assert text == "\x1b[1;6H        \x1b[93mvalue\x1b[m\x1b[K"  # the spaces erase the old x's
+    grown = make_row([(None, "  key xxyy"), (None, "        "), ("y", "value")])  # the gap is on blank cells
+    text, _state, _ = render_rows([(0, make_row([(None, "  key xx")]), grown)], escape_of)
+    assert text == "\x1b[1;9Hyy\x1b[8C\x1b[93mvalue"
+    straddles = make_row([(None, "  key      yy"), ("y", "value")])  # starts over old text: written
+    text, _state, _ = render_rows([(0, make_row([(None, "  key xx")]), straddles)], escape_of)
+    assert text == "\x1b[1;7H     yy\x1b[93mvalue"
+    apply_steps([[old] + [blank_row()] * 5, [new] + [blank_row()] * 5, [grown] + [blank_row()] * 5,
+                 [blank_row()] + [new] * 5])
+
+
+def test_a_deep_indent_after_a_line_feed_is_a_column_move():
+    rows = [make_row([(None, "  def f():")]), make_row([(None, "            return 1")])]
+    text, _state, _ = render_rows([(0, blank_row(), rows[0]), (1, blank_row(), rows[1])], escape_of, "\n")
+    assert text == "\x1b[1;3Hdef f():\n\x1b[13Greturn 1"
