@@ -8,7 +8,13 @@ import random
 import pyte
 import pytest
 
-from dashfloat.ui.screen import RESET, render_rows, render_scrolling_rows, row_divergence, sgr_step
+from dashfloat.ui.screen import (
+    RESET,
+    render_rows,
+    render_scrolling_rows,
+    row_divergence,
+    sgr_step,
+)
 from tests.xterm import XTerm
 
 ESCAPES = {None: RESET, "y": "\x1b[0;93m", "b": "\x1b[0;1m", "u": "\x1b[0;4m", "g": "\x1b[0;92;1m",
