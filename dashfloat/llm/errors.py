@@ -669,6 +669,7 @@ def _reason(e: BaseException) -> str:
 _CONNECT_TIMEOUT = (
     "requests.exceptions.ConnectTimeout",
     "urllib3.exceptions.ConnectTimeoutError",
+    "dashfloat.llm.transport.ConnectTimeout",  # the direct path (llm/transport.py)
 )
 _READ_TIMEOUT = ("requests.exceptions.ReadTimeout", "urllib3.exceptions.ReadTimeoutError")
 _TLS = ("requests.exceptions.SSLError", "urllib3.exceptions.SSLError")
