@@ -36,16 +36,25 @@ UTF8_SEQUENCE = "\x1b%G"  # select UTF-8 (the Linux console's UTF-8 mode)
 DUMB_TERMS = ("", "dumb", "unknown")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from dashfloat.manpage import man_command
+class _Parser(argparse.ArgumentParser):
+    """The description names how to open the manual (man_command: a stat of each man
+    directory, more for a pyz), worked out only when --help shows it, not on every start."""
 
-    p = argparse.ArgumentParser(
+    def format_help(self) -> str:
+        if self.description is None:
+            from dashfloat.manpage import man_command
+
+            self.description = (
+                "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
+                "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
+                f"or {man_command()}."
+            )
+        return super().format_help()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
         prog="dashfloat",
-        description=(
-            "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
-            "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
-            f"or {man_command()}."
-        ),
         epilog=(
             "The API key is read only from the environment: OPENAI_API_KEY, or the variable "
             "named by api_key_env. Configuration files: .dashfloat/config.toml in the working "

@@ -23,7 +23,6 @@ in the text the model reads and in the entry the user sees.
 from __future__ import annotations
 
 import os
-import platform
 import stat
 import time
 from collections.abc import Mapping
@@ -243,7 +242,8 @@ def _os_line() -> str:
                     break
     except OSError:
         pass
-    kernel = f"{platform.system()} {platform.release()} ({platform.machine()})"
+    u = os.uname()  # what platform.system(), release() and machine() say on POSIX, without loading platform
+    kernel = f"{u.sysname} {u.release} ({u.machine})"
     return f"{name}, {kernel}" if name else kernel
 
 

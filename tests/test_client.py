@@ -1340,6 +1340,10 @@ def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
     ("http://localhost:99999/v1/models", {}, {}, False),
     ("http://localhost/v1/models#frag", {}, {}, False),
     ("http:///v1/models", {}, {}, False),
+    ("http://localhost./v1/models", {}, {}, True),
+    ("http://a..b/v1/models", {}, {}, False),  # the idna codec refuses an empty label
+    (f"http://{'a' * 64}.example/v1/models", {}, {}, False),  # and one over 63 characters
+    (f"http://{'a' * 63}.example/v1/models", {}, {}, True),
     ("http://localhost/v1/models", {"X-Key": " padded"}, {}, False),  # requests refuses it
     ("http://localhost/v1/models", {"X-Key": "\u20ac"}, {}, False),  # not latin-1
 ])

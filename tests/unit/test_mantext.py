@@ -235,3 +235,12 @@ def test_man_is_not_a_headless_option(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=60)
     assert done.returncode == 2
     assert "not with policy, sessions, --show-config, --reset-terminal or --man" in done.stderr
+
+
+def test_help_names_how_to_open_the_manual():
+    """build_parser leaves the description to --help (man_command stats every man directory):
+    --help must still say how to open the manual."""
+    from dashfloat import cli, manpage
+
+    text = cli.build_parser().format_help()
+    assert f"or {manpage.man_command()}." in " ".join(text.split())
