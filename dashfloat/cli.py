@@ -36,6 +36,31 @@ UTF8_SEQUENCE = "\x1b%G"  # select UTF-8 (the Linux console's UTF-8 mode)
 DUMB_TERMS = ("", "dumb", "unknown")
 
 
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns, with os alone: $COLUMNS when it is a positive
+    number, else the terminal's width on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found without shutil: add_argument builds one to check
+    every option, and shutil (with zlib, bz2 and lzma) costs ~2.5 ms of every start."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
     """The description names how to open the manual (man_command: a stat of each man
     directory, more for a pyz), worked out only when --help shows it, not on every start."""
@@ -55,6 +80,7 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="dashfloat",
+        formatter_class=_Formatter,
         epilog=(
             "The API key is read only from the environment: OPENAI_API_KEY, or the variable "
             "named by api_key_env. Configuration files: .dashfloat/config.toml in the working "
@@ -586,14 +612,14 @@ def new_journal(config):
     """The journal of a new session (its file is created at the first prompt)."""
     from urllib.parse import urlsplit
 
-    from dashfloat import masking, sessions
-    from dashfloat.journal import Journal
+    from dashfloat import masking
+    from dashfloat.journal import Journal, new_id, project_dir
 
     real = os.path.realpath(config.root)
-    sid = sessions.new_id()
+    sid = new_id()
     header = {"id": sid, "cwd": real, "model": config.model, "host": urlsplit(config.base_url).hostname or "",
               "dashfloat": __version__}
-    return Journal(sessions.project_dir(os.environ, real) / f"{sid}.jsonl", header,
+    return Journal(project_dir(os.environ, real) / f"{sid}.jsonl", header,
                    secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024)
 
 

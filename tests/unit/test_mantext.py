@@ -244,3 +244,20 @@ def test_help_names_how_to_open_the_manual():
 
     text = cli.build_parser().format_help()
     assert f"or {manpage.man_command()}." in " ".join(text.split())
+
+
+@pytest.mark.parametrize("columns", [None, "50", "200", "0", "-3", "wide"])
+def test_help_is_as_wide_as_shutil_would_make_it(monkeypatch, columns):
+    """The parser's formatter finds its width without shutil (start-up time): the same
+    width shutil.get_terminal_size() gives, for every $COLUMNS."""
+    import shutil
+
+    from dashfloat import cli
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("LINES", raising=False)
+    assert cli._terminal_columns() == shutil.get_terminal_size().columns
+    assert cli.build_parser()._get_formatter()._width == shutil.get_terminal_size().columns - 2
