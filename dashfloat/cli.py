@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import logging
 import os
 import sys
 
@@ -205,9 +204,11 @@ def setup_logging(state_dir) -> str | None:
     """Log to <state>/dashfloat.log; never to the screen. Returns the path or None.
 
     The log holds the audit trail: it is created 0600 in a 0700 directory (tightened if it
-    exists with a wider mode), and every record is masked (`masking.MaskingFormatter`), so
+    exists with a wider mode), and every record is masked (`storage.MaskingFormatter`), so
     neither the API key nor a token in a URL reaches it, not even inside a traceback."""
-    from dashfloat import masking, private, storage
+    import logging  # here, not at the top: the first frame is painted before the log is set up
+
+    from dashfloat import private, storage
 
     root = logging.getLogger()
     for h in list(root.handlers):
@@ -225,7 +226,7 @@ def setup_logging(state_dir) -> str | None:
                               "nothing is logged this session.")
         path = None
         handler = logging.NullHandler()
-    handler.setFormatter(masking.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
+    handler.setFormatter(storage.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.raiseExceptions = False  # a failing log write must never print onto the screen
@@ -483,6 +484,8 @@ def load_resumed(journal, config):
         import dataclasses
 
         config = dataclasses.replace(config, model=resumed.model)  # the session's model
+    import logging
+
     logging.getLogger("dashfloat").info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size,
                                         resumed.turns)
     return config, resumed
@@ -565,6 +568,8 @@ def headless_command(args, config, session) -> int:
 
     opts = headless.Options(prompt, output_format=args.output_format or "text", verbose=args.verbose,
                             approvals=mode, program=program, approval_timeout=timeout)
+    import logging
+
     logging.getLogger("dashfloat").info("starting dashfloat %s headless: base_url=%s model=%s", __version__,
                                         config.base_url, config.model)
     return headless.run(config, opts, journal=journal, resumed=resumed)
@@ -701,6 +706,8 @@ def show_early_frame(config):
 
 
 def run_ui(config, log_path: str | None, early=None, journal=None, state_problem: str | None = None) -> int:
+    import logging
+
     log = logging.getLogger("dashfloat")
     from dashfloat.agent import Agent, options_from
     from dashfloat.config import state_dir
