@@ -1349,3 +1349,67 @@ def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
 ])
 def test_which_requests_go_straight_through_http_client(url, headers, env, direct):
     assert transport.direct_ok(url, headers, env) is direct
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+def test_a_server_that_answers_before_reading_a_big_body_is_heard(monkeypatch, path):
+    """A server (or a proxy) that refuses a request by its headers alone answers, and closes
+    without reading the body: the send breaks, and the answer it sent is still what the
+    error says (urllib3 reads it after a broken pipe; the direct path does the same)."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    body = json.dumps({"error": {"message": "the request is larger than this server takes"}}).encode()
+
+    def serve():
+        conn, _ = srv.accept()
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        conn.shutdown(socket.SHUT_WR)
+        time.sleep(0.2)  # the answer reaches the client before the reset
+        conn.close()
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=2, read_timeout=5)
+    big = [{"role": "user", "content": "x" * (16 << 20)}]
+    try:
+        with pytest.raises(ChatError) as info:
+            stream_chat(ep, "m", big, on_event=lambda e: None, cancel=CancelToken())
+    finally:
+        th.join(5)
+        srv.close()
+    assert info.value.kind != "connection", info.value.message
+    assert "larger than this server takes" in info.value.message
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+def test_a_send_that_stalls_gives_up_after_the_connect_timeout(monkeypatch, path):
+    """A server that accepts and never reads: the request's body stops going out. urllib3
+    waits the connect timeout for a send, the read timeout only for the answer; so does
+    the direct path (not read_timeout, minutes by default)."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    accepted = []
+    th = threading.Thread(target=lambda: accepted.append(srv.accept()[0]), daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=0.5, read_timeout=60)
+    big = [{"role": "user", "content": "x" * (64 << 20)}]
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ChatError) as info:
+            stream_chat(ep, "m", big, on_event=lambda e: None, cancel=CancelToken())
+    finally:
+        th.join(5)
+        for s in [srv, *accepted]:
+            s.close()
+    assert info.value.kind == "idle_timeout", info.value.message
+    assert time.monotonic() - t0 < 20

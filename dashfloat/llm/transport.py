@@ -20,6 +20,7 @@ so errors.classify_exception maps both paths alike.
 
 from __future__ import annotations
 
+import errno
 import http.client
 import os
 import re
@@ -155,12 +156,12 @@ def open_request(method: str, url: str, headers: dict, data: bytes | None, *, co
 
 
 class _Connection(http.client.HTTPConnection):
-    """urllib3's connect: the connect timeout for the connect alone (then the read
-    timeout), TCP_NODELAY, and the socket reported to the request's CancelToken at once."""
+    """urllib3's connect: ConnectTimeout when the connect times out, TCP_NODELAY, and the
+    socket reported to the request's CancelToken at once."""
 
-    def __init__(self, host: str, port: int, connect_timeout: float, read_timeout: float, cancel):
+    def __init__(self, host: str, port: int, connect_timeout: float, cancel):
         super().__init__(host, port, timeout=connect_timeout)
-        self.read_timeout, self.cancel = read_timeout, cancel
+        self.cancel = cancel
 
     def connect(self) -> None:
         try:
@@ -171,7 +172,6 @@ class _Connection(http.client.HTTPConnection):
             raise ConnectTimeout(f"connection to {self.host} timed out (connect timeout={self.timeout})") from exc
         self.cancel._attach(self.sock)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as urllib3 does
-        self.sock.settimeout(self.read_timeout)
 
 
 def _open_direct(method, url, headers, data, connect_timeout, read_timeout, cancel, read_size) -> Response:
@@ -179,7 +179,7 @@ def _open_direct(method, url, headers, data, connect_timeout, read_timeout, canc
 
     parts = urlsplit(url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    conn = _Connection(parts.hostname, parts.port or 80, connect_timeout, read_timeout, cancel)
+    conn = _Connection(parts.hostname, parts.port or 80, connect_timeout, cancel)
     resp = None
 
     def close() -> None:
@@ -188,7 +188,16 @@ def _open_direct(method, url, headers, data, connect_timeout, read_timeout, canc
         conn.close()
 
     try:
-        conn.request(method, target, body=data, headers=headers)
+        conn.connect()
+        try:
+            conn.request(method, target, body=data, headers=headers)
+        except BrokenPipeError:
+            pass  # as urllib3: a server may answer (413, 401...) before it stops reading the body
+        except OSError as exc:
+            if exc.errno not in (errno.EPROTOTYPE, errno.ECONNRESET):
+                raise
+        if conn.sock is not None:
+            conn.sock.settimeout(read_timeout)  # the connect timeout while sending, as urllib3 does
         resp = conn.getresponse()
         got = Headers(resp.msg.items())
         read, batched = bodyreader.response_reader(resp, got, read_size, method, url)
