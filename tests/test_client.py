@@ -1210,12 +1210,26 @@ def test_markdown_answer_streams_through_the_client(fake_server):
     assert len(events) <= len(pieces) + 1  # a burst: many events per read, one delivery
 
 
+class _Reached(threading.Event):
+    """A reply's hold that says when the server first looks at it: after the status line
+    and the headers went out (the request being recorded comes before them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.reached = threading.Event()
+
+    def is_set(self) -> bool:
+        self.reached.set()
+        return super().is_set()
+
+
 def test_server_stop_releases_a_held_reply():
     srv = ScriptedServer().start()
-    srv.push(sse_reply(["x"], hold=threading.Event()))
+    hold = _Reached()
+    srv.push(sse_reply(["x"], hold=hold))
     w = Worker(srv, ep=Endpoint(srv.url, connect_timeout=2, read_timeout=10))
     w.start()
-    srv.wait_requests(1)
+    assert hold.reached.wait(10), "the server never sent the headers"
     t0 = time.monotonic()
     srv.stop()
     w.join(3)
