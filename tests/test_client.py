@@ -1360,6 +1360,9 @@ def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
     (f"http://{'a' * 63}.example/v1/models", {}, {}, True),
     ("http://localhost/v1/models", {"X-Key": " padded"}, {}, False),  # requests refuses it
     ("http://localhost/v1/models", {"X-Key": "\u20ac"}, {}, False),  # not latin-1
+    ("http://localhost/v1/models", {"content-length": "5"}, {}, False),  # requests replaces it
+    ("http://localhost/v1/models", {"Transfer-Encoding": "chunked"}, {}, False),
+    ("http://localhost/v1/models", {"Host": "model.example", "Connection": "close"}, {}, True),
 ])
 def test_which_requests_go_straight_through_http_client(url, headers, env, direct):
     assert transport.direct_ok(url, headers, env) is direct

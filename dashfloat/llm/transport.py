@@ -77,6 +77,8 @@ def direct_ok(url: str, headers: Mapping[str, str], environ: Mapping[str, str] |
     for name, value in headers.items():
         if not isinstance(name, str) or not isinstance(value, str):
             return False
+        if name.lower() in ("content-length", "transfer-encoding"):
+            return False  # requests sets the body's framing itself, whatever a header says
         if not _HEADER_NAME.fullmatch(name) or not _HEADER_VALUE.fullmatch(value):
             return False
         try:
