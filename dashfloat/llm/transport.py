@@ -6,10 +6,14 @@ paid before the first request (issue 11's figure: exec to the first request <= 0
 For a plain `http://` URL (a local Ollama, llama.cpp, vLLM, LM Studio, a gateway on the
 LAN) with no proxy in the environment, requests sends the request over a new socket to
 the host itself, with no TLS, no CA bundle and (auth=_NO_NETRC) no netrc: the direct path
-here does the same with the same http.client that urllib3 drives underneath. Everything
-else goes through requests as before: https (its CA bundle: certifi, REQUESTS_CA_BUNDLE,
-CURL_CA_BUNDLE), any HTTP_PROXY/ALL_PROXY (with NO_PROXY), a URL requests would rewrite
-(percent-encoding, IDNA, user:password@) and a header it would refuse (`direct_ok`).
+here does the same with the same http.client that urllib3 drives underneath, the way
+urllib3 drives it (the connect timeout for the connect and the send, the read timeout for
+the answer; a broken pipe while sending still reads the answer; no redirect, no retry).
+Everything else goes through requests as before: https (its CA bundle: certifi,
+REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE), any HTTP_PROXY/ALL_PROXY (with NO_PROXY), a URL
+requests would rewrite (percent-encoding, IDNA, user:password@), a header it would refuse
+or replace (Content-Length, Transfer-Encoding): see `direct_ok`. tests/test_client.py runs
+its scripted-server tests through both paths.
 
 A Response holds the status, the headers (case-insensitive .get and .items), read() (the
 body's payload, b"" at the end; bodyreader for the framing) and whether one read returns
