@@ -85,10 +85,9 @@ UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.
                         M.COMPACTED, M.TURN_END, M.FILES))
 
 
-_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
-
-
 # ---- where sessions live (here, not in sessions.py: a new session needs only this) -------
+
+_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def sessions_dir(environ: Mapping[str, str]) -> Path:
