@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import logging
 import os
 import sys
 
@@ -36,16 +35,51 @@ UTF8_SEQUENCE = "\x1b%G"  # select UTF-8 (the Linux console's UTF-8 mode)
 DUMB_TERMS = ("", "dumb", "unknown")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from dashfloat.manpage import man_command
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size().columns, with os alone: $COLUMNS when it is a positive
+    number, else the terminal's width on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        columns = columns or 80
+    return columns
 
-    p = argparse.ArgumentParser(
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, its width found without shutil: add_argument builds one to check
+    every option, and shutil (with zlib, bz2 and lzma) costs ~2.5 ms of every start."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+class _Parser(argparse.ArgumentParser):
+    """The description names how to open the manual (man_command: a stat of each man
+    directory, more for a pyz), worked out only when --help shows it, not on every start."""
+
+    def format_help(self) -> str:
+        if self.description is None:
+            from dashfloat.manpage import man_command
+
+            self.description = (
+                "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
+                "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
+                f"or {man_command()}."
+            )
+        return super().format_help()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
         prog="dashfloat",
-        description=(
-            "A full-screen terminal coding agent for any OpenAI-compatible chat-completions "
-            "endpoint. Type a request, read the streamed answer. Keys: F1 inside the app, "
-            f"or {man_command()}."
-        ),
+        formatter_class=_Formatter,
         epilog=(
             "The API key is read only from the environment: OPENAI_API_KEY, or the variable "
             "named by api_key_env. Configuration files: .dashfloat/config.toml in the working "
@@ -170,9 +204,11 @@ def setup_logging(state_dir) -> str | None:
     """Log to <state>/dashfloat.log; never to the screen. Returns the path or None.
 
     The log holds the audit trail: it is created 0600 in a 0700 directory (tightened if it
-    exists with a wider mode), and every record is masked (`masking.MaskingFormatter`), so
+    exists with a wider mode), and every record is masked (`storage.MaskingFormatter`), so
     neither the API key nor a token in a URL reaches it, not even inside a traceback."""
-    from dashfloat import masking, private, storage
+    import logging  # here, not at the top: the first frame is painted before the log is set up
+
+    from dashfloat import private, storage
 
     root = logging.getLogger()
     for h in list(root.handlers):
@@ -190,7 +226,7 @@ def setup_logging(state_dir) -> str | None:
                               "nothing is logged this session.")
         path = None
         handler = logging.NullHandler()
-    handler.setFormatter(masking.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
+    handler.setFormatter(storage.MaskingFormatter("%(asctime)s %(levelname)s %(name)s [%(threadName)s] %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.raiseExceptions = False  # a failing log write must never print onto the screen
@@ -448,6 +484,8 @@ def load_resumed(journal, config):
         import dataclasses
 
         config = dataclasses.replace(config, model=resumed.model)  # the session's model
+    import logging
+
     logging.getLogger("dashfloat").info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size,
                                         resumed.turns)
     return config, resumed
@@ -530,6 +568,8 @@ def headless_command(args, config, session) -> int:
 
     opts = headless.Options(prompt, output_format=args.output_format or "text", verbose=args.verbose,
                             approvals=mode, program=program, approval_timeout=timeout)
+    import logging
+
     logging.getLogger("dashfloat").info("starting dashfloat %s headless: base_url=%s model=%s", __version__,
                                         config.base_url, config.model)
     return headless.run(config, opts, journal=journal, resumed=resumed)
@@ -577,14 +617,14 @@ def new_journal(config):
     """The journal of a new session (its file is created at the first prompt)."""
     from urllib.parse import urlsplit
 
-    from dashfloat import masking, sessions
-    from dashfloat.journal import Journal
+    from dashfloat import masking
+    from dashfloat.journal import Journal, new_id, project_dir
 
     real = os.path.realpath(config.root)
-    sid = sessions.new_id()
+    sid = new_id()
     header = {"id": sid, "cwd": real, "model": config.model, "host": urlsplit(config.base_url).hostname or "",
               "dashfloat": __version__}
-    return Journal(sessions.project_dir(os.environ, real) / f"{sid}.jsonl", header,
+    return Journal(project_dir(os.environ, real) / f"{sid}.jsonl", header,
                    secrets=masking.registered(), undo_max=config.undo_store_mb * 1024 * 1024)
 
 
@@ -666,6 +706,8 @@ def show_early_frame(config):
 
 
 def run_ui(config, log_path: str | None, early=None, journal=None, state_problem: str | None = None) -> int:
+    import logging
+
     log = logging.getLogger("dashfloat")
     from dashfloat.agent import Agent, options_from
     from dashfloat.config import state_dir

@@ -34,11 +34,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from dashfloat.textsafe import visible
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of every start)
 if TYPE_CHECKING:
     from dashfloat.tools.rules import Rule
 

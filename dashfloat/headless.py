@@ -678,7 +678,7 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
         sid = str(journal.header.get("id") or journal.path.stem)
         journal_path = str(journal.path)
     else:
-        from dashfloat.sessions import new_id
+        from dashfloat.journal import new_id
 
         sid, journal_path = new_id(), None
     r = Run(agent, opts, session_id=sid, cwd=os.path.realpath(str(config.root)), model=config.model,

@@ -62,9 +62,10 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from dashfloat import masking, private, storage, wire
@@ -82,6 +83,32 @@ UNDO_STORE_MB = 256  # default bound on the previous bytes kept for /undo, per s
 UI_IMPLIED = frozenset((M.PHASE, M.TOKEN, M.REASONING, M.TOOL_OUTPUT, M.USER, M.ASSISTANT_START,
                         M.ASSISTANT_END, M.USAGE, M.AGENT_DOWN, M.CRASH, M.METER, M.STOPPED, M.LEAVE, M.CLIPBOARD,
                         M.COMPACTED, M.TURN_END, M.FILES))
+
+
+# ---- where sessions live (here, not in sessions.py: a new session needs only this) -------
+
+_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def sessions_dir(environ: Mapping[str, str]) -> Path:
+    from dashfloat.config import state_dir
+
+    return state_dir(environ) / "sessions"
+
+
+def project_key(real_cwd: str) -> str:
+    """`<name>-<12 hex digits of sha256(real path)>`: readable and unique per directory."""
+    raw = os.fsencode(real_cwd)
+    name = _KEY_CHARS.sub("_", os.path.basename(real_cwd.rstrip("/")) or "root")[:40]
+    return f"{name}-{hashlib.sha256(raw).hexdigest()[:12]}"
+
+
+def project_dir(environ: Mapping[str, str], real_cwd: str) -> Path:
+    return sessions_dir(environ) / project_key(real_cwd)
+
+
+def new_id() -> str:
+    return os.urandom(8).hex()  # what secrets.token_hex does, without importing secrets
 
 
 class Busy(Exception):

@@ -20,7 +20,6 @@ call `mask(text)` with no secrets to use those.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Mapping
 
@@ -170,14 +169,6 @@ def mask_deep(value, secrets: Secrets | None = None, *, patterns: bool = True):
     if isinstance(value, dict):
         return {k: mask_deep(v, secrets, patterns=patterns) for k, v in value.items()}
     return value
-
-
-class MaskingFormatter(logging.Formatter):
-    """The log's formatter: the whole formatted record (message, arguments, exception and
-    stack texts) goes through `mask` with the registered secrets."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        return mask(super().format(record))
 
 
 class MaskingStream:

@@ -23,7 +23,6 @@ in the text the model reads and in the entry the user sees.
 from __future__ import annotations
 
 import os
-import platform
 import stat
 import time
 from collections.abc import Mapping
@@ -136,8 +135,29 @@ def _read_user(directory: str, name: str, limit: int) -> bytes | None:
     return data
 
 
+def _surely_absent(base: str, rel: str) -> bool:
+    """Whether lstat finds `rel` missing under `base` with no symbolic link on the way:
+    then opening it beneath the root would say FileNotFoundError too. A project without
+    AGENTS.md files so never probes openat2 (ctypes, ~2 ms before the first request); a
+    link, an error or a file that is there goes to safeopen, which decides."""
+    path = base
+    for part in rel.split(os.sep):
+        path = os.path.join(path, part)
+        try:
+            st = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return True
+        except OSError:
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            return False
+    return False
+
+
 def _read_beneath(root, rel: str, limit: int) -> bytes | None:
     """A project file opened beneath the git root (safeopen.Root). None when absent."""
+    if _surely_absent(os.fsdecode(root.given), rel):
+        return None
     try:
         fd = root.open(rel, os.O_RDONLY | os.O_NONBLOCK)
     except (FileNotFoundError, NotADirectoryError):
@@ -243,7 +263,8 @@ def _os_line() -> str:
                     break
     except OSError:
         pass
-    kernel = f"{platform.system()} {platform.release()} ({platform.machine()})"
+    u = os.uname()  # what platform.system(), release() and machine() say on POSIX, without loading platform
+    kernel = f"{u.sysname} {u.release} ({u.machine})"
     return f"{name}, {kernel}" if name else kernel
 
 

@@ -15,7 +15,6 @@ rest. Pure reading: nothing here writes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -27,7 +26,15 @@ from pathlib import Path
 
 from dashfloat import messages as M
 from dashfloat.context import apply_ops
-from dashfloat.journal import FORMAT, Store, internalize
+from dashfloat.journal import (  # noqa: F401 (where sessions live: their API here too)
+    FORMAT,
+    Store,
+    internalize,
+    new_id,
+    project_dir,
+    project_key,
+    sessions_dir,
+)
 
 HEAD_MAX = 64 * 1024  # the header line is read up to this
 TAIL_READ = 8 * 1024  # listing reads this much of a file's end (then up to TAIL_MAX)
@@ -39,35 +46,13 @@ INTERRUPTED_RUNNING = ("DashFloat stopped while this call was running (it was ki
                        "terminal): whether it finished, and what it changed, is unknown; check before "
                        "repeating it")
 INTERRUPTED_WAITING = "DashFloat stopped before this call ran: it did not run"
-_KEY_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class SessionError(Exception):
     """A session that cannot be found or used; str() says why and what to do."""
 
 
-# ---- where ------------------------------------------------------------------------------
-
-
-def sessions_dir(environ: Mapping[str, str]) -> Path:
-    from dashfloat.config import state_dir
-
-    return state_dir(environ) / "sessions"
-
-
-def project_key(real_cwd: str) -> str:
-    """`<name>-<12 hex digits of sha256(real path)>`: readable and unique per directory."""
-    raw = os.fsencode(real_cwd)
-    name = _KEY_CHARS.sub("_", os.path.basename(real_cwd.rstrip("/")) or "root")[:40]
-    return f"{name}-{hashlib.sha256(raw).hexdigest()[:12]}"
-
-
-def project_dir(environ: Mapping[str, str], real_cwd: str) -> Path:
-    return sessions_dir(environ) / project_key(real_cwd)
-
-
-def new_id() -> str:
-    return os.urandom(8).hex()  # what secrets.token_hex does, without importing secrets
+# ---- where: in dashfloat/journal.py (a new session's journal needs them, not this module) --
 
 
 # ---- listing ----------------------------------------------------------------------------

@@ -123,6 +123,17 @@ def unwritable(state_dir: str | os.PathLike, why: str, *, journal: bool) -> str:
             "Set XDG_STATE_HOME to a writable directory to keep them.")
 
 
+class MaskingFormatter(logging.Formatter):
+    """The log's formatter: the whole formatted record (message, arguments, exception and
+    stack texts) goes through `masking.mask` with the registered secrets. Here, beside the
+    handler, not in masking: the first frame needs masking, and logging loads after it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from dashfloat.masking import mask
+
+        return mask(super().format(record))
+
+
 class LogHandler(logging.StreamHandler):
     """The log file's handler: a record it cannot write (a full disk) is dropped, never
     printed on the screen, and said once (`report("log")`)."""

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import dashfloat.llm.client as client
+from dashfloat.llm import transport
 from dashfloat.llm.client import (
     CancelToken,
     Endpoint,
@@ -33,6 +34,20 @@ from tests.fakeserver import (
 )
 
 MSGS = [{"role": "user", "content": "hi"}]
+
+
+@pytest.fixture(params=["direct", "via-requests"])
+def fake_server(request, monkeypatch):
+    """The scripted server, each test run twice: a plain http:// URL goes straight through
+    http.client (llm/transport.py), and once more through requests (llm/viarequests.py,
+    what https and proxies use), so the two paths cannot drift apart."""
+    if request.param == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    server = ScriptedServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def ev(obj) -> bytes:
@@ -1195,12 +1210,26 @@ def test_markdown_answer_streams_through_the_client(fake_server):
     assert len(events) <= len(pieces) + 1  # a burst: many events per read, one delivery
 
 
+class _Reached(threading.Event):
+    """A reply's hold that says when the server first looks at it: after the status line
+    and the headers went out (the request being recorded comes before them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.reached = threading.Event()
+
+    def is_set(self) -> bool:
+        self.reached.set()
+        return super().is_set()
+
+
 def test_server_stop_releases_a_held_reply():
     srv = ScriptedServer().start()
-    srv.push(sse_reply(["x"], hold=threading.Event()))
+    hold = _Reached()
+    srv.push(sse_reply(["x"], hold=hold))
     w = Worker(srv, ep=Endpoint(srv.url, connect_timeout=2, read_timeout=10))
     w.start()
-    srv.wait_requests(1)
+    assert hold.reached.wait(10), "the server never sent the headers"
     t0 = time.monotonic()
     srv.stop()
     w.join(3)
@@ -1220,3 +1249,184 @@ def test_netrc_does_not_replace_the_bearer_key(fake_server, tmp_path, monkeypatc
     first, second = fake_server.wait_requests(2)
     assert first["headers"]["authorization"] == "Bearer sk-1"
     assert "authorization" not in second["headers"]
+
+
+# ---- the transport: straight through http.client, or through requests --------------------
+
+
+def _no_proxy_env(monkeypatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
+def test_a_request_to_a_plain_http_server_does_not_load_requests(fake_server):
+    """The figure of issue 11 (exec -> first request): requests and urllib3 cost ~50-90 ms
+    to import; a local server's request must not wait for them."""
+    import os
+    import subprocess
+    import sys
+
+    fake_server.push(sse_reply(["ok"]))
+    code = (
+        "import sys\n"
+        "from dashfloat.llm.client import CancelToken, Endpoint, stream_chat\n"
+        f"r = stream_chat(Endpoint({fake_server.url!r}), 'm', [{{'role': 'user', 'content': 'x'}}],"
+        " on_event=lambda e: None, cancel=CancelToken())\n"
+        "print(r.content, sorted(m for m in ('requests', 'urllib3') if m in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok []", out.stderr
+
+
+@pytest.mark.parametrize("name", ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"])
+def test_a_proxy_in_the_environment_is_used(fake_server, monkeypatch, name):
+    """HTTP_PROXY / ALL_PROXY (either case) send the request to the proxy, with the full URL
+    in the request line, as requests always did (the scripted server plays the proxy)."""
+    _no_proxy_env(monkeypatch)
+    monkeypatch.setenv(name, fake_server.url.rsplit("/v1", 1)[0])
+    fake_server.push(sse_reply(["via the proxy"]))
+    result, _ = run(fake_server, ep=Endpoint("http://model-host.invalid:8080/v1", connect_timeout=2, read_timeout=5))
+    assert result.content == "via the proxy"
+    assert fake_server.requests[0]["path"] == "http://model-host.invalid:8080/v1/chat/completions"
+
+
+def test_no_proxy_sends_the_request_to_the_host_itself(fake_server, monkeypatch):
+    _no_proxy_env(monkeypatch)
+    monkeypatch.setenv("HTTP_PROXY", fake_server.url.rsplit("/v1", 1)[0])
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    ep = Endpoint(f"http://127.0.0.1:{_closed_port()}/v1", connect_timeout=2, read_timeout=2)
+    err, _ = fail(fake_server, ep=ep)
+    assert err.kind == "refused" and fake_server.requests == []
+
+
+@pytest.fixture(params=["direct", "via-requests"])
+def full_backlog(request, monkeypatch):
+    """A port whose listen queue is full: a connect to it hangs until its timeout."""
+    if request.param == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    socks = [srv]
+    try:
+        for _ in range(8):  # fill the queue (Linux holds backlog + 1) until a connect hangs
+            c = socket.socket()
+            c.settimeout(0.3)
+            socks.append(c)
+            try:
+                c.connect(("127.0.0.1", port))
+            except TimeoutError:
+                break
+        else:
+            pytest.skip("this system accepts connections beyond the listen backlog")
+        yield port
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
+    ep = Endpoint(f"http://127.0.0.1:{full_backlog}/v1", connect_timeout=0.5, read_timeout=30)
+    t0 = time.monotonic()
+    with pytest.raises(ChatError) as info:
+        stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+    assert info.value.kind == "connect_timeout" and "within 0.5 s (connect timeout)" in info.value.message
+    assert time.monotonic() - t0 < 5
+
+
+@pytest.mark.parametrize("url, headers, env, direct", [
+    ("http://127.0.0.1:8080/v1/chat/completions", {}, {}, True),
+    ("http://localhost/v1/models", {"Authorization": "Bearer sk-1", "X-Title": "me"}, {}, True),
+    ("http://[::1]:11434/v1/models", {}, {}, True),
+    ("https://api.example.com/v1/models", {}, {}, False),  # TLS and its CA bundle: requests
+    ("HTTP://localhost/v1/models", {}, {}, False),
+    ("http://localhost/v1/models", {}, {"HTTP_PROXY": "http://proxy:3128"}, False),
+    ("http://localhost/v1/models", {}, {"all_proxy": "socks5://proxy:1080"}, False),
+    ("http://localhost/v1/models", {}, {"HTTPS_PROXY": "http://proxy:3128"}, True),  # not for http
+    ("http://localhost/v1/models", {}, {"HTTP_PROXY": ""}, True),
+    ("http://user:pw@localhost/v1/models", {}, {}, False),
+    ("http://b\u00fccher.example/v1/models", {}, {}, False),  # IDNA
+    ("http://localhost/v1 x/models", {}, {}, False),  # requests percent-encodes it
+    ("http://localhost/v1%2Fx/models", {}, {}, False),
+    ("http://localhost:99999/v1/models", {}, {}, False),
+    ("http://localhost/v1/models#frag", {}, {}, False),
+    ("http:///v1/models", {}, {}, False),
+    ("http://localhost./v1/models", {}, {}, True),
+    ("http://a..b/v1/models", {}, {}, False),  # the idna codec refuses an empty label
+    (f"http://{'a' * 64}.example/v1/models", {}, {}, False),  # and one over 63 characters
+    (f"http://{'a' * 63}.example/v1/models", {}, {}, True),
+    ("http://localhost/v1/models", {"X-Key": " padded"}, {}, False),  # requests refuses it
+    ("http://localhost/v1/models", {"X-Key": "\u20ac"}, {}, False),  # not latin-1
+    ("http://localhost/v1/models", {"content-length": "5"}, {}, False),  # requests replaces it
+    ("http://localhost/v1/models", {"Transfer-Encoding": "chunked"}, {}, False),
+    ("http://localhost/v1/models", {"Host": "model.example", "Connection": "close"}, {}, True),
+])
+def test_which_requests_go_straight_through_http_client(url, headers, env, direct):
+    assert transport.direct_ok(url, headers, env) is direct
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+def test_a_server_that_answers_before_reading_a_big_body_is_heard(monkeypatch, path):
+    """A server (or a proxy) that refuses a request by its headers alone answers, and closes
+    without reading the body: the send breaks, and the answer it sent is still what the
+    error says (urllib3 reads it after a broken pipe; the direct path does the same)."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    body = json.dumps({"error": {"message": "the request is larger than this server takes"}}).encode()
+
+    def serve():
+        conn, _ = srv.accept()
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        conn.shutdown(socket.SHUT_WR)
+        time.sleep(0.2)  # the answer reaches the client before the reset
+        conn.close()
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=2, read_timeout=5)
+    big = [{"role": "user", "content": "x" * (16 << 20)}]
+    try:
+        with pytest.raises(ChatError) as info:
+            stream_chat(ep, "m", big, on_event=lambda e: None, cancel=CancelToken())
+    finally:
+        th.join(5)
+        srv.close()
+    assert info.value.kind != "connection", info.value.message
+    assert "larger than this server takes" in info.value.message
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+def test_a_send_that_stalls_gives_up_after_the_connect_timeout(monkeypatch, path):
+    """A server that accepts and never reads: the request's body stops going out. urllib3
+    waits the connect timeout for a send, the read timeout only for the answer; so does
+    the direct path (not read_timeout, minutes by default)."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    accepted = []
+    th = threading.Thread(target=lambda: accepted.append(srv.accept()[0]), daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=0.5, read_timeout=60)
+    big = [{"role": "user", "content": "x" * (64 << 20)}]
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ChatError) as info:
+            stream_chat(ep, "m", big, on_event=lambda e: None, cancel=CancelToken())
+    finally:
+        th.join(5)
+        for s in [srv, *accepted]:
+            s.close()
+    assert info.value.kind == "idle_timeout", info.value.message
+    assert time.monotonic() - t0 < 20

@@ -168,8 +168,12 @@ def plain_reader(resp, size: int) -> Callable[[], bytes] | None:
     fp = getattr(hr, "fp", None)
     if not isinstance(hr, http.client.HTTPResponse) or not hasattr(fp, "read1"):
         return None
-    if _encoded(resp) or not _untouched(resp, raw, hr):
+    if _encoded(resp.headers) or not _untouched(resp, raw, hr):
         return None
+    return _framed(hr, fp, size)
+
+
+def _framed(hr: http.client.HTTPResponse, fp, size: int) -> Callable[[], bytes]:
     if hr.chunked:
         return _Chunked(fp, size)
     if isinstance(hr.length, int):  # http.client's own framing decision
@@ -177,8 +181,25 @@ def plain_reader(resp, size: int) -> Callable[[], bytes] | None:
     return lambda: fp.read1(size)  # no length, not chunked: the body ends at EOF
 
 
-def _encoded(resp) -> bool:
-    enc = (resp.headers.get("content-encoding") or "").strip().lower()
+def response_reader(hr: http.client.HTTPResponse, headers, size: int, method: str,
+                    url: str) -> tuple[Callable[[], bytes], bool]:
+    """(read, batched) for the body of an http.client response nothing has read yet (the
+    direct path, llm/transport.py). A body without Content-Encoding is read as
+    plain_reader reads it (batched: one read returns everything that has arrived); an
+    encoded one (gzip...) is decoded by urllib3 exactly as on the requests path (its
+    read1, one HTTP chunk per call; urllib3 loads only then)."""
+    if not _encoded(headers):
+        return _framed(hr, hr.fp, size), True
+    from urllib3.response import HTTPResponse
+
+    raw = HTTPResponse(body=hr, headers=list(headers.items()), status=hr.status, version=hr.version,
+                       reason=hr.reason, preload_content=False, decode_content=True, original_response=hr,
+                       request_method=method, request_url=url)
+    return (lambda: raw.read1(size, decode_content=True) or b""), False
+
+
+def _encoded(headers) -> bool:
+    enc = (headers.get("content-encoding") or "").strip().lower()
     return enc not in ("", "identity")
 
 

@@ -1,19 +1,24 @@
-"""Streaming client for any OpenAI-compatible /chat/completions endpoint (requests, no SDK).
+"""Streaming client for any OpenAI-compatible /chat/completions endpoint (no SDK).
 
 `stream_chat()` runs in the streamer thread: it POSTs the request, parses the SSE body as
 it arrives and reports deltas through `on_event`, then returns a StreamResult. Every
 failure is a ChatError (see errors.py); a cancel is never an error.
 
-Reading: for a body without Content-Encoding, bodyreader.plain_reader() reads http.client's
-buffered socket file (`resp.raw._fp.fp`) with read1(64 KiB), one recv of whatever has
-arrived, and decodes the chunked framing itself (a Content-Length body stops at its length,
-one with neither ends at EOF). Anything else (gzip, or urllib3/http.client internals that
-are not as expected) goes through `resp.raw.read1(64 KiB, decode_content=True)`, which
-hands over every flush as it arrives but returns at most one HTTP chunk per call.
-`iter_content(None)` and `raw.stream(n)` block until EOF (or n bytes) on a Connection:
-close body, and requests leaves `raw.decode_content` False, hence the explicit
-`decode_content=True`. Verified with urllib3 2.8; without read1 (urllib3 < 2.2) the client
-falls back to `iter_content(None)`, which is prompt for chunked bodies only.
+Transport (llm/transport.py): a plain http:// request with no proxy in the environment goes
+straight through http.client, anything else (https, proxies, URLs or headers requests would
+rewrite) through requests (llm/viarequests.py), which then loads: requests and urllib3 are
+not imported before the first request to a local server.
+
+Reading: for a body without Content-Encoding, bodyreader reads http.client's buffered socket
+file with read1(64 KiB), one recv of whatever has arrived, and decodes the chunked framing
+itself (a Content-Length body stops at its length, one with neither ends at EOF). Anything
+else (gzip, or urllib3/http.client internals that are not as expected) goes through urllib3's
+`read1(64 KiB, decode_content=True)`, which hands over every flush as it arrives but returns
+at most one HTTP chunk per call. `iter_content(None)` and `raw.stream(n)` block until EOF
+(or n bytes) on a Connection: close body, and requests leaves `raw.decode_content` False,
+hence the explicit `decode_content=True`. Verified with urllib3 2.8; without read1 (urllib3
+< 2.2) the requests path falls back to `iter_content(None)`, which is prompt for chunked
+bodies only.
 
 Coalescing: the streamer's cost is per wake-up, not per byte. After a small read (< 8 KiB)
 of a stream read by plain_reader, it pauses before reading again (12.5 ms, doubling up to
@@ -36,18 +41,15 @@ text that had arrived is delivered first and the error says it is partial. A bod
 one JSON object (a server that ignored stream: true, or a proxy that forwarded an error
 body) is read as a completion or an error, whatever its content type.
 
-Sessions: one `requests.Session` per call, closed in a finally. A shared session would
-save a TCP/TLS handshake per episode, but requests does not promise that a Session is
-thread-safe, and cancel works by shutting down THIS call's socket: with a private session
-and pool, the socket cancel() shuts down can only be this call's, and nothing is left in a
-shared pool in a half-read state. The cost (one handshake per request) is small next to
-a model's time to first token.
+Connections: a new one per call, closed in a finally (never pooled, never reused): cancel
+works by shutting down THIS call's socket, and nothing is left in a shared pool in a
+half-read state. The cost (one handshake per request) is small next to a model's time to
+first token.
 
 Cancel: CancelToken.cancel() (from any thread) sets the flag and shuts down (SHUT_RDWR)
 the call's socket, which wakes a read blocked in another thread at once. The socket is
-registered when it connects (a pool connection class that reports to the token of the
-current thread), so a cancel also interrupts the wait for the response headers (a server
-loading a model can take a long time to answer). A cancel during a coalescing pause takes
+registered with the token as soon as it is connected, so a cancel also interrupts the wait
+for the response headers (a server loading a model can take a long time to answer). A cancel during a coalescing pause takes
 effect when the pause ends (at most COALESCE_S): the flag is checked then, before any
 further read or delivery. The response object itself is closed by
 the streamer thread in its finally: urllib3/http.client objects are not thread-safe, the
@@ -58,7 +60,6 @@ effect when that returns (bounded by connect_timeout); the TLS handshake is inte
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import re
 import socket
@@ -67,15 +68,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-import requests
-import requests.auth
-import urllib3
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-
 from dashfloat import __version__, masking, wire
-from dashfloat.llm import bodyreader, errors, toolcalls
+from dashfloat.llm import errors, toolcalls, transport
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
 from dashfloat.llm.sse import SSEError, SSEParser
@@ -105,14 +99,6 @@ FIRST_PAUSE_S = COALESCE_S / 4
 COALESCE_S: a burst whose first read was small (what came with the headers) loses 12.5 ms,
 not 50."""
 SMALL_READ = 8 << 10  # a read below this was not a burst: pause before the next one
-# What a broken/closed connection can raise while reading (http.client's errors are
-# normally wrapped by urllib3, but not on every path).
-_NET_ERRORS = (
-    requests.RequestException,
-    urllib3.exceptions.HTTPError,
-    http.client.HTTPException,
-    OSError,
-)
 
 
 class CancelToken:
@@ -154,86 +140,6 @@ def _shutdown(sock) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
     except (OSError, TypeError, ValueError):
         pass
-
-
-# ---- socket registration for cancel ----------------------------------------------------------
-
-_current = threading.local()  # .token: the CancelToken of the request this thread is making
-
-
-class _Registering:
-    """Report the TCP socket (before a TLS handshake) and the final socket (after it) to
-    the CancelToken of the current thread."""
-
-    def _new_conn(self):
-        sock = super()._new_conn()  # type: ignore[misc]
-        token = getattr(_current, "token", None)
-        if token is not None:
-            token._attach(sock)
-        return sock
-
-    def connect(self):
-        super().connect()  # type: ignore[misc]
-        token = getattr(_current, "token", None)
-        sock = getattr(self, "sock", None)
-        if token is not None and sock is not None:
-            token._attach(sock)
-
-
-class _HTTPConn(_Registering, HTTPConnection):
-    pass
-
-
-class _HTTPSConn(_Registering, HTTPSConnection):
-    pass
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _HTTPConn
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConn
-
-
-_POOLS = {"http": _HTTPPool, "https": _HTTPSPool}
-
-
-class _Adapter(HTTPAdapter):
-    """An HTTPAdapter whose connections report their socket to the current CancelToken."""
-
-    def init_poolmanager(self, *args, **kwargs):
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = dict(_POOLS)
-
-    def proxy_manager_for(self, proxy, **proxy_kwargs):
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if getattr(manager, "pool_classes_by_scheme", None) == {
-            "http": HTTPConnectionPool,
-            "https": HTTPSConnectionPool,
-        }:  # not for SOCKS managers, which bring their own classes
-            manager.pool_classes_by_scheme = dict(_POOLS)
-        return manager
-
-
-class _HeadersOnly(requests.auth.AuthBase):
-    """Passed as `auth` so requests never looks up ~/.netrc: a netrc entry for the host
-    would replace our `Authorization: Bearer` header with Basic auth. Proxy and CA-bundle
-    environment variables still apply."""
-
-    def __call__(self, r):
-        return r
-
-
-_NO_NETRC = _HeadersOnly()
-
-
-def _session() -> requests.Session:
-    s = requests.Session()
-    adapter = _Adapter(max_retries=0)  # never retry
-    s.mount("http://", adapter)
-    s.mount("https://", adapter)
-    return s
 
 
 # ---- request -------------------------------------------------------------------------------
@@ -504,20 +410,6 @@ class _Episode:
         )
 
 
-def _reader(resp: requests.Response) -> tuple[Callable[[], bytes], bool]:
-    """(read, batched): read() returns the next body bytes, b"" at the end; batched when
-    one read returns everything that has arrived (the only case where pausing between
-    reads gathers several events: urllib3's read1 returns one HTTP chunk per call)."""
-    plain = bodyreader.plain_reader(resp, READ_SIZE)
-    if plain is not None:
-        return plain, True
-    raw = resp.raw
-    if hasattr(raw, "read1"):
-        return lambda: raw.read1(READ_SIZE, decode_content=True) or b"", False
-    it = resp.iter_content(chunk_size=None)  # urllib3 < 2.2: prompt for chunked only
-    return lambda: next(it, b""), False
-
-
 _nap = time.sleep  # the pause between small reads (tests replace it)
 
 
@@ -566,7 +458,7 @@ def _read_error_body(read: Callable[[], bytes]) -> bytes:
     return bytes(buf[:ERROR_BODY_MAX])
 
 
-def _media_type(resp: requests.Response) -> str:
+def _media_type(resp: transport.Response) -> str:
     return (resp.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
 
 
@@ -602,7 +494,6 @@ def stream_chat(
     if cancel.cancelled:
         return ep.result(cancelled=True)
     data = wire.body(body)  # the one place a request becomes bytes: always encodable
-    session = _session()
     resp = None
 
     def failed(exc: BaseException, phase: str) -> ChatError:
@@ -630,29 +521,18 @@ def stream_chat(
 
     try:
         while True:
-            _current.token = cancel
             try:
-                resp = session.post(
-                    url,
-                    data=data,
-                    headers=headers,
-                    stream=True,
-                    timeout=(endpoint.connect_timeout, endpoint.read_timeout),
-                    allow_redirects=False,
-                    auth=_NO_NETRC,
-                )
+                resp = _open("POST", url, headers, data, endpoint, cancel)
             except Exception as exc:
                 if cancel.cancelled:
                     return ep.result(cancelled=True)
-                if isinstance(exc, _NET_ERRORS):
+                if transport.is_net_error(exc):
                     raise failed(exc, "connect") from exc
                 raise
-            finally:
-                _current.token = None
             if cancel.cancelled:
                 return ep.result(cancelled=True)
 
-            read, batched = _reader(resp)
+            read, batched = resp.read, resp.batched
             status = resp.status_code
             mtype = _media_type(resp)
             if status < 300:
@@ -664,7 +544,7 @@ def stream_chat(
                 # nothing was generated: the request was refused for its form alone
                 _NULL_CONTENT.add(endpoint.base_url)
                 data, null_data = null_data, None
-                _close(resp, None)
+                _close(resp)
                 resp = None
                 continue
             raise errors.classify_http(
@@ -686,7 +566,7 @@ def stream_chat(
             # (EOF mid-chunk, a closed file...): that is the cancel, not a failure.
             if cancel.cancelled:
                 return ep.result(cancelled=True)
-            if isinstance(exc, _NET_ERRORS):
+            if transport.is_net_error(exc):
                 if ep.finish_reason is not None:
                     # The answer was complete (finish_reason came); only the usage chunk
                     # or [DONE] went missing when the connection broke or stalled.
@@ -704,18 +584,21 @@ def stream_chat(
         raise
     finally:
         cancel._detach_all()
-        _close(resp, session)
+        _close(resp)
 
 
-def _close(resp, session) -> None:
-    """Close the response and its connection (never back to a pool), then the session."""
+def _open(method: str, url: str, headers: dict, data: bytes | None, endpoint: Endpoint,
+          cancel: CancelToken) -> transport.Response:
+    return transport.open_request(method, url, headers, data, connect_timeout=endpoint.connect_timeout,
+                                  read_timeout=endpoint.read_timeout, cancel=cancel, read_size=READ_SIZE)
+
+
+def _close(resp) -> None:
+    """Close the response and its connection (never back to a pool)."""
     # closing must never mask the real outcome
     if resp is not None:
         with contextlib.suppress(Exception):
             resp.close()
-    if session is not None:
-        with contextlib.suppress(Exception):
-            session.close()
 
 
 def _consume(
@@ -971,7 +854,6 @@ def _get_json(endpoint: Endpoint, url: str, where: str):
     _register_secrets(endpoint)
     headers = _headers(endpoint, "application/json")
     headers.pop("Content-Type", None)
-    session = _session()
     resp = None
 
     def http_error(status: int, body: bytes) -> ChatError:
@@ -989,21 +871,16 @@ def _get_json(endpoint: Endpoint, url: str, where: str):
 
     try:
         try:
-            resp = session.get(
-                url,
-                headers=headers,
-                stream=True,
-                timeout=(endpoint.connect_timeout, endpoint.read_timeout),
-                allow_redirects=False,
-                auth=_NO_NETRC,
-            )
-            read, _ = _reader(resp)
+            resp = _open("GET", url, headers, None, endpoint, CancelToken())
+            read = resp.read
             if resp.status_code >= 300:
                 raise http_error(resp.status_code, _read_error_body(read))
             body, more = _read_capped(read, MODELS_BODY_MAX)
         except ChatError:
             raise
-        except _NET_ERRORS as exc:
+        except Exception as exc:
+            if not transport.is_net_error(exc):
+                raise
             raise errors.classify_exception(
                 exc,
                 base_url=endpoint.base_url,
@@ -1025,7 +902,7 @@ def _get_json(endpoint: Endpoint, url: str, where: str):
         except ValueError:
             raise errors.bad_json(text, where=where) from None
     finally:
-        _close(resp, session)
+        _close(resp)
 
 
 def _model_ids(obj) -> list[str]:

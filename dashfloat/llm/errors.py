@@ -27,7 +27,6 @@ wraps urllib3's MaxRetryError, which wraps NewConnectionError, which wraps the O
 from __future__ import annotations
 
 import errno
-import html
 import json
 import re
 import socket
@@ -167,6 +166,8 @@ def html_title(body: bytes) -> str | None:
     m = re.search(rb"<title[^>]*>(.*?)</title>", body[:65536], re.IGNORECASE | re.DOTALL)
     if not m:
         return None
+    import html  # an HTML error page is rare: not loaded before the first request
+
     text = html.unescape(m.group(1).decode("utf-8", "replace")).strip()
     return clean(text) if text else None
 
@@ -669,6 +670,7 @@ def _reason(e: BaseException) -> str:
 _CONNECT_TIMEOUT = (
     "requests.exceptions.ConnectTimeout",
     "urllib3.exceptions.ConnectTimeoutError",
+    "dashfloat.llm.transport.ConnectTimeout",  # the direct path (llm/transport.py)
 )
 _READ_TIMEOUT = ("requests.exceptions.ReadTimeout", "urllib3.exceptions.ReadTimeoutError")
 _TLS = ("requests.exceptions.SSLError", "urllib3.exceptions.SSLError")

@@ -33,7 +33,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms before the first request)
+if TYPE_CHECKING:
+    from typing import Any
 
 _SYNTHETIC_PREFIX = "call_df_"
 _REASON_MAX = 80  # keep error reasons short: they go back to the model verbatim

@@ -16,7 +16,6 @@ of one snapshot, MAX_OUTPUT bytes of status, MAX_STATS files compared by their m
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,9 +65,9 @@ def snapshot(root: str, *, environ: Mapping[str, str] | None = None, timeout: fl
     work tree (nothing to report); a str saying why it could not be read."""
     if work_tree_top(os.path.realpath(root)) is None:
         return None
-    from dashfloat.tools import (
-        repocheck,  # here: the system prompt needs work_tree_top at start
-    )
+    import shutil  # here, like repocheck: the system prompt needs work_tree_top at start
+
+    from dashfloat.tools import repocheck
 
     environ = dict(os.environ if environ is None else environ)
     started = time.monotonic()

@@ -97,9 +97,8 @@ def openat2(dir_fd: int, path: bytes, flags: int, mode: int = 0,
     """The raw syscall: a new fd, or OSError with the kernel's errno (ENOSYS where absent)."""
     global _syscall
     if _syscall is None:
-        import platform
-
-        if not os.uname().sysname == "Linux" or platform.machine() not in _SYSCALL_ARCHES:
+        u = os.uname()  # platform.machine() is u.machine, without loading platform
+        if u.sysname != "Linux" or u.machine not in _SYSCALL_ARCHES:
             raise OSError(errno.ENOSYS, "openat2 is not available here")
         _syscall = _load_syscall()
     return _syscall(dir_fd, path, flags, mode if flags & os.O_CREAT else 0, resolve)

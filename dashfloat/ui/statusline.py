@@ -68,10 +68,10 @@ def meter_text(meter: dict | None) -> str:
     """`used 12.3k tok $0.0042`, with the budgets as limits (`used ~12.3k/100k tok`,
     `$0.04/$0.50`, `3/20 req`); ~ when some usage was estimated; "" before any request when
     no budget is set."""
+    if not meter:  # before any request: metering is not loaded for the first frame
+        return ""
     from dashfloat.metering import money, tokens_text
 
-    if not meter:
-        return ""
     budgets = [meter.get(k) for k in ("max_tokens", "max_cost", "max_turns")]
     requests = meter.get("requests") or 0
     if not requests and not any(b is not None for b in budgets):
@@ -93,10 +93,10 @@ def meter_text(meter: dict | None) -> str:
 
 def meter_near(meter: dict | None) -> bool:
     """Whether a budget is 80 % used or more (the figure is then shown as a warning)."""
-    from dashfloat.metering import WARN_AT
-
     if not meter:
         return False
+    from dashfloat.metering import WARN_AT
+
     for used, limit in ((meter.get("tokens"), meter.get("max_tokens")), (meter.get("cost"), meter.get("max_cost")),
                         (meter.get("requests"), meter.get("max_turns"))):
         if limit and (used or 0) >= limit * WARN_AT:

@@ -58,7 +58,7 @@ DEFAULT_MODULES = [
     "dashfloat/tools/guard.py", "dashfloat/tools/pipeline.py", "dashfloat/tools/preview.py",
     "dashfloat/tools/results.py", "dashfloat/tools/catalogue.py", "dashfloat/tools/runner.py",
     "dashfloat/llm/sse.py", "dashfloat/llm/toolcalls.py", "dashfloat/llm/errors.py",
-    "dashfloat/llm/bodyreader.py", "dashfloat/llm/client.py",
+    "dashfloat/llm/bodyreader.py", "dashfloat/llm/client.py", "dashfloat/llm/transport.py",
     "dashfloat/agent.py", "dashfloat/conversation.py",
     "dashfloat/tools/hooks.py", "dashfloat/tools/reaper.py", "dashfloat/llm/endpoint.py",
     "dashfloat/tools/search.py", "dashfloat/masking.py", "dashfloat/context.py", "dashfloat/metering.py",

@@ -235,3 +235,29 @@ def test_man_is_not_a_headless_option(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=60)
     assert done.returncode == 2
     assert "not with policy, sessions, --show-config, --reset-terminal or --man" in done.stderr
+
+
+def test_help_names_how_to_open_the_manual():
+    """build_parser leaves the description to --help (man_command stats every man directory):
+    --help must still say how to open the manual."""
+    from dashfloat import cli, manpage
+
+    text = cli.build_parser().format_help()
+    assert f"or {manpage.man_command()}." in " ".join(text.split())
+
+
+@pytest.mark.parametrize("columns", [None, "50", "200", "0", "-3", "wide"])
+def test_help_is_as_wide_as_shutil_would_make_it(monkeypatch, columns):
+    """The parser's formatter finds its width without shutil (start-up time): the same
+    width shutil.get_terminal_size() gives, for every $COLUMNS."""
+    import shutil
+
+    from dashfloat import cli
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("LINES", raising=False)
+    assert cli._terminal_columns() == shutil.get_terminal_size().columns
+    assert cli.build_parser()._get_formatter()._width == shutil.get_terminal_size().columns - 2

@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from dashfloat import masking
+from dashfloat import masking, storage
 from dashfloat.llm import errors
 from dashfloat.masking import API_KEY_LABEL, MASK, collect, mask, mask_bytes, mask_deep
 
@@ -132,7 +132,7 @@ def test_the_log_formatter_masks_messages_arguments_and_tracebacks():
     masking.register(collect(KEY))
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.setFormatter(masking.MaskingFormatter("%(levelname)s %(message)s"))
+    handler.setFormatter(storage.MaskingFormatter("%(levelname)s %(message)s"))
     log = logging.getLogger("test.masking")
     log.addHandler(handler)
     log.propagate = False

@@ -101,6 +101,30 @@ def test_a_project_link_that_leads_outside_is_refused_not_sent(tmp_path):
     assert "Instructions not loaded: AGENTS.md: a symbolic link that leads outside the project." in found.entry()
 
 
+def test_a_directory_link_that_leads_outside_is_named_even_without_a_file_behind_it(tmp_path):
+    """The working directory reached through a link out of the project: the files under it
+    are refused whether they exist or not (the lstat shortcut for a missing file never
+    skips a link)."""
+    env, repo = tree(tmp_path, {"outside/notes.txt": "x"})
+    os.symlink(tmp_path / "outside", repo / "sub")
+    found = prompt.load_instructions(str(repo / "sub"), env)
+    assert any("leads outside the project" in p for p in found.problems), found.problems
+
+
+def test_without_instruction_files_openat2_is_not_probed(tmp_path):
+    """A project without AGENTS.md files is read with lstat alone: safeopen's openat2 (and
+    ctypes with it, ~2 ms before the first request) is not loaded for it."""
+    import subprocess
+    import sys
+
+    env, repo = tree(tmp_path, {"repo/sub/README": "x"})
+    code = ("import sys\nfrom dashfloat import prompt\n"
+            f"found = prompt.load_instructions({str(repo / 'sub')!r}, {env!r})\n"
+            "print(found.text == '' and not found.problems, 'ctypes' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "False"], out.stderr
+
+
 def test_a_link_inside_the_project_is_followed(tmp_path):
     env, repo = tree(tmp_path, {"repo/docs/agents.md": "LINKED rules"})
     os.symlink("docs/agents.md", repo / "AGENTS.md")

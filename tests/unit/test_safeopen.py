@@ -532,12 +532,9 @@ def test_makedirs_makes_the_usual_mode_and_checks_what_it_made(tree, mode, monke
 def test_no_syscall_is_made_where_the_number_is_not_known(tree, monkeypatch, system, machine):
     """437 is openat2 only on Linux's unified syscall table: elsewhere ENOSYS (the walk),
     never a raw syscall of some other meaning."""
-    import platform
-
     monkeypatch.setattr(safeopen, "_syscall", None)
-    monkeypatch.setattr(platform, "machine", lambda: machine)
     real = os.uname()
-    monkeypatch.setattr(os, "uname", lambda: os.uname_result((system, *real[1:])))
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result((system, *real[1:4], machine)))
     dfd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
     try:
         with pytest.raises(OSError) as info:
