@@ -39,7 +39,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import BenchTerm, MeasureError, ProcSample, clean_env, dashfloat_bin, vm_kib  # noqa: E402
+from benchlib import (  # noqa: E402
+    BenchTerm,
+    MeasureError,
+    ProcSample,
+    clean_env,
+    dashfloat_bin,
+    vm_kib,
+)
 from benchtable import HEAD, print_rows  # noqa: E402
 
 from tests.fakeserver import sse_reply  # noqa: E402, I001
