@@ -201,6 +201,9 @@ class LongDay:
                 t.sync()
                 raise MeasureError(f"timed out waiting for {what}; screen:\n{t.dump()}")
 
+    def main_cpu(self) -> float:
+        return ProcSample.take(self.pid).cpu_main
+
     def echo(self) -> list[float]:
         t = self.t
         out = []
@@ -279,12 +282,19 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None)
                     first.append(day.turn(n, model))
                     if n in marks:
                         day.t.quiet(0.3)
-                        rec = {"rss": vm_kib(day.pid, "VmRSS") / 1024, "echo": day.echo(), "pgup": day.pgup(),
+                        c0 = day.main_cpu()
+                        echo = day.echo()
+                        c1 = day.main_cpu()
+                        pgup = day.pgup()
+                        c2 = day.main_cpu()
+                        rec = {"rss": vm_kib(day.pid, "VmRSS") / 1024, "echo": echo, "pgup": pgup,
+                               "echo_cpu": (c1 - c0) / len(echo), "pgup_cpu": (c2 - c1) / (len(pgup) + PGUP_CYCLES),
                                "lines": day.lines, "load": os.getloadavg()[0],
                                "elapsed": time.monotonic() - t_start, "summaries": model.summaries}
                         at[n] = rec
-                        log(f"  turn {n}: echo median {statistics.median(rec['echo']) * 1000:.1f} ms, "
-                            f"PgUp median {statistics.median(rec['pgup']) * 1000:.1f} ms, "
+                        log(f"  turn {n}: echo median {statistics.median(rec['echo']) * 1000:.1f} ms "
+                            f"(max {max(rec['echo']) * 1000:.0f}), "
+                            f"PgUp median {statistics.median(rec['pgup']) * 1000:.1f} ms (max {max(rec['pgup']) * 1000:.0f}), "
                             f"first token {first[-1][0] * 1000:.0f} ms, CPU of the turn {first[-1][2] * 1000:.0f} ms, "
                             f"RSS {rec['rss']:.1f} MiB, {rec['lines']:,} lines, {model.summaries} compactions, "
                             f"load {rec['load']:.2f} ({rec['elapsed']:.0f} s)")
@@ -309,10 +319,11 @@ def window(turns: int, end: int) -> tuple[int, int]:
 
 def table(turns, marks, first, at, summaries, elapsed) -> tuple[list, dict]:
     def per_turn(end: int, k: int) -> tuple[float, str]:
+        """The median of the window's turns (the mean for CPU: its clock ticks are 10 ms)."""
         lo, hi = window(turns, end)
         span = range(lo, hi + 1)
         vals = [first[i - 1][k] for i in span if not first[i - 1][1]] or [first[i - 1][k] for i in span]
-        return statistics.median(vals), f"{lo}-{hi}"
+        return (statistics.mean(vals) if k == 2 else statistics.median(vals)), f"{lo}-{hi}"
 
     figures = {"turns": turns, "summaries": summaries, "elapsed": elapsed, "at": {},
                "first_turn_alone": first[0][0]}
@@ -321,14 +332,21 @@ def table(turns, marks, first, at, summaries, elapsed) -> tuple[list, dict]:
         cpu, _ = per_turn(n, 2)
         figures["at"][n] = {"echo": statistics.median(at[n]["echo"]), "pgup": statistics.median(at[n]["pgup"]),
                             "first": f, "span": span, "cpu": cpu, "rss": at[n]["rss"], "lines": at[n]["lines"],
+                            "echo_max": max(at[n]["echo"]), "pgup_max": max(at[n]["pgup"]),
+                            "echo_cpu": at[n]["echo_cpu"], "pgup_cpu": at[n]["pgup_cpu"],
                             "load": at[n]["load"]}
     a, z = figures["at"][marks[0]], figures["at"][marks[-1]]
     rows = []
     for key, label, goal in (
             ("echo", f"keystroke echo at the prompt (median of {2 * ECHO_PROBES})", True),
+            ("echo_max", f"  the slowest of those {2 * ECHO_PROBES} echoes", False),
+            ("echo_cpu", "  main-thread CPU per key (over the probes)", False),
             ("pgup", f"PgUp -> screen changed and quiet (median of {PGUP_CYCLES * PGUP_PER_CYCLE})", True),
+            ("pgup_max", f"  the slowest of those {PGUP_CYCLES * PGUP_PER_CYCLE} PgUps", False),
+            ("pgup_cpu", "  main-thread CPU per PgUp or End (over the probes)", False),
             ("first", f"Enter -> first token (median of turns {a['span']} -> {z['span']})", True),
-            ("cpu", f"CPU of a turn, all threads (median of turns {a['span']} -> {z['span']})", False)):
+            ("cpu", f"CPU of a turn, all threads (mean of turns {a['span']} -> {z['span']}; compactions left out)",
+             False)):
         ratio = z[key] / a[key] if a[key] else float("inf")
         rows.append((f"{label}, turn 1 -> turn {turns}",
                      f"{a[key] * 1000:.1f} -> {z[key] * 1000:.1f} ms (x{ratio:.2f})",
