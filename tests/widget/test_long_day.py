@@ -32,7 +32,7 @@ class _Agent:
         pass
 
 
-def _turn(app: App, n: int) -> None:
+def _turn(app: App, n: int, answer: str = ANSWER) -> None:
     """One turn as the agent reports it: the prompt, a short text with two reads that run
     without a question, then the answer, streamed in pieces, a frame after each."""
     cid = f"c{n}"
@@ -46,8 +46,8 @@ def _turn(app: App, n: int) -> None:
         app.apply(msg)
     app.refresh()
     render_text(app.root, SIZE)
-    for i in range(0, len(ANSWER), 700):
-        app.apply((M.TOKEN, ANSWER[i : i + 700]))
+    for i in range(0, len(answer), 700):
+        app.apply((M.TOKEN, answer[i : i + 700]))
         app.refresh()
         render_text(app.root, SIZE)
     for msg in ((M.ASSISTANT_END, "done"), (M.USAGE, {"total_tokens": 1500}), (M.PHASE, "idle")):
@@ -108,3 +108,30 @@ def test_a_turn_a_key_and_pgup_cost_the_same_after_250_turns_as_after_30():
     for early, late, what in ((early_turn, late_turn, "a turn"), (early_moment, late_moment, "a key and PgUp")):
         grew = {k: (early[k], v) for k, v in late.items() if v > early[k]}
         assert sum(late.values()) <= sum(early.values()), f"{what} does more work late in the day: {grew}"
+
+
+def test_the_garbage_collector_does_not_walk_the_transcript():
+    """A full collection walks every object the collector tracks: with a list per line a
+    long day's transcript (100,000 lines) was in every one, a stall of a few hundred ms
+    that grew with it. The lines an answer keeps are tuples of strings, which it stops
+    tracking: what it tracks grows with the entries, not with their lines."""
+    import gc
+
+    app = App(agent=_Agent(), outbox=Outbox(), model_name="m", ascii=False, depth=256, history=History(None))
+    render_text(app.root, SIZE)
+    answer = ANSWER.replace("```\n", "\n".join(f"    more_{i} = compute({i})" for i in range(250)) + "\n```\n")
+    n = 0
+    while len(app.view.pane.lines) <= 2 * TranscriptPane.CACHE_LINES:  # the rows it keeps are bounded
+        n += 1
+        _turn(app, n, answer)
+    gc.collect()
+    tracked, lines = len(gc.get_objects()), len(app.view.pane.lines)
+    for k in range(n + 1, n + 21):
+        _turn(app, k, answer)
+    gc.collect()
+    more_tracked, more_lines = len(gc.get_objects()) - tracked, len(app.view.pane.lines) - lines
+    assert more_lines > 20 * 300
+    # about 40 a turn (its five entries and their lists) for 330 lines; with a list per line 370
+    assert more_tracked < 0.25 * more_lines, f"{more_tracked} more objects tracked for {more_lines} more lines"
+    kept = [line for line in app.view.pane.lines if line]
+    assert sum(gc.is_tracked(line) for line in kept) < 0.05 * len(kept)
