@@ -135,3 +135,19 @@ def test_the_garbage_collector_does_not_walk_the_transcript():
     assert more_tracked < 0.25 * more_lines, f"{more_tracked} more objects tracked for {more_lines} more lines"
     kept = [line for line in app.view.pane.lines if line]
     assert sum(gc.is_tracked(line) for line in kept) < 0.05 * len(kept)
+
+
+def test_after_the_warm_up_a_full_collection_does_not_walk_the_start_up_objects():
+    """What start-up made lives as long as the process: warm_imports moves it out of the
+    collector's sight, so a full collection walks what the session made since."""
+    import gc
+
+    from dashfloat.ui.app import warm_imports
+
+    gc.collect()
+    before = len(gc.get_objects())
+    try:
+        warm_imports()
+        assert len(gc.get_objects()) < before / 10, (before, len(gc.get_objects()))
+    finally:
+        gc.unfreeze()
