@@ -4,8 +4,9 @@ echo, PgUp and the time to the first token of the next answer stay within 10% of
 One dashfloat process in a pty (120x40, confined to a scratch project with -C) against the
 scripted server, whose responder plays a model that reads its conversation:
   every turn    a first episode with a short text (a word unique to the turn: its first
-                token) and two calls that run without a question (read_file, list_directory),
-                then an answer of about 330 rows (a paragraph, a list of 60 items, a python
+                token) and two calls that run without a question (read_file, list_directory);
+                the calls are held until that word reached the terminal (else a fast turn
+                scrolls it away before a frame shows it); then an answer of about 330 rows (a paragraph, a list of 60 items, a python
                 block of 250 lines, a closing paragraph with the turn's end marker), sent in
                 2 KB pieces as fast as the server can
   every 10th    (turns 5, 15, ...) a write_file, and (turns 10, 20, ...) an execute_command,
@@ -18,9 +19,12 @@ At checkpoints (turn 1, a quarter, half, three quarters, the last), once the tur
   PgUp          PgUp -> the screen changed and then quiet for 100 ms (the time of the last
                 read), three pages up then End, four times (the median of 12)
   RSS           VmRSS
-and for every turn Enter -> the turn's first word on screen (first token); the figure at a
-checkpoint is the median of the nine turns ending there (the first: turns 1-9), turns that
-compacted left out (their summary request comes first).
+  main CPU      the main (UI) thread's CPU over the echo probes and over the PgUps, per key:
+                the work, which the load of a shared machine moves less than the times
+and for every turn Enter -> the pty read that brought the turn's first word (first token)
+and the CPU dashfloat used from Enter to idle; the figure at a checkpoint is the median
+(CPU: the mean) of the nine turns ending there (the first: turns 1-9), turns that compacted
+left out (their summary request comes first).
 
     .venv/bin/python tests/bench/run_bench.py --longday-only [--longday-turns 300]
 """
