@@ -25,6 +25,10 @@ and for every turn Enter -> the pty read that brought the turn's first word (fir
 and the CPU dashfloat used from Enter to idle; the figure at a checkpoint is the median
 (CPU: the mean) of the nine turns ending there (the first: turns 1-9), turns that compacted
 left out (their summary request comes first).
+Last, a fresh session is started beside the long one and after its first turn both are
+measured in alternation (five turns each, then an echo probe each, 20 times, then a PgUp
+cycle each, 4 times): turn 1 against turn 300 at the same moment, so the load of a shared
+machine, which moves over the minutes between turn 1 and turn 300, weighs on both alike.
 
     .venv/bin/python tests/bench/run_bench.py --longday-only [--longday-turns 300]
 """
@@ -214,10 +218,11 @@ class LongDay:
         except (OSError, ValueError, IndexError):
             return ProcSample.take(self.pid).cpu_main
 
-    def echo(self) -> list[float]:
+    def echo(self, probes: int = ECHO_PROBES) -> list[float]:
+        """`probes` times an x and its backspace: the latency of each echo."""
         t = self.t
         out = []
-        for _ in range(ECHO_PROBES):
+        for _ in range(probes):
             for ch, shown in (("x", True), ("\x7f", False)):
                 t0 = time.monotonic()
                 t.send(ch)
@@ -241,10 +246,11 @@ class LongDay:
         t.sync()
         return (last - t0) if last is not None else None
 
-    def pgup(self) -> list[float]:
+    def pgup(self, cycles: int = PGUP_CYCLES) -> list[float]:
+        """`cycles` times three PgUps then End: the time of each PgUp."""
         t = self.t
         out = []
-        for _ in range(PGUP_CYCLES):
+        for _ in range(cycles):
             for _ in range(PGUP_PER_CYCLE):
                 t.sync()
                 before = t.text
@@ -265,6 +271,26 @@ class LongDay:
         rc = self.t.quit()
         if rc not in (0, None):
             raise MeasureError(f"dashfloat exited with status {rc}")
+
+
+def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = 5) -> dict:
+    """The long session at its end and a fresh one after its first turn, measured in
+    alternation (a turn each, then an echo probe each, then a PgUp cycle each), so the
+    load of the machine, which moves over minutes, weighs on both alike."""
+    out = {"day": {"echo": [], "pgup": [], "first": []}, "fresh": {"echo": [], "pgup": [], "first": []}}
+    for k in range(rounds):
+        for who, s, n in (("day", day, turns + 1 + k), ("fresh", fresh, 2 + k)):
+            first, _compacted, _cpu = s.turn(n, model)
+            out[who]["first"].append(first)
+    for s in (day, fresh):
+        s.t.quiet(0.3)
+    for _ in range(ECHO_PROBES):
+        for who, s in (("day", day), ("fresh", fresh)):
+            out[who]["echo"] += s.echo(1)
+    for _ in range(PGUP_CYCLES):
+        for who, s in (("day", day), ("fresh", fresh)):
+            out[who]["pgup"] += s.pgup(1)
+    return {who: {k: statistics.median(v) for k, v in d.items()} for who, d in out.items()}
 
 
 def checkpoints(turns: int) -> list[int]:
@@ -308,6 +334,16 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None)
                             f"first token {first[-1][0] * 1000:.0f} ms, CPU of the turn {first[-1][2] * 1000:.0f} ms, "
                             f"RSS {rec['rss']:.1f} MiB, {rec['lines']:,} lines, {model.summaries} compactions, "
                             f"load {rec['load']:.2f} ({rec['elapsed']:.0f} s)")
+                log("  a fresh session beside it: a turn each, then echo and PgUp probes in alternation")
+                with tempfile.TemporaryDirectory(prefix="dashfloat-longday-fresh-") as tmp2:
+                    fresh = LongDay(server, Path(tmp2))
+                    try:
+                        fresh.turn(1, model)
+                        both = side_by_side(day, fresh, model, turns)
+                    except BaseException:
+                        fresh.t.close()
+                        raise
+                    fresh.close()
             except BaseException:
                 day.t.close()
                 raise
@@ -316,7 +352,7 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None)
         server.responder = None
         if own:
             server.stop()
-    return table(turns, marks, first, at, model.summaries, time.monotonic() - t_start)
+    return table(turns, marks, first, at, model.summaries, time.monotonic() - t_start, both)
 
 
 def window(turns: int, end: int) -> tuple[int, int]:
@@ -327,7 +363,7 @@ def window(turns: int, end: int) -> tuple[int, int]:
     return max(1, end - WINDOW + 1), end
 
 
-def table(turns, marks, first, at, summaries, elapsed) -> tuple[list, dict]:
+def table(turns, marks, first, at, summaries, elapsed, both=None) -> tuple[list, dict]:
     def per_turn(end: int, k: int) -> tuple[float, str]:
         """The median of the window's turns (the mean for CPU: its clock ticks are 10 ms)."""
         lo, hi = window(turns, end)
@@ -361,6 +397,16 @@ def table(turns, marks, first, at, summaries, elapsed) -> tuple[list, dict]:
         rows.append((f"{label}, turn 1 -> turn {turns}",
                      f"{a[key] * 1000:.1f} -> {z[key] * 1000:.1f} ms (x{ratio:.2f})",
                      f"<= x{GOAL:.2f}" if goal else "-", ("ok" if ratio <= GOAL else "OVER") if goal else "-"))
+    if both is not None:
+        figures["side_by_side"] = both
+        f, d = both["fresh"], both["day"]
+        for key, label in (("echo", f"keystroke echo (median of {2 * ECHO_PROBES} each)"),
+                           ("pgup", f"PgUp (median of {PGUP_CYCLES * PGUP_PER_CYCLE} each)"),
+                           ("first", "Enter -> first token (median of 5 turns each)")):
+            ratio = d[key] / f[key] if f[key] else float("inf")
+            rows.append((f"{label}: a fresh session's turn 1 -> this one's turn {turns}, in alternation",
+                         f"{f[key] * 1000:.1f} -> {d[key] * 1000:.1f} ms (x{ratio:.2f})",
+                         f"<= x{GOAL:.2f}", "ok" if ratio <= GOAL else "OVER"))
     rows.append((f"RSS, turn 1 -> turn {turns}", f"{a['rss']:.1f} -> {z['rss']:.1f} MiB", "-", "-"))
     rows.append(("transcript lines (the status bar's count), compactions of the context",
                  f"{a['lines']:,} -> {z['lines']:,}, {summaries}", "-", "-"))

@@ -59,7 +59,8 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 with y) and an answer of ~330 rows, so the transcript reaches ~100,000 lines;
                 echo, PgUp and Enter -> first token (and the CPU of a turn, RSS) at turn 1,
                 a quarter, half, three quarters and the last, against turn 1 (goal: within
-                10%). --longday-only runs just this section (--longday-turns N, 300);
+                10%), and the last turn beside a fresh session's first, measured in
+                alternation (the same load on both). --longday-only runs just this section (--longday-turns N, 300);
                 --no-longday leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
