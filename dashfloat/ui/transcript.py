@@ -16,10 +16,10 @@ from dashfloat.textsafe import visible
 from dashfloat.ui import markdown
 from dashfloat.ui.theme import Glyphs
 
-Line = list[tuple[str, str]]
+Line = list[tuple[str, str]] | tuple[tuple[str, str], ...]
 
 INDENT = "  "
-_BLANK: Line = []  # the blank line between blocks: one shared object (never changed)
+_BLANK: Line = ()  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
@@ -233,7 +233,7 @@ class AssistantEntry(Entry):
                 text = line[0][1]
                 stripped = text.lstrip(" ")
                 if stripped:
-                    out.append([_lead(len(INDENT) + len(text) - len(stripped)), (line[0][0], stripped)])
+                    out.append((_lead(len(INDENT) + len(text) - len(stripped)), (line[0][0], stripped)))
                     continue
             out.append(self._decorate(line, glyphs, first=False))
 
@@ -339,12 +339,16 @@ class AssistantEntry(Entry):
         self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0) for i, line in enumerate(body)]
 
     def _decorate(self, line: Line, glyphs: Glyphs, first: bool | None = None) -> Line:
+        """The line as the answer keeps it: a tuple of tuples of strings, which the garbage
+        collector stops tracking, so a full collection does not walk a long day's
+        transcript (a list per line kept 100,000 lines in every one: a stall that grew
+        with the transcript)."""
         if first is None:
             first = not self._done_lines
         if not line:
-            return []
+            return _BLANK
         if first:
-            return [("assistant_prefix", glyphs.assistant + " ")] + line
+            return (("assistant_prefix", glyphs.assistant + " "), *line)
         return _indented(line)
 
     def _reasoning_lines(self, glyphs: Glyphs, show: bool) -> list[Line]:
@@ -399,18 +403,14 @@ def _lead(width: int) -> tuple[str, str]:
 
 def _indented(line: Line) -> Line:
     """INDENT plus the line, with the line's own leading blanks merged into one leading
-    blank segment (the view turns it into a padding: wrapped rows keep the indent).
-    Changes `line` itself (a fresh list from the renderer: no second list per line)."""
+    blank segment (the view turns it into a padding: wrapped rows keep the indent), as a
+    tuple (see AssistantEntry._decorate)."""
     first_attr, first_text = line[0]
     stripped = first_text.lstrip(" ")
     lead = _lead(len(INDENT) + len(first_text) - len(stripped))
     if not stripped:
-        line[0] = lead
-    else:
-        if stripped is not first_text:
-            line[0] = (first_attr, stripped)
-        line.insert(0, lead)
-    return line
+        return (lead, *line[1:])
+    return (lead, (first_attr, stripped) if stripped is not first_text else line[0], *line[1:])
 
 
 _MARKS = re.compile("(\u27e8[^\u27e8\u27e9]*\u27e9)")  # a count in a command (tools/preview.py)

@@ -54,6 +54,14 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 and Esc in a stream at 32 kbit/s, the last token at 256 kbit/s and 100 ms, a
                 key at 100 ms, link bytes per content byte beside `cat` (issue 15 §2).
                 --link-only runs just this section; --no-link leaves it out.
+  long day      tests/bench/longday_bench.py (issue 16 §2): 300 turns in one process, each with
+                tool calls (reads run at once, a write or a command every 10th turn answered
+                with y) and an answer of ~330 rows, so the transcript reaches ~100,000 lines;
+                echo, PgUp and Enter -> first token (and the CPU of a turn, RSS) at turn 1,
+                a quarter, half, three quarters and the last, against turn 1 (goal: within
+                10%), and the last turn beside a fresh session's first, measured in
+                alternation (the same load on both). --longday-only runs just this section (--longday-turns N, 300);
+                --no-longday leaves it out.
 
 --profile DIR runs the burst, the 200 tok/s stream (also 16 tokens per event) and the
 50,000-line case once each at the first size under `python -m cProfile -o DIR/<case>.prof -m dashfloat ...` (still in
@@ -497,6 +505,9 @@ def main(argv=None) -> int:
     ap.add_argument("--huge-cases", default="one_line,words,lines,code", help="which huge answers")
     ap.add_argument("--link-only", action="store_true", help="only the slow-link figures (through ssh and a proxy)")
     ap.add_argument("--no-link", action="store_true", help="leave the slow-link figures out")
+    ap.add_argument("--longday-only", action="store_true", help="only the long-day figures (300 turns, issue 16)")
+    ap.add_argument("--no-longday", action="store_true", help="leave the long-day figures out")
+    ap.add_argument("--longday-turns", type=int, default=300, help="turns of the long day (300)")
     args = ap.parse_args(argv)
     if args.sessions_only:
         return sessions_section(args)
@@ -510,6 +521,8 @@ def main(argv=None) -> int:
         return huge_section(args)
     if args.link_only:
         return link_section(args)
+    if args.longday_only:
+        return longday_section(args)
     for name, default in (("runs", 5), ("stream_runs", 3), ("fill_runs", 2), ("diag_runs", 1)):
         if getattr(args, name) is None:
             setattr(args, name, 1 if args.quick else default)
@@ -644,6 +657,10 @@ def main(argv=None) -> int:
         print()
         if link_section(args):
             errors.append("the slow-link figures could not be measured")
+    if not args.no_longday:
+        print()
+        if longday_section(args):
+            errors.append("the long-day figures could not be measured")
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "no_scroll": no_scroll,
                                                "errors": errors}, indent=1))
@@ -757,6 +774,24 @@ def link_section(args) -> int:
         return 1
     missed = link_bench.print_rows(rows)
     print(f"slow-link figures missing their goal: {missed}")
+    return 0
+
+
+def longday_section(args) -> int:
+    """The long-day figures (issue 16 §2): 1 when they could not be measured."""
+    import longday_bench
+
+    turns = args.longday_turns
+    print(f"a long day ({turns} turns with tool calls in one process, 120x40; load average "
+          f"{os.getloadavg()[0]:.2f}):", flush=True)
+    try:
+        rows, _figures = longday_bench.run(turns, log=lambda m: print(m, flush=True))
+    except Exception:
+        traceback.print_exc()
+        return 1
+    _report("long-day", longday_bench.print_rows, rows)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end on {os.cpu_count()} CPUs; the times are medians, "
+          f"each figure against its own value at turn 1 (first token: turns 1-9, turn 1 alone pays the imports)")
     return 0
 
 
