@@ -20,7 +20,7 @@ from urwid.str_util import calc_width
 from dashfloat import commands
 from dashfloat.ui import keymap
 from dashfloat.ui.theme import Glyphs
-from dashfloat.ui.transcript import Entry, Line
+from dashfloat.ui.transcript import Entry, Line, segments
 
 _UTF8 = urwid.util.get_encoding() == "utf-8"
 
@@ -101,7 +101,7 @@ class _LineWidget(urwid.Widget):
 
     def __init__(self, line: Line):
         super().__init__()
-        self.line = line
+        self.line = segments(line)
 
     def rows(self, size, focus=False):
         return self.render(size, focus).rows()
@@ -240,7 +240,7 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
     """line_rows, and for a line longer than LONG_LINE the LineLayout that lets the next
     call lay out only what changed: given `prev` (the same line before it grew, at this
     width), rows that cannot change are reused."""
-    indent, hang, line = _split_hang(line, width)
+    indent, hang, line = _split_hang(segments(line), width)
     if hang is not None:
         rows, state = long_line_rows([("", " " * indent), *line] if line else line, width, prev)
         if isinstance(rows, LazyRows):
@@ -592,7 +592,7 @@ class TranscriptView:
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
         self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
-        self._last_entry_lines: list | None = None  # what the last entry.lines() gave
+        self._last_entry_len = 0  # how many lines the last entry.lines() gave
 
     @property
     def following(self) -> bool:
@@ -630,9 +630,10 @@ class TranscriptView:
         return changed
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
-        lines = self._last_entry_lines = entry.lines(self.glyphs, self.show_reasoning)
+        lines = entry.lines(self.glyphs, self.show_reasoning)
+        self._last_entry_len = len(lines)
         if lines and not first:
-            lines = [[]] + lines  # one blank row between entries
+            lines.insert(0, [])  # one blank row between entries (lines() gives a new list)
         return lines
 
     def _append(self, entry: Entry) -> None:
@@ -652,7 +653,7 @@ class TranscriptView:
         start = self._starts[i]
         common = min(len(old), len(new))
         k0, kn = entry.kept
-        k0 += len(new) - len(entry_lines) if (entry_lines := self._last_entry_lines) is not None else 0
+        k0 += len(new) - self._last_entry_len
         if not (kn and k0 + kn <= common and old[k0] is new[k0] and old[k0 + kn - 1] is new[k0 + kn - 1]):
             k0 = kn = 0  # no usable hint: compare them all
         for j in (*range(k0), *range(k0 + kn, common)) if kn else range(common):
