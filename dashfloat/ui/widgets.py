@@ -285,9 +285,12 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
 
 class LazyRows(collections.abc.Sequence):
     """The rows of a long line, each made from its layout row when first asked for (a
-    frame asks for the rows on screen only); those of `prev` below `keep` are reused."""
+    frame asks for the rows on screen only); those of `prev` below `keep` are reused.
+    At most MADE rows are kept, the oldest made dropped first: scrolling through a 4 MiB
+    line (35,000 rows) keeps what a few screens show, not every row it passed."""
 
     __slots__ = ("_layout", "_text", "_bounds", "_starts", "_inner", "_pad", "_made", "_hang")
+    MADE = 1024
 
     def __init__(self, layout, text, bounds, starts, inner, pad, prev=None, keep=0, hang=None):
         self._layout, self._text, self._bounds, self._starts = layout, text, bounds, starts
@@ -312,7 +315,10 @@ class LazyRows(collections.abc.Sequence):
             runs = _row_runs(self._layout[k], self._text, self._bounds, self._starts, self._inner)
             if runs is None:  # a layout part line_rows leaves to urwid: the widget's row
                 runs = list(urwid.Text(self._text).render((self._inner,)).content())[k]
-            row = self._made[k] = self._pad + runs
+            made = self._made
+            if len(made) >= self.MADE:
+                del made[next(iter(made))]
+            row = made[k] = self._pad + runs
         if self._hang is not None and (k == 0 or self._hang[1][0] in REPEATED):
             row = _hang_rows([row], *self._hang)[0]
         return row

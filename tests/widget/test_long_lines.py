@@ -116,3 +116,24 @@ def test_a_long_lines_rows_are_made_only_when_shown():
     assert len(rows._made) <= 60
     assert _runs(list(canvas.content())) == _runs(rows[-30:])
     assert _runs(list(again.content())) == _runs(W.long_line_rows([("", "  "), ("", text)], 120)[0][-5030:-5000])
+
+
+def test_scrolling_through_a_long_line_keeps_a_bounded_number_of_its_rows(monkeypatch):
+    """Memory grows with what is kept, not with what was shown (issue 16): paging through
+    every row of a long line keeps at most LazyRows.MADE of them, and a row dropped is
+    made again the same when it comes back."""
+    monkeypatch.setattr(W.LazyRows, "MADE", 200)
+    pane = W.TranscriptPane()
+    text = "abcdefgh " * 60_000
+    pane.replace(0, 0, [[("", "  "), ("", text)]])
+    pane.render((120, 30))
+    rows = pane._cache[0][1]
+    assert len(rows) > 4000
+    pane.to_top()
+    first = pane.render((120, 30))
+    while not pane.following:
+        pane.scroll_rows(29)
+        pane.render((120, 30))
+    assert len(rows._made) <= 200
+    pane.to_top()
+    assert _runs(list(pane.render((120, 30)).content())) == _runs(list(first.content()))
