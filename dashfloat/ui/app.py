@@ -93,6 +93,18 @@ def warm_imports() -> None:
         log.exception("warming imports failed")
 
 
+def give_back_memory() -> None:
+    """Return the heap's free pages to the system (glibc's malloc_trim; elsewhere
+    nothing): after a huge answer, the temporaries of its frames leave holes that RSS
+    would count for the rest of the session though nothing is kept in them."""
+    try:
+        import ctypes  # loaded already (tools/reaper.py)
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except Exception:  # noqa: BLE001 - not glibc: nothing to give back this way
+        pass
+
+
 class Root(urwid.WidgetWrap):
     def __init__(self, app: App, frame: urwid.Frame):
         super().__init__(frame)
@@ -144,6 +156,7 @@ class App(Confirming):
         self.prompt_box = PromptBox(self.prompt, self.glyphs.user)
         self.status = StatusBar()
         self.phase = "idle"
+        self._trim_due = False
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
@@ -286,6 +299,7 @@ class App(Confirming):
         if kind == M.PHASE:
             if msg[1] != self.phase:
                 self.notice = ""  # a note is about the moment ("a turn is running"): not the next one
+                self._trim_due = msg[1] == "idle"  # a turn ended: after its last frame (_after_draw)
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
                 self._end_confirm()  # the agent moved on (a cancel): nothing to decide
@@ -432,6 +446,9 @@ class App(Confirming):
         starts then), and throw away keys typed before that: typeahead never decides.
         A frame that showed the too-small notice hid the preview: the question starts
         over (nothing held; the grace counts from when it is on screen again)."""
+        if self._trim_due and self.phase == "idle" and not self._dirty:
+            self._trim_due = False  # the turn's last frame is drawn: what it freed goes back
+            give_back_memory()
         if self.too_small:
             self._hide_confirm()
             return
