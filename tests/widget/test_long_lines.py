@@ -137,3 +137,27 @@ def test_scrolling_through_a_long_line_keeps_a_bounded_number_of_its_rows(monkey
     assert len(rows._made) <= 200
     pane.to_top()
     assert _runs(list(pane.render((120, 30)).content())) == _runs(list(first.content()))
+
+
+def test_a_long_lines_layout_is_kept_small():
+    """Memory grows with what is kept (issue 16): the layout kept for a megabyte on one
+    line (9,000 rows at 120 columns, to lay it out again from its end when it grows) is
+    a few integers a row, not a list of tuples (it was 1.9 MB for this line; a 4 MiB
+    answer at the cap kept 7.5 MiB of it); its rows are urwid's all the same."""
+    import gc
+    import tracemalloc
+
+    text = "abcdefgh " * 120_000 + "end"
+    line = [("", "  "), ("", text)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        rows, state = W.long_line_rows(line, 120)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert len(rows) > 9000
+    assert kept < 600_000, kept
+    assert rows[0][-1][2].startswith(b"abcdefgh abcdefgh") and rows[-1][-1][2].rstrip().endswith(b"h end")
