@@ -26,6 +26,7 @@ Line = list[tuple[str, str]]
 INDENT = "  "
 _BLANK: Line = []  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
+BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
 
@@ -277,8 +278,11 @@ class AssistantEntry(Entry):
                 if m is not None:
                     end = pos + m.end()
                     src = src[: m.start()]
-            if src:
-                self._big_add(self._big_source(src), glyphs)
+            start = 0
+            while start < len(src):  # a piece at a time: its lines' temporaries go before the next
+                cut = src.find("\n", start + BIG_PIECE) + 1 or len(src)
+                self._big_add(self._big_source(src[start:cut]), glyphs)
+                start = cut
             self._big_pos = pos = stop if end < 0 else end
             self._big_partial = (0, "")
         if end < 0 and self.status == "streaming":
