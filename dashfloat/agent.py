@@ -532,6 +532,9 @@ class Agent:
                                for c in tool_calls]
         self._j("answer", **fields)
         self.post((M.ASSISTANT_END, status))
+        # the answer lives on as one string (the conversation, the journal): the pieces it
+        # streamed in are not kept beside it (a 4 MiB answer would be held twice)
+        self._content, self._reasoning = [], []
 
     def _set_phase(self, name: str) -> None:
         if name != self._phase or name == "idle":

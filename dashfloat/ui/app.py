@@ -100,6 +100,22 @@ def warm_imports() -> None:
     gc.freeze()
 
 
+TRIM_AFTER = 256 << 10  # characters streamed in a turn: after fewer, little was freed (and
+# ctypes, which the trim needs, may not be loaded yet)
+
+
+def give_back_memory() -> None:
+    """Return the heap's free pages to the system (glibc's malloc_trim; elsewhere
+    nothing): after a huge answer, the temporaries of its frames leave holes that RSS
+    would count for the rest of the session though nothing is kept in them."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except Exception:  # noqa: BLE001 - not glibc: nothing to give back this way
+        pass
+
+
 class Root(urwid.WidgetWrap):
     def __init__(self, app: App, frame: urwid.Frame):
         super().__init__(frame)
@@ -151,6 +167,8 @@ class App(Confirming):
         self.prompt_box = PromptBox(self.prompt, self.glyphs.user)
         self.status = StatusBar()
         self.phase = "idle"
+        self._trim_due = False
+        self._streamed = 0  # characters of answer text since the last idle
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
@@ -284,6 +302,7 @@ class App(Confirming):
         kind = msg[0]
         if kind == M.TOKEN:
             self.model.token(msg[1])
+            self._streamed += len(msg[1])
             self._dirty = True
             return False
         if kind == M.REASONING:
@@ -293,6 +312,9 @@ class App(Confirming):
         if kind == M.PHASE:
             if msg[1] != self.phase:
                 self.notice = ""  # a note is about the moment ("a turn is running"): not the next one
+                if msg[1] == "idle" and self._streamed >= TRIM_AFTER:
+                    self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
+                self._streamed = 0 if msg[1] == "idle" else self._streamed
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
                 self._end_confirm()  # the agent moved on (a cancel): nothing to decide
@@ -439,6 +461,9 @@ class App(Confirming):
         starts then), and throw away keys typed before that: typeahead never decides.
         A frame that showed the too-small notice hid the preview: the question starts
         over (nothing held; the grace counts from when it is on screen again)."""
+        if self._trim_due and self.phase == "idle" and not self._dirty:
+            self._trim_due = False  # the turn's last frame is drawn: what it freed goes back
+            give_back_memory()
         if self.too_small:
             self._hide_confirm()
             return

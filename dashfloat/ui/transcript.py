@@ -16,11 +16,19 @@ from dashfloat.textsafe import visible
 from dashfloat.ui import markdown
 from dashfloat.ui.theme import Glyphs
 
+# A line is a list or a tuple of (attr, text) segments (an answer keeps tuples: the garbage
+# collector stops tracking them, see AssistantEntry._decorate). A finished line of a big
+# block (BIG_BLOCK: the lines of a huge answer, 50,000 of them) is kept in a smaller form
+# that segments() turns back into segments: its bare text (a str: plain, under INDENT and
+# its own leading blanks), or (lead, attr, text) for (lead, (attr, text)). A container per
+# line and a tuple per segment cost ~128 bytes beside the text; a long transcript is
+# mostly these lines.
 Line = list[tuple[str, str]] | tuple[tuple[str, str], ...]
 
 INDENT = "  "
 _BLANK: Line = ()  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
+BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
 
@@ -36,6 +44,7 @@ class Entry:
     kept: tuple = (0, 0)
 
     def lines(self, glyphs: Glyphs, show_reasoning: bool) -> list[Line]:
+        """A new list each call (the view keeps it and puts the blank row above it in)."""
         raise NotImplementedError
 
 
@@ -107,6 +116,9 @@ class AssistantEntry(Entry):
     _big_partial: tuple = (0, "")  # (source length, visible text) of the unfinished line
     _kept_done: tuple = (0, 0)  # (lines above the body, finished lines) at the last lines()
     _stable: int = 0  # leading lines of the body that only grow (finished blocks, big lines)
+    # the answer ended and all of it is in _done_lines: its source is let go (the agent
+    # keeps the text for the conversation; the screen needs only the lines)
+    _finished: bool = False
 
     def add_content(self, text: str) -> None:
         self.content.append(text)
@@ -140,6 +152,9 @@ class AssistantEntry(Entry):
         """Decorated body lines. Completed blocks are rendered and decorated once and kept
         (the same list objects every call, so the view skips them by identity); the tail
         is rendered again only when what it shows grew."""
+        if self._finished:
+            self._stable = len(self._done_lines)
+            return self._done_lines
         self._complete_blocks(glyphs)
         self._stable = len(self._done_lines)
         if self._big:
@@ -223,25 +238,25 @@ class AssistantEntry(Entry):
                 self._big_add([[("md_code_lang", visible(fence[1]))]], glyphs)
 
     def _big_add(self, lines: list, glyphs: Glyphs) -> None:
+        """Append `lines` (Lines, or the bare text of plain ones) to the big block, each in
+        its smallest form (see Line)."""
         first = not self._done_lines and not self._big_lines
         out = self._big_lines
-        if first and lines:
-            out.append(self._decorate(lines[0], glyphs, first=True))
-            lines = lines[1:]
         for line in lines:
-            if len(line) == 1 and line[0][1]:  # _indented without growing the list (50,000 of them)
-                text = line[0][1]
-                stripped = text.lstrip(" ")
-                if stripped:
-                    out.append((_lead(len(INDENT) + len(text) - len(stripped)), (line[0][0], stripped)))
+            if type(line) is str:
+                if not first and line.strip(" "):
+                    out.append(line)  # no list, no tuple: 50,000 lines of them
                     continue
-            out.append(self._decorate(line, glyphs, first=False))
+                line = [("", line)]
+            out.append(_flat(self._decorate(line, glyphs, first=first)))
+            first = False
 
-    def _big_source(self, src: str) -> list[Line]:
-        """The lines of complete source lines `src` (each ends with a newline)."""
+    def _big_source(self, src: str) -> list:
+        """The lines of complete source lines `src` (each ends with a newline): code
+        lines, or the text of plain ones (_big_add)."""
         if self._big == "fence":
             return markdown.code_lines(src, "")
-        return [[("", line)] for line in visible(src[:-1].replace("\r\n", "\n")).split("\n")]
+        return visible(src[:-1].replace("\r\n", "\n")).split("\n")
 
     def _big_advance(self, glyphs: Glyphs) -> None:
         """Take the complete lines that arrived into the big block; finish it at its end
@@ -265,8 +280,11 @@ class AssistantEntry(Entry):
                 if m is not None:
                     end = pos + m.end()
                     src = src[: m.start()]
-            if src:
-                self._big_add(self._big_source(src), glyphs)
+            start = 0
+            while start < len(src):  # a piece at a time: its lines' temporaries go before the next
+                cut = src.find("\n", start + BIG_PIECE) + 1 or len(src)
+                self._big_add(self._big_source(src[start:cut]), glyphs)
+                start = cut
             self._big_pos = pos = stop if end < 0 else end
             self._big_partial = (0, "")
         if end < 0 and self.status == "streaming":
@@ -351,6 +369,16 @@ class AssistantEntry(Entry):
             return (("assistant_prefix", glyphs.assistant + " "), *line)
         return _indented(line)
 
+    def _finish(self) -> None:
+        """The answer ended: once every block of it is in _done_lines, keep just those
+        (memory grows with what is kept: a 4 MiB answer is not held as text beside its
+        lines). Reasoning stays: Ctrl-T shows it again."""
+        if self._big or self._done_upto < len(self.text):
+            return
+        self._finished = True
+        self.content = []
+        self._tail_src, self._tail_lines, self._tail_fence, self._big_partial = "", [], None, (0, "")
+
     def _reasoning_lines(self, glyphs: Glyphs, show: bool) -> list[Line]:
         if not self.reasoning:
             return []
@@ -378,6 +406,8 @@ class AssistantEntry(Entry):
         self.kept = (len(out), min(before[1], n)) if before[0] == len(out) else (0, 0)
         self._kept_done = (len(out), n)
         out.extend(body)
+        if self.status != "streaming" and not self._finished:
+            self._finish()
         if not body and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
         if not body and not self.reasoning:
@@ -387,6 +417,27 @@ class AssistantEntry(Entry):
         if marker:
             out.append([("marker", INDENT + marker)])
         return out
+
+
+def segments(line) -> Line:
+    """The (attr, text) segments of a line in any of its forms (see Line)."""
+    kind = type(line)
+    if kind is list:
+        return line
+    if kind is str:
+        stripped = line.lstrip(" ")
+        return [_lead(len(INDENT) + len(line) - len(stripped)), ("", stripped)]
+    if len(line) == 3 and type(line[1]) is str:  # (lead, attr, text)
+        lead, attr, text = line
+        return [lead, (attr, text)]
+    return line  # a tuple of segments
+
+
+def _flat(line: Line):
+    """[lead, (attr, text)] as (lead, attr, text) (segments() gives the list back)."""
+    if len(line) == 2 and line[0] is _LEADS.get(len(line[0][1])):
+        return (line[0], *line[1])
+    return line
 
 
 _LEADS: dict[int, tuple[str, str]] = {}

@@ -7,6 +7,7 @@ frame as a short one.
 
 from __future__ import annotations
 
+import array
 import bisect
 import collections
 import collections.abc
@@ -20,7 +21,7 @@ from urwid.str_util import calc_width
 from dashfloat import commands
 from dashfloat.ui import keymap
 from dashfloat.ui.theme import Glyphs
-from dashfloat.ui.transcript import Entry, Line
+from dashfloat.ui.transcript import Entry, Line, segments
 
 _UTF8 = urwid.util.get_encoding() == "utf-8"
 
@@ -101,7 +102,7 @@ class _LineWidget(urwid.Widget):
 
     def __init__(self, line: Line):
         super().__init__()
-        self.line = line
+        self.line = segments(line)
 
     def rows(self, size, focus=False):
         return self.render(size, focus).rows()
@@ -149,7 +150,61 @@ def _row_start(row) -> int:
     return part[1]
 
 
-def _layout_text(text: str, inner: int, start: int = 0, done: list | None = None) -> list:
+class PackedLayout(collections.abc.Sequence):
+    """The layout rows of a long line, kept small: a row of the usual shape (its text
+    one column a character, then the blank it wrapped at, either one optional) is three
+    integers in arrays, not a list of tuples (24 bytes instead of ~210: a 4 MiB line is
+    35,000 rows at 120 columns); any other row is kept as it is. Indexing gives the row
+    as urwid's layout has it."""
+
+    __slots__ = ("_start", "_end", "_mark", "_other")
+
+    def __init__(self):
+        self._start, self._end, self._mark = array.array("q"), array.array("q"), array.array("q")
+        self._other: dict = {}  # index -> a row of another shape
+
+    def add(self, row: list, by: int = 0) -> None:
+        """Append urwid layout `row`, its offsets moved by `by`."""
+        s = e = m = -1
+        if len(row) == 1 and len(row[0]) == 2 and row[0][0] == 0:
+            m = row[0][1] + by
+        elif 1 <= len(row) <= 2 and len(row[0]) == 3 and row[0][0] == row[0][2] - row[0][1] and (
+                len(row) == 1 or (len(row[1]) == 2 and row[1][0] == 0)):
+            s, e = row[0][1] + by, row[0][2] + by
+            if len(row) == 2:
+                m = row[1][1] + by
+        else:
+            self._other[len(self._start)] = _shift(row, by)
+        self._start.append(s)
+        self._end.append(e)
+        self._mark.append(m)
+
+    def prefix(self, n: int) -> PackedLayout:
+        """A copy of the first `n` rows (to grow again from there)."""
+        out = PackedLayout()
+        out._start, out._end, out._mark = self._start[:n], self._end[:n], self._mark[:n]
+        out._other = {k: v for k, v in self._other.items() if k < n}
+        return out
+
+    def __len__(self) -> int:
+        return len(self._start)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self._start)))]
+        if k < 0:
+            k += len(self._start)
+        other = self._other.get(k)
+        if other is not None:
+            return other
+        s, e, m = self._start[k], self._end[k], self._mark[k]  # IndexError past the end
+        row = [(e - s, s, e)] if s >= 0 else []
+        if m >= 0:
+            row.append((0, m))
+        return row
+
+
+def _layout_text(text: str, inner: int, start: int = 0, done: PackedLayout | None = None) -> PackedLayout:
     """urwid's layout rows of `text` (absolute offsets), `inner` columns, space wrap.
 
     A long text is laid out LAYOUT_PIECE characters at a time: of a piece's rows all but
@@ -164,20 +219,21 @@ def _layout_text(text: str, inner: int, start: int = 0, done: list | None = None
             return _ascii_layout(t, width)
         return text_layout.default_layout.layout(t, width, "left", "space")
 
-    out = list(done or ())
+    out = done if done is not None else PackedLayout()
     n = len(text)
     piece = max(LAYOUT_PIECE, inner * 8)
     while True:
         end = start + piece
         if end >= n:
-            rows = layout(text[start:], inner, "left", "space")
-            out.extend(_shift(row, start) for row in rows)
+            for row in layout(text[start:], inner, "left", "space"):
+                out.add(row, start)
             return out
         rows = layout(text[start:end], inner, "left", "space")
         if len(rows) < 3:
             piece *= 2  # a piece that is one or two rows (blanks): take more at once
             continue
-        out.extend(_shift(row, start) for row in rows[:-2])
+        for row in rows[:-2]:
+            out.add(row, start)
         start += _row_start(rows[-2])
 
 
@@ -240,7 +296,7 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
     """line_rows, and for a line longer than LONG_LINE the LineLayout that lets the next
     call lay out only what changed: given `prev` (the same line before it grew, at this
     width), rows that cannot change are reused."""
-    indent, hang, line = _split_hang(line, width)
+    indent, hang, line = _split_hang(segments(line), width)
     if hang is not None:
         rows, state = long_line_rows([("", " " * indent), *line] if line else line, width, prev)
         if isinstance(rows, LazyRows):
@@ -263,7 +319,7 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
     if long and prev is not None and prev.width == width and prev.indent == indent and len(prev.layout) > 2 \
             and text.startswith(prev.text) and _bounds_extend(prev.bounds, bounds):
         keep = len(prev.layout) - 2
-        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout[:keep])
+        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout.prefix(keep))
     elif long:
         layout = _layout_text(text, inner)
     elif text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
@@ -285,9 +341,12 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
 
 class LazyRows(collections.abc.Sequence):
     """The rows of a long line, each made from its layout row when first asked for (a
-    frame asks for the rows on screen only); those of `prev` below `keep` are reused."""
+    frame asks for the rows on screen only); those of `prev` below `keep` are reused.
+    At most MADE rows are kept, the oldest made dropped first: scrolling through a 4 MiB
+    line (35,000 rows) keeps what a few screens show, not every row it passed."""
 
     __slots__ = ("_layout", "_text", "_bounds", "_starts", "_inner", "_pad", "_made", "_hang")
+    MADE = 1024
 
     def __init__(self, layout, text, bounds, starts, inner, pad, prev=None, keep=0, hang=None):
         self._layout, self._text, self._bounds, self._starts = layout, text, bounds, starts
@@ -312,7 +371,10 @@ class LazyRows(collections.abc.Sequence):
             runs = _row_runs(self._layout[k], self._text, self._bounds, self._starts, self._inner)
             if runs is None:  # a layout part line_rows leaves to urwid: the widget's row
                 runs = list(urwid.Text(self._text).render((self._inner,)).content())[k]
-            row = self._made[k] = self._pad + runs
+            made = self._made
+            if len(made) >= self.MADE:
+                del made[next(iter(made))]
+            row = made[k] = self._pad + runs
         if self._hang is not None and (k == 0 or self._hang[1][0] in REPEATED):
             row = _hang_rows([row], *self._hang)[0]
         return row
@@ -592,7 +654,7 @@ class TranscriptView:
         self._lines: list[list[Line]] = []
         self._versions: list[int] = []
         self._index: dict[int, int] = {}  # id(entry) -> its position in _entries
-        self._last_entry_lines: list | None = None  # what the last entry.lines() gave
+        self._last_entry_len = 0  # how many lines the last entry.lines() gave
 
     @property
     def following(self) -> bool:
@@ -630,9 +692,10 @@ class TranscriptView:
         return changed
 
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
-        lines = self._last_entry_lines = entry.lines(self.glyphs, self.show_reasoning)
+        lines = entry.lines(self.glyphs, self.show_reasoning)
+        self._last_entry_len = len(lines)
         if lines and not first:
-            lines = [[]] + lines  # one blank row between entries
+            lines.insert(0, [])  # one blank row between entries (lines() gives a new list)
         return lines
 
     def _append(self, entry: Entry) -> None:
@@ -652,7 +715,7 @@ class TranscriptView:
         start = self._starts[i]
         common = min(len(old), len(new))
         k0, kn = entry.kept
-        k0 += len(new) - len(entry_lines) if (entry_lines := self._last_entry_lines) is not None else 0
+        k0 += len(new) - self._last_entry_len
         if not (kn and k0 + kn <= common and old[k0] is new[k0] and old[k0 + kn - 1] is new[k0 + kn - 1]):
             k0 = kn = 0  # no usable hint: compare them all
         for j in (*range(k0), *range(k0 + kn, common)) if kn else range(common):

@@ -29,6 +29,7 @@ __all__ = [
     "ROOT",
     "ThreadTracker",
     "vm_kib",
+    "settled_rss_mib",
     "answer_pieces",
     "clean_env",
     "dashfloat_bin",
@@ -152,6 +153,20 @@ def vm_kib(pid: int, key: str = "VmHWM") -> int:
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     raise RuntimeError(f"no {key} in /proc/{pid}/status")
+
+
+def settled_rss_mib(pid: int, step: float = 0.3, timeout: float = 10.0) -> float:
+    """VmRSS (MiB) once it stopped moving (three readings `step` apart within 64 KiB):
+    the work start-up leaves for after the first frame (the agent thread, warming the
+    Markdown imports) is counted whether or not it was done 0.5 s after that frame."""
+    readings = [vm_kib(pid, "VmRSS")]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(step)
+        readings.append(vm_kib(pid, "VmRSS"))
+        if len(readings) >= 3 and max(readings[-3:]) - min(readings[-3:]) <= 64:
+            break
+    return readings[-1] / 1024
 
 
 @dataclass

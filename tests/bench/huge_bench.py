@@ -6,7 +6,8 @@ Four answers, each sent as fast as the scripted server can (64-byte content delt
   lines       50,000 short lines (about 1.5 MB)
   code        10,000 lines of one fenced python block
 For each, in one dashfloat process in a pty (pyte reads the screen):
-  rest RSS        VmRSS after the first frame, before any answer (quiet 0.5 s)
+  rest RSS        VmRSS after the first frame, before any answer, once it stopped moving
+                  (the agent and the warmed imports start after that frame)
   complete        Enter -> the marker (the answer's last word) on screen, and the same
                   after the server wrote the answer's last byte
   echo            while that answer streams: an "x" typed, time to its echo on the prompt
@@ -35,7 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import BenchTerm, MeasureError, Pacer, clean_env, dashfloat_bin, vm_kib  # noqa: E402
+from benchlib import (  # noqa: E402
+    BenchTerm,
+    MeasureError,
+    Pacer,
+    clean_env,
+    dashfloat_bin,
+    settled_rss_mib,
+    vm_kib,
+)
 
 from tests.fakeserver import sse_reply  # noqa: E402, I001
 
@@ -105,7 +114,7 @@ class HugeSession:
         t = self.t
         t.wait_screen(lambda s: s.status_has("idle"), 30, "the first full frame")
         t.quiet(0.5)
-        return vm_kib(self.pid, "VmRSS") / 1024
+        return settled_rss_mib(self.pid)
 
     def enter(self, prompt: str) -> float:
         t = self.t

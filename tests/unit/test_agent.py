@@ -528,3 +528,34 @@ def test_an_error_line_ends_its_hint_before_the_partial_note():
 
     line = _error_line({"message": "the stream broke", "hint": "check the provider's status", "partial": True})
     assert line == "the stream broke. Check the provider's status. (The text above is incomplete.)"
+
+
+@pytest.mark.parametrize("how", ["done", "cancelled", "error"])
+def test_an_ended_answer_keeps_no_copy_of_its_streamed_pieces(how):
+    """Memory follows what is kept (issue 16): once an answer ended, its text is the
+    conversation's one string, not that and the list of pieces it streamed in."""
+    release = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("reasoning", "think"))
+        for piece in ("a" * 1000, "b" * 1000):
+            on_event(("content", piece))
+        if how == "cancelled":
+            while not cancel.cancelled:
+                release.wait(0.01)
+            return result("", cancelled=True)
+        if how == "error":
+            raise ChatError("stream_error", "overloaded", "try again", partial=True)
+        return result("a" * 1000 + "b" * 1000, reasoning="think")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait(lambda m: m == (M.TOKEN, "b" * 1000))
+    if how == "cancelled":
+        agent.send((M.CANCEL,))
+    out.wait_kind(M.ASSISTANT_END, how)
+    out.wait_idle_after_end()
+    assert {"role": "assistant", "content": "a" * 1000 + "b" * 1000} in agent.messages
+    assert agent._content == [] and agent._reasoning == []
+    agent.send((M.QUIT,))
+    agent.join(2)

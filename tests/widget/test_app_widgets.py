@@ -964,3 +964,37 @@ def test_counts_in_a_command_preview_are_drawn_as_markers_in_the_row_the_preview
     assert [("diff_add", "echo hi"), ("marker", "⟨4,000 spaces⟩")] == entry.view_lines()[1][:2]
     other = ToolEntry(id="c2", name="write_file", summary="write_file ⟨4,000 spaces⟩.txt (1 B)")
     assert ("marker", "⟨4,000 spaces⟩") not in other.lines(UNICODE, False)[0]  # a file name is not a count
+
+
+def test_the_heap_is_trimmed_once_after_a_turns_last_frame(monkeypatch):
+    """After a big turn ends, the frame that shows its end gives the heap's free pages
+    back (a huge answer's frames leave freed holes that RSS would count for the rest of
+    the session); not during the turn, once per turn, and not after a small one."""
+    import dashfloat.ui.app as A
+
+    calls = []
+    monkeypatch.setattr(A, "give_back_memory", lambda: calls.append(1))
+    monkeypatch.setattr(A, "TRIM_AFTER", 500)
+    app = make_app()
+    stream_answer(app, "line of text\n" * 50)
+    app._after_draw()
+    assert calls == []  # streaming: nothing yet
+    feed(app, (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    app._after_draw()
+    app._after_draw()
+    assert calls == [1]
+    stream_answer(app, "short")
+    feed(app, (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    app._after_draw()
+    assert calls == [1]  # 5 characters: nothing worth it
+    stream_answer(app, "line of text\n" * 50)
+    feed(app, (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    app._after_draw()
+    assert calls == [1, 1]
+
+
+def test_giving_back_memory_never_fails():
+    from dashfloat.ui.app import give_back_memory
+
+    give_back_memory()
+    give_back_memory()

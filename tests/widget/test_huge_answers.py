@@ -16,7 +16,7 @@ from dashfloat.ui.widgets import TranscriptView
 
 
 def _texts(lines):
-    return ["".join(t for _a, t in line) for line in lines]
+    return ["".join(t for _a, t in T.segments(line)) for line in lines]
 
 
 def stream(text: str, cuts: list[int], end: str = "done"):
@@ -128,3 +128,93 @@ def test_code_beyond_the_highlight_bound_is_plain():
     assert {a for line in lines for a, _t in line} <= {"", "md_code_lang", "md_code_block"}
     small = markdown.render("```python\ndef f():\n    return 1\n```\n")
     assert "code_keyword" in {a for line in small for a, _t in line}
+
+
+@pytest.mark.parametrize("end", ["done", "cancelled", "error"])
+def test_an_ended_answer_keeps_its_lines_not_its_text(end):
+    """Memory follows what is kept (issue 16): once an answer ended and all of it is laid
+    out as lines, the entry lets its source go; the lines stay the same, for a redraw
+    and for the reasoning shown or hidden (Ctrl-T) alike."""
+    text = "Intro *here*.\n\n" + "".join(f"row {i}: plain\n" for i in range(2000)) + "\nThe `end`."
+    e = T.AssistantEntry()
+    e.add_reasoning("first this\nthen that")
+    for i in range(0, len(text), 5000):
+        e.add_content(text[i : i + 5000])
+        e.lines(theme.UNICODE, False)
+    e.end(end)
+    final = e.lines(theme.UNICODE, False)
+    assert e.content == []
+    assert e.lines(theme.UNICODE, False) == final
+    shown = e.lines(theme.UNICODE, True)
+    assert shown[-len(final) + 1 :] == final[1:] and "then that" in _texts(shown)[2]
+    assert _texts(final)[-1 if end == "done" else -2].strip() == "The end."
+    assert stream(text, [5000], end=end) == final[1:]  # as if it had come at once, no reasoning
+
+
+@pytest.mark.parametrize("fenced", [False, True])
+def test_a_long_transcript_costs_memory_per_line_kept_not_per_line_shown(fenced):
+    """Memory grows with what is kept (issue 16): 30,000 short lines streamed through the
+    model and the view, a frame after each piece, then ended: what stays is the lines
+    (the text, a few references each) and a bounded cache of rows: under 250 bytes a
+    line of 38 characters (about 180 plain, 230 in a code block; it was 340 and 360: a
+    list and a tuple per line, and the whole source kept beside them)."""
+    import gc
+    import tracemalloc
+
+    n = 30_000
+    body = "".join(f"line {i:05d}: the quick brown fox jumps\n" for i in range(n))
+    text = ("```text\n" + body + "```\n\nDone.") if fenced else (body + "\nDone.")
+    pieces = [text[i : i + 20_000] for i in range(0, len(text), 20_000)]
+    del body, text
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        model = T.TranscriptModel()
+        view = TranscriptView(theme.UNICODE)
+        model.user("go")
+        model.start_assistant()
+        while pieces:
+            model.token(pieces.pop(0))
+            view.sync(model.entries, model.touched)
+            view.pane.render((120, 37))
+        model.end_assistant("done")
+        view.sync(model.entries, model.touched)
+        canvas = view.pane.render((120, 37))
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert b"Done." in b"".join(b"".join(r for _a, _c, r in row) for row in canvas.content())
+    assert len(view.pane.lines) > n
+    assert kept / n < 250, f"{kept / n:.0f} bytes a line"
+
+
+def test_a_big_block_that_arrives_at_once_is_made_into_lines_a_piece_at_a_time():
+    """30,000 lines of a code block in one frame (a fast stream): the temporaries of
+    making them into lines stay bounded (a piece at a time, BIG_PIECE): the peak is
+    under 1 MiB above what is kept (it was 3.5 MiB: a list and two tuples a line at
+    once, for the RSS peak of the 50,000-line bench answer)."""
+    import gc
+    import tracemalloc
+
+    text = "```text\n" + "".join(f"{i:06d} ok\n" for i in range(30_000)) + "```\n\nDone."
+    gc.collect()
+    tracemalloc.start()
+    try:
+        model = T.TranscriptModel()
+        view = TranscriptView(theme.UNICODE)
+        model.user("go")
+        model.start_assistant()
+        model.token(text)
+        view.sync(model.entries, model.touched)
+        view.pane.render((120, 37))
+        model.end_assistant("done")
+        view.sync(model.entries, model.touched)
+        view.pane.render((120, 37))
+        gc.collect()
+        kept, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(1 for line in view.pane.lines if "ok" in "".join(t for _a, t in T.segments(line))) == 30_000
+    assert peak - kept < 1 << 20, (peak - kept) / (1 << 20)

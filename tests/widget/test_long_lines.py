@@ -116,3 +116,48 @@ def test_a_long_lines_rows_are_made_only_when_shown():
     assert len(rows._made) <= 60
     assert _runs(list(canvas.content())) == _runs(rows[-30:])
     assert _runs(list(again.content())) == _runs(W.long_line_rows([("", "  "), ("", text)], 120)[0][-5030:-5000])
+
+
+def test_scrolling_through_a_long_line_keeps_a_bounded_number_of_its_rows(monkeypatch):
+    """Memory grows with what is kept, not with what was shown (issue 16): paging through
+    every row of a long line keeps at most LazyRows.MADE of them, and a row dropped is
+    made again the same when it comes back."""
+    monkeypatch.setattr(W.LazyRows, "MADE", 200)
+    pane = W.TranscriptPane()
+    text = "abcdefgh " * 60_000
+    pane.replace(0, 0, [[("", "  "), ("", text)]])
+    pane.render((120, 30))
+    rows = pane._cache[0][1]
+    assert len(rows) > 4000
+    pane.to_top()
+    first = pane.render((120, 30))
+    while not pane.following:
+        pane.scroll_rows(29)
+        pane.render((120, 30))
+    assert len(rows._made) <= 200
+    pane.to_top()
+    assert _runs(list(pane.render((120, 30)).content())) == _runs(list(first.content()))
+
+
+def test_a_long_lines_layout_is_kept_small():
+    """Memory grows with what is kept (issue 16): the layout kept for a megabyte on one
+    line (9,000 rows at 120 columns, to lay it out again from its end when it grows) is
+    a few integers a row, not a list of tuples (it was 1.9 MB for this line; a 4 MiB
+    answer at the cap kept 7.5 MiB of it); its rows are urwid's all the same."""
+    import gc
+    import tracemalloc
+
+    text = "abcdefgh " * 120_000 + "end"
+    line = [("", "  "), ("", text)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        rows, state = W.long_line_rows(line, 120)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert len(rows) > 9000
+    assert kept < 600_000, kept
+    assert rows[0][-1][2].startswith(b"abcdefgh abcdefgh") and rows[-1][-1][2].rstrip().endswith(b"h end")

@@ -1,0 +1,53 @@
+"""What the UI loads at rest (issue 16: memory at rest is a figure): urwid imports asyncio
+for an event loop DashFloat does not use; it is loaded only when something uses it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+_PROBE = """
+import sys
+import dashfloat.ui.app, dashfloat.ui.widgets, dashfloat.ui.screen
+import urwid
+loaded = sorted(m for m in ("_asyncio", "asyncio.base_events", "concurrent.futures") if m in sys.modules)
+print("loaded at rest:", loaded)
+import asyncio
+async def answer():
+    return 42
+assert asyncio.run(answer()) == 42
+assert type(sys.modules["asyncio"]).__name__ == "module"
+import asyncio.events
+from asyncio import events
+assert events is sys.modules["asyncio.events"]
+loop = urwid.AsyncioEventLoop()  # urwid's own use of it still works
+del loop
+print("ok")
+"""
+
+
+def test_the_ui_loads_asyncio_only_when_it_is_used():
+    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "loaded at rest: []" in out.stdout and out.stdout.rstrip().endswith("ok"), out.stdout
+    assert out.stderr == "", out.stderr
+
+
+def test_a_deferred_module_already_loaded_is_left_alone():
+    import json
+
+    from dashfloat.ui import Deferred, defer
+
+    defer("json")
+    assert sys.modules["json"] is json
+    stand_in = Deferred("colorsys")
+    sys.modules.pop("colorsys", None)
+    sys.modules["colorsys"] = stand_in
+    try:
+        import colorsys
+
+        assert colorsys is stand_in
+        assert colorsys.rgb_to_hsv(1.0, 0.0, 0.0)[0] == 0.0  # the real module, loaded now
+        assert type(sys.modules["colorsys"]).__name__ == "module"
+    finally:
+        sys.modules.pop("colorsys", None)
