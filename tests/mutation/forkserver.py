@@ -35,7 +35,8 @@ WARM = [
     "email.parser", "email.message", "ctypes", "ctypes.util", "difflib", "zipfile", "uuid",
     "unicodedata", "tomllib", "statistics", "timeit", "secrets", "configparser", "argparse",
     "shlex", "fnmatch", "textwrap", "dataclasses", "queue", "hashlib", "base64", "zlib",
-    "pty", "termios", "resource", "logging", "inspect", "ast", "tempfile",
+    "pty", "termios", "resource", "logging", "inspect", "ast", "tempfile", "pdb", "cmd", "code",
+    "codeop", "faulthandler", "_pytest._argcomplete",
 ]
 
 
