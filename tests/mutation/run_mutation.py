@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -95,22 +96,30 @@ def digest(paths) -> str:
     return h.hexdigest()[:20]
 
 
+@functools.cache
 def file_hash(rel: str) -> str:
     path = ROOT / rel
     return hashlib.sha256(path.read_bytes()).hexdigest()[:20] if path.exists() else "-"
 
 
+@functools.cache
+def _test_source(rel: str) -> tuple[str, list[ast.stmt]]:
+    source = (ROOT / rel).read_text(encoding="utf-8")
+    return source, ast.parse(source).body
+
+
+@functools.cache
 def test_hash(nodeid: str) -> str:
     """A hash of the source of the test function `nodeid` names (its file's hash when it
     cannot be found): a mutant that test killed stays killed while the test is unchanged, even
-    when other tests are added to its file."""
+    when other tests are added to its file. Remembered for the run (the worktree is never
+    written): re-checking a cached module's killed mutants parses each test file once."""
     rel, _, rest = nodeid.partition("::")
     path = ROOT / rel
     if not rest or not path.exists():
         return file_hash(rel)
     names = [part.split("[")[0] for part in rest.split("::")]
-    source = path.read_text(encoding="utf-8")
-    body = ast.parse(source).body
+    source, body = _test_source(rel)
     found = None
     for name in names:
         found = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
