@@ -21,8 +21,9 @@ is killed by it afterwards, whatever it did (setsid, daemons).
 Each pytest run is a child forked from the workspace's fork server (forkserver.py), which has
 imported pytest and the third-party packages once, but never dashfloat nor the tests: a run
 of one trivial test takes a third of the time of a new interpreter's (0.5 s, not 1.3 s, on a
-loaded machine), and a mutant's code is imported fresh. The child is a session of its own, killed with its group at the time limit; the
-server carries the marker (its children must) and is the one process spared by it.
+loaded machine), and a mutant's code is imported fresh. The child is a session of its own,
+killed with its group at the time limit; the server carries the marker (its children must)
+and is the one process spared by it.
 ``--no-fork`` runs a new interpreter each time, as before: the same decisions, slower.
 
     python tests/mutation/run_mutation.py [MODULE ...] [--jobs N] [--survivors] [--report]
@@ -177,14 +178,14 @@ class Workspace:
         exit code, output)."""
         argfile = self.tmp / "tests.txt"   # hundreds of node ids: pytest reads them from a file
         argfile.write_text("\n".join(tests) + "\n")
-        argv = [*PYTEST, *options, f"@{argfile}"]
+        args = [*PYTEST[2:], *options, f"@{argfile}"]     # what follows `-m pytest`
         if self.fork and not extra_env:
-            result = self.forked(argv[2:], timeout)
+            result = self.forked(args, timeout)
             if result is not None:
                 return result
         env = self.env()
         env.update(extra_env or {})
-        self.proc = subprocess.Popen([sys.executable, *argv], cwd=self.dir, env=env,
+        self.proc = subprocess.Popen([sys.executable, *PYTEST[:2], *args], cwd=self.dir, env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -217,7 +218,7 @@ class Workspace:
         finally:
             errors.close()
         self.server_out = b""
-        if self.server_reply(60) != "ready":
+        if self.server_reply(120) != "ready":   # nice 19 on a busy machine
             self.stop_server()
             return False
         return True
