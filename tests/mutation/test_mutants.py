@@ -239,3 +239,31 @@ def test_a_fork_server_that_died_is_replaced_and_the_run_still_happens(fake_work
     first.wait()
     assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
     assert ws.server is not first and ws.server.poll() is None
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_the_confirming_run_leaves_out_exactly_the_tests_step_one_passed(fake_workspace, fork, tmp_path, monkeypatch):
+    log = tmp_path / "ran.log"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    ws = fake_workspace(fork)
+    ws.write("tests/test_count.py", (
+        b"import os\n\n\n"
+        b"def note(name):\n"
+        b"    with open(os.environ['FAKE_LOG'], 'a') as fh:\n"
+        b"        fh.write(name + '\\n')\n\n\n"
+        b"def test_a():\n    note('test_a')\n\n\n"
+        b"def test_ab():\n    note('test_ab')\n"))
+    cov = run_mutation.Coverage(seconds={"tests/test_count.py::test_a": 0.1, "tests/test_count.py::test_ab": 0.1},
+                                lines={})
+    mutant = mutants("fakemod.py", FAKE_MODULE.encode())[0]
+    result = run_mutation.try_mutant(ws, mutant, ["tests/test_count.py::test_a"], ["tests/test_count.py"], cov,
+                                     confirm=True)
+    assert result["status"] == "survived"
+    # test_a ran once, in step 1; test_ab (a prefix match for pytest's --deselect) in step 2
+    assert log.read_text().split() == ["test_a", "test_ab"]
+    log.unlink()
+    # when step 1 ran every test of the files, there is nothing to confirm
+    result = run_mutation.try_mutant(ws, mutant, ["tests/test_count.py::test_a", "tests/test_count.py::test_ab"],
+                                     ["tests/test_count.py"], cov, confirm=True)
+    assert result["status"] == "survived"
+    assert log.read_text().split() == ["test_a", "test_ab"]
