@@ -639,10 +639,13 @@ def main(argv: list[str] | None = None) -> int:
                     t.join(0.5)
         except KeyboardInterrupt:
             stop.set()
-            for ws in workspaces:
-                ws.kill_group()
-            for t in threads:
-                t.join(10)
+            # a worker may be between two runs: kill until each has seen `stop` (its
+            # workspace is removed next, under a run that still writes there)
+            deadline = time.monotonic() + 10
+            while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+                for ws in workspaces:
+                    ws.kill_group()
+                time.sleep(0.1)
             save_cache()
             say("interrupted: results so far are cached")
             return 130
