@@ -4,6 +4,8 @@ rest of the file is untouched, and the reviewed list parses. The mutation run it
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -173,6 +175,10 @@ def fake_workspace(tmp_path, monkeypatch):
     def make(fork: bool) -> run_mutation.Workspace:
         ws = run_mutation.Workspace(tmp_path / ("fork" if fork else "spawn"), 0, fork=fork, copy=False)
         ws.write("fakemod.py", FAKE_MODULE.encode())
+        # hash-checked bytecode, as in a copy of the project: a mutant written within the
+        # second of the original (same size, same mtime) is not taken for it
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                        "fakemod.py"], cwd=ws.dir, check=True)
         (ws.dir / "tests").mkdir()
         for name, text in FAKE_TESTS.items():
             ws.write(f"tests/{name}", text.encode())
