@@ -354,14 +354,29 @@ def mutants(module: str, source: bytes) -> list[Mutant]:
     tree = ast.parse(source)
     collector = _Collector(module, source)
     collector.visit(tree)
+    # byte ranges of the top-level statements (decorators included): a mutant compiles when
+    # the one statement it changes does (a break outside its loop, a return outside its
+    # function are errors within that statement), and compiling one statement instead of the
+    # whole module for each of 2,000 mutants is minutes less
+    tops = []
+    for node in tree.body:
+        first = min([node, *getattr(node, "decorator_list", [])], key=lambda n: (n.lineno, n.col_offset))
+        tops.append((collector.line_start[first.lineno - 1] + first.col_offset,
+                     collector.line_start[node.end_lineno - 1] + node.end_col_offset))
+    starts = [a for a, _ in tops]
     out: list[Mutant] = []
     seen: dict[str, int] = {}
     for mutant in sorted(collector.out, key=lambda m: (m.start, m.end, m.desc)):
-        mutated = mutant.apply(source)
-        if mutated == source:
+        if mutant.apply(source) == source:
             continue
+        i = bisect.bisect_right(starts, mutant.start) - 1
+        if i >= 0 and tops[i][0] <= mutant.start and mutant.end <= tops[i][1]:
+            first, last = tops[i]
+            text = source[first:mutant.start] + mutant.replacement + source[mutant.end:last]
+        else:
+            text = mutant.apply(source)
         try:
-            compile(mutated, module, "exec", dont_inherit=True)
+            compile(text, module, "exec", dont_inherit=True)
         except SyntaxError:
             continue
         line = bisect.bisect_right(collector.line_start, mutant.start)   # where the change is

@@ -4,7 +4,10 @@ rest of the file is untouched, and the reviewed list parses. The mutation run it
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 
@@ -142,3 +145,131 @@ def test_the_confirming_files_run_the_modules_own_tests_first_then_the_quickest(
     assert got == ["tests/unit/test_safeopen.py", "tests/unit/test_c.py", "tests/unit/test_b.py",
                    "tests/test_agent.py"]
     assert sorted(got) == sorted(files)  # the same files: only the order changes
+
+
+# -- the runs: a new interpreter per run, or a child of the fork server; the same decisions ------
+FAKE_MODULE = "def answer():\n    return 42\n"
+FAKE_TESTS = {
+    "test_checks.py": "from fakemod import answer\n\n\ndef test_answer():\n    assert answer() == 42\n",
+    "test_blind.py": "from fakemod import answer\n\n\ndef test_runs():\n    answer()\n",
+    "test_daemon.py": (
+        "import os, subprocess, sys, time\n\n\n"
+        "def test_leaves_a_daemon(tmp_path):\n"
+        "    pidfile = os.environ['FAKE_PIDFILE']\n"
+        "    # a new session, its own process group, nothing shared with the test: only the\n"
+        "    # environment's marker says where it came from\n"
+        "    subprocess.Popen(['sh', '-c', 'echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 300'\n"
+        "                      % (pidfile, pidfile, pidfile)], start_new_session=True,\n"
+        "                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "    while not os.path.exists(pidfile):\n"
+        "        time.sleep(0.01)\n"),
+}
+
+
+@pytest.fixture
+def fake_workspace(tmp_path, monkeypatch):
+    """A Workspace of a project of one module (fakemod.py) and three test files in tests/, not a copy
+    of DashFloat's; its fork server (when it has one) is stopped afterwards."""
+    made = []
+
+    def make(fork: bool) -> run_mutation.Workspace:
+        ws = run_mutation.Workspace(tmp_path / ("fork" if fork else "spawn"), 0, fork=fork, copy=False)
+        ws.write("fakemod.py", FAKE_MODULE.encode())
+        # hash-checked bytecode, as in a copy of the project: a mutant written within the
+        # second of the original (same size, same mtime) is not taken for it
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+                        "fakemod.py"], cwd=ws.dir, check=True)
+        (ws.dir / "tests").mkdir()
+        for name, text in FAKE_TESTS.items():
+            ws.write(f"tests/{name}", text.encode())
+        made.append(ws)
+        return ws
+
+    monkeypatch.setenv("FAKE_PIDFILE", str(tmp_path / "daemon.pid"))
+    yield make
+    for ws in made:
+        ws.stop_server()
+        ws.kill_marked()
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_a_mutant_is_killed_survives_or_times_out_the_same_way_in_both_kinds_of_run(fake_workspace, fork):
+    ws = fake_workspace(fork)
+    assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
+    ws.write("fakemod.py", FAKE_MODULE.replace("42", "43").encode())
+    status, code, out = ws.pytest(["tests/test_checks.py", "tests/test_blind.py"], timeout=60)
+    assert (status, code) == ("failed", 1)
+    assert run_mutation.killer_of(out) == "tests/test_checks.py::test_answer"
+    assert ws.pytest(["tests/test_blind.py"], timeout=60)[:2] == ("passed", 0)   # a survivor
+    ws.write("fakemod.py", b"def answer():\n    while True:\n        pass\n")
+    started = time.monotonic()
+    assert ws.pytest(["tests/test_checks.py"], timeout=3)[:2] == ("timeout", None)
+    assert time.monotonic() - started < 15
+    # the next run is as good as the first: the hung child is gone, the server serves
+    ws.write("fakemod.py", FAKE_MODULE.encode())
+    assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
+    if fork:
+        assert ws.runs == 5 and ws.server is not None and ws.server.poll() is None
+    else:
+        assert ws.runs == 0 and ws.server is None
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_what_the_tests_leave_running_is_killed_after_the_run_but_not_the_fork_server(fake_workspace, fork, tmp_path):
+    ws = fake_workspace(fork)
+    assert ws.pytest(["tests/test_daemon.py"], timeout=60)[:2] == ("passed", 0)
+    daemon = int((tmp_path / "daemon.pid").read_text())
+    deadline = time.monotonic() + 10
+    while alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(daemon)
+    if fork:
+        assert ws.server.poll() is None
+        assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
+        assert ws.runs == 2
+
+
+def test_a_fork_server_that_died_is_replaced_and_the_run_still_happens(fake_workspace):
+    ws = fake_workspace(True)
+    assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
+    first = ws.server
+    first.kill()
+    first.wait()
+    assert ws.pytest(["tests/test_checks.py"], timeout=60)[:2] == ("passed", 0)
+    assert ws.server is not first and ws.server.poll() is None
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_the_confirming_run_leaves_out_exactly_the_tests_step_one_passed(fake_workspace, fork, tmp_path, monkeypatch):
+    log = tmp_path / "ran.log"
+    monkeypatch.setenv("FAKE_LOG", str(log))
+    ws = fake_workspace(fork)
+    ws.write("tests/test_count.py", (
+        b"import os\n\n\n"
+        b"def note(name):\n"
+        b"    with open(os.environ['FAKE_LOG'], 'a') as fh:\n"
+        b"        fh.write(name + '\\n')\n\n\n"
+        b"def test_a():\n    note('test_a')\n\n\n"
+        b"def test_ab():\n    note('test_ab')\n"))
+    cov = run_mutation.Coverage(seconds={"tests/test_count.py::test_a": 0.1, "tests/test_count.py::test_ab": 0.1},
+                                lines={})
+    mutant = mutants("fakemod.py", FAKE_MODULE.encode())[0]
+    result = run_mutation.try_mutant(ws, mutant, ["tests/test_count.py::test_a"], ["tests/test_count.py"], cov,
+                                     confirm=True)
+    assert result["status"] == "survived"
+    # test_a ran once, in step 1; test_ab (a prefix match for pytest's --deselect) in step 2
+    assert log.read_text().split() == ["test_a", "test_ab"]
+    log.unlink()
+    # when step 1 ran every test of the files, there is nothing to confirm
+    result = run_mutation.try_mutant(ws, mutant, ["tests/test_count.py::test_a", "tests/test_count.py::test_ab"],
+                                     ["tests/test_count.py"], cov, confirm=True)
+    assert result["status"] == "survived"
+    assert log.read_text().split() == ["test_a", "test_ab"]
