@@ -28,7 +28,8 @@ def test_ctrl_z_suspends_and_fg_restores(tmp_path):
             tail = bytes(term.raw[mark:])
             assert tail.rfind(b"\x1b[?1049l") >= 0, "the alternate screen was not left on suspend"
             term.type(f"stty -g > {tmp_path}/during; fg\r")
-            term.wait_for(lambda t: (tmp_path / "during").exists(), what="stty during suspend")
+            during = tmp_path / "during"  # the shell creates it before stty writes its line
+            term.wait_for(lambda t: during.exists() and during.read_text().endswith("\n"), what="stty during suspend")
             term.wait_status("idle")
             term.wait_text("draft text")  # the prompt survived the suspend
             assert (tmp_path / "during").read_text() == (tmp_path / "before").read_text()
