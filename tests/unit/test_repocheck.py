@@ -627,3 +627,57 @@ def test_a_config_listing_above_4_mib_is_not_read(tmp_path):
         probe.config(str(root))
     listing_of(size - 1)
     assert ("x.y", "a" * (size - 1)) in [(e.key, e.value) for e in probe.config(str(root))]
+
+
+def test_a_repository_path_with_a_newline_cannot_be_read(tmp_path):
+    root = tmp_path / "x\ny"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert reasons_of("git status", root) == ("git does not see a work tree at .",)
+
+
+def test_an_index_git_cannot_list_asks(tmp_path):
+    root = make_repo(tmp_path / "r")
+    (root / ".git" / "index").write_bytes(b"garbage")
+    assert reasons_of("git status", root) == (
+        "git cannot list the repository's files: fatal: .git/index: index file smaller than expected",)
+
+
+def fake_git(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fakegit" / "git"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("body", ["exec sleep {mark}", "exec >&- 2>&-; exec sleep {mark}"])
+def test_a_git_that_hangs_is_killed_at_the_deadline(tmp_path, body):
+    """Whether it hangs writing nothing, or after closing its output."""
+    from tests.procs import live_with_marker, wait_for
+
+    mark = f"7.{os.getpid()}{len(body)}"
+    probe = repocheck._Probe(fake_git(tmp_path, body.format(mark=mark)), os.environ, timeout=0.5)
+    with pytest.raises(repocheck._Unreadable, match="git took too long to read the repository"):
+        probe.run(["status"], str(tmp_path))
+    assert wait_for(lambda: not live_with_marker(mark)), live_with_marker(mark)
+
+
+def test_a_git_that_cannot_start(tmp_path):
+    path = tmp_path / "git"
+    path.write_text("#!/bin/sh\n")  # not executable
+    with pytest.raises(repocheck._Unreadable, match="could not run git: Permission denied"):
+        repocheck._Probe(str(path), os.environ).run(["--version"], str(tmp_path))
+
+
+def test_what_a_git_says_on_failure(tmp_path):
+    probe = repocheck._Probe(fake_git(tmp_path, "echo out; echo 'first' >&2; echo 'second' >&2; exit 3"),
+                             os.environ)
+    assert probe.run(["x"], str(tmp_path)) == (3, b"out\n", "first")
+    with pytest.raises(repocheck._Unreadable, match="^git cannot read the config: first$"):
+        probe.config(str(tmp_path))
+    quiet = repocheck._Probe(fake_git(tmp_path, "exit 4"), os.environ)
+    with pytest.raises(repocheck._Unreadable, match="^git cannot read the config: exit status 4$"):
+        quiet.config(str(tmp_path))
+    with pytest.raises(repocheck._Unreadable, match="^git cannot list the repository's files: exit status 4$"):
+        repocheck._gitlinks(quiet, str(tmp_path))
