@@ -681,3 +681,42 @@ def test_what_a_git_says_on_failure(tmp_path):
         quiet.config(str(tmp_path))
     with pytest.raises(repocheck._Unreadable, match="^git cannot list the repository's files: exit status 4$"):
         repocheck._gitlinks(quiet, str(tmp_path))
+
+
+def test_verdicts_and_entries_are_frozen(tmp_path):
+    import dataclasses
+
+    verdict = repocheck.check("ls", str(tmp_path), str(tmp_path))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.reasons = ("x",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        own("a.b", "v").value = "w"
+
+
+def test_a_spent_time_budget_starts_no_git(tmp_path):
+    marker = tmp_path / "ran"
+    probe = repocheck._Probe(fake_git(tmp_path, f"touch '{marker}'"), os.environ, timeout=0.0)
+    with pytest.raises(repocheck._Unreadable, match="too long"):
+        probe.run(["--version"], str(tmp_path))
+    assert not marker.exists()
+
+
+def test_git_is_read_in_english_whatever_the_users_language(tmp_path):
+    """The probe recognises git's "not a git repository" (and reasons quote git in English)."""
+    environ = {**os.environ, "LANGUAGE": "de", "LC_ALL": "C.UTF-8"}
+    assert reasons_of("git status", tmp_path, environ=environ) == ()
+    root = make_repo(tmp_path / "r")
+    with (root / ".git" / "config").open("a") as f:
+        f.write("[broken\n")
+    assert reasons_of("git status", root, environ=environ)[0].startswith(
+        "git cannot read the config: fatal: bad config line ")
+
+
+def test_a_bare_lookalike_is_not_read_even_for_its_config(tmp_path):
+    """git refuses it (safe.bareRepository=explicit), so a broken config in it is no reason."""
+    root = tmp_path / "root"
+    for sub in ("objects", "refs"):
+        (root / sub).mkdir(parents=True)
+    (root / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "config").write_text("[core]\n\tbare = true\n[broken\n")
+    assert reasons_of("git status", root) == ()
