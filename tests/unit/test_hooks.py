@@ -423,6 +423,8 @@ def test_an_unknown_decision_is_shown_short_and_as_written(tmp_path):
         f"answered an unknown decision {shown}; expected \"deny\", \"ask\" or \"allow\"; asking instead")
     path.write_text(json.dumps({"decision": "é" * 78}, ensure_ascii=False))  # 80 characters shown: whole
     assert f"unknown decision \"{'é' * 78}\";" in pre(tmp_path, f"cat '{path}'").reason
+    path.write_text(json.dumps({"decision": "é" * 79}, ensure_ascii=False))  # 81: cut
+    assert f"unknown decision \"{'é' * 76}...;" in pre(tmp_path, f"cat '{path}'").reason
 
 
 def test_exit_2_with_only_blanks_denies_in_the_hooks_name(tmp_path):
@@ -438,17 +440,23 @@ def test_the_call_arrives_as_utf8_json_on_one_line(tmp_path):
     assert "ü.txt".encode() in raw and raw.endswith(b"}\n") and raw.count(b"\n") == 1
 
 
-def test_an_unexpected_error_fails_closed(tmp_path, monkeypatch):
+def test_an_unexpected_error_fails_closed_and_is_logged(tmp_path, monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(hooks, "_run", broken)
+    caplog.set_level("ERROR", logger="dashfloat.tools.hooks")
     result = run_pre_hook("true", CALL, cwd=str(tmp_path))
+    assert [(r.getMessage(), r.exc_info[0]) for r in caplog.records] == [
+        ('hooks: pre_tool_use hook "true" failed unexpectedly', RuntimeError)]
+    caplog.clear()
     assert result == HookResult(decision="ask", failed=True, note="", who=result.who,
                                 reason=f"{result.who} could not be run (RuntimeError); asking instead")
     note = run_post_hook("true", CALL, RESULT, cwd=str(tmp_path))
     assert note == HookResult(decision=None, failed=True, note="", who=note.who,
                               reason=f"{note.who} could not be run (RuntimeError)")
+    assert [(r.getMessage(), r.exc_info[0]) for r in caplog.records] == [
+        ('hooks: post_tool_use hook "true" failed unexpectedly', RuntimeError)]
 
 
 def test_post_json_note_null_is_no_note_and_a_note_is_stripped(tmp_path):
@@ -473,3 +481,11 @@ def test_post_huge_json_is_cut_as_text_not_parsed(tmp_path):
 def test_post_failure_with_huge_output_is_a_failure(tmp_path):
     result = post(tmp_path, "head -c 100000 /dev/zero | tr '\\0' n; exit 1")
     assert result.failed and "exited with status 1" in result.reason and result.note == ""
+
+
+def test_a_hook_result_cannot_be_changed_after_the_fact(tmp_path):
+    import dataclasses
+
+    result = pre(tmp_path, "exit 7")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.decision = "allow"  # (the guard and the audit see what the hook said)
