@@ -529,3 +529,47 @@ def test_a_search_block_with_the_replacement_character_says_why_it_cannot_match(
     assert got["code"] == "search_not_found" and "not valid UTF-8" in got["error"], got
     assert "not valid UTF-8" not in plan_edit(root, "latin.txt", "nothing", "x")["error"]
     assert plan_edit(root, "latin.txt", " au lait", " noir").new == b"caf\xe9 noir\n"
+
+
+# ---- found by `make mutation` -------------------------------------------------------------
+
+
+def test_a_working_directory_gone_after_the_check_is_an_error_result(root, tmp_path, monkeypatch):
+    from dashfloat.tools import pathpolicy
+
+    (root / "a").write_text("x = 1\n")
+    real_resolve = pathpolicy.resolve
+
+    def resolve_then_move(*args, **kwargs):
+        res = real_resolve(*args, **kwargs)
+        os.rename(root, tmp_path / "moved")
+        return res
+
+    monkeypatch.setattr(pathpolicy, "resolve", resolve_then_move)
+    got = plan_edit(root, "a", "x = 1", "x = 2")
+    assert got == {"ok": False, "code": "not_found", "error": f"no such file or directory: {root}"}
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    real_open = files.open_regular
+
+    def open_then_grow(beneath, rel):
+        fd = real_open(beneath, rel)
+        with open(p, "ab") as f:
+            f.write(b"y" * (EDIT_MAX_BYTES + 1 - len("x = 1\n")))
+        return fd
+
+    monkeypatch.setattr(files, "open_regular", open_then_grow)
+    got = plan_edit(root, "a", "x = 1", "x = 2")
+    assert got == {"ok": False, "code": "too_large", "size": EDIT_MAX_BYTES + 1,
+                   "error": f"edit_file refuses files above {EDIT_MAX_BYTES} bytes: a grew past it"}
+
+
+def test_a_new_file_is_no_hard_link_to_break(root):
+    from dashfloat.tools import runner
+
+    prepared = runner.prepare("write_file", {"path": "new.txt", "content": "x\n"}, str(root))
+    assert prepared.plan.created and prepared.plan.links == 1
+    assert not [line for line in prepared.preview if line[0] == "marker"]

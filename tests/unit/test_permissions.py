@@ -316,3 +316,27 @@ def test_describe_without_a_source_and_with_several_examples(root: Path) -> None
     assert policy.describe()[:2] == ["mode: read-only   (this session)",
                                      "  every write, edit and command is denied"]
     assert Policy(mode="accept-edits", mode_source="a\nb").describe()[0] == "mode: accept-edits   (a\\nb)"
+
+
+def test_a_path_the_path_policy_cannot_resolve_has_no_alias(root: Path, monkeypatch) -> None:
+    import types
+
+    from dashfloat.tools import pathpolicy, permissions
+
+    (root / "sub").mkdir()
+    (root / "alias").symlink_to("sub")
+    policy = Policy([layer("user config u", (DENY, "read_file(sub/**)"))])
+
+    def unresolvable(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    with monkeypatch.context() as m:
+        m.setattr(pathpolicy, "resolve", unresolvable)
+        assert permissions._aliases("read_file", {"path": "alias/x"}, str(root)) == ()
+        # (no alias: the rules see the lexical name; the path policy refuses the read itself)
+        assert policy.decide("read_file", {"path": "alias/x"}, root).decision == ALLOW
+    no_relpath = types.SimpleNamespace(fspath=os.fspath, path=types.SimpleNamespace(
+        relpath=lambda *a: (_ for _ in ()).throw(ValueError("path is on mount 'C:'"))))
+    monkeypatch.setattr(permissions, "os", no_relpath)
+    assert permissions._aliases("read_file", {"path": "alias/x"}, str(root)) == ()
+    assert policy.decide("read_file", {"path": "alias/x"}, root).decision == ALLOW
