@@ -681,6 +681,8 @@ def test_what_a_git_says_on_failure(tmp_path):
         quiet.config(str(tmp_path))
     with pytest.raises(repocheck._Unreadable, match="^git cannot list the repository's files: exit status 4$"):
         repocheck._gitlinks(quiet, str(tmp_path))
+    long = repocheck._Probe(fake_git(tmp_path, "head -c 5000 /dev/zero | tr '\\0' e >&2; exit 1"), os.environ)
+    assert long.run(["x"], str(tmp_path))[2] == "e" * 4096  # the first 4 KiB of what git says
 
 
 def test_verdicts_and_entries_are_frozen(tmp_path):
@@ -693,12 +695,49 @@ def test_verdicts_and_entries_are_frozen(tmp_path):
         own("a.b", "v").value = "w"
 
 
-def test_a_spent_time_budget_starts_no_git(tmp_path):
-    marker = tmp_path / "ran"
-    probe = repocheck._Probe(fake_git(tmp_path, f"touch '{marker}'"), os.environ, timeout=0.0)
+def test_a_spent_time_budget_starts_no_git(tmp_path, monkeypatch):
+    started = []
+    monkeypatch.setattr(repocheck.subprocess, "Popen", lambda *a, **kw: started.append(a))
+    probe = repocheck._Probe("git", os.environ, timeout=0.0)
     with pytest.raises(repocheck._Unreadable, match="too long"):
         probe.run(["--version"], str(tmp_path))
-    assert not marker.exists()
+    assert started == []
+
+
+def test_a_budget_under_a_second_is_still_used(tmp_path):
+    probe = repocheck._Probe("git", os.environ, timeout=0.8)
+    assert probe.run(["--version"], str(tmp_path))[1].startswith(b"git version ")
+
+
+def test_git_runs_in_its_own_session_without_our_descriptors(tmp_path):
+    read, write = os.pipe()
+    high = os.dup2(read, 97, inheritable=True)
+    try:
+        probe = repocheck._Probe(fake_git(tmp_path, "cut -d' ' -f6 /proc/$$/stat; echo $$; ls /proc/$$/fd"),
+                                 os.environ)
+        out = probe.run(["x"], str(tmp_path))[1].decode().split()
+    finally:
+        os.close(high)
+        os.close(read)
+        os.close(write)
+    assert out[0] == out[1]  # a session leader: the session id is its own pid
+    assert str(high) not in out[2:]
+
+
+def test_a_killed_git_is_reaped(tmp_path):
+    pidfile = tmp_path / "pid"
+    probe = repocheck._Probe(fake_git(tmp_path, f"echo $$ > '{pidfile}'; exec sleep 30"), os.environ, timeout=0.5)
+    with pytest.raises(repocheck._Unreadable, match="too long"):
+        probe.run(["x"], str(tmp_path))
+    pid = int(pidfile.read_text())
+    assert not os.path.exists(f"/proc/{pid}")  # not even a zombie
+
+
+def test_the_last_record_may_lack_its_nul(tmp_path):
+    sub = repocheck._Probe(fake_git(tmp_path, "printf '100644 x 0\\tfile\\000160000 x 0\\tsub'"), os.environ)
+    assert repocheck._gitlinks(sub, str(tmp_path)) == ["sub"]
+    file = repocheck._Probe(fake_git(tmp_path, "printf '160000 x 0\\tsub\\000100644 x 0\\tfile'"), os.environ)
+    assert repocheck._gitlinks(file, str(tmp_path)) == ["sub"]
 
 
 def test_git_is_read_in_english_whatever_the_users_language(tmp_path):
