@@ -714,3 +714,13 @@ def test_a_replacement_character_in_a_search_block_for_a_utf8_file_gets_no_hint(
     (root / "a").write_text("café\n")
     got = plan_edit(root, "a", "caf\ufffd", "tea")
     assert got["code"] == "search_not_found" and got["error"].endswith("including whitespace and line endings)")
+
+
+def test_a_file_removed_since_a_write_preview_is_not_recreated(root):
+    p = root / "a"
+    p.write_text("old\n")
+    plan = plan_write(root, "a", "new\n")
+    p.unlink()
+    got = apply_write(plan)
+    assert got["code"] == "changed_since_preview" and "it was removed" in got["error"]
+    assert not p.exists()

@@ -406,6 +406,9 @@ def test_parse_config_reads_scope_origin_key_and_value(tmp_path):
         E("command", "command line:", "a.b", "x\ny", None),
     ]
     assert repocheck._parse_config(b"", str(tmp_path)) == []
+    # (git ends every record with NUL; a last one without it still counts)
+    assert repocheck._parse_config(b"global\0file:/h\0a.b\nv", str(tmp_path)) == [
+        E("global", "file:/h", "a.b", "v", "/h")]
     with pytest.raises(repocheck._Unreadable):
         repocheck._parse_config(b"global\0file:/h\0", str(tmp_path))
 
@@ -693,6 +696,8 @@ def test_verdicts_and_entries_are_frozen(tmp_path):
         verdict.reasons = ("x",)
     with pytest.raises(dataclasses.FrozenInstanceError):
         own("a.b", "v").value = "w"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        repocheck._About((2, 40), frozenset()).version = (3, 0)  # (shared through the cache)
 
 
 def test_a_spent_time_budget_starts_no_git(tmp_path, monkeypatch):
