@@ -764,3 +764,25 @@ def test_a_bare_lookalike_is_not_read_even_for_its_config(tmp_path):
     (root / "HEAD").write_text("ref: refs/heads/main\n")
     (root / "config").write_text("[core]\n\tbare = true\n[broken\n")
     assert reasons_of("git status", root) == ()
+
+
+def test_a_full_path_to_git_in_an_unparsable_command_runs_git():
+    assert repocheck.runs_git("/usr/bin/git lg $(") and repocheck.runs_git("/opt/git-2/bin/git-lg $(")
+    assert not repocheck.runs_git("/usr/bin/gitk $(")
+
+
+def test_a_submodule_path_may_hold_a_tab(tmp_path):
+    probe = repocheck._Probe(fake_git(tmp_path, "printf '160000 x 0\\ta\\tb\\000'"), os.environ)
+    assert repocheck._gitlinks(probe, str(tmp_path)) == ["a\tb"]
+
+
+def test_a_gitlink_that_is_a_symlink_to_a_directory_is_not_followed(tmp_path):
+    """git does not enter it either: a link to a directory of another repository is no submodule."""
+    other = make_repo(tmp_path / "other")
+    config(other, "filter.x.clean", "evil")
+    (other / "dir").mkdir()
+    root = make_repo(tmp_path / "r")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},sub")
+    (root / "sub").symlink_to(other / "dir")
+    assert reasons_of("git status", root) == ()
