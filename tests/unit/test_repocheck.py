@@ -786,3 +786,12 @@ def test_a_gitlink_that_is_a_symlink_to_a_directory_is_not_followed(tmp_path):
     git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},sub")
     (root / "sub").symlink_to(other / "dir")
     assert reasons_of("git status", root) == ()
+
+
+def test_cd_with_two_operands_goes_to_the_first(tmp_path):
+    """/bin/sh (dash) changes to the first operand and ignores the rest."""
+    root = tmp_path / "root"
+    root.mkdir()
+    config(make_repo(root / "sub"), "filter.x.clean", "evil")
+    for command in ("cd sub x && git status", "cd sub - && git status", "cd sub +1 && git status"):
+        assert "filter.x.clean" in repocheck.describe(reasons_of(command, root)), command
