@@ -529,3 +529,198 @@ def test_a_search_block_with_the_replacement_character_says_why_it_cannot_match(
     assert got["code"] == "search_not_found" and "not valid UTF-8" in got["error"], got
     assert "not valid UTF-8" not in plan_edit(root, "latin.txt", "nothing", "x")["error"]
     assert plan_edit(root, "latin.txt", " au lait", " noir").new == b"caf\xe9 noir\n"
+
+
+# ---- found by `make mutation` -------------------------------------------------------------
+
+
+def test_a_working_directory_gone_after_the_check_is_an_error_result(root, tmp_path, monkeypatch):
+    from dashfloat.tools import pathpolicy
+
+    (root / "a").write_text("x = 1\n")
+    real_resolve = pathpolicy.resolve
+
+    def resolve_then_move(*args, **kwargs):
+        res = real_resolve(*args, **kwargs)
+        os.rename(root, tmp_path / "moved")
+        return res
+
+    monkeypatch.setattr(pathpolicy, "resolve", resolve_then_move)
+    got = plan_edit(root, "a", "x = 1", "x = 2")
+    assert got == {"ok": False, "code": "not_found", "error": f"no such file or directory: {root}"}
+
+
+def test_a_file_that_grows_past_the_limit_while_read_is_refused(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    real_open = files.open_regular
+
+    def open_then_grow(beneath, rel):
+        fd = real_open(beneath, rel)
+        with open(p, "ab") as f:
+            f.write(b"y" * (EDIT_MAX_BYTES + 1 - len("x = 1\n")))
+        return fd
+
+    monkeypatch.setattr(files, "open_regular", open_then_grow)
+    got = plan_edit(root, "a", "x = 1", "x = 2")
+    assert got == {"ok": False, "code": "too_large", "size": EDIT_MAX_BYTES + 1,
+                   "error": f"edit_file refuses files above {EDIT_MAX_BYTES} bytes: a grew past it"}
+
+
+def test_a_new_file_is_no_hard_link_to_break(root):
+    from dashfloat.tools import runner
+
+    prepared = runner.prepare("write_file", {"path": "new.txt", "content": "x\n"}, str(root))
+    assert prepared.plan.created and prepared.plan.links == 1
+    assert not [line for line in prepared.preview if line[0] == "marker"]
+
+
+def race(monkeypatch, before=None, after_stat=None, stat_error=False):
+    """Someone else acts in the last moments before the write: `before` just before the check
+    that files.write_beneath runs in the directory it writes in, `after_stat` between that
+    check's stat and its open; `stat_error`: that stat fails."""
+    real = edit._still_as_planned
+
+    def wrapped(rel, expected):
+        check = real(rel, expected)
+
+        def racing(dir_fd, name):
+            if before:
+                before()
+            real_stat = os.stat
+
+            def spy(*args, **kwargs):
+                monkeypatch.setattr(os, "stat", real_stat)
+                if stat_error:
+                    raise OSError(5, "Input/output error")
+                st = real_stat(*args, **kwargs)
+                if after_stat:
+                    after_stat()
+                return st
+
+            monkeypatch.setattr(os, "stat", spy)
+            try:
+                return check(dir_fd, name)
+            finally:
+                monkeypatch.setattr(os, "stat", real_stat)
+
+        return racing
+
+    monkeypatch.setattr(edit, "_still_as_planned", wrapped)
+
+
+def to_link(p, target):
+    target.write_bytes(p.read_bytes())
+    p.unlink()
+    os.symlink(target.name, p)
+
+
+def test_a_file_removed_just_before_the_write_is_not_recreated(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    race(monkeypatch, before=p.unlink)
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview" and "it was removed" in got["error"]
+    assert not p.exists()
+
+
+def test_a_file_created_just_before_a_new_write_is_not_replaced(root, monkeypatch):
+    p = root / "new"
+    plan = plan_write(root, "new", "mine\n")
+    race(monkeypatch, before=lambda: p.write_text("theirs\n"))
+    got = apply_write(plan)
+    assert got["code"] == "changed_since_preview" and "it exists now" in got["error"]
+    assert p.read_text() == "theirs\n"
+
+
+def test_the_last_check_failing_to_stat_writes_nothing(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    race(monkeypatch, stat_error=True)
+    assert apply_edit(plan) == {"ok": False, "code": "io_error", "error": "cannot stat a: Input/output error"}
+    assert p.read_text() == "x = 1\n"
+
+
+def test_a_file_swapped_for_a_link_just_before_the_write(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    race(monkeypatch, before=lambda: to_link(p, root / "b"))
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview" and "it is no longer a regular file" in got["error"]
+    assert p.is_symlink() and (root / "b").read_text() == "x = 1\n"
+
+
+def test_a_file_swapped_for_a_link_between_the_last_stat_and_open(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+    race(monkeypatch, after_stat=lambda: to_link(p, root / "b"))
+    got = apply_edit(plan)
+    assert got["ok"] is False and "cannot open a" in got["error"], got
+    assert p.is_symlink() and (root / "b").read_text() == "x = 1\n"
+
+
+def test_a_file_swapped_for_a_fifo_between_the_last_stat_and_open_does_not_block(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+
+    def to_fifo():
+        p.unlink()
+        os.mkfifo(p)
+
+    race(monkeypatch, after_stat=to_fifo)
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview" and "its content differs" in got["error"]
+    assert stat.S_ISFIFO(os.lstat(p).st_mode)
+
+
+def test_a_file_that_grows_between_the_last_stat_and_read(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    plan = plan_edit(root, "a", "x = 1", "x = 2")
+
+    def grow():
+        with open(p, "a") as f:
+            f.write("more\n")
+
+    race(monkeypatch, after_stat=grow)
+    got = apply_edit(plan)
+    assert got["code"] == "changed_since_preview" and "its content differs" in got["error"]
+    assert p.read_text() == "x = 1\nmore\n"
+
+
+def test_an_edit_never_recreates_a_directory_removed_before_the_write(root, monkeypatch):
+    import shutil
+
+    (root / "d").mkdir()
+    (root / "d" / "a").write_text("x = 1\n")
+    plan = plan_edit(root, "d/a", "x = 1", "x = 2")
+    real_write = files.write_resolved
+
+    def remove_then_write(*args, **kwargs):
+        shutil.rmtree(root / "d")
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(files, "write_resolved", remove_then_write)
+    assert apply_edit(plan)["ok"] is False
+    assert not (root / "d").exists()
+
+
+def test_a_replacement_character_in_a_search_block_for_a_utf8_file_gets_no_hint(root):
+    (root / "a").write_text("café\n")
+    got = plan_edit(root, "a", "caf\ufffd", "tea")
+    assert got["code"] == "search_not_found" and got["error"].endswith("including whitespace and line endings)")
+
+
+def test_a_file_removed_since_a_write_preview_is_not_recreated(root):
+    p = root / "a"
+    p.write_text("old\n")
+    plan = plan_write(root, "a", "new\n")
+    p.unlink()
+    got = apply_write(plan)
+    assert got["code"] == "changed_since_preview" and "it was removed" in got["error"]
+    assert not p.exists()

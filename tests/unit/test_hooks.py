@@ -355,3 +355,137 @@ def test_a_failed_hook_tightens_an_allow_to_ask(tmp_path):
     answer = pre(tmp_path, "exit 7")
     assert guard.update(answer.decision, answer.who) is True
     assert guard.final == ASK and guard.decided_by == answer.who
+
+
+# ---- the parts on their own (found by `make mutation`) --------------------------------------
+
+
+def test_bound_keeps_what_fits_and_cuts_with_a_marker():
+    assert hooks._bound("a" * 40, 40, "x") == "a" * 40
+    marker = "\n[x truncated: 41 bytes]"
+    assert hooks._bound("a" * 41, 40, "x") == "a" * (40 - len(marker)) + marker
+    # only the head of a longer text: the marker says the whole size
+    assert hooks._bound("abc", 100, "note", total=500) == "abc\n[note truncated: 500 bytes]"
+    assert hooks._bound("abc", 100, "note", total=3) == "abc"
+    assert hooks._bound("abc", 100, "note", total=1) == "abc"  # (a total below the text's own size)
+    assert hooks._bound("abcdef", 5, "x") == "\n[x truncated: 6 bytes]"  # no room left but the marker
+
+
+def test_first_line_of_a_hooks_output():
+    assert hooks._first_line("  \n") == ""
+    assert hooks._first_line("\n  first \nsecond") == "first "
+    assert hooks._first_line("x" * 200) == "x" * 200
+    assert hooks._first_line("x" * 201) == "x" * 197 + "..."
+
+
+@pytest.mark.parametrize("run, problem", [
+    ({"ok": True}, None),
+    ({"ok": True, "truncated": True}, "H wrote more than 64 KiB of output"),
+    ({"ok": False, "cancelled": True, "code": "timeout"}, "H was cancelled"),
+    ({"ok": False, "code": "timeout"}, "H did not finish within 2.5s and was killed with its process group"),
+    ({"ok": False, "code": "exec_failed", "error": "No such file"}, "H could not be started: No such file"),
+    ({"ok": False, "code": "exec_failed"}, "H could not be started: unknown error"),
+    ({"ok": False, "code": "exit_status", "exit_code": 3, "output": "\n"}, "H exited with status 3"),
+    ({"ok": False, "code": "exit_status", "exit_code": 3, "output": "bad\nworse"}, "H exited with status 3: bad"),
+    ({"ok": False, "code": "exit_status", "signal": "SIGTERM", "output": ""}, "H was killed by signal SIGTERM"),
+    ({"ok": False, "code": "exit_status", "signal": "SIGTERM", "output": "x"}, "H was killed by signal SIGTERM: x"),
+    ({"ok": False, "code": "io_error", "error": "EIO"}, "H failed: EIO"),
+    ({"ok": False}, "H failed: unknown error"),
+])
+def test_why_a_run_is_no_answer(run, problem):
+    assert hooks._run_problem("H", run, 2.5) == problem
+
+
+def test_exact_bounds_of_reasons_and_notes(tmp_path):
+    """MAX_REASON and MAX_NOTE are 1 KiB and 4 KiB of UTF-8, the marker included."""
+    reason = pre(tmp_path, "head -c 50000 /dev/zero | tr '\\0' r; exit 2").reason
+    assert len(reason.encode()) == 1024 and reason.endswith("\n[reason truncated: 50000 bytes]")
+    note = post(tmp_path, "head -c 200000 /dev/zero | tr '\\0' n").note
+    assert len(note.encode()) == 4096
+
+
+def test_a_json_reason_is_stripped_and_bounded(tmp_path):
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps({"decision": "ask", "reason": "  because \n"}))
+    assert pre(tmp_path, f"cat '{path}'").reason == "because"
+    path.write_text(json.dumps({"decision": "ask", "reason": "w" * 5000}))
+    assert pre(tmp_path, f"cat '{path}'").reason.endswith("\n[reason truncated: 5000 bytes]")
+    path.write_text(json.dumps({"decision": "deny", "reason": None}))
+    result = pre(tmp_path, f"cat '{path}'")
+    assert (result.decision, result.reason, result.failed) == ("deny", "", False)
+
+
+def test_an_unknown_decision_is_shown_short_and_as_written(tmp_path):
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps({"decision": "é" * 100}, ensure_ascii=False))
+    shown = '"' + "é" * 76 + "..."
+    assert pre(tmp_path, f"cat '{path}'").reason.endswith(
+        f"answered an unknown decision {shown}; expected \"deny\", \"ask\" or \"allow\"; asking instead")
+    path.write_text(json.dumps({"decision": "é" * 78}, ensure_ascii=False))  # 80 characters shown: whole
+    assert f"unknown decision \"{'é' * 78}\";" in pre(tmp_path, f"cat '{path}'").reason
+    path.write_text(json.dumps({"decision": "é" * 79}, ensure_ascii=False))  # 81: cut
+    assert f"unknown decision \"{'é' * 76}...;" in pre(tmp_path, f"cat '{path}'").reason
+
+
+def test_exit_2_with_only_blanks_denies_in_the_hooks_name(tmp_path):
+    result = pre(tmp_path, "echo '   '; exit 2")
+    assert (result.decision, result.reason) == ("deny", f"{result.who} denied the call")
+
+
+def test_the_call_arrives_as_utf8_json_on_one_line(tmp_path):
+    copy = tmp_path / "got.json"
+    call = {"tool": "write_file", "arguments": {"path": "ü.txt"}, "id": "c"}
+    run_pre_hook(f"cat > '{copy}'", call, cwd=str(tmp_path))
+    raw = copy.read_bytes()
+    assert "ü.txt".encode() in raw and raw.endswith(b"}\n") and raw.count(b"\n") == 1
+
+
+def test_an_unexpected_error_fails_closed_and_is_logged(tmp_path, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(hooks, "_run", broken)
+    caplog.set_level("ERROR", logger="dashfloat.tools.hooks")
+    result = run_pre_hook("true", CALL, cwd=str(tmp_path))
+    assert [(r.getMessage(), r.exc_info[0]) for r in caplog.records] == [
+        ('hooks: pre_tool_use hook "true" failed unexpectedly', RuntimeError)]
+    caplog.clear()
+    assert result == HookResult(decision="ask", failed=True, note="", who=result.who,
+                                reason=f"{result.who} could not be run (RuntimeError); asking instead")
+    note = run_post_hook("true", CALL, RESULT, cwd=str(tmp_path))
+    assert note == HookResult(decision=None, failed=True, note="", who=note.who,
+                              reason=f"{note.who} could not be run (RuntimeError)")
+    assert [(r.getMessage(), r.exc_info[0]) for r in caplog.records] == [
+        ('hooks: post_tool_use hook "true" failed unexpectedly', RuntimeError)]
+
+
+def test_post_json_note_null_is_no_note_and_a_note_is_stripped(tmp_path):
+    result = post(tmp_path, """echo '{"note": null}'""")
+    assert (result.note, result.failed, result.reason) == ("", False, "")
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps({"note": "  tidy \n"}))
+    assert post(tmp_path, f"cat '{path}'").note == "tidy"
+
+
+def test_post_json_that_is_not_an_object_is_the_note(tmp_path):
+    assert post(tmp_path, """echo '{"a": 1} and more'""").note == '{"a": 1} and more'
+
+
+def test_post_huge_json_is_cut_as_text_not_parsed(tmp_path):
+    result = post(tmp_path, """printf '{"note": "'; head -c 100000 /dev/zero | tr '\\0' n; printf '"}'""")
+    assert not result.failed
+    assert result.note.startswith('{"note": "nnn')
+    assert result.note.endswith("\n[note truncated: 100012 bytes]")
+
+
+def test_post_failure_with_huge_output_is_a_failure(tmp_path):
+    result = post(tmp_path, "head -c 100000 /dev/zero | tr '\\0' n; exit 1")
+    assert result.failed and "exited with status 1" in result.reason and result.note == ""
+
+
+def test_a_hook_result_cannot_be_changed_after_the_fact(tmp_path):
+    import dataclasses
+
+    result = pre(tmp_path, "exit 7")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.decision = "allow"  # (the guard and the audit see what the hook said)

@@ -236,3 +236,107 @@ def test_audit_line_is_one_safe_line(root: Path) -> None:
     odd = audit_line("evil tool\n", {}, rules.Decision(DENY, "unknown tool", "x"))
     assert odd.startswith('tool="evil tool\\n" args_sha256=')
     assert "mode=" not in odd and "\n" not in odd
+
+
+# ---- more of the same, found by `make mutation` -----------------------------------------
+
+
+def test_session_rules_differ_by_tool_and_by_argument(root: Path) -> None:
+    policy = Policy()
+    make = policy.allow_exact("execute_command", cmd("make"))
+    ls = policy.allow_exact("execute_command", cmd("ls"))
+    write = policy.allow_exact("write_file", {"path": "a.txt"})
+    edit = policy.allow_exact("edit_file", {"path": "a.txt"})
+    assert policy.session_rules() == [make, ls, write, edit]
+    assert policy.decide("edit_file", {"path": "a.txt"}, root).decision == ALLOW
+    with pytest.raises(IndexError, match="no session rule number 4"):
+        policy.revoke(4)
+    assert policy.revoke(3) is edit
+
+
+def test_allow_exact_with_the_root_names_a_path_as_decide_sees_it(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "docs").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    policy = Policy()
+    rule = policy.allow_exact("write_file", {"path": str(real / "docs" / "a.md")}, root=link)
+    assert rule.pattern == "docs/a.md"
+    assert policy.decide("write_file", {"path": "docs/a.md"}, link).decision == ALLOW
+    assert policy.decide("write_file", {"path": str(real / "docs" / "a.md")}, link).decision == ALLOW
+    # a command is never a path, whatever it looks like
+    command = policy.allow_exact("execute_command", cmd(str(real / "docs")), root=link)
+    assert command.pattern == str(real / "docs")
+
+
+def test_respelled_only_changes_an_absolute_path_inside_through_a_link(tmp_path: Path) -> None:
+    from dashfloat.tools.permissions import _respelled
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    inside = {"path": str(real / "sub" / "x")}
+    assert _respelled("read_file", inside, str(link)) == {"path": "sub/x"}
+    assert _respelled("read_file", inside, None) is inside
+    assert _respelled("read_file", inside, str(real)) is inside  # lexically inside already
+    for args in ({"path": "sub/x"}, {"path": str(tmp_path / "elsewhere")}, {"path": 3}, {},
+                 {"path": str(real / "sub") + "\x00x"}):
+        assert _respelled("read_file", args, str(link)) is args
+    assert _respelled("execute_command", {"command": str(real)}, str(link)) == {"command": str(real)}
+    assert _respelled("nope", inside, str(link)) is inside
+    assert _respelled("read_file", [str(real)], str(link)) == [str(real)]
+
+
+def test_aliases_of_the_file_tools(tmp_path: Path) -> None:
+    from dashfloat.tools.permissions import _aliases
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "alias").symlink_to("sub")
+    assert _aliases("read_file", {"path": "alias/x"}, str(root)) == ("sub/x",)
+    assert _aliases("list_directory", {"path": "alias"}, str(root)) == ("sub",)
+    assert _aliases("search_workspace", {"path": "alias"}, str(root)) == ("sub",)
+    assert _aliases("read_file", {"path": "sub/x"}, str(root)) == ()
+    assert _aliases("read_file", {"path": "alias/x"}, None) == ()
+    assert _aliases("execute_command", {"command": "alias"}, str(root)) == ()
+    assert _aliases("read_file", ["alias/x"], str(root)) == ()
+    assert _aliases("nope", {"path": "alias/x"}, str(root)) == ()
+    for path in ("", "a\x00b", None, 3):
+        assert _aliases("read_file", {"path": path}, str(root)) == ()
+
+
+def test_describe_without_a_source_and_with_several_examples(root: Path) -> None:
+    rule = parse_rule("execute_command(rm *)", DENY, "user config u", match=["rm x", "rm y"],
+                      not_match=["ls"])
+    lines = Policy([("user config u", [rule])]).describe()
+    assert lines[:2] == ["mode: ask", "  calls that no rule allows ask first"]
+    assert "  deny   execute_command(rm *)   (3 examples checked)" in lines
+    assert lines[-2:] == ["session:", "  (no rules)"]
+    policy = Policy(mode_source="x\ny")
+    policy.mode = "read-only"
+    assert policy.describe()[:2] == ["mode: read-only   (this session)",
+                                     "  every write, edit and command is denied"]
+    assert Policy(mode="accept-edits", mode_source="a\nb").describe()[0] == "mode: accept-edits   (a\\nb)"
+
+
+def test_a_path_the_path_policy_cannot_resolve_has_no_alias(root: Path, monkeypatch) -> None:
+    import types
+
+    from dashfloat.tools import pathpolicy, permissions
+
+    (root / "sub").mkdir()
+    (root / "alias").symlink_to("sub")
+    policy = Policy([layer("user config u", (DENY, "read_file(sub/**)"))])
+
+    def unresolvable(*args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    with monkeypatch.context() as m:
+        m.setattr(pathpolicy, "resolve", unresolvable)
+        assert permissions._aliases("read_file", {"path": "alias/x"}, str(root)) == ()
+        # (no alias: the rules see the lexical name; the path policy refuses the read itself)
+        assert policy.decide("read_file", {"path": "alias/x"}, root).decision == ALLOW
+    no_relpath = types.SimpleNamespace(fspath=os.fspath, path=types.SimpleNamespace(
+        relpath=lambda *a: (_ for _ in ()).throw(ValueError("path is on mount 'C:'"))))
+    monkeypatch.setattr(permissions, "os", no_relpath)
+    assert permissions._aliases("read_file", {"path": "alias/x"}, str(root)) == ()
+    assert policy.decide("read_file", {"path": "alias/x"}, root).decision == ALLOW

@@ -249,3 +249,549 @@ def test_policy_check_names_the_repository_and_the_program(tmp_path, git_home, m
         "  reason: git would run what the repository's config names: filter.x.clean = ./x.sh "
         "(in .git/config)",
     ]
+
+
+# -- the parts on their own (found by `make mutation`) --------------------------------------
+
+E = repocheck._Entry
+HOME_CFG = "/home/me/.gitconfig"
+
+
+def own(key: str, value: str | None, scope: str = "global") -> repocheck._Entry:
+    """An entry of the user's own config file (outside every working directory here)."""
+    return E(scope, f"file:{HOME_CFG}", key, value, HOME_CFG)
+
+
+def repo_entry(key: str, value: str | None, root: str = "/w/proj") -> repocheck._Entry:
+    path = f"{root}/.git/config"
+    return E("local", f"file:{path}", key, value, path)
+
+
+@pytest.mark.parametrize("count", ["x", "-3", ""])
+def test_config_env_starts_at_zero_after_a_bogus_count(count):
+    env = repocheck.config_env([("k.a", "v")], {"GIT_CONFIG_COUNT": count})
+    assert env == {"GIT_CONFIG_KEY_0": "k.a", "GIT_CONFIG_VALUE_0": "v", "GIT_CONFIG_COUNT": "1"}
+
+
+def test_neutral_env_values_without_user_config():
+    env = repocheck.neutral_env([], "/w/proj", {})
+    pairs = pairs_of(env)
+    assert pairs[0] == ("safe.barerepository", "explicit")
+    assert ("core.fsmonitor", "false") in pairs and ("core.hookspath", os.devnull) in pairs
+    assert ("core.askpass", "") in pairs  # no SSH_ASKPASS either: no askpass program at all
+    assert ("credential.helper", "") in pairs
+    keys = [k for k, _ in pairs]
+    # no value runs nothing for these: left unset (a repository setting one makes the call ask)
+    assert "diff.external" not in keys and "gpg.ssh.defaultkeycommand" not in keys
+    assert "GIT_SSH_COMMAND" not in env
+    assert len(keys) == len(set(keys))  # one value each
+
+
+def test_neutral_env_keeps_the_users_own_values_and_only_theirs():
+    entries = [
+        own("core.sshCommand", "myssh"),
+        own("diff.external", "difft"),
+        own("core.askPass", "/usr/bin/mypass"),
+        own("credential.helper", ""),  # (an empty value of the user's resets their list)
+        own("credential.helper", "store"),
+        own("core.editor", "vi"), own("core.editor", "nano"),  # the last one wins, as in git
+        own("core.pager", None),  # a key without a value is no value
+        E("command", "command line:", "core.fsmonitor", "/usr/bin/watchman-hook", None),
+        E("command", "command line:", "safe.bareRepository", "all", None),  # (the probe's own)
+        repo_entry("gpg.program", "evil"),
+        E("global", "file:/w/proj/home/.gitconfig", "core.hooksPath", "evil", "/w/proj/home/.gitconfig"),
+        E("global", "blob:abc", "gpg.x509.program", "evil", None),
+    ]
+    env = repocheck.neutral_env(entries, "/w/proj", {"GIT_SSH": "/opt/ssh", "SSH_ASKPASS": "/x"})
+    pairs = pairs_of(env)
+    got = dict(pairs)
+    assert got["core.sshcommand"] == "myssh" and "GIT_SSH_COMMAND" not in env
+    assert got["diff.external"] == "difft"
+    assert got["core.askpass"] == "/usr/bin/mypass"
+    assert got["core.editor"] == "nano"
+    assert got["core.pager"] == "cat"
+    assert got["core.fsmonitor"] == "/usr/bin/watchman-hook"
+    assert got["safe.barerepository"] == "explicit"
+    assert got["gpg.program"] == "gpg" and got["core.hookspath"] == os.devnull
+    assert got["gpg.x509.program"] == "gpgsm"
+    assert [v for k, v in pairs if k == "credential.helper"] == ["", "store"]
+
+
+def test_git_ssh_command_of_the_user_beats_git_ssh():
+    env = repocheck.neutral_env([], "/w/proj", {"GIT_SSH": "/opt/ssh", "GIT_SSH_COMMAND": "ssh -v"})
+    assert env["GIT_SSH_COMMAND"] == "ssh -v"
+    assert "core.sshcommand" not in dict(pairs_of(env))
+
+
+def test_unneutralised_keys_need_the_repository_to_set_them():
+    root = "/w/proj"
+    gitdir = f"{root}/.git"
+    external = repo_entry("diff.external", "evil")
+    keycmd = repo_entry("gpg.ssh.defaultKeyCommand", "evil")
+    assert repocheck._unneutralised([external, keycmd], root, {}, gitdir) == [
+        "diff.external = evil (in .git/config)", "gpg.ssh.defaultKeyCommand = evil (in .git/config)"]
+    # the user's own value, or GIT_EXTERNAL_DIFF, decides instead
+    assert repocheck._unneutralised([own("diff.external", "difft"), external], root, {}, gitdir) == []
+    assert repocheck._unneutralised([external], root, {"GIT_EXTERNAL_DIFF": "x"}, gitdir) == []
+    assert repocheck._unneutralised([own("gpg.ssh.defaultKeyCommand", "k")], root, {}, gitdir) == []
+    assert repocheck._unneutralised([repo_entry("core.fsmonitor", "evil")], root, {}, gitdir) == []
+    # a "global" file inside the repository being checked is the repository's
+    inside = E("global", f"file:{gitdir}/x", "diff.external", "evil", f"{gitdir}/x")
+    assert len(repocheck._unneutralised([inside], root, {}, gitdir)) == 1
+
+
+def test_what_counts_as_the_users_own():
+    root = "/w/proj"
+    assert repocheck._trusted(own("a.b", "v"), root, ())
+    assert repocheck._trusted(own("a.b", "v", scope="system"), root, ())
+    assert not repocheck._trusted(own("a.b", "v", scope="local"), root, ())
+    assert not repocheck._trusted(own("a.b", "v", scope="worktree"), root, ())
+    assert not repocheck._trusted(E("global", "blob:x", "a.b", "v", None), root, ())
+    assert repocheck._trusted(E("command", "command line:", "a.b", "v", None), root, ())
+    assert not repocheck._trusted(E("command", "command line:", "safe.bareRepository", "all", None), root, ())
+    inside = E("global", "file:/w/proj/h/.gitconfig", "a.b", "v", "/w/proj/h/.gitconfig")
+    assert not repocheck._trusted(inside, root, ())
+    assert repocheck._trusted(own("a.b", "v"), root, ("/elsewhere",))
+    assert not repocheck._trusted(own("a.b", "v"), root, ("/home/me",))
+    assert not repocheck._trusted(E("global", "file:/w/proj", "a.b", "v", "/w/proj"), root, ())
+    assert repocheck._trusted(E("global", "file:/w/project", "a.b", "v", "/w/project"), root, ())
+
+
+@pytest.mark.parametrize("key, value, named", [
+    ("filter.x.clean", None, True),  # (a key given without a value)
+    ("core.bare", None, False),
+    ("user.name", "  !bob", True),
+    ("user.name", "bo!b", False),
+    ("safe.bareRepository", "all", False),
+    ("filter.lfs.smudge", "git-lfs smudge -- %f", False),
+    ("filter.lfs.process", "git-lfs filter-process", False),
+    ("filter.lfs.process", "git-lfs smudge -- %f", True),
+])
+def test_which_keys_name_a_program_more(key, value, named):
+    assert repocheck.untrusted_program(key, value) is named
+
+
+def test_a_finding_shows_the_value_bounded_and_on_one_line():
+    root = "/w/proj"
+    assert repocheck._finding(E("local", "blob:abc", "filter.x.clean", None, None), root) == \
+        "filter.x.clean = (no value) (in blob:abc)"
+    long = "x" * 100
+    assert repocheck._finding(repo_entry("diff.t.textconv", long), root) == \
+        f"diff.t.textconv = {long} (in .git/config)"
+    assert repocheck._finding(repo_entry("diff.t.textconv", long + "y"), root) == \
+        f"diff.t.textconv = {long}… (in .git/config)"
+    assert repocheck._finding(repo_entry("diff.t.textconv", "a\nb"), root) == \
+        "diff.t.textconv = a\\nb (in .git/config)"
+    outside = E("local", "file:/else/config", "diff.t.textconv", "v", "/else/config")
+    assert repocheck._finding(outside, root) == "diff.t.textconv = v (in /else/config)"
+
+
+def test_inside_and_shown():
+    assert repocheck._inside("/w/proj", "/w/proj") and repocheck._inside("/w/proj/a", "/w/proj/")
+    assert not repocheck._inside("/w/project", "/w/proj") and not repocheck._inside("/w", "/w/proj")
+    assert repocheck._inside("/anything", "/")
+    assert repocheck._shown("/w/proj", "/w/proj") == "."
+    assert repocheck._shown("/w/proj/a/b", "/w/proj") == "a/b"
+    assert repocheck._shown("/w/other", "/w/proj") == "/w/other"
+
+
+def test_parse_config_reads_scope_origin_key_and_value(tmp_path):
+    out = (b"global\0file:/h/.gitconfig\0user.name\nt\0"
+           b"local\0file:.git/config\0core.bare\0"
+           b"command\0command line:\0a.b\nx\ny\0")
+    entries = repocheck._parse_config(out, str(tmp_path))
+    assert entries == [
+        E("global", "file:/h/.gitconfig", "user.name", "t", "/h/.gitconfig"),
+        E("local", "file:.git/config", "core.bare", None, str(tmp_path / ".git" / "config")),
+        E("command", "command line:", "a.b", "x\ny", None),
+    ]
+    assert repocheck._parse_config(b"", str(tmp_path)) == []
+    # (git ends every record with NUL; a last one without it still counts)
+    assert repocheck._parse_config(b"global\0file:/h\0a.b\nv", str(tmp_path)) == [
+        E("global", "file:/h", "a.b", "v", "/h")]
+    with pytest.raises(repocheck._Unreadable):
+        repocheck._parse_config(b"global\0file:/h\0", str(tmp_path))
+
+
+def test_git_options_read_the_words_before_the_command():
+    opts = repocheck._git_options
+    assert opts(["git"]) == ([], None, None)
+    assert opts(["git", "-C"]) == ([], None, None)
+    assert opts(["git", "-C", "a"]) == (["a"], None, None)
+    assert opts(["git", "-C", "a", "-c", "x.y=z", "--no-pager", "-C", "b", "lg", "-C", "c"]) == \
+        (["a", "b"], "lg", None)
+    assert opts(["git", "--git-dir=/x", "status"])[2] == "it names another git directory or work tree (--git-dir=/x)"
+    assert opts(["/usr/bin/git", "-p", "log"]) == ([], "log", None)
+
+
+def test_cd_targets_are_where_the_command_goes():
+    cd = lambda command, environ={"HOME": "/h"}: repocheck._cd_targets(  # noqa: E731
+        rules.analyze_command(command), "/w", environ)
+    assert cd("cd sub && git status") == (["/w/sub"], None)
+    assert cd("cd -P -- sub; pushd /abs; cd") == (["/w/sub", "/abs", "/h"], None)
+    assert cd("cd", {}) == ([], "it changes to a directory known only when it runs")
+    assert cd("cd", {"HOME": ""})[1] is not None
+    for command in ("cd -", "pushd +1", "popd; cd -2"):
+        assert cd(command)[1] == "it changes to a directory known only when it runs", command
+    assert cd("cd a; cd -; cd b") == (["/w/a"], "it changes to a directory known only when it runs")
+
+
+def test_which_commands_run_git():
+    assert repocheck.runs_git("git status") and repocheck.runs_git("/usr/bin/git log")
+    assert repocheck.runs_git("git-upload-pack .") and repocheck.runs_git("xargs git lg")
+    assert repocheck.runs_git("git lg $(")  # unparsable: its loose words count
+    assert not repocheck.runs_git("ls -la") and not repocheck.runs_git("gitk")
+    assert not repocheck.runs_git("echo git")
+
+
+def reasons_of(command: str, cwd: Path, root: Path | None = None, **kw) -> tuple[str, ...]:
+    return repocheck.check(command, str(cwd), str(root or cwd), **kw).reasons
+
+
+def test_git_answers_are_bounded_in_size(tmp_path):
+    probe = repocheck._Probe("git", os.environ)
+    status, out, _ = probe.run(["--version"], str(tmp_path))
+    assert status == 0 and out.startswith(b"git version ")
+    assert probe.run(["--version"], str(tmp_path), limit=len(out))[1] == out
+    with pytest.raises(repocheck._Unreadable, match="too large"):
+        probe.run(["--version"], str(tmp_path), limit=len(out) - 1)
+
+
+def test_the_submodules_of_a_large_index_are_all_found(tmp_path):
+    """ls-files' records arrive in chunks of the pipe: a record cut between two chunks counts."""
+    root = make_repo(tmp_path / "r")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    blob = git(root, "rev-parse", "HEAD:a.txt").strip()
+    subs = [f"d/sub-{i:05d}-{'x' * 40}" for i in range(3000)]
+    lines = [f"100644 {blob}\td/0-file", f"100644 {blob}\tz-file"] + [f"160000 {commit}\t{p}" for p in subs]
+    subprocess.run(["git", "update-index", "--index-info"], cwd=root, check=True,
+                   input="\n".join(lines) + "\n", text=True)
+    probe = repocheck._Probe("git", os.environ)
+    assert repocheck._gitlinks(probe, str(root)) == subs
+
+
+def test_what_git_is_is_asked_once(tmp_path, monkeypatch):
+    import shutil
+    git_path = shutil.which("git")
+    monkeypatch.setattr(repocheck, "_ABOUT", {})
+    probe = repocheck._Probe(git_path, os.environ)
+    about = probe.about()
+    shown = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.split()[2]
+    assert about.version == tuple(int(n) for n in shown.split(".")[:2])
+    assert {"status", "log", "diff"} <= about.builtins and "lg" not in about.builtins
+
+    def no_git(*args, **kw):
+        raise AssertionError("git run again")
+
+    monkeypatch.setattr(probe, "run", no_git)
+    assert probe.about() is about
+    link = tmp_path / "git"
+    link.symlink_to(git_path)  # another path: asked again, and only that one is kept
+    other = repocheck._Probe(str(link), os.environ).about()
+    assert other == about and list(repocheck._ABOUT) == [(str(link), *list(repocheck._ABOUT)[0][1:])]
+
+
+def test_no_answer_from_git_is_no_version(tmp_path, monkeypatch):
+    monkeypatch.setattr(repocheck, "_ABOUT", {})
+    fake = tmp_path / "git"
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    assert repocheck._Probe(str(fake), os.environ).about() == repocheck._About((0, 0), frozenset())
+
+
+def test_at_most_so_many_repositories_are_read(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    for i in range(17):
+        git(root, "init", "-q", f"r{i}")
+    command = lambda n: "; ".join(f"git -C r{i} status" for i in range(n))  # noqa: E731
+    assert reasons_of(command(16), root) == ()  # (MAX_REPOSITORIES)
+    assert reasons_of(command(17), root) == (
+        "it has more nested repositories than DashFloat checks",)
+    # the same repository seen from many directories is read once
+    repo = make_repo(tmp_path / "one")
+    for i in range(17):
+        (repo / f"d{i}").mkdir()
+    many = "; ".join(f"git -C d{i} status" for i in range(17))
+    assert reasons_of(many, repo) == ()
+
+
+def nested_chain(root: Path, levels: int) -> Path:
+    """A repository with a submodule with a submodule... `levels` below it; the innermost."""
+    paths = [root / "/".join(["s"] * n) if n else root for n in range(levels + 1)]
+    make_repo(paths[-1])
+    for parent, child in zip(reversed(paths[:-1]), reversed(paths[1:]), strict=True):
+        make_repo(parent)
+        git(parent, "add", child.name)
+        git(parent, "commit", "-qm", "sub")
+    return paths[-1]
+
+
+def test_submodules_are_read_so_deep(tmp_path):
+    fine = tmp_path / "fine"
+    inner = nested_chain(fine, 3)  # (MAX_DEPTH is 4)
+    assert reasons_of("git status", fine) == ()
+    config(inner, "filter.x.clean", "evil")  # the innermost is read
+    assert "filter.x.clean = evil (in s/s/s/.git/config)" in repocheck.describe(reasons_of("git status", fine))
+    deep = tmp_path / "deep"
+    nested_chain(deep, 4)
+    assert reasons_of("git status", deep) == ("its submodules are nested deeper than DashFloat checks",)
+
+
+def test_the_first_bad_submodule_ends_the_check(tmp_path):
+    root = make_repo(tmp_path / "r")
+    for name in ("a", "b"):
+        config(make_repo(root / name), "filter.x.clean", "evil")
+        git(root, "add", name)
+    git(root, "commit", "-qm", "subs")
+    assert reasons_of("git status", root) == (
+        "git would run what the repository's config names: filter.x.clean = evil (in a/.git/config)",)
+
+
+def test_unpopulated_submodules_are_skipped(tmp_path):
+    """A clone without --recursive: gitlinks whose directory is empty or missing."""
+    root = make_repo(tmp_path / "r")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    for name in ("empty", "missing"):
+        git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},{name}")
+    (root / "empty").mkdir()
+    assert reasons_of("git status", root) == ()
+
+
+def test_findings_beyond_a_few_are_counted(tmp_path):
+    root = make_repo(tmp_path / "r")
+    for n in range(3):  # (MAX_SHOWN)
+        config(root, f"filter.f{n}.clean", "evil")
+    assert reasons_of("git status", root)[0].endswith("filter.f2.clean = evil (in .git/config)")
+    config(root, "diff.t.textconv", "evil")
+    config(root, "merge.m.driver", "evil")
+    assert reasons_of("git status", root) == (
+        "git would run what the repository's config names: filter.f0.clean = evil (in .git/config); "
+        "filter.f1.clean = evil (in .git/config); filter.f2.clean = evil (in .git/config) and 2 more",)
+
+
+def test_a_git_symlink_to_another_repository_asks(tmp_path):
+    elsewhere = make_repo(tmp_path / "elsewhere")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / ".git").symlink_to(elsewhere / ".git")
+    reasons = repocheck.describe(reasons_of("git status", root))
+    assert f"the repository's .git points outside the working directory, to {elsewhere / '.git'}" in reasons
+
+
+def test_a_repository_git_cannot_read_asks(tmp_path):
+    root = make_repo(tmp_path / "r")
+    assert reasons_of("cd .git && git status", root) == ()  # (git refuses a bare repository: so does the command's)
+    config(root, "core.repositoryformatversion", "99")
+    assert reasons_of("git status", root) == (
+        "git cannot read the repository at .: fatal: Expected git repo version <= 1, found 99",)
+
+
+def test_a_submodules_own_directory_as_the_working_directory(tmp_path):
+    """Its git directory is in the enclosing repository's .git/modules: not a redirection."""
+    upstream = make_repo(tmp_path / "upstream")
+    top = make_repo(tmp_path / "top")
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    assert (top / "sub" / ".git").is_file()
+    assert reasons_of("git status", top / "sub") == ()
+    assert reasons_of("git status", top) == ()
+
+
+def test_cd_home_checks_the_home_repository(tmp_path):
+    root = make_repo(tmp_path / "r")
+    home = make_repo(tmp_path / "home2")
+    config(home, "filter.x.clean", "evil")
+    environ = {**os.environ, "HOME": str(home)}
+    assert "filter.x.clean" in repocheck.describe(reasons_of("cd && git status", root, environ=environ))
+    environ.pop("HOME")
+    assert "known only when it runs" in repocheck.describe(reasons_of("cd && git status", root, environ=environ))
+
+
+@pytest.mark.parametrize("version, older", [((2, 37), True), ((2, 38), False), ((1, 99), True), ((3, 0), False)])
+def test_the_oldest_git_that_keeps_the_settings(tmp_path, monkeypatch, version, older):
+    root = make_repo(tmp_path / "r")
+    monkeypatch.setattr(repocheck._Probe, "about", lambda self: repocheck._About(version, frozenset({"status"})))
+    assert bool(reasons_of("git status", root)) is older
+
+
+def test_a_config_listing_above_4_mib_is_not_read(tmp_path):
+    root = make_repo(tmp_path / "r")
+    probe = repocheck._Probe("git", os.environ)
+    args = ["config", "--list", "-z", "--show-scope", "--show-origin"]
+
+    def listing_of(value_size: int) -> int:
+        (root / ".git" / "big.cfg").write_text(f"[x]\n\ty = {'a' * value_size}\n")
+        return len(probe.run(args, str(root), env=probe.config_env, limit=1 << 30)[1])
+
+    git(root, "config", "include.path", "big.cfg")
+    size = 4 * 1024 * 1024 + 1 - listing_of(0)
+    assert listing_of(size) == 4 * 1024 * 1024 + 1
+    with pytest.raises(repocheck._Unreadable, match="too large"):
+        probe.config(str(root))
+    listing_of(size - 1)
+    assert ("x.y", "a" * (size - 1)) in [(e.key, e.value) for e in probe.config(str(root))]
+
+
+def test_a_repository_path_with_a_newline_cannot_be_read(tmp_path):
+    root = tmp_path / "x\ny"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert reasons_of("git status", root) == ("git does not see a work tree at .",)
+
+
+def test_an_index_git_cannot_list_asks(tmp_path):
+    root = make_repo(tmp_path / "r")
+    (root / ".git" / "index").write_bytes(b"garbage")
+    assert reasons_of("git status", root) == (
+        "git cannot list the repository's files: fatal: .git/index: index file smaller than expected",)
+
+
+def fake_git(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fakegit" / "git"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("body", ["exec sleep {mark}", "exec >&- 2>&-; exec sleep {mark}"])
+def test_a_git_that_hangs_is_killed_at_the_deadline(tmp_path, body):
+    """Whether it hangs writing nothing, or after closing its output."""
+    from tests.procs import live_with_marker, wait_for
+
+    mark = f"7.{os.getpid()}{len(body)}"
+    probe = repocheck._Probe(fake_git(tmp_path, body.format(mark=mark)), os.environ, timeout=0.5)
+    with pytest.raises(repocheck._Unreadable, match="git took too long to read the repository"):
+        probe.run(["status"], str(tmp_path))
+    assert wait_for(lambda: not live_with_marker(mark)), live_with_marker(mark)
+
+
+def test_a_git_that_cannot_start(tmp_path):
+    path = tmp_path / "git"
+    path.write_text("#!/bin/sh\n")  # not executable
+    with pytest.raises(repocheck._Unreadable, match="could not run git: Permission denied"):
+        repocheck._Probe(str(path), os.environ).run(["--version"], str(tmp_path))
+
+
+def test_what_a_git_says_on_failure(tmp_path):
+    probe = repocheck._Probe(fake_git(tmp_path, "echo out; echo 'first' >&2; echo 'second' >&2; exit 3"),
+                             os.environ)
+    assert probe.run(["x"], str(tmp_path)) == (3, b"out\n", "first")
+    with pytest.raises(repocheck._Unreadable, match="^git cannot read the config: first$"):
+        probe.config(str(tmp_path))
+    quiet = repocheck._Probe(fake_git(tmp_path, "exit 4"), os.environ)
+    with pytest.raises(repocheck._Unreadable, match="^git cannot read the config: exit status 4$"):
+        quiet.config(str(tmp_path))
+    with pytest.raises(repocheck._Unreadable, match="^git cannot list the repository's files: exit status 4$"):
+        repocheck._gitlinks(quiet, str(tmp_path))
+    long = repocheck._Probe(fake_git(tmp_path, "head -c 5000 /dev/zero | tr '\\0' e >&2; exit 1"), os.environ)
+    assert long.run(["x"], str(tmp_path))[2] == "e" * 4096  # the first 4 KiB of what git says
+
+
+def test_verdicts_and_entries_are_frozen(tmp_path):
+    import dataclasses
+
+    verdict = repocheck.check("ls", str(tmp_path), str(tmp_path))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.reasons = ("x",)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        own("a.b", "v").value = "w"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        repocheck._About((2, 40), frozenset()).version = (3, 0)  # (shared through the cache)
+
+
+def test_a_spent_time_budget_starts_no_git(tmp_path, monkeypatch):
+    started = []
+    monkeypatch.setattr(repocheck.subprocess, "Popen", lambda *a, **kw: started.append(a))
+    probe = repocheck._Probe("git", os.environ, timeout=0.0)
+    with pytest.raises(repocheck._Unreadable, match="too long"):
+        probe.run(["--version"], str(tmp_path))
+    assert started == []
+
+
+def test_a_budget_under_a_second_is_still_used(tmp_path):
+    probe = repocheck._Probe("git", os.environ, timeout=0.8)
+    assert probe.run(["--version"], str(tmp_path))[1].startswith(b"git version ")
+
+
+def test_git_runs_in_its_own_session_without_our_descriptors(tmp_path):
+    read, write = os.pipe()
+    high = os.dup2(read, 97, inheritable=True)
+    try:
+        probe = repocheck._Probe(fake_git(tmp_path, "cut -d' ' -f6 /proc/$$/stat; echo $$; ls /proc/$$/fd"),
+                                 os.environ)
+        out = probe.run(["x"], str(tmp_path))[1].decode().split()
+    finally:
+        os.close(high)
+        os.close(read)
+        os.close(write)
+    assert out[0] == out[1]  # a session leader: the session id is its own pid
+    assert str(high) not in out[2:]
+
+
+def test_a_killed_git_is_reaped(tmp_path):
+    pidfile = tmp_path / "pid"
+    probe = repocheck._Probe(fake_git(tmp_path, f"echo $$ > '{pidfile}'; exec sleep 30"), os.environ, timeout=0.5)
+    with pytest.raises(repocheck._Unreadable, match="too long"):
+        probe.run(["x"], str(tmp_path))
+    pid = int(pidfile.read_text())
+    assert not os.path.exists(f"/proc/{pid}")  # not even a zombie
+
+
+def test_the_last_record_may_lack_its_nul(tmp_path):
+    sub = repocheck._Probe(fake_git(tmp_path, "printf '100644 x 0\\tfile\\000160000 x 0\\tsub'"), os.environ)
+    assert repocheck._gitlinks(sub, str(tmp_path)) == ["sub"]
+    file = repocheck._Probe(fake_git(tmp_path, "printf '160000 x 0\\tsub\\000100644 x 0\\tfile'"), os.environ)
+    assert repocheck._gitlinks(file, str(tmp_path)) == ["sub"]
+
+
+def test_git_is_read_in_english_whatever_the_users_language(tmp_path):
+    """The probe recognises git's "not a git repository" (and reasons quote git in English)."""
+    environ = {**os.environ, "LANGUAGE": "de", "LC_ALL": "C.UTF-8"}
+    assert reasons_of("git status", tmp_path, environ=environ) == ()
+    root = make_repo(tmp_path / "r")
+    with (root / ".git" / "config").open("a") as f:
+        f.write("[broken\n")
+    assert reasons_of("git status", root, environ=environ)[0].startswith(
+        "git cannot read the config: fatal: bad config line ")
+
+
+def test_a_bare_lookalike_is_not_read_even_for_its_config(tmp_path):
+    """git refuses it (safe.bareRepository=explicit), so a broken config in it is no reason."""
+    root = tmp_path / "root"
+    for sub in ("objects", "refs"):
+        (root / sub).mkdir(parents=True)
+    (root / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "config").write_text("[core]\n\tbare = true\n[broken\n")
+    assert reasons_of("git status", root) == ()
+
+
+def test_a_full_path_to_git_in_an_unparsable_command_runs_git():
+    assert repocheck.runs_git("/usr/bin/git lg $(") and repocheck.runs_git("/opt/git-2/bin/git-lg $(")
+    assert not repocheck.runs_git("/usr/bin/gitk $(")
+
+
+def test_a_submodule_path_may_hold_a_tab(tmp_path):
+    probe = repocheck._Probe(fake_git(tmp_path, "printf '160000 x 0\\ta\\tb\\000'"), os.environ)
+    assert repocheck._gitlinks(probe, str(tmp_path)) == ["a\tb"]
+
+
+def test_a_gitlink_that_is_a_symlink_to_a_directory_is_not_followed(tmp_path):
+    """git does not enter it either: a link to a directory of another repository is no submodule."""
+    other = make_repo(tmp_path / "other")
+    config(other, "filter.x.clean", "evil")
+    (other / "dir").mkdir()
+    root = make_repo(tmp_path / "r")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    git(root, "update-index", "--add", "--cacheinfo", f"160000,{commit},sub")
+    (root / "sub").symlink_to(other / "dir")
+    assert reasons_of("git status", root) == ()
+
+
+def test_cd_with_two_operands_goes_to_the_first(tmp_path):
+    """/bin/sh (dash) changes to the first operand and ignores the rest."""
+    root = tmp_path / "root"
+    root.mkdir()
+    config(make_repo(root / "sub"), "filter.x.clean", "evil")
+    for command in ("cd sub x && git status", "cd sub - && git status", "cd sub +1 && git status"):
+        assert "filter.x.clean" in repocheck.describe(reasons_of(command, root)), command
