@@ -983,3 +983,114 @@ def test_the_listing_row_on_screen_has_one_line_per_entry(odd_names):
     assert row["text"] == f"ok: {len(ROUND_TRIP)} entries"
     assert len(row["excerpt"]) == len(ROUND_TRIP)
     assert "nl\\nname" in row["excerpt"] and "caf\\xe9.txt" in row["excerpt"] and "sub\\xe9/" in row["excerpt"]
+
+
+# -- found by `make mutation` (i8 §5) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("nul_at, code", [(8 * 1024 - 1, "binary"), (8 * 1024, None)])
+def test_binary_sniffing_looks_at_the_first_8_kib(root, nul_at, code):
+    # the sample is the first 8 KiB (read_file and edit_file share it): a NUL within it makes
+    # the file binary; one past it is content, shown as it is
+    (root / "f").write_bytes(b"a" * nul_at + b"\0\n")
+    got = read_file(root, "f")
+    assert got.get("code") == code
+    if code is None:
+        assert got["content"] == "a" * nul_at + "\0\n"
+
+
+def test_decode_text_reports_an_incomplete_last_character_unless_told_the_bytes_were_cut():
+    assert files.decode_text(b"ok\xc3") == ("ok\ufffd", True)
+    assert files.decode_text(b"ok\xc3", cut=True) == ("ok", False)
+    assert files.decode_text(b"\xffok\xc3", cut=True) == ("\ufffdok", True)
+
+
+@pytest.mark.parametrize("taken, written", [(7, True), (8, False)])
+def test_atomic_write_tries_eight_temp_names(root, monkeypatch, taken, written):
+    # names already there (another writer's, or a leftover) are skipped: the eighth free
+    # one is still used; after eight taken ones the write gives up and changes nothing
+    tokens = iter(f"{i:016x}" for i in range(100))
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(tokens))
+    for i in range(taken):
+        (root / f".t.{i:016x}.dftmp").write_text("someone's")
+    if written:
+        atomic_write(str(root / "t"), b"x")
+        assert (root / "t").read_bytes() == b"x"
+    else:
+        with pytest.raises(FileExistsError):
+            atomic_write(str(root / "t"), b"x")
+        assert not (root / "t").exists()
+
+
+@pytest.mark.parametrize("exc, code, message", [
+    (files.safeopen.Escape("a link leads outside"), "path_escape",
+     f"path escapes the working directory: a.txt (a link leads outside; {files.pathpolicy.ALLOWED})"),
+    (files.safeopen.Changed("a.txt"), "path_changed",
+     "cannot open a.txt: a.txt kept changing while it was opened (a directory swapped with a "
+     "symbolic link?); nothing was used, try again"),
+    (PermissionError(errno.EACCES, "Permission denied"), "permission_denied", "permission denied: open a.txt"),
+    (FileNotFoundError(errno.ENOENT, "No such file"), "not_found", "no such file or directory: a.txt"),
+    (NotADirectoryError(errno.ENOTDIR, "Not a directory"), "not_a_directory",
+     "cannot open a.txt: not a directory (it, or a directory on its path, is something else now)"),
+    (OSError(errno.ELOOP, "Too many levels"), "io_error",
+     "cannot open a.txt: too many levels of symbolic links (a symlink loop?), or it turned into a "
+     "symbolic link meanwhile"),
+    (OSError(errno.EIO, "Input/output error"), "io_error", "cannot open a.txt: Input/output error"),
+    (OSError("no errno at all"), "io_error", "cannot open a.txt: no errno at all"),
+])
+def test_each_failure_to_open_a_file_is_its_own_result(root, monkeypatch, exc, code, message):
+    # what changed between the policy's check and the open (the file removed, a parent
+    # swapped for a file or a link...) is told apart, never a traceback
+    (root / "a.txt").write_text("x\n")
+
+    real_open = files.safeopen.Root.open
+
+    def failing_open(self, rel, flags, mode=0o666):
+        if flags & os.O_NONBLOCK:  # read_file's open, after the policy's checks
+            raise exc
+        return real_open(self, rel, flags, mode)
+
+    monkeypatch.setattr(files.safeopen.Root, "open", failing_open)
+    assert read_file(root, "a.txt") == {"ok": False, "code": code, "error": message}
+
+
+def test_a_file_that_stops_being_regular_after_the_check_is_refused_and_closed(root, monkeypatch):
+    # the policy's check passed; what was opened is something else now: a directory, a FIFO
+    (root / "d").mkdir()
+    os.mkfifo(root / "p")
+    monkeypatch.setattr(files.pathpolicy, "check_regular", lambda res, beneath=None: None)
+    before = open_fds()
+    assert read_file(root, "d") == {"ok": False, "code": "not_a_file", "error": "not a regular file: d"}
+    got = read_file(root, "p")
+    assert got["ok"] is False and got["code"] == "special_file" and "p" in got["error"]
+    assert open_fds() == before
+
+
+def test_a_failing_stat_of_the_opened_file_is_a_result_and_closes_it(root, monkeypatch):
+    (root / "a.txt").write_text("x\n")
+    before = open_fds()
+
+    def failing_fstat(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fstat", failing_fstat)
+    got = read_file(root, "a.txt")
+    monkeypatch.undo()
+    assert got == {"ok": False, "code": "io_error", "error": "cannot stat a.txt: Input/output error"}
+    assert open_fds() == before
+
+
+def test_a_working_directory_that_cannot_be_opened_is_named_as_given(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.txt").write_text("x\n")
+    os.symlink("real", tmp_path / "link")
+
+    def refuse(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(files.safeopen, "Root", refuse)
+    for call in (lambda r: read_file(r, "a.txt"), lambda r: write_file(r, "a.txt", "y"),
+                 lambda r: list_directory(r, ".")):
+        assert call(tmp_path / "link") == {
+            "ok": False, "code": "permission_denied",
+            "error": f"permission denied: open the working directory {tmp_path / 'link'}"}
