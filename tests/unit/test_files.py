@@ -251,6 +251,9 @@ def test_read_non_utf8_name(root):
     (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"x\n")
     got = read_file(root, os.fsdecode(b"caf\xe9.txt"))
     assert got["ok"] and got["path"] == "caf\\xe9.txt"
+    assert got["names_escaped"] == files.names.NOTE
+    (root / "plain.txt").write_bytes(b"x\n")
+    assert "names_escaped" not in read_file(root, "plain.txt")
     encodable(got)
 
 
@@ -655,18 +658,19 @@ def test_a_file_that_grows_past_the_threshold_while_read_is_streamed_from_its_st
     p = root / "log.txt"
     p.write_bytes(numbered(20_000))   # under 256 KiB
     assert p.stat().st_size < STREAM_ABOVE
-    real_fstat = os.fstat
+    real_pread = os.pread
 
-    def fstat_then_grow(fd):
-        result = real_fstat(fd)
+    def sample_then_grow(fd, n, offset):  # after the size was taken, before the content is read
+        result = real_pread(fd, n, offset)
         with open(p, "ab") as fh:
             fh.write(numbered(20_000))
         return result
 
-    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    monkeypatch.setattr(os, "pread", sample_then_grow)
     got = read_file(root, "log.txt", limit=2)
     assert got["content"] == "line 1\nline 2\n"
     assert got["lines"] is None   # streamed: the total is no longer known
+    assert got["size"] < STREAM_ABOVE  # the size it had when it was looked at
 
 
 def open_fds() -> set[str]:
@@ -1094,3 +1098,96 @@ def test_a_working_directory_that_cannot_be_opened_is_named_as_given(tmp_path, m
         assert call(tmp_path / "link") == {
             "ok": False, "code": "permission_denied",
             "error": f"permission denied: open the working directory {tmp_path / 'link'}"}
+
+
+@pytest.mark.parametrize(("offset", "limit", "message"), [
+    (0, 10, "offset must be >= 1, got 0"),
+    (1, 0, "limit must be 1..10000, got 0"),
+    (1, 10_001, "limit must be 1..10000, got 10001"),
+    ("1", 5, "offset must be an integer"),
+    (1, True, "limit must be an integer"),
+])
+def test_a_bad_window_says_what_is_allowed(root, offset, limit, message):
+    (root / "a.txt").write_text("x\n")
+    assert read_file(root, "a.txt", offset=offset, limit=limit) == {"ok": False, "code": "bad_arguments",
+                                                                     "error": message}
+
+
+def test_atomic_write_of_a_bare_name_writes_in_the_current_directory(root, monkeypatch):
+    monkeypatch.chdir(root)
+    before = open_fds()
+    atomic_write("bare.txt", b"x")
+    atomic_write(b"bare.txt", b"y")
+    assert (root / "bare.txt").read_bytes() == b"y"
+    assert open_fds() == before
+    no_temps(root)
+
+
+def test_writes_and_listings_leave_no_descriptor_open(root):
+    (root / "d").mkdir()
+    before = open_fds()
+    assert write_file(root, "d/a.txt", "x")["ok"] is True
+    assert write_file(root, "d/a.txt", "y")["ok"] is True
+    assert write_file(root, "d", "y")["code"] == "not_a_file"
+    assert list_directory(root, "d")["total"] == 1
+    assert read_file(root, "d/a.txt")["content"] == "y"
+    assert open_fds() == before
+
+
+def test_an_entry_that_vanishes_before_its_stat_is_listed_as_other(root, monkeypatch):
+    for name in ("a", "b", "c"):
+        (root / name).write_text(name)
+    real_stat = os.stat
+
+    def stat_fails_for_b(path, *a, **kw):
+        if path == b"b":
+            raise FileNotFoundError(errno.ENOENT, "gone", path)
+        return real_stat(path, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", stat_fails_for_b)
+    got = list_directory(root)
+    assert got["entries"] == [{"name": "a", "type": "file", "size": 1}, {"name": "b", "type": "other"},
+                              {"name": "c", "type": "file", "size": 1}]
+    assert got["total"] == 3 and got["truncated"] is False
+
+
+def test_a_link_whose_target_cannot_be_read_is_listed_without_one(root, monkeypatch):
+    os.symlink("a", root / "l")
+    os.symlink("b", root / "m")
+
+    def readlink_fails_for_l(path, *a, **kw):
+        if path == b"l":
+            raise OSError(errno.EIO, "Input/output error")
+        return os.fsencode("b")
+
+    monkeypatch.setattr(os, "readlink", readlink_fails_for_l)
+    assert list_directory(root)["entries"] == [{"name": "l", "type": "link"},
+                                               {"name": "m", "type": "link", "target": "b"}]
+
+
+def test_a_file_with_two_names_says_so(root):
+    (root / "a").write_text("x\n")
+    os.link(root / "a", root / "b")
+    got = read_file(root, "a")
+    assert got["hard_links"] == 2
+    assert got["hard_links_note"] == "this file has 2 hard links: other names see the same content"
+
+
+def test_reading_a_large_file_closes_its_descriptor_exactly_once(root):
+    # a second close of the same number could close a file another thread opened meanwhile;
+    # only a development-mode interpreter reports the failed second close, so ask one
+    import subprocess
+    import sys
+
+    (root / "big").write_bytes(numbered(40_000))  # streamed
+    (root / "small").write_bytes(numbered(10))
+    package_root = Path(files.__file__).resolve().parents[2]
+    code = ("import sys\nseen = []\nsys.unraisablehook = lambda u: seen.append(repr(u.exc_value))\n"
+            "from dashfloat.tools import files\n"
+            "for name in ('big', 'small'):\n"
+            "    assert files.read_file(sys.argv[1], name, limit=2)['content'] == 'line 1\\nline 2\\n'\n"
+            "print(seen)\n")
+    out = subprocess.run([sys.executable, "-X", "dev", "-c", code, str(root)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(package_root)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
