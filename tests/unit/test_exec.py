@@ -1563,3 +1563,128 @@ def test_enable_subreaper_asks_once_per_process(monkeypatch):
     assert asked == [1]
     monkeypatch.setattr(os, "getpid", lambda: -7)  # a forked child: it asks for itself
     assert reaper.enable_subreaper() is True and asked == [1, 1]
+
+
+# -- Call.kill and Call._reap, round by round (a scripted /proc and a fake clock) -------------------
+
+
+class FakeTime:
+    def __init__(self, step=0.0):
+        self.now = 100.0
+        self.step = step  # every look at the clock moves it on this much
+        self.sleeps: list[float] = []
+
+    def monotonic(self):
+        self.now += self.step
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def scripted_call(monkeypatch, rounds, clock, refused=()):
+    """A Call whose _collect answers `rounds` in turn (the last one again and again)."""
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+    monkeypatch.setattr(reaper, "time", clock)
+    call = reaper.Call(700, "9-1")
+    answers = list(rounds)
+    collected = []
+
+    def collect(others):
+        collected.append(others)
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    monkeypatch.setattr(call, "_collect", collect)
+    signals = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: signals.append(("group", pgid, sig)))
+    monkeypatch.setattr(reaper, "_kill", lambda pid: signals.append(("one", pid)) or pid not in refused)
+    reaps = []
+    monkeypatch.setattr(call, "_reap", lambda others: reaps.append(others))
+    return call, signals, reaps, collected
+
+
+def live(*pids, threads=1):
+    return {pid: proc(pid=pid, threads=threads) for pid in pids}
+
+
+def test_kill_kills_every_live_member_and_counts_the_ones_besides_the_shell(monkeypatch):
+    clock = FakeTime()
+    rounds = [(live(700, 800, 801, threads=2), False), (live(801), False), ({}, False)]
+    call, signals, reaps, collected = scripted_call(monkeypatch, rounds, clock, refused={801})
+    assert call.kill(frozenset({710})) == 1  # 800; the shell is not counted, 801 refused the signal
+    assert signals == [("group", 700, signal.SIGKILL), ("one", 700), ("one", 800), ("one", 801),
+                       ("group", 700, signal.SIGKILL)]  # 801 refused: not tried again; the group at the end
+    assert clock.sleeps == [0.0005]
+    assert call.peak == 6  # counted before the first signal
+    assert reaps == [frozenset({710})] and collected == [frozenset({710})] * 2
+
+
+def test_kill_looks_again_with_growing_pauses_until_none_is_left(monkeypatch):
+    clock = FakeTime()
+    rounds = [(live(800), False)] * 8 + [({800: proc(pid=800, state="Z")}, False)]
+    call, signals, _, _ = scripted_call(monkeypatch, rounds, clock)
+    assert call.kill() == 1
+    assert clock.sleeps == [0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02]
+    assert signals.count(("one", 800)) == 8 and call.peak == 1
+
+
+def test_kill_gives_up_on_a_process_that_does_not_die_after_3_s(monkeypatch, caplog):
+    clock = FakeTime(step=0.25)
+    call, signals, reaps, _ = scripted_call(monkeypatch, [(live(800), False)], clock)
+    with caplog.at_level("ERROR", logger="dashfloat.tools.reaper"):
+        assert call.kill() == 1
+    assert "did not die: [800]" in caplog.text
+    started = 100.25
+    assert 2.9 < clock.now - started < 3.6
+    assert reaps == [frozenset()]
+
+
+def test_kill_waits_half_a_second_for_an_orphan_that_cannot_be_judged(monkeypatch):
+    clock = FakeTime(step=0.01)
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, signals, _, _ = scripted_call(monkeypatch, [({}, True)], clock)
+    call._pending = {(900, 9000)}
+    assert call.kill() == 0
+    assert 0.5 < clock.now - 100.0 < 0.6
+    assert reaper._undecided == {(900, 9000)}  # the next call does not wait for it
+    assert signals == [("group", 700, signal.SIGKILL)]  # nothing live: only the final group signal
+
+
+def test_kill_stops_looking_once_the_unsure_orphan_is_judged(monkeypatch):
+    clock = FakeTime(step=0.01)
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, _, _, _ = scripted_call(monkeypatch, [({}, True), ({}, True), ({}, False)], clock)
+    call._pending = {(900, 9000)}
+    assert call.kill() == 0
+    assert len(clock.sleeps) == 2 and reaper._undecided == set()
+
+
+def test_kill_without_the_right_to_signal_the_group_goes_on(monkeypatch):
+    clock = FakeTime()
+    call, signals, _, _ = scripted_call(monkeypatch, [(live(800), False), ({}, False)], clock)
+
+    def killpg(pgid, sig):
+        raise PermissionError(pgid)
+
+    monkeypatch.setattr(os, "killpg", killpg)
+    assert call.kill() == 1 and signals == [("one", 800)]
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: (_ for _ in ()).throw(ProcessLookupError(pgid)))
+    assert call.kill() == 0
+
+
+def test_reap_waits_for_killed_members_to_become_zombies_for_up_to_a_second(monkeypatch):
+    clock = FakeTime(step=0.05)
+    monkeypatch.setattr(reaper, "time", clock)
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+    call = reaper.Call(700, "9-1")
+    answers = [True, True, False]
+    monkeypatch.setattr(call, "_collect", lambda others: ({}, False))
+    monkeypatch.setattr(call, "_reap_zombies", lambda found: answers.pop(0))
+    call._reap(frozenset())
+    assert clock.sleeps == [0.0005, 0.001] and answers == []
+    monkeypatch.setattr(call, "_reap_zombies", lambda found: True)  # never: up to the deadline
+    start = clock.now
+    call._reap(frozenset())
+    assert 1.0 <= clock.now - start < 1.3
+    assert max(clock.sleeps) == 0.02
