@@ -1809,3 +1809,19 @@ def test_a_read_below_8_kib_is_small_and_the_first_pause_is_12_5_ms(monkeypatch)
     for _ in script:
         read()
     assert naps == [0.0125, 0.0125, 0.025, 0.05, 0.05]  # doubling up to 50 ms
+
+
+def test_a_model_list_that_stalls_says_whether_the_headers_came(fake_server):
+    never = threading.Event()
+    fake_server.models_reply = Reply(headers={"Content-Type": "application/json"}, chunks=[b'{"data": [', b"]}"],
+                                     stall_after=1)
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server, read_timeout=0.5))
+    assert info.value.kind == "idle_timeout" and "the stream stalled" in info.value.message
+    fake_server.models_reply = Reply(headers={"Content-Type": "application/json"}, chunks=[b"{}"], hold_headers=never)
+    try:
+        with pytest.raises(ChatError) as info:
+            list_models(endpoint(fake_server, read_timeout=0.5))
+    finally:
+        never.set()
+    assert info.value.kind == "idle_timeout" and "no response" in info.value.message

@@ -1191,3 +1191,18 @@ def test_reading_a_large_file_closes_its_descriptor_exactly_once(root):
                          env={**os.environ, "PYTHONPATH": str(package_root)}, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_atomic_write_under_a_file_names_the_parent_that_is_not_a_directory(root):
+    (root / "f").write_text("x")
+    with pytest.raises(NotADirectoryError) as info:
+        atomic_write(str(root / "f" / "a"), b"y")
+    assert os.fsdecode(info.value.filename) == str(root / "f")
+    assert (root / "f").read_text() == "x"
+
+
+def test_write_beneath_refuses_the_root_itself(root):
+    with files.safeopen.Root(str(root)) as beneath:
+        assert files.write_beneath(beneath, ".", b"x") == {"ok": False, "code": "not_a_file",
+                                                             "error": "not a regular file: ."}
+    assert sorted(os.listdir(root)) == []
