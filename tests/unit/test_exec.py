@@ -1688,3 +1688,24 @@ def test_reap_waits_for_killed_members_to_become_zombies_for_up_to_a_second(monk
     call._reap(frozenset())
     assert 1.0 <= clock.now - start < 1.3
     assert max(clock.sleeps) == 0.02
+
+
+def test_a_call_remembers_at_most_65536_processes(monkeypatch):
+    me = os.getpid()
+    many = {pid: proc(pid=pid, ppid=me, sid=700) for pid in range(100_000, 100_000 + 65_537)}
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: many.get(pid))
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: list(many) if pid == me else [])
+    monkeypatch.setattr(os, "getsid", lambda pid: 1)
+    call = reaper.Call(700, "9-1")
+    found, _ = call._collect(frozenset())
+    assert len(found) == 65_537 and len(call.seen) == 65_536
+
+
+def test_at_most_1024_undecided_orphans_are_remembered(monkeypatch):
+    monkeypatch.setattr(reaper, "_undecided", {(pid, 1) for pid in range(1, 1023)})  # 1,022
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: proc(pid=pid, start=1))  # all still there
+    reaper._remember_undecided({(5000, 1), (5001, 1)})
+    assert len(reaper._undecided) == 1024
+    reaper._remember_undecided({(5002, 1)})
+    assert len(reaper._undecided) == 1024 and (5002, 1) not in reaper._undecided
