@@ -1825,3 +1825,23 @@ def test_a_model_list_that_stalls_says_whether_the_headers_came(fake_server):
     finally:
         never.set()
     assert info.value.kind == "idle_timeout" and "no response" in info.value.message
+
+
+@pytest.mark.parametrize(("reply", "where"), [
+    (json_reply(200, 5), "a reply"),  # JSON, but not an object
+    (json_reply(200, [1, 2]), "a reply"),
+    (Reply(chunks=[ev(chunk({"content": "x"})), b"data: [1, 2]\n\n"]), "x"),  # an event that is not an object
+    (Reply(headers={"Content-Type": "text/event-stream"}, chunks=[b"{not json"]), "a 200 body with no stream events"),
+])
+def test_json_that_is_not_an_answer_is_bad_json(fake_server, reply, where):
+    fake_server.push(reply)
+    err, _ = fail(fake_server)
+    assert err.kind == "bad_json"
+
+
+def test_a_model_list_that_is_not_json_is_bad_json(fake_server):
+    fake_server.models_reply = raw_reply(200, b"models: a, b", "application/json")
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "bad_json" and "a model list" in info.value.message
+

@@ -1709,3 +1709,12 @@ def test_at_most_1024_undecided_orphans_are_remembered(monkeypatch):
     assert len(reaper._undecided) == 1024
     reaper._remember_undecided({(5002, 1)})
     assert len(reaper._undecided) == 1024 and (5002, 1) not in reaper._undecided
+
+
+def test_without_proc_no_pid_is_listed(monkeypatch):
+    def no_proc(path):
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(os, "listdir", no_proc)
+    assert reaper._proc_pids() == []
+    assert reaper.user_tasks(os.getuid()) == 0

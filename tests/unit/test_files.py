@@ -1206,3 +1206,52 @@ def test_write_beneath_refuses_the_root_itself(root):
         assert files.write_beneath(beneath, ".", b"x") == {"ok": False, "code": "not_a_file",
                                                              "error": "not a regular file: ."}
     assert sorted(os.listdir(root)) == []
+
+
+def test_a_directory_that_cannot_be_opened_for_listing_is_a_result(root, monkeypatch):
+    (root / "d").mkdir()
+    real_open_dir = files.safeopen.Root.open_dir
+
+    def open_dir(self, rel, *, read=False):
+        if read:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open_dir(self, rel, read=read)
+
+    monkeypatch.setattr(files.safeopen.Root, "open_dir", open_dir)
+    assert list_directory(root, "d") == {"ok": False, "code": "permission_denied", "error": "permission denied: list d"}
+
+
+def test_write_resolved_without_a_working_directory_is_a_result(root, monkeypatch):
+    res = files.pathpolicy.resolve(root, "a.txt")
+
+    def refuse(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(files.safeopen, "Root", refuse)
+    assert files.write_resolved(res, b"x") == {
+        "ok": False, "code": "permission_denied", "error": f"permission denied: open the working directory {root}"}
+    assert not (root / "a.txt").exists()
+
+
+def test_a_replacement_keeps_the_group_when_the_owner_cannot_be_kept(root, monkeypatch):
+    p = root / "shared"
+    p.write_text("old")
+    st = os.stat(p)
+    calls = []
+
+    def fchown(fd, uid, gid):
+        calls.append((uid, gid))
+        if uid != -1:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", fchown)
+    atomic_write(str(p), b"new")
+    assert calls == [(st.st_uid, st.st_gid), (-1, st.st_gid)]
+    assert p.read_bytes() == b"new"
+
+    def never(fd, uid, gid):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", never)
+    atomic_write(str(p), b"newer")  # neither can be kept: written all the same
+    assert p.read_bytes() == b"newer"
