@@ -1180,7 +1180,8 @@ def test_a_zombie_or_a_dead_process_is_not_alive(state, alive):
     assert proc(state=state).alive is alive
 
 
-@pytest.mark.parametrize(("flags", "exiting"), [(0, False), (0x4, True), (0x400044, True), (0x400040, False)])
+@pytest.mark.parametrize(("flags", "exiting"), [(0, False), (0x4, True), (0x400044, True), (0x400040, False),
+                                               (0x1, False), (0x3, False)])
 def test_exiting_is_the_pf_exiting_flag(flags, exiting):
     assert proc(flags=flags).exiting is exiting
 
@@ -1718,3 +1719,12 @@ def test_without_proc_no_pid_is_listed(monkeypatch):
     monkeypatch.setattr(os, "listdir", no_proc)
     assert reaper._proc_pids() == []
     assert reaper.user_tasks(os.getuid()) == 0
+
+
+@pytest.mark.parametrize(("tasks", "stopped"), [(1024, False), (1025, True)])
+def test_the_default_budget_is_1024_processes_and_threads(cwd, monkeypatch, tasks, stopped):
+    census_saying(monkeypatch, tasks)
+    result = ex.run_command("sleep 0.3", cwd)
+    assert (result.get("code") == "process_limit") is stopped, result
+    if stopped:
+        assert "more than 1024 processes and threads" in result["error"]

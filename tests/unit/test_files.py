@@ -1255,3 +1255,21 @@ def test_a_replacement_keeps_the_group_when_the_owner_cannot_be_kept(root, monke
     monkeypatch.setattr(os, "fchown", never)
     atomic_write(str(p), b"newer")  # neither can be kept: written all the same
     assert p.read_bytes() == b"newer"
+
+
+def test_write_resolved_creates_missing_parents_unless_told_not_to(root):
+    assert files.write_resolved(files.pathpolicy.resolve(root, "new/a.txt"), b"x")["ok"] is True
+    assert (root / "new" / "a.txt").read_bytes() == b"x"
+    got = files.write_resolved(files.pathpolicy.resolve(root, "other/a.txt"), b"x", make_parents=False)
+    assert got["ok"] is False and not (root / "other").exists()
+
+
+def test_a_link_target_that_is_not_utf8_is_written_with_escapes_and_said_so(root):
+    os.symlink(b"caf\xe9", os.path.join(os.fsencode(root), b"l"))
+    os.symlink("plain", root / "m")
+    got = list_directory(root)
+    assert got["entries"] == [{"name": "l", "type": "link", "target": "caf\\xe9"},
+                              {"name": "m", "type": "link", "target": "plain"}]
+    assert got["names_escaped"] == files.names.NOTE
+    os.unlink(root / "l")
+    assert "names_escaped" not in list_directory(root)
