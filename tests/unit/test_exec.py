@@ -1196,6 +1196,23 @@ def test_read_reads_a_file_longer_than_one_read_whole(tmp_path):
     assert reaper._read(str(tmp_path)) is None  # a directory: the read fails
 
 
+def test_read_leaves_no_descriptor_open(tmp_path):
+    (tmp_path / "f").write_bytes(b"x")
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        reaper._read(str(tmp_path / "f"))
+        reaper._read(str(tmp_path))
+    assert set(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/self/task/{os.getpid()}/children"), reason="kernel without children files")
+def test_the_kernels_children_files_are_found_and_remembered(monkeypatch):
+    monkeypatch.setattr(reaper, "_children_files", None)
+    assert reaper._have_children_files() is True
+    monkeypatch.setattr(reaper, "_children_files", False)  # remembered: not looked for again
+    assert reaper._have_children_files() is False
+
+
 @pytest.mark.parametrize(("env", "found"), [
     (b"A=1\0DASHFLOAT_CALL=7-3\0B=2\0", True),
     (b"DASHFLOAT_CALL=7-3\0", True),  # the first variable
@@ -1330,6 +1347,7 @@ def a_call(monkeypatch, shell=700, since=5000, session=1) -> reaper.Call:
 def test_a_call_remembers_when_its_shell_started(monkeypatch):
     call = a_call(monkeypatch)
     assert call.since == 5000 and call.session == 1 and call.shell == 700
+    assert call.peak == 0 and call.seen == {} and call.marker == "9-1" and call.pipes == frozenset({"pipe:[77]"})
     monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
     assert reaper.Call(700, "9-1").since is None
 
