@@ -1845,3 +1845,19 @@ def test_a_model_list_that_is_not_json_is_bad_json(fake_server):
         list_models(endpoint(fake_server))
     assert info.value.kind == "bad_json" and "a model list" in info.value.message
 
+
+
+def test_no_event_after_a_cancel_is_taken_not_even_a_tool_call(fake_server):
+    # the cancel comes from the usage callback; the tool call behind it, in the same read, is dropped
+    cancel = CancelToken()
+
+    def on_event(e):
+        if e[0] == "usage":
+            cancel.cancel()
+
+    usage = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [], "usage": {"total_tokens": 1}}
+    call = [{"index": 0, "id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]
+    body = ev(usage) + ev(chunk({"tool_calls": call})) + ev(chunk(finish="tool_calls")) + ev("[DONE]")
+    fake_server.push(Reply(chunks=[body]))
+    result, _ = run(fake_server, cancel=cancel, on_event=on_event)
+    assert result.cancelled is True and result.tool_calls == [] and result.finish_reason is None
