@@ -1181,6 +1181,7 @@ def test_reading_a_large_file_closes_its_descriptor_exactly_once(root):
 
     (root / "big").write_bytes(numbered(40_000))  # streamed
     (root / "small").write_bytes(numbered(10))
+    assert read_file(root, "big", limit=2)["content"] == "line 1\nline 2\n"  # here too (so the tracer sees it)
     package_root = Path(files.__file__).resolve().parents[2]
     code = ("import sys\nseen = []\nsys.unraisablehook = lambda u: seen.append(repr(u.exc_value))\n"
             "from dashfloat.tools import files\n"
