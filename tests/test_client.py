@@ -1313,12 +1313,12 @@ def test_a_chunk_takes_the_choice_of_index_zero(choices, content):
 
 def test_a_whole_completion_numbers_its_tool_calls_in_order():
     ep, _ = episode()
-    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": str(i)})}}
-             for i in range(3)]  # no index: their order numbers them
+    calls = [{"type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": str(i)})}}
+             for i in range(3)]  # no index, no id: their order numbers them
     ep.completion({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls},
                                 "finish_reason": "tool_calls"}]})
     got = ep.result().tool_calls
-    assert [(c["id"], c["args"]) for c in got] == [("c0", {"path": "0"}), ("c1", {"path": "1"}), ("c2", {"path": "2"})]
+    assert [c["args"] for c in got] == [{"path": "0"}, {"path": "1"}, {"path": "2"}]
 
 
 @pytest.mark.parametrize(("obj", "content"), [
