@@ -1262,7 +1262,7 @@ def test_user_tasks_counts_the_threads_of_the_users_live_processes(monkeypatch):
     real_stat = os.stat
 
     def fake_stat(path, *a, **kw):
-        if path.startswith("/proc/"):
+        if isinstance(path, str) and path.startswith("/proc/"):
             pid = int(path.rsplit("/", 1)[1])
             if pid == 15:
                 raise FileNotFoundError(path)
@@ -1270,8 +1270,9 @@ def test_user_tasks_counts_the_threads_of_the_users_live_processes(monkeypatch):
         return real_stat(path, *a, **kw)
 
     monkeypatch.setattr(os, "stat", fake_stat)
-    assert reaper.user_tasks(1000) == 3 + 1  # a zombie does not count; a process counts at least once
-    assert reaper.user_tasks(1001) == 2
+    counted = reaper.user_tasks(1000), reaper.user_tasks(1001)
+    monkeypatch.undo()
+    assert counted == (3 + 1, 2)  # a zombie does not count; a process counts at least once
 
 
 def test_proc_pids_lists_the_numeric_entries_of_proc():
@@ -1746,3 +1747,16 @@ def test_the_default_budget_is_1024_processes_and_threads(cwd, monkeypatch, task
     assert (result.get("code") == "process_limit") is stopped, result
     if stopped:
         assert "more than 1024 processes and threads" in result["error"]
+
+
+def test_collect_takes_a_process_listed_twice_once_and_goes_on(monkeypatch):
+    # 701 is listed under the shell and again under 703: popped twice, taken once, and what is
+    # left to look at (704) is still looked at
+    procs = {pid: proc(pid=pid, ppid=700, sid=700, pgrp=700) for pid in (700, 701, 702, 703, 704)}
+    tree = {700: [704, 701, 703], 703: [701], 701: [702], 702: [], 704: [], os.getpid(): [700]}
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: procs.get(pid))
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: tree[pid])
+    monkeypatch.setattr(os, "getsid", lambda pid: 1)
+    found, unsure = reaper.Call(700, "9-1")._collect(frozenset())
+    assert sorted(found) == [700, 701, 702, 703, 704] and unsure is False
