@@ -1116,14 +1116,22 @@ def test_descendants_lists_a_process_and_everything_below_it():
     from tests.procs import wait_for
 
     proc = subprocess.Popen(["/bin/sh", "-c", "sh -c 'sleep 30; :' & sleep 30; :"])
+
+    def names_below() -> list[bytes]:
+        names = []
+        for pid in descendants(proc.pid)[1:]:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    names.append(f.read().split(b"\0")[0])
+            except OSError:
+                pass
+        return sorted(names)
+
     try:
         found = wait_for(lambda: len(descendants(proc.pid)) == 4 and descendants(proc.pid), timeout=5)
         assert found and found[0] == proc.pid, found
-        names = []
-        for pid in found[1:]:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                names.append(f.read().split(b"\0")[0])
-        assert sorted(names) == [b"sh", b"sleep", b"sleep"], names
+        # a child forked by a shell is "sh" until it has exec'd sleep: wait for that too
+        assert wait_for(lambda: names_below() == [b"sh", b"sleep", b"sleep"], timeout=5), names_below()
     finally:
         for pid in reversed(descendants(proc.pid)):
             try:
