@@ -1768,3 +1768,16 @@ def test_collect_takes_a_process_listed_twice_once_and_goes_on(monkeypatch):
     monkeypatch.setattr(os, "getsid", lambda pid: 1)
     found, unsure = reaper.Call(700, "9-1")._collect(frozenset())
     assert sorted(found) == [700, 701, 702, 703, 704] and unsure is False
+
+
+def test_without_a_session_of_its_own_no_zombie_is_taken_for_dashfloats(monkeypatch):
+    # os.getsid(0) failing (it does not, on Linux) leaves a session no process has
+    def no_session(pid):
+        raise OSError("no session")
+
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: proc(pid=700, start=5000) if pid == 700 else None)
+    monkeypatch.setattr(os, "getsid", no_session)
+    call = reaper.Call(700, "9-1")
+    assert call.session == -1
+    assert call._stray_zombie(proc(pid=800, state="Z", sid=0, start=5001)) is True
+    assert call._stray_zombie(proc(pid=800, state="Z", sid=-2, start=5001)) is True
