@@ -1476,7 +1476,7 @@ def test_remember_undecided_forgets_the_gone_ones_when_full(monkeypatch):
     assert reaper._undecided == {(1, 10), (4, 40), (5, 50), (6, 60)}
 
 
-def test_kill_says_whether_the_system_refused(monkeypatch):
+def test_kill_says_whether_the_system_refused(monkeypatch, caplog):
     sent = []
 
     def kill(pid, sig):
@@ -1487,7 +1487,9 @@ def test_kill_says_whether_the_system_refused(monkeypatch):
             raise PermissionError(pid)
 
     monkeypatch.setattr(os, "kill", kill)
-    assert reaper._kill(1) is True and reaper._kill(2) is True and reaper._kill(3) is False
+    with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
+        assert reaper._kill(1) is True and reaper._kill(2) is True and reaper._kill(3) is False
+    assert [r.getMessage() for r in caplog.records] == ["exec: no permission to kill process 3"]
     assert sent == [(1, signal.SIGKILL), (2, signal.SIGKILL), (3, signal.SIGKILL)]
 
 
@@ -1781,3 +1783,23 @@ def test_without_a_session_of_its_own_no_zombie_is_taken_for_dashfloats(monkeypa
     assert call.session == -1
     assert call._stray_zombie(proc(pid=800, state="Z", sid=0, start=5001)) is True
     assert call._stray_zombie(proc(pid=800, state="Z", sid=-2, start=5001)) is True
+
+
+def test_reap_zombies_goes_on_past_a_live_member(monkeypatch):
+    call = a_call(monkeypatch)
+    me = os.getpid()
+    waited = []
+    monkeypatch.setattr(os, "waitpid", lambda pid, options: waited.append(pid) or (pid, 0))
+    assert call._reap_zombies({804: proc(pid=804, ppid=me), 801: proc(pid=801, state="Z", ppid=me)}) is True
+    assert waited == [801]
+
+
+def test_an_orphan_that_cannot_be_judged_is_waited_for_more_than_half_a_second(monkeypatch):
+    clock = FakeTime(step=0.25)  # every look at the clock: a quarter of a second (exact in binary)
+    clock.sleep = lambda seconds: clock.sleeps.append(seconds)  # the pauses take no time here
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, _, _, collected = scripted_call(monkeypatch, [({}, True)], clock)
+    call.kill()
+    # looked at when the clock says 100.5 (until 101.0), again at exactly 101.0 (not past it yet),
+    # and a last time at 101.5
+    assert len(collected) == 3 and len(clock.sleeps) == 2
