@@ -1304,6 +1304,7 @@ def delta_choice(index, text, **extra):
     ([delta_choice(1, "one"), delta_choice(None, "unnumbered")], "unnumbered"),
     ([delta_choice(1, "one"), delta_choice(2, "two")], "one"),  # none has index 0: the first
     ([delta_choice(0, "zero"), delta_choice(1, "one")], "zero"),
+    ([delta_choice(-1, "minus one"), delta_choice(0, "zero")], "zero"),
 ])
 def test_a_chunk_takes_the_choice_of_index_zero(choices, content):
     ep, _ = episode()
