@@ -1430,3 +1430,651 @@ def test_a_send_that_stalls_gives_up_after_the_connect_timeout(monkeypatch, path
             s.close()
     assert info.value.kind == "idle_timeout", info.value.message
     assert time.monotonic() - t0 < 20
+
+
+# ---- found by `make mutation` (i8 §5): the episode, piece by piece ------------------------
+
+
+def episode(max_bytes=1000, max_calls=4, cancel=None):
+    events: list[tuple] = []
+    return client._Episode(events.append, cancel or CancelToken(), max_bytes, max_calls), events
+
+
+def cancelled_token() -> CancelToken:
+    token = CancelToken()
+    token.cancel()
+    return token
+
+
+def test_after_a_cancel_no_delta_and_no_usage_is_accepted():
+    ep, events = episode(cancel=cancelled_token())
+    with pytest.raises(client._Cancelled):
+        ep.text("content", "late")
+    with pytest.raises(client._Cancelled):
+        ep.set_usage({"usage": {"total_tokens": 3}})
+    assert events == [] and ep.usage is None and not ep.delivered
+    assert ep.result(cancelled=True).content == ""
+
+
+@pytest.mark.parametrize(("obj", "usage"), [
+    ({"usage": {}, "x_groq": {"usage": {"total_tokens": 4}}}, {"total_tokens": 4}),  # an empty one is none
+    ({"usage": None, "x_groq": {"usage": {"total_tokens": 4}}}, {"total_tokens": 4}),
+    ({"usage": {"total_tokens": 2}, "x_groq": {"usage": {"total_tokens": 4}}}, {"total_tokens": 2}),
+    ({"usage": {}}, None),
+    ({"usage": {}, "x_groq": {"usage": {}}}, None),
+    ({"x_groq": "?"}, None),
+])
+def test_usage_comes_from_usage_else_from_x_groq_and_an_empty_one_is_none(obj, usage):
+    ep, events = episode()
+    ep.set_usage(obj)
+    assert ep.usage == usage
+    assert events == ([("usage", usage)] if usage else [])
+
+
+def test_content_parts_skip_what_is_not_a_part_and_take_thinking_as_a_string():
+    ep, events = episode()
+    ep.content_value(["junk", {"type": "thinking", "thinking": "hmm"}, 7, {"type": "text", "text": "A"},
+                      {"text": "B"}, {"type": "image_url", "text": "no"},
+                      {"type": "thinking", "thinking": [{"type": "text", "text": "more"}, "x"]}])
+    result = ep.result()
+    assert (result.reasoning, result.content) == ("hmmmore", "AB")
+    assert events == [("reasoning", "hmm"), ("content", "AB"), ("reasoning", "more")]
+
+
+@pytest.mark.parametrize(("holder", "reasoning"), [
+    ({"reasoning_content": "", "reasoning": "r"}, "r"),  # an empty one is none: the other name
+    ({"reasoning_content": None, "reasoning": "r"}, "r"),
+    ({"reasoning_content": "rc", "reasoning": "rc"}, "rc"),  # the same text under both: once
+    ({"reasoning_content": 5, "reasoning": "r"}, "r"),
+])
+def test_reasoning_comes_from_one_of_its_two_names(holder, reasoning):
+    ep, _ = episode()
+    ep.reasoning_value(holder)
+    assert ep.result().reasoning == reasoning
+
+
+@pytest.mark.parametrize(("finish", "kept"), [("stop", "stop"), ("", None), (None, None), (3, None)])
+def test_only_a_non_empty_string_is_a_finish_reason(finish, kept):
+    ep, _ = episode()
+    ep.set_finish({"finish_reason": finish})
+    assert ep.finish_reason == kept
+
+
+def delta_choice(index, text, **extra):
+    choice = {"delta": {"content": text}, **extra}
+    if index is not None:
+        choice["index"] = index
+    return choice
+
+
+@pytest.mark.parametrize(("choices", "content"), [
+    ([delta_choice(1, "one"), delta_choice(0, "zero")], "zero"),  # the choice of index 0, wherever it is
+    (["junk", delta_choice(0, "zero")], "zero"),
+    ([delta_choice(None, "unnumbered"), delta_choice(1, "one")], "unnumbered"),  # no index: the first
+    ([delta_choice(1, "one"), delta_choice(None, "unnumbered")], "unnumbered"),
+    ([delta_choice(1, "one"), delta_choice(2, "two")], "one"),  # none has index 0: the first
+    ([delta_choice(0, "zero"), delta_choice(1, "one")], "zero"),
+    ([delta_choice(-1, "minus one"), delta_choice(0, "zero")], "zero"),
+])
+def test_a_chunk_takes_the_choice_of_index_zero(choices, content):
+    ep, _ = episode()
+    ep.chunk({"choices": choices})
+    assert ep.result().content == content
+
+
+def test_a_whole_completion_numbers_its_tool_calls_in_order():
+    ep, _ = episode()
+    calls = [{"type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": str(i)})}}
+             for i in range(3)]  # no index, no id: their order numbers them
+    ep.completion({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": calls},
+                                "finish_reason": "tool_calls"}]})
+    got = ep.result().tool_calls
+    assert [c["args"] for c in got] == [{"path": "0"}, {"path": "1"}, {"path": "2"}]
+
+
+@pytest.mark.parametrize(("obj", "content"), [
+    ({"choices": [{"delta": {"content": "as a delta"}, "finish_reason": "stop"}]}, "as a delta"),
+    ({"choices": [{"message": "?", "delta": {"content": "as a delta"}}]}, "as a delta"),
+    ({"choices": [{"message": {"content": "first"}}, {"message": {"content": "second"}}]}, "first"),
+    ({"choices": ["junk", {"message": {"content": "second"}}]}, ""),
+    ({"choices": []}, ""),
+    ({"choices": [{"message": {"content": "m"}, "delta": {"content": "d"}}]}, "m"),
+])
+def test_a_whole_completion_reads_the_first_choices_message(obj, content):
+    ep, _ = episode()
+    ep.completion(obj)
+    assert ep.result().content == content
+
+
+def test_tool_call_bytes_may_reach_the_bound_exactly():
+    call = {"index": 0, "id": "c", "function": {"name": "n", "arguments": "x" * 8}}  # 10 bytes
+    ep, _ = episode(max_bytes=10)
+    ep.tool_deltas([call])
+    assert client.toolcalls.size(ep.acc) == 10
+    ep, _ = episode(max_bytes=9)
+    with pytest.raises(ChatError) as info:
+        ep.tool_deltas([call])
+    assert info.value.kind == "bound"
+
+
+# ---- reading helpers --------------------------------------------------------------------
+
+
+def reads_of(*pieces):
+    calls = []
+    it = iter(pieces)
+
+    def read():
+        calls.append(1)
+        return next(it, b"")
+
+    return read, calls
+
+
+@pytest.mark.parametrize(("pieces", "limit", "expected"), [
+    ((b"abc", b"def"), 6, (b"abcdef", False)),  # exactly the limit: not more
+    ((b"abc", b"defg"), 6, (b"abcdef", True)),
+    ((b"abcdefgh",), 6, (b"abcdef", True)),
+    ((), 6, (b"", False)),
+])
+def test_read_capped_says_whether_there_was_more(pieces, limit, expected):
+    read, _ = reads_of(*pieces)
+    assert client._read_capped(read, limit) == expected
+
+
+def test_an_error_body_is_read_up_to_64_kib_and_no_further():
+    read, calls = reads_of(b"x" * 70_000, b"y" * 1000, b"never")
+    body = client._read_error_body(read)
+    assert body == b"x" * (64 << 10) and len(calls) == 1  # the cap reached: no read more
+    read, calls = reads_of(b"x" * 65535, b"yz", b"never")
+    assert client._read_error_body(read) == b"x" * 65535 + b"y" and len(calls) == 2
+    read, calls = reads_of(b"x" * 65536, b"never")
+    assert client._read_error_body(read) == b"x" * 65536 and len(calls) == 1
+
+
+def test_an_error_body_that_breaks_off_keeps_what_came():
+    pieces = iter([b"partial ", b"body"])
+
+    def read():
+        piece = next(pieces, None)
+        if piece is None:
+            raise OSError("connection reset")
+        return piece
+
+    assert client._read_error_body(read) == b"partial body"
+
+
+class StubResponse:
+    def __init__(self, content_type=None, raw=None, chunks=()):
+        import requests.structures
+
+        self.headers = requests.structures.CaseInsensitiveDict()
+        if content_type is not None:
+            self.headers["Content-Type"] = content_type
+        self.raw = raw
+        self._chunks = list(chunks)
+
+    def iter_content(self, chunk_size=None):
+        assert chunk_size is None
+        return iter(self._chunks)
+
+
+@pytest.mark.parametrize(("content_type", "media"), [
+    ("text/event-stream", "text/event-stream"),
+    ("Text/Event-Stream; charset=utf-8", "text/event-stream"),
+    (" application/json ;charset=utf-8; x=y", "application/json"),
+    ("text/html;charset=utf-8", "text/html"),
+    (None, ""),
+    ("", ""),
+])
+def test_the_media_type_is_the_content_type_without_parameters(content_type, media):
+    assert client._media_type(StubResponse(content_type)) == media
+
+
+def test_without_read1_the_body_comes_from_iter_content(monkeypatch):
+    from dashfloat.llm import viarequests
+
+    monkeypatch.setattr(viarequests.bodyreader, "plain_reader", lambda resp, size: None)
+    read, batched = viarequests._reader(StubResponse(raw=object(), chunks=[b"ab", b"cd"]), client.READ_SIZE)
+    assert batched is False
+    assert [read(), read(), read(), read()] == [b"ab", b"cd", b"", b""]
+
+
+def test_with_read1_the_body_is_decoded_one_read_at_a_time(monkeypatch):
+    class Raw:
+        def __init__(self):
+            self.pieces = [b"ab", None, b"cd"]
+            self.calls = []
+
+        def read1(self, n, decode_content=False):
+            self.calls.append((n, decode_content))
+            return self.pieces.pop(0) if self.pieces else b""
+
+    from dashfloat.llm import viarequests
+
+    raw = Raw()
+    monkeypatch.setattr(viarequests.bodyreader, "plain_reader", lambda resp, size: None)
+    read, batched = viarequests._reader(StubResponse(raw=raw), client.READ_SIZE)
+    assert batched is False
+    assert [read(), read(), read(), read()] == [b"ab", b"", b"cd", b""]
+    assert raw.calls[0] == (client.READ_SIZE, True)
+
+
+# ---- found by `make mutation` (i8 §5): through the server ---------------------------------
+
+
+def test_a_failing_callback_is_not_taken_for_a_network_failure(fake_server):
+    def on_event(e):
+        raise RuntimeError("the UI broke")
+
+    fake_server.push(sse_reply(["a"]))
+    with pytest.raises(RuntimeError, match="the UI broke"):
+        run(fake_server, on_event=on_event)
+
+
+def test_an_unexpected_failure_of_the_request_is_not_swallowed(fake_server, monkeypatch):
+    def open_request(*a, **kw):
+        raise ValueError("a bug, not the network")
+
+    monkeypatch.setattr(transport, "open_request", open_request)
+    with pytest.raises(ValueError, match="a bug"):
+        run(fake_server)
+
+
+def test_a_cancel_as_the_headers_arrive_reads_nothing(fake_server, monkeypatch):
+    cancel = CancelToken()
+    real_open = transport.open_request
+
+    def open_request(*a, **kw):
+        resp = real_open(*a, **kw)
+        cancel.cancel()
+        return resp
+
+    monkeypatch.setattr(transport, "open_request", open_request)
+    fake_server.push(sse_reply(["never shown"]))
+    result, events = run(fake_server, cancel=cancel)
+    assert result.cancelled is True and result.content == "" and events == []
+
+
+def test_a_cancel_while_an_error_body_is_read_is_a_cancel_not_an_error(fake_server, monkeypatch):
+    cancel = CancelToken()
+    real = client._read_error_body
+
+    def read_then_cancel(read):
+        body = real(read)
+        cancel.cancel()
+        return body
+
+    monkeypatch.setattr(client, "_read_error_body", read_then_cancel)
+    fake_server.push(json_reply(500, {"error": {"message": "boom"}}))
+    result, events = run(fake_server, cancel=cancel)
+    assert result.cancelled is True and events == []
+
+
+@pytest.mark.parametrize("failure", [OSError("reset"), ChatError("bound", "too big", "smaller")])
+def test_a_failure_after_a_cancel_is_the_cancel(fake_server, monkeypatch, failure):
+    cancel = CancelToken()
+
+    def consume(*a, **kw):
+        cancel.cancel()
+        raise failure
+
+    monkeypatch.setattr(client, "_consume", consume)
+    fake_server.push(sse_reply(["x"]))
+    result, events = run(fake_server, cancel=cancel)
+    assert result.cancelled is True and result.content == "" and events == []
+
+
+def test_the_key_and_secret_headers_are_masked_in_errors_without_the_cli(fake_server):
+    import uuid
+
+    key, secret = "k" + uuid.uuid4().hex, "h" + uuid.uuid4().hex
+    body = {"error": {"message": f"key {key} and header {secret} are not valid"}}
+    fake_server.push(json_reply(401, body))
+    err, _ = fail(fake_server, ep=endpoint(fake_server, api_key=key, headers={"X-Api-Key": secret}))
+    assert key not in str(err) and secret not in str(err) and "are not valid" in str(err)
+    key2 = "k" + uuid.uuid4().hex
+    fake_server.models_reply = json_reply(401, {"error": {"message": f"key {key2} is not valid"}})
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server, api_key=key2))
+    assert key2 not in str(info.value) and "is not valid" in str(info.value)
+
+
+@pytest.mark.parametrize(("status", "ok"), [(200, True), (299, True), (300, False)])
+def test_only_a_2xx_status_is_an_answer(fake_server, status, ok):
+    fake_server.push(sse_reply(["fine"], status=status))
+    if ok:
+        assert run(fake_server)[0].content == "fine"
+    else:
+        err, events = fail(fake_server)
+        assert err.status == status and events == []
+
+
+@pytest.mark.parametrize("reply", [
+    raw_reply(200, b"Bad gateway\n", "text/html; charset=utf-8"),  # says html, does not start with <
+    raw_reply(200, b" " * 100 + b"<html><title>Proxy</title></html>", "text/plain"),  # < after 64 blanks
+    raw_reply(200, b"\n" * 100 + b"<error>nope</error>", "application/octet-stream"),
+])
+def test_a_200_page_is_an_http_error_whatever_its_label(fake_server, reply):
+    # a page (HTML, XML) instead of an answer: the reply of something that is not the API
+    fake_server.push(reply)
+    err, events = fail(fake_server)
+    assert err.kind in ("html", "http") and err.status == 200 and events == []
+
+
+def test_a_big_completion_labelled_text_plain_is_read_whole(fake_server):
+    text = "x" * (100 << 10)  # past what is kept of a body while looking for a first event
+    body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    fake_server.push(raw_reply(200, json.dumps(body).encode(), "text/plain"))
+    result, _ = run(fake_server)
+    assert result.content == text and result.finish_reason == "stop"
+
+
+def completion_bytes(size: int) -> bytes:
+    """A whole chat.completion of exactly `size` bytes (padded with blanks)."""
+    body = json.dumps({"choices": [{"index": 0, "message": {"content": "ok"}, "finish_reason": "stop"}]}).encode()
+    assert len(body) <= size
+    return body + b" " * (size - len(body))
+
+
+@pytest.mark.parametrize(("size", "split", "ok"), [
+    (150, False, True), (151, False, False), (150, True, True), (151, True, False),
+])
+def test_a_whole_completion_is_bounded_by_the_answer_plus_one_event(fake_server, size, split, ok):
+    # the bound: max_episode_bytes (100) + max_event_bytes (50) = 150 bytes
+    body = completion_bytes(size)
+    if split:  # the head first, the rest once the client read it
+        reply = Reply(headers={"Content-Type": "application/json"}, chunks=[body[:20], body[20:]], delay=0.05)
+    else:
+        reply = raw_reply(200, body, "application/json")
+    fake_server.push(reply)
+    if ok:
+        assert run(fake_server, max_episode_bytes=100, max_event_bytes=50)[0].content == "ok"
+    else:
+        err, events = fail(fake_server, max_episode_bytes=100, max_event_bytes=50)
+        assert err.kind == "bound" and "a non-streamed reply" in err.message and events == []
+
+
+def test_a_cancel_while_a_whole_completion_is_read_keeps_none_of_it(fake_server, monkeypatch):
+    cancel = CancelToken()
+    real = client._read_capped
+
+    def read_then_cancel(read, limit):
+        got = real(read, limit)
+        cancel.cancel()
+        return got
+
+    monkeypatch.setattr(client, "_read_capped", read_then_cancel)
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x"}'}}
+    fake_server.push(json_reply(200, {"choices": [{"index": 0, "message": {"content": None, "tool_calls": [call]},
+                                                   "finish_reason": "tool_calls"}]}))
+    result, events = run(fake_server, cancel=cancel)
+    assert result.cancelled is True and result.tool_calls == [] and events == []
+
+
+def test_requests_never_retries():
+    from dashfloat.llm import viarequests
+
+    session = viarequests._session()
+    try:
+        for url in ("http://h/v1", "https://h/v1"):
+            adapter = session.get_adapter(url)
+            assert isinstance(adapter, viarequests._Adapter)
+            assert adapter.max_retries.total == 0
+    finally:
+        session.close()
+
+
+# ---- found by `make mutation` (i8 §5): cancel reaches every socket ------------------------
+
+
+def test_a_socket_that_connects_after_the_cancel_is_shut_down_at_once():
+    token = CancelToken()
+    token.cancel()
+    ours, peer = socket.socketpair()
+    try:
+        token._attach(ours)
+        peer.settimeout(2)
+        assert peer.recv(1) == b""  # the peer sees the end at once
+    finally:
+        ours.close()
+        peer.close()
+
+
+class SilentListener:
+    """A TCP listener that accepts connections and never says a word (a TLS server that does
+    not answer the handshake, a proxy that does not answer)."""
+
+    def __init__(self, wrap=None):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.wrap = wrap
+        self.accepted = threading.Event()
+        self.conns: list = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.wrap is not None:
+                try:
+                    conn = self.wrap(conn)
+                    conn.recv(65536)  # the request: read, never answered
+                except OSError:
+                    conn.close()
+                    continue
+            self.conns.append(conn)
+            self.accepted.set()
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+def cancel_once_accepted(listener: SilentListener, ep: Endpoint):
+    cancel = CancelToken()
+    w = Worker(None, cancel=cancel, ep=ep)
+    w.start()
+    assert listener.accepted.wait(5), "the client never connected"
+    t0 = time.monotonic()
+    cancel.cancel()
+    w.join(3.0)
+    assert not w.is_alive(), "stream_chat did not return within 3 s of cancel()"
+    assert w.error is None, w.error
+    assert w.result.cancelled is True and w.finished_at - t0 < 3.0
+
+
+def test_a_cancel_interrupts_the_tls_handshake():
+    listener = SilentListener()
+    try:
+        cancel_once_accepted(listener, Endpoint(f"https://127.0.0.1:{listener.port}/v1",
+                                                connect_timeout=20.0, read_timeout=20.0))
+    finally:
+        listener.close()
+
+
+def test_a_cancel_interrupts_the_wait_for_headers_through_tls(tmp_path, monkeypatch):
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert))
+    listener = SilentListener(wrap=lambda conn: context.wrap_socket(conn, server_side=True))
+    try:
+        cancel_once_accepted(listener, Endpoint(f"https://127.0.0.1:{listener.port}/v1",
+                                                connect_timeout=20.0, read_timeout=20.0))
+    finally:
+        listener.close()
+
+
+def test_a_cancel_interrupts_the_wait_for_a_proxy(monkeypatch):
+    listener = SilentListener()
+    for name in ("no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{listener.port}")
+    try:
+        cancel_once_accepted(listener, Endpoint("http://llm.invalid/v1", connect_timeout=20.0, read_timeout=20.0))
+    finally:
+        listener.close()
+
+
+def test_a_finished_request_leaves_its_token_behind(fake_server):
+    # the thread's next connection (a model list) is not the finished request's to cancel
+    token = CancelToken()
+    fake_server.push(sse_reply(["done"]))
+    run(fake_server, cancel=token)
+    release = threading.Event()
+    fake_server.models_reply = Reply(headers={"Content-Type": "application/json"},
+                                     chunks=[json.dumps({"data": [{"id": "m"}]}).encode()], hold=release)
+
+    def cancel_then_release():
+        fake_server.wait_requests(2)
+        token.cancel()
+        release.set()
+
+    t = threading.Thread(target=cancel_then_release)
+    t.start()
+    try:
+        assert list_models(endpoint(fake_server)) == ["m"]
+    finally:
+        release.set()
+        t.join()
+
+
+# ---- found by `make mutation` (i8 §5): model lists --------------------------------------
+
+
+def test_a_model_list_is_asked_for_without_a_body_type(fake_server):
+    assert list_models(endpoint(fake_server)) == ["test-model"]
+    (req,) = fake_server.wait_requests(1)
+    assert "content-type" not in req["headers"] and req["headers"]["accept"] == "application/json"
+
+
+def test_a_model_list_answered_with_300_is_an_error(fake_server):
+    fake_server.models_reply = json_reply(300, {"data": [{"id": "m"}]})
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.status == 300
+
+
+@pytest.mark.parametrize(("extra", "ok"), [(0, True), (1, False)])
+def test_a_model_list_is_bounded_at_8_mib(fake_server, extra, ok):
+    body = json.dumps({"data": [{"id": "m"}]}).encode()
+    body += b" " * ((8 << 20) + extra - len(body))
+    fake_server.models_reply = raw_reply(200, body, "application/json")
+    if ok:
+        assert list_models(endpoint(fake_server)) == ["m"]
+    else:
+        with pytest.raises(ChatError) as info:
+            list_models(endpoint(fake_server))
+        assert info.value.kind == "bound" and "a model list exceeded 8 MiB" in info.value.message
+
+
+@pytest.mark.parametrize(("obj", "ids"), [
+    ({"data": ["s", {"id": "a"}, {"name": "b"}, {"model": "c"}, {"id": "", "name": "d"}, {"id": 5, "model": "e"},
+               {"id": "a"}, 7, {"other": "x"}]}, ["a", "b", "c", "d", "e", "s"]),
+    ({"models": [{"name": "llama3:8b"}, {"model": "qwen"}]}, ["llama3:8b", "qwen"]),  # Ollama's /api/tags shape
+    ({"data": "?", "models": [{"id": "x"}]}, ["x"]),
+    ([{"id": "bare"}, "list"], ["bare", "list"]),
+    ({"data": []}, []),
+])
+def test_model_ids_in_the_shapes_servers_use(obj, ids):
+    assert client._model_ids(obj) == ids
+
+
+@pytest.mark.parametrize("obj", [{"data": None}, {"object": "list"}, "text", 5])
+def test_a_model_list_without_a_list_is_an_error(obj):
+    with pytest.raises(ChatError) as info:
+        client._model_ids(obj)
+    assert info.value.kind == "bad_json"
+
+
+@pytest.mark.parametrize(("size", "ok"), [(client.HEAD_MAX, True), (client.HEAD_MAX + 1, False)])
+def test_a_bare_completion_labelled_as_a_stream_is_read_up_to_64_kib(fake_server, size, ok):
+    # a body with no stream event is kept up to 64 KiB to tell what it was
+    pad = "x" * (size - len(json.dumps({"choices": [{"index": 0, "message": {"content": ""}}]})))
+    body = json.dumps({"choices": [{"index": 0, "message": {"content": pad}}]}).encode()
+    assert len(body) == size and client.HEAD_MAX == 64 << 10
+    fake_server.push(Reply(headers={"Content-Type": "text/event-stream"}, chunks=[body[:1000], body[1000:]]))
+    if ok:
+        assert run(fake_server)[0].content == pad
+    else:
+        err, _ = fail(fake_server)
+        assert err.kind == "bad_json"
+
+
+def test_a_read_below_8_kib_is_small_and_the_first_pause_is_12_5_ms(monkeypatch):
+    naps: list[float] = []
+    monkeypatch.setattr(client, "_nap", naps.append)
+    script = [b"x" * 8192, b"x" * 8191, b"x" * 8192, b"x" * 100, b"x", b"x", b"x", b"x"]
+    read = client._coalescing(iter(script).__next__, CancelToken())
+    for _ in script:
+        read()
+    assert naps == [0.0125, 0.0125, 0.025, 0.05, 0.05]  # doubling up to 50 ms
+
+
+def test_a_model_list_that_stalls_says_whether_the_headers_came(fake_server):
+    never = threading.Event()
+    fake_server.models_reply = Reply(headers={"Content-Type": "application/json"}, chunks=[b'{"data": [', b"]}"],
+                                     stall_after=1)
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server, read_timeout=0.5))
+    assert info.value.kind == "idle_timeout" and "the stream stalled" in info.value.message
+    fake_server.models_reply = Reply(headers={"Content-Type": "application/json"}, chunks=[b"{}"], hold_headers=never)
+    try:
+        with pytest.raises(ChatError) as info:
+            list_models(endpoint(fake_server, read_timeout=0.5))
+    finally:
+        never.set()
+    assert info.value.kind == "idle_timeout" and "no response" in info.value.message
+
+
+@pytest.mark.parametrize(("reply", "where"), [
+    (json_reply(200, 5), "a reply"),  # JSON, but not an object
+    (json_reply(200, [1, 2]), "a reply"),
+    (Reply(chunks=[ev(chunk({"content": "x"})), b"data: [1, 2]\n\n"]), "x"),  # an event that is not an object
+    (Reply(headers={"Content-Type": "text/event-stream"}, chunks=[b"{not json"]), "a 200 body with no stream events"),
+])
+def test_json_that_is_not_an_answer_is_bad_json(fake_server, reply, where):
+    fake_server.push(reply)
+    err, _ = fail(fake_server)
+    assert err.kind == "bad_json"
+
+
+def test_a_model_list_that_is_not_json_is_bad_json(fake_server):
+    fake_server.models_reply = raw_reply(200, b"models: a, b", "application/json")
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "bad_json" and "a model list" in info.value.message
+
+
+
+def test_no_event_after_a_cancel_is_taken_not_even_a_tool_call(fake_server):
+    # the cancel comes from the usage callback; the tool call behind it, in the same read, is dropped
+    cancel = CancelToken()
+
+    def on_event(e):
+        if e[0] == "usage":
+            cancel.cancel()
+
+    usage = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [], "usage": {"total_tokens": 1}}
+    call = [{"index": 0, "id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]
+    body = ev(usage) + ev(chunk({"tool_calls": call})) + ev(chunk(finish="tool_calls")) + ev("[DONE]")
+    fake_server.push(Reply(chunks=[body]))
+    result, _ = run(fake_server, cancel=cancel, on_event=on_event)
+    assert result.cancelled is True and result.tool_calls == [] and result.finish_reason is None

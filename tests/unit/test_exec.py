@@ -1116,14 +1116,22 @@ def test_descendants_lists_a_process_and_everything_below_it():
     from tests.procs import wait_for
 
     proc = subprocess.Popen(["/bin/sh", "-c", "sh -c 'sleep 30; :' & sleep 30; :"])
+
+    def names_below() -> list[bytes]:
+        names = []
+        for pid in descendants(proc.pid)[1:]:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    names.append(f.read().split(b"\0")[0])
+            except OSError:
+                pass
+        return sorted(names)
+
     try:
         found = wait_for(lambda: len(descendants(proc.pid)) == 4 and descendants(proc.pid), timeout=5)
         assert found and found[0] == proc.pid, found
-        names = []
-        for pid in found[1:]:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                names.append(f.read().split(b"\0")[0])
-        assert sorted(names) == [b"sh", b"sleep", b"sleep"], names
+        # a child forked by a shell is "sh" until it has exec'd sleep: wait for that too
+        assert wait_for(lambda: names_below() == [b"sh", b"sleep", b"sleep"], timeout=5), names_below()
     finally:
         for pid in reversed(descendants(proc.pid)):
             try:
@@ -1131,3 +1139,667 @@ def test_descendants_lists_a_process_and_everything_below_it():
             except OSError:
                 pass
         proc.wait()
+
+
+# -- the reaper's pieces, one at a time (found by `make mutation`, i8 §5) ---------------------------
+
+# /proc/PID/stat per proc(5), every field a different number: (3) state ... (5) pgrp (6) session
+# (9) flags (20) num_threads (22) starttime; the command name holds ") (" and spaces
+STAT_LINE = (b"4242 (a) b (c) S 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35\n")
+
+
+def proc(pid=500, state="S", ppid=1, pgrp=500, sid=500, flags=0, threads=1, start=1000) -> reaper.Proc:
+    return reaper.Proc(pid, state, ppid, pgrp, sid, flags, threads, start)
+
+
+def test_read_proc_takes_each_field_from_its_place_after_the_last_parenthesis(monkeypatch):
+    monkeypatch.setattr(reaper, "_read", lambda path: STAT_LINE if path == "/proc/4242/stat" else None)
+    assert reaper.read_proc(4242) == reaper.Proc(pid=4242, state="S", ppid=12, pgrp=13, sid=14, flags=17,
+                                                 threads=28, start=30)
+    assert reaper.read_proc(4243) is None
+
+
+@pytest.mark.parametrize("raw", [b"", b"4242 (sh) S 1 2", b"4242 (sh) S x 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"])
+def test_a_stat_line_that_cannot_be_parsed_is_no_process(monkeypatch, raw):
+    monkeypatch.setattr(reaper, "_read", lambda path: raw)
+    assert reaper.read_proc(4242) is None
+
+
+def test_read_proc_of_a_real_process():
+    child = subprocess.Popen([sys.executable, "-S", "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        found = reaper.read_proc(child.pid)
+        with open("/proc/uptime") as f:
+            now = float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")
+        assert found.pid == child.pid and found.ppid == os.getpid()
+        assert found.pgrp == found.sid == child.pid
+        assert found.alive and not found.exiting and found.threads == 1
+        assert reaper.read_proc(os.getpid()).start <= found.start <= now + 1
+    finally:
+        child.stdin.close()
+        child.wait()
+    assert reaper.read_proc(child.pid) is None
+
+
+@pytest.mark.parametrize(("state", "alive"), [("R", True), ("S", True), ("D", True), ("T", True),
+                                               ("Z", False), ("X", False), ("x", False)])
+def test_a_zombie_or_a_dead_process_is_not_alive(state, alive):
+    assert proc(state=state).alive is alive
+
+
+@pytest.mark.parametrize(("flags", "exiting"), [(0, False), (0x4, True), (0x400044, True), (0x400040, False),
+                                               (0x1, False), (0x3, False)])
+def test_exiting_is_the_pf_exiting_flag(flags, exiting):
+    assert proc(flags=flags).exiting is exiting
+
+
+def test_read_reads_a_file_longer_than_one_read_whole(tmp_path):
+    data = bytes(range(256)) * 1000  # 256,000 bytes: several reads of 64 KiB
+    (tmp_path / "f").write_bytes(data)
+    assert reaper._read(str(tmp_path / "f")) == data
+    (tmp_path / "empty").write_bytes(b"")
+    assert reaper._read(str(tmp_path / "empty")) == b""
+    assert reaper._read(str(tmp_path / "missing")) is None
+    assert reaper._read(str(tmp_path)) is None  # a directory: the read fails
+
+
+def test_read_leaves_no_descriptor_open(tmp_path):
+    (tmp_path / "f").write_bytes(b"x")
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        reaper._read(str(tmp_path / "f"))
+        reaper._read(str(tmp_path))
+    assert set(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/self/task/{os.getpid()}/children"), reason="kernel without children files")
+def test_the_kernels_children_files_are_found_and_remembered(monkeypatch):
+    monkeypatch.setattr(reaper, "_children_files", None)
+    assert reaper._have_children_files() is True
+    monkeypatch.setattr(reaper, "_children_files", False)  # remembered: not looked for again
+    assert reaper._have_children_files() is False
+
+
+@pytest.mark.parametrize(("env", "found"), [
+    (b"A=1\0DASHFLOAT_CALL=7-3\0B=2\0", True),
+    (b"DASHFLOAT_CALL=7-3\0", True),  # the first variable
+    (b"A=1\0DASHFLOAT_CALL=7-31\0", False),  # another call's id that starts the same
+    (b"A=1\0XDASHFLOAT_CALL=7-3\0", False),
+    (b"A=DASHFLOAT_CALL=7-3\0", False),
+    (b"A=1\0", False),
+    (b"", None),  # reads empty: mid-execve, exiting, or cleared: look again
+    (None, False),  # cannot be read
+])
+def test_has_marker_matches_the_whole_variable(monkeypatch, env, found):
+    monkeypatch.setattr(reaper, "_read", lambda path: env if path == "/proc/99/environ" else b"?")
+    assert reaper.has_marker(99, "7-3") is found
+
+
+def test_holds_any_finds_a_pipe_among_the_descriptors():
+    r, w = os.pipe()
+    other_r, other_w = os.pipe()
+    try:
+        link = reaper.pipe_link(w)
+        assert link is not None and link.startswith("pipe:[")
+        assert reaper.holds_any(os.getpid(), frozenset({link})) is True
+        os.close(r)
+        os.close(w)
+        r = w = -1
+        assert reaper.holds_any(os.getpid(), frozenset({link})) is False
+        assert reaper.holds_any(os.getpid(), frozenset()) is False
+        assert reaper.holds_any(2 ** 22 + 1, frozenset({reaper.pipe_link(other_r)})) is False  # no such pid
+    finally:
+        for fd in (r, w, other_r, other_w):
+            if fd >= 0:
+                os.close(fd)
+    assert reaper.pipe_link(other_w) is None  # closed
+
+
+def test_user_tasks_counts_the_threads_of_the_users_live_processes(monkeypatch):
+    procs = {10: proc(pid=10, threads=3), 11: proc(pid=11, threads=0), 12: proc(pid=12, state="Z", threads=5),
+             13: proc(pid=13, threads=2), 14: None}
+    owners = {10: 1000, 11: 1000, 12: 1000, 13: 1001}
+    monkeypatch.setattr(reaper, "_proc_pids", lambda: [15, 13, 10, 11, 12, 14])  # gone, someone else's first
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: procs.get(pid))
+
+    class St:
+        def __init__(self, uid):
+            self.st_uid = uid
+
+    real_stat = os.stat
+
+    def fake_stat(path, *a, **kw):
+        if isinstance(path, str) and path.startswith("/proc/"):
+            pid = int(path.rsplit("/", 1)[1])
+            if pid == 15:
+                raise FileNotFoundError(path)
+            return St(owners.get(pid, 1000))
+        return real_stat(path, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", fake_stat)
+    counted = reaper.user_tasks(1000), reaper.user_tasks(1001)
+    monkeypatch.undo()
+    assert counted == (3 + 1, 2)  # a zombie does not count; a process counts at least once
+
+
+def test_proc_pids_lists_the_numeric_entries_of_proc():
+    pids = reaper._proc_pids()
+    assert os.getpid() in pids and all(isinstance(p, int) for p in pids)
+
+
+def test_children_of_every_thread_are_found(monkeypatch):
+    # a child started by a thread other than the main one is listed under that thread's tid
+    children = []
+    started = threading.Event()
+    release = threading.Event()
+
+    def spawn():
+        children.append(subprocess.Popen(["sleep", "30"]))
+        started.set()
+        release.wait(10)
+
+    t = threading.Thread(target=spawn)
+    t.start()
+    try:
+        assert started.wait(10)
+        pid = children[0].pid
+        threads = reaper.read_proc(os.getpid()).threads
+        assert threads >= 2
+        assert pid in reaper._children_from_files(os.getpid(), threads)
+        assert pid in reaper._children_from_files(os.getpid())
+        assert pid in reaper._Tree().children(os.getpid())
+        assert pid in reaper.descendants(os.getpid())
+        assert reaper._children_from_files(2 ** 22 + 1) == []  # no such process
+    finally:
+        children[0].kill()
+        children[0].wait()
+        release.set()
+        t.join()
+
+
+def test_descendants_stop_at_the_cap(monkeypatch):
+    monkeypatch.setattr(reaper, "_SEEN_CAP", 5)
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: [pid * 10 + 1, pid * 10 + 2])
+    assert reaper.descendants(1) == [1, 11, 12, 111, 112]
+
+
+def test_descendants_list_a_child_once(monkeypatch):
+    tree = {1: [2, 3], 2: [3], 3: [], 4: []}
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: tree[pid])
+    assert reaper.descendants(1) == [1, 2, 3]
+    assert reaper.descendants(4) == [4]
+
+
+def test_without_children_files_the_tree_comes_from_one_scan_of_parents(monkeypatch):
+    procs = {2: proc(pid=2, ppid=1), 3: proc(pid=3, ppid=2), 4: proc(pid=4, ppid=2), 5: None}
+    scans = []
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: False)
+    monkeypatch.setattr(reaper, "_proc_pids", lambda: scans.append(1) or [2, 3, 4, 5])
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: procs.get(pid))
+    tree = reaper._Tree()
+    assert tree.children(2) == [3, 4] and tree.children(1) == [2] and tree.children(3) == []
+    assert scans == [1]
+
+
+# -- Call: who belongs to a call -----------------------------------------------------------------
+
+
+def a_call(monkeypatch, shell=700, since=5000, session=1) -> reaper.Call:
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: proc(pid=shell, start=since) if pid == shell else None)
+    monkeypatch.setattr(os, "getsid", lambda pid: session if pid == 0 else -5)
+    return reaper.Call(shell, "9-1", frozenset({"pipe:[77]"}))
+
+
+def test_a_call_remembers_when_its_shell_started(monkeypatch):
+    call = a_call(monkeypatch)
+    assert call.since == 5000 and call.session == 1 and call.shell == 700
+    assert call.peak == 0 and call.seen == {} and call.marker == "9-1" and call.pipes == frozenset({"pipe:[77]"})
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+    assert reaper.Call(700, "9-1").since is None
+
+
+@pytest.mark.parametrize(("orphan", "owned"), [
+    (proc(pid=800, sid=700, pgrp=800), True),  # in the call's session
+    (proc(pid=800, sid=800, pgrp=700), True),  # in its process group
+    (proc(pid=800, sid=800, pgrp=800), "marker"),  # else the environment decides
+])
+def test_an_orphan_in_the_calls_session_or_group_is_a_member(monkeypatch, orphan, owned):
+    call = a_call(monkeypatch)
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: False)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: "marker")
+    assert call._owns(orphan) == owned
+
+
+def test_an_orphan_seen_before_is_a_member_only_with_the_same_start_time(monkeypatch):
+    call = a_call(monkeypatch)
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: False)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: False)
+    call.seen[800] = 6000
+    assert call._owns(proc(pid=800, sid=800, pgrp=800, start=6000)) is True
+    assert call._owns(proc(pid=800, sid=800, pgrp=800, start=6001)) is False  # the pid was reused
+
+
+def test_an_orphan_holding_a_pipe_of_the_call_is_a_member(monkeypatch):
+    call = a_call(monkeypatch)
+    held = []
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: held.append((pid, links)) or True)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: False)
+    assert call._owns(proc(pid=800, sid=800, pgrp=800)) is True
+    assert held == [(800, frozenset({"pipe:[77]"}))]
+
+
+def test_an_exiting_orphan_cannot_be_judged_yet_unless_it_was_undecided_before(monkeypatch):
+    call = a_call(monkeypatch)
+    asked = []
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: False)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: asked.append((pid, marker)) or True)
+    exiting = proc(pid=800, sid=800, pgrp=800, flags=0x4, start=6000)
+    assert call._owns(exiting) is None and asked == []
+    monkeypatch.setattr(reaper, "_undecided", {(800, 6000)})
+    assert call._owns(exiting) is False
+    assert call._owns(proc(pid=800, sid=800, pgrp=800, start=6000)) is False  # not even asked
+    assert asked == []
+    assert call._owns(proc(pid=800, sid=800, pgrp=800, start=6001)) is True  # another process
+    assert asked == [(800, "9-1")]
+
+
+@pytest.mark.parametrize(("zombie", "stray"), [
+    (proc(pid=800, state="Z", sid=900, start=5001), True),  # started after the shell
+    (proc(pid=800, state="Z", sid=900, start=4999), False),  # before
+    (proc(pid=800, state="Z", sid=900, start=5000), True),  # in the shell's tick, a later pid
+    (proc(pid=600, state="Z", sid=900, start=5000), False),  # in the shell's tick, an earlier pid
+    (proc(pid=700 + 1, state="Z", sid=900, start=5000), True),
+    (proc(pid=700, state="Z", sid=900, start=5000), False),
+    (proc(pid=800, state="Z", sid=1, start=5001), False),  # in DashFloat's own session
+])
+def test_a_zombie_orphan_is_a_member_when_it_started_during_the_call_in_another_session(monkeypatch, zombie, stray):
+    call = a_call(monkeypatch)
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: True)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: True)
+    assert call._owns(zombie) is stray
+
+
+def test_without_the_shells_start_no_zombie_is_taken_for_the_calls(monkeypatch):
+    call = a_call(monkeypatch)
+    call.since = None
+    assert call._stray_zombie(proc(pid=800, state="Z", sid=900, start=9999)) is False
+
+
+def test_count_counts_live_tasks_and_keeps_the_peak(monkeypatch):
+    call = a_call(monkeypatch)
+    found = {1: proc(pid=1, threads=3), 2: proc(pid=2, threads=0), 3: proc(pid=3, state="Z", threads=4)}
+    assert call._count(found) == 4 and call.peak == 4
+    assert call._count({1: proc(pid=1, threads=2)}) == 2 and call.peak == 4
+    assert call._count({}) == 0 and call.peak == 4
+
+
+def test_reap_zombies_waits_for_our_zombie_members_only(monkeypatch):
+    call = a_call(monkeypatch)
+    me = os.getpid()
+    waited = []
+
+    def waitpid(pid, options):
+        waited.append((pid, options))
+        if pid == 803:
+            raise ChildProcessError(pid)
+        return pid, 0
+
+    monkeypatch.setattr(os, "waitpid", waitpid)
+    found = {700: proc(pid=700, state="Z", ppid=me),  # the shell: its Popen reaps it
+             801: proc(pid=801, state="Z", ppid=me),
+             802: proc(pid=802, state="Z", ppid=5),  # not our child
+             803: proc(pid=803, state="Z", ppid=me)}
+    assert call._reap_zombies(found) is False
+    assert waited == [(801, os.WNOHANG), (803, os.WNOHANG)]
+    found[804] = proc(pid=804, ppid=me)
+    found[805] = proc(pid=805, ppid=5)
+    assert call._reap_zombies(found) is True  # a member child of ours is still alive
+    assert call._reap_zombies({805: proc(pid=805, ppid=5)}) is False
+
+
+def test_remember_undecided_forgets_the_gone_ones_when_full(monkeypatch):
+    monkeypatch.setattr(reaper, "_UNDECIDED_CAP", 4)
+    monkeypatch.setattr(reaper, "_undecided", {(1, 10), (2, 20), (3, 30)})
+    live = {1: proc(pid=1, start=10), 2: proc(pid=2, start=21), 4: proc(pid=4, start=40),  # 2 is another
+            5: proc(pid=5, start=50)}  # process now, 3 is gone
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: live.get(pid))
+    reaper._remember_undecided({(4, 40)})
+    assert reaper._undecided == {(1, 10), (2, 20), (3, 30), (4, 40)}, "room left: nothing looked at"
+    reaper._remember_undecided({(5, 50)})
+    assert reaper._undecided == {(1, 10), (4, 40), (5, 50)}
+    reaper._remember_undecided({(6, 60), (7, 70)})  # no room even after forgetting: not kept
+    assert reaper._undecided == {(1, 10), (4, 40), (5, 50)}
+    reaper._remember_undecided({(6, 60)})  # exactly full
+    assert reaper._undecided == {(1, 10), (4, 40), (5, 50), (6, 60)}
+
+
+def test_kill_says_whether_the_system_refused(monkeypatch, caplog):
+    sent = []
+
+    def kill(pid, sig):
+        sent.append((pid, sig))
+        if pid == 2:
+            raise ProcessLookupError(pid)
+        if pid == 3:
+            raise PermissionError(pid)
+
+    monkeypatch.setattr(os, "kill", kill)
+    with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
+        assert reaper._kill(1) is True and reaper._kill(2) is True and reaper._kill(3) is False
+    assert [r.getMessage() for r in caplog.records] == ["exec: no permission to kill process 3"]
+    assert sent == [(1, signal.SIGKILL), (2, signal.SIGKILL), (3, signal.SIGKILL)]
+
+
+def test_new_markers_are_unique_and_name_this_process():
+    a, b = reaper.new_marker(), reaper.new_marker()
+    assert a != b and a.startswith(f"{os.getpid()}-") and b.startswith(f"{os.getpid()}-")
+
+
+def test_holds_any_looks_past_a_descriptor_that_closed_meanwhile(monkeypatch):
+    monkeypatch.setattr(os, "listdir", lambda path: ["3", "4", "5"])
+
+    def readlink(path):
+        if path.endswith("/3"):
+            raise FileNotFoundError(path)  # closed between the listing and the look
+        return "pipe:[5]" if path.endswith("/5") else "/dev/null"
+
+    monkeypatch.setattr(os, "readlink", readlink)
+    assert reaper.holds_any(123, frozenset({"pipe:[5]"})) is True
+    assert reaper.holds_any(123, frozenset({"pipe:[6]"})) is False
+
+
+def test_collect_takes_the_shells_tree_and_the_orphans_that_belong(monkeypatch):
+    me = os.getpid()
+    procs = {
+        700: proc(pid=700, ppid=me, sid=700, pgrp=700, start=5000),  # the shell
+        701: proc(pid=701, ppid=700, sid=700, pgrp=700), 702: proc(pid=702, state="Z", ppid=701, sid=700),
+        710: proc(pid=710, ppid=me, sid=710, pgrp=710),  # another call's shell
+        800: proc(pid=800, ppid=me, sid=700, pgrp=800),  # an orphan in the call's session
+        805: proc(pid=805, ppid=800, sid=805, pgrp=805),  # its child, in a session of its own
+        801: proc(pid=801, ppid=me, sid=801, pgrp=801),  # someone else's: the editor
+        802: proc(pid=802, ppid=me, sid=802, pgrp=802, flags=0x4, start=6002),  # exiting: unsure
+        804: proc(pid=804, state="Z", ppid=me, sid=804, pgrp=804, start=6004),  # a stray zombie
+        711: proc(pid=711, ppid=710, sid=710, pgrp=710),
+    }
+    tree = {me: [700, 710, 800, 801, 802, 803, 804], 700: [701], 701: [702, 805], 702: [799], 710: [711],
+            711: [], 800: [805], 805: [], 801: [], 802: [], 804: []}
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: procs.get(pid))
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: tree[pid])
+    # the other call's shell looks like one of ours (it holds the pipe): only `others` keeps it out
+    monkeypatch.setattr(reaper, "holds_any", lambda pid, links: pid == 710)
+    monkeypatch.setattr(reaper, "has_marker", lambda pid, marker: False)
+    monkeypatch.setattr(reaper, "_undecided", set())
+    monkeypatch.setattr(os, "getsid", lambda pid: 1)
+    reaped = []
+    monkeypatch.setattr(os, "waitpid", lambda pid, options: reaped.append(pid) or (pid, 0))
+    call = reaper.Call(700, "9-1")
+    found, unsure = call._collect(frozenset({710}))
+    assert sorted(found) == [700, 701, 702, 800, 804, 805]
+    assert unsure is True and call._pending == {(802, 6002)}
+    assert call.seen == {pid: procs[pid].start for pid in found}
+    assert call.members(frozenset({710})) == found
+    assert call.census(frozenset({710})) == 4  # the live ones, a task each
+    assert reaped == [804]  # our zombie child; the shell is left to its Popen
+    assert sorted(call.members()) == [700, 701, 702, 710, 711, 800, 804, 805]
+    procs[802] = proc(pid=802, ppid=me, sid=802, pgrp=802, start=6002)  # judged now: not ours
+    call = reaper.Call(700, "9-1")
+    monkeypatch.setattr(reaper, "_SEEN_CAP", 2)
+    found, unsure = call._collect(frozenset({710}))
+    assert unsure is False and len(found) == 6 and len(call.seen) == 2  # remembered up to the cap
+
+
+def test_prctl_failures_are_logged_and_mean_no_subreaper(monkeypatch, caplog):
+    import ctypes
+
+    class Libc:
+        def __init__(self, answer):
+            self.answer = answer
+            self.calls = []
+
+        def prctl(self, *args):
+            self.calls.append(args)
+            return self.answer
+
+    libc = Libc(0)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name, use_errno=False: libc)
+    assert reaper._prctl_subreaper() is True
+    assert libc.calls == [(36, 1, 0, 0, 0)]  # PR_SET_CHILD_SUBREAPER, on
+    libc.answer = -1
+    with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
+        assert reaper._prctl_subreaper() is False
+    assert "PR_SET_CHILD_SUBREAPER failed" in caplog.text
+
+    def no_libc(name, use_errno=False):
+        raise OSError("no libc")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
+        assert reaper._prctl_subreaper() is False
+    assert "cannot become a child subreaper: no libc" in caplog.text
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert reaper._prctl_subreaper() is False
+
+
+def test_enable_subreaper_asks_once_per_process(monkeypatch):
+    asked = []
+    monkeypatch.setattr(reaper, "_subreaper", {})
+    monkeypatch.setattr(reaper, "_prctl_subreaper", lambda: asked.append(1) or True)
+    assert reaper.enable_subreaper() is True and reaper.enable_subreaper() is True
+    assert asked == [1]
+    monkeypatch.setattr(os, "getpid", lambda: -7)  # a forked child: it asks for itself
+    assert reaper.enable_subreaper() is True and asked == [1, 1]
+
+
+# -- Call.kill and Call._reap, round by round (a scripted /proc and a fake clock) -------------------
+
+
+class FakeTime:
+    def __init__(self, step=0.0):
+        self.now = 100.0
+        self.step = step  # every look at the clock moves it on this much
+        self.sleeps: list[float] = []
+
+    def monotonic(self):
+        self.now += self.step
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def scripted_call(monkeypatch, rounds, clock, refused=()):
+    """A Call whose _collect answers `rounds` in turn (the last one again and again)."""
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+    monkeypatch.setattr(reaper, "time", clock)
+    call = reaper.Call(700, "9-1")
+    answers = list(rounds)
+    collected = []
+
+    def collect(others):
+        collected.append(others)
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    monkeypatch.setattr(call, "_collect", collect)
+    signals = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: signals.append(("group", pgid, sig)))
+    monkeypatch.setattr(reaper, "_kill", lambda pid: signals.append(("one", pid)) or pid not in refused)
+    reaps = []
+    monkeypatch.setattr(call, "_reap", lambda others: reaps.append(others))
+    return call, signals, reaps, collected
+
+
+def live(*pids, threads=1):
+    return {pid: proc(pid=pid, threads=threads) for pid in pids}
+
+
+def test_kill_kills_every_live_member_and_counts_the_ones_besides_the_shell(monkeypatch):
+    clock = FakeTime()
+    rounds = [(live(700, 800, 801, threads=2), False), (live(801), False), ({}, False)]
+    call, signals, reaps, collected = scripted_call(monkeypatch, rounds, clock, refused={801})
+    assert call.kill(frozenset({710})) == 1  # 800; the shell is not counted, 801 refused the signal
+    assert signals == [("group", 700, signal.SIGKILL), ("one", 700), ("one", 800), ("one", 801),
+                       ("group", 700, signal.SIGKILL)]  # 801 refused: not tried again; the group at the end
+    assert clock.sleeps == [0.0005]
+    assert call.peak == 6  # counted before the first signal
+    assert reaps == [frozenset({710})] and collected == [frozenset({710})] * 2
+
+
+def test_kill_looks_again_with_growing_pauses_until_none_is_left(monkeypatch):
+    clock = FakeTime()
+    rounds = [(live(800), False)] * 8 + [({800: proc(pid=800, state="Z")}, False)]
+    call, signals, _, _ = scripted_call(monkeypatch, rounds, clock)
+    assert call.kill() == 1
+    assert clock.sleeps == [0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.02, 0.02]
+    assert signals.count(("one", 800)) == 8 and call.peak == 1
+
+
+def test_kill_gives_up_on_a_process_that_does_not_die_after_3_s(monkeypatch, caplog):
+    clock = FakeTime(step=0.25)
+    call, signals, reaps, _ = scripted_call(monkeypatch, [(live(800), False)], clock)
+    with caplog.at_level("ERROR", logger="dashfloat.tools.reaper"):
+        assert call.kill() == 1
+    assert "did not die: [800]" in caplog.text
+    started = 100.25
+    assert 2.9 < clock.now - started < 3.6
+    assert reaps == [frozenset()]
+
+
+def test_kill_waits_half_a_second_for_an_orphan_that_cannot_be_judged(monkeypatch):
+    clock = FakeTime(step=0.01)
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, signals, _, _ = scripted_call(monkeypatch, [({}, True)], clock)
+    call._pending = {(900, 9000)}
+    assert call.kill() == 0
+    assert 0.5 < clock.now - 100.0 < 0.6
+    assert reaper._undecided == {(900, 9000)}  # the next call does not wait for it
+    assert signals == [("group", 700, signal.SIGKILL)]  # nothing live: only the final group signal
+
+
+def test_kill_stops_looking_once_the_unsure_orphan_is_judged(monkeypatch):
+    clock = FakeTime(step=0.01)
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, _, _, _ = scripted_call(monkeypatch, [({}, True), ({}, True), ({}, False)], clock)
+    call._pending = {(900, 9000)}
+    assert call.kill() == 0
+    assert len(clock.sleeps) == 2 and reaper._undecided == set()
+
+
+def test_kill_without_the_right_to_signal_the_group_goes_on(monkeypatch):
+    clock = FakeTime()
+    call, signals, _, _ = scripted_call(monkeypatch, [(live(800), False), ({}, False)], clock)
+
+    def killpg(pgid, sig):
+        raise PermissionError(pgid)
+
+    monkeypatch.setattr(os, "killpg", killpg)
+    assert call.kill() == 1 and signals == [("one", 800)]
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: (_ for _ in ()).throw(ProcessLookupError(pgid)))
+    assert call.kill() == 0
+
+
+def test_reap_waits_for_killed_members_to_become_zombies_for_up_to_a_second(monkeypatch):
+    clock = FakeTime(step=0.05)
+    monkeypatch.setattr(reaper, "time", clock)
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: None)
+    call = reaper.Call(700, "9-1")
+    answers = [True, True, False]
+    monkeypatch.setattr(call, "_collect", lambda others: ({}, False))
+    monkeypatch.setattr(call, "_reap_zombies", lambda found: answers.pop(0))
+    call._reap(frozenset())
+    assert clock.sleeps == [0.0005, 0.001] and answers == []
+    monkeypatch.setattr(call, "_reap_zombies", lambda found: True)  # never: up to the deadline
+    start = clock.now
+    call._reap(frozenset())
+    assert 1.0 <= clock.now - start < 1.3
+    assert max(clock.sleeps) == 0.02
+
+
+def test_a_call_remembers_at_most_65536_processes(monkeypatch):
+    me = os.getpid()
+    many = {pid: proc(pid=pid, ppid=me, sid=700) for pid in range(100_000, 100_000 + 65_537)}
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: many.get(pid))
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: list(many) if pid == me else [])
+    monkeypatch.setattr(os, "getsid", lambda pid: 1)
+    call = reaper.Call(700, "9-1")
+    found, _ = call._collect(frozenset())
+    assert len(found) == 65_537 and len(call.seen) == 65_536
+
+
+def test_at_most_1024_undecided_orphans_are_remembered(monkeypatch):
+    monkeypatch.setattr(reaper, "_undecided", {(pid, 1) for pid in range(1, 1023)})  # 1,022
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: proc(pid=pid, start=1))  # all still there
+    reaper._remember_undecided({(5000, 1), (5001, 1)})
+    assert len(reaper._undecided) == 1024
+    reaper._remember_undecided({(5002, 1)})
+    assert len(reaper._undecided) == 1024 and (5002, 1) not in reaper._undecided
+
+
+def test_without_proc_no_pid_is_listed(monkeypatch):
+    def no_proc(path):
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(os, "listdir", no_proc)
+    assert reaper._proc_pids() == []
+    assert reaper.user_tasks(os.getuid()) == 0
+
+
+@pytest.mark.parametrize(("tasks", "stopped"), [(1024, False), (1025, True)])
+def test_the_default_budget_is_1024_processes_and_threads(cwd, monkeypatch, tasks, stopped):
+    census_saying(monkeypatch, tasks)
+    result = ex.run_command("sleep 0.3", cwd)
+    assert (result.get("code") == "process_limit") is stopped, result
+    if stopped:
+        assert "more than 1024 processes and threads" in result["error"]
+
+
+def test_collect_takes_a_process_listed_twice_once_and_goes_on(monkeypatch):
+    # 701 is listed under the shell and again under 703: popped twice, taken once, and what is
+    # left to look at (704) is still looked at
+    procs = {pid: proc(pid=pid, ppid=700, sid=700, pgrp=700) for pid in (700, 701, 702, 703, 704)}
+    tree = {700: [704, 701, 703], 703: [701], 701: [702], 702: [], 704: [], os.getpid(): [700]}
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: procs.get(pid))
+    monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
+    monkeypatch.setattr(reaper, "_children_from_files", lambda pid, threads=0: tree[pid])
+    monkeypatch.setattr(os, "getsid", lambda pid: 1)
+    found, unsure = reaper.Call(700, "9-1")._collect(frozenset())
+    assert sorted(found) == [700, 701, 702, 703, 704] and unsure is False
+
+
+def test_without_a_session_of_its_own_no_zombie_is_taken_for_dashfloats(monkeypatch):
+    # os.getsid(0) failing (it does not, on Linux) leaves a session no process has
+    def no_session(pid):
+        raise OSError("no session")
+
+    monkeypatch.setattr(reaper, "read_proc", lambda pid: proc(pid=700, start=5000) if pid == 700 else None)
+    monkeypatch.setattr(os, "getsid", no_session)
+    call = reaper.Call(700, "9-1")
+    assert call.session == -1
+    assert call._stray_zombie(proc(pid=800, state="Z", sid=0, start=5001)) is True
+    assert call._stray_zombie(proc(pid=800, state="Z", sid=-2, start=5001)) is True
+
+
+def test_reap_zombies_goes_on_past_a_live_member(monkeypatch):
+    call = a_call(monkeypatch)
+    me = os.getpid()
+    waited = []
+    monkeypatch.setattr(os, "waitpid", lambda pid, options: waited.append(pid) or (pid, 0))
+    assert call._reap_zombies({804: proc(pid=804, ppid=me), 801: proc(pid=801, state="Z", ppid=me)}) is True
+    assert waited == [801]
+
+
+def test_an_orphan_that_cannot_be_judged_is_waited_for_more_than_half_a_second(monkeypatch):
+    clock = FakeTime(step=0.25)  # every look at the clock: a quarter of a second (exact in binary)
+    clock.sleep = lambda seconds: clock.sleeps.append(seconds)  # the pauses take no time here
+    monkeypatch.setattr(reaper, "_undecided", set())
+    call, _, _, collected = scripted_call(monkeypatch, [({}, True)], clock)
+    call.kill()
+    # looked at when the clock says 100.5 (until 101.0), again at exactly 101.0 (not past it yet),
+    # and a last time at 101.5
+    assert len(collected) == 3 and len(clock.sleeps) == 2

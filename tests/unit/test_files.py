@@ -251,6 +251,9 @@ def test_read_non_utf8_name(root):
     (root / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"x\n")
     got = read_file(root, os.fsdecode(b"caf\xe9.txt"))
     assert got["ok"] and got["path"] == "caf\\xe9.txt"
+    assert got["names_escaped"] == files.names.NOTE
+    (root / "plain.txt").write_bytes(b"x\n")
+    assert "names_escaped" not in read_file(root, "plain.txt")
     encodable(got)
 
 
@@ -655,18 +658,19 @@ def test_a_file_that_grows_past_the_threshold_while_read_is_streamed_from_its_st
     p = root / "log.txt"
     p.write_bytes(numbered(20_000))   # under 256 KiB
     assert p.stat().st_size < STREAM_ABOVE
-    real_fstat = os.fstat
+    real_pread = os.pread
 
-    def fstat_then_grow(fd):
-        result = real_fstat(fd)
+    def sample_then_grow(fd, n, offset):  # after the size was taken, before the content is read
+        result = real_pread(fd, n, offset)
         with open(p, "ab") as fh:
             fh.write(numbered(20_000))
         return result
 
-    monkeypatch.setattr(os, "fstat", fstat_then_grow)
+    monkeypatch.setattr(os, "pread", sample_then_grow)
     got = read_file(root, "log.txt", limit=2)
     assert got["content"] == "line 1\nline 2\n"
     assert got["lines"] is None   # streamed: the total is no longer known
+    assert got["size"] < STREAM_ABOVE  # the size it had when it was looked at
 
 
 def open_fds() -> set[str]:
@@ -983,3 +987,290 @@ def test_the_listing_row_on_screen_has_one_line_per_entry(odd_names):
     assert row["text"] == f"ok: {len(ROUND_TRIP)} entries"
     assert len(row["excerpt"]) == len(ROUND_TRIP)
     assert "nl\\nname" in row["excerpt"] and "caf\\xe9.txt" in row["excerpt"] and "sub\\xe9/" in row["excerpt"]
+
+
+# -- found by `make mutation` (i8 §5) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("nul_at, code", [(8 * 1024 - 1, "binary"), (8 * 1024, None)])
+def test_binary_sniffing_looks_at_the_first_8_kib(root, nul_at, code):
+    # the sample is the first 8 KiB (read_file and edit_file share it): a NUL within it makes
+    # the file binary; one past it is content, shown as it is
+    (root / "f").write_bytes(b"a" * nul_at + b"\0\n")
+    got = read_file(root, "f")
+    assert got.get("code") == code
+    if code is None:
+        assert got["content"] == "a" * nul_at + "\0\n"
+
+
+def test_decode_text_reports_an_incomplete_last_character_unless_told_the_bytes_were_cut():
+    assert files.decode_text(b"ok\xc3") == ("ok\ufffd", True)
+    assert files.decode_text(b"ok\xc3", cut=True) == ("ok", False)
+    assert files.decode_text(b"\xffok\xc3", cut=True) == ("\ufffdok", True)
+
+
+@pytest.mark.parametrize("taken, written", [(7, True), (8, False)])
+def test_atomic_write_tries_eight_temp_names(root, monkeypatch, taken, written):
+    # names already there (another writer's, or a leftover) are skipped: the eighth free
+    # one is still used; after eight taken ones the write gives up and changes nothing
+    tokens = iter(f"{i:016x}" for i in range(100))
+    monkeypatch.setattr(files.secrets, "token_hex", lambda n: next(tokens))
+    for i in range(taken):
+        (root / f".t.{i:016x}.dftmp").write_text("someone's")
+    if written:
+        atomic_write(str(root / "t"), b"x")
+        assert (root / "t").read_bytes() == b"x"
+    else:
+        with pytest.raises(FileExistsError):
+            atomic_write(str(root / "t"), b"x")
+        assert not (root / "t").exists()
+
+
+@pytest.mark.parametrize("exc, code, message", [
+    (files.safeopen.Escape("a link leads outside"), "path_escape",
+     f"path escapes the working directory: a.txt (a link leads outside; {files.pathpolicy.ALLOWED})"),
+    (files.safeopen.Changed("a.txt"), "path_changed",
+     "cannot open a.txt: a.txt kept changing while it was opened (a directory swapped with a "
+     "symbolic link?); nothing was used, try again"),
+    (PermissionError(errno.EACCES, "Permission denied"), "permission_denied", "permission denied: open a.txt"),
+    (FileNotFoundError(errno.ENOENT, "No such file"), "not_found", "no such file or directory: a.txt"),
+    (NotADirectoryError(errno.ENOTDIR, "Not a directory"), "not_a_directory",
+     "cannot open a.txt: not a directory (it, or a directory on its path, is something else now)"),
+    (OSError(errno.ELOOP, "Too many levels"), "io_error",
+     "cannot open a.txt: too many levels of symbolic links (a symlink loop?), or it turned into a "
+     "symbolic link meanwhile"),
+    (OSError(errno.EIO, "Input/output error"), "io_error", "cannot open a.txt: Input/output error"),
+    (OSError("no errno at all"), "io_error", "cannot open a.txt: no errno at all"),
+])
+def test_each_failure_to_open_a_file_is_its_own_result(root, monkeypatch, exc, code, message):
+    # what changed between the policy's check and the open (the file removed, a parent
+    # swapped for a file or a link...) is told apart, never a traceback
+    (root / "a.txt").write_text("x\n")
+
+    real_open = files.safeopen.Root.open
+
+    def failing_open(self, rel, flags, mode=0o666):
+        if flags & os.O_NONBLOCK:  # read_file's open, after the policy's checks
+            raise exc
+        return real_open(self, rel, flags, mode)
+
+    monkeypatch.setattr(files.safeopen.Root, "open", failing_open)
+    assert read_file(root, "a.txt") == {"ok": False, "code": code, "error": message}
+
+
+def test_a_file_that_stops_being_regular_after_the_check_is_refused_and_closed(root, monkeypatch):
+    # the policy's check passed; what was opened is something else now: a directory, a FIFO
+    (root / "d").mkdir()
+    os.mkfifo(root / "p")
+    monkeypatch.setattr(files.pathpolicy, "check_regular", lambda res, beneath=None: None)
+    before = open_fds()
+    assert read_file(root, "d") == {"ok": False, "code": "not_a_file", "error": "not a regular file: d"}
+    got = read_file(root, "p")
+    assert got["ok"] is False and got["code"] == "special_file" and "p" in got["error"]
+    assert open_fds() == before
+
+
+def test_a_failing_stat_of_the_opened_file_is_a_result_and_closes_it(root, monkeypatch):
+    (root / "a.txt").write_text("x\n")
+    before = open_fds()
+
+    def failing_fstat(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fstat", failing_fstat)
+    got = read_file(root, "a.txt")
+    monkeypatch.undo()
+    assert got == {"ok": False, "code": "io_error", "error": "cannot stat a.txt: Input/output error"}
+    assert open_fds() == before
+
+
+def test_a_working_directory_that_cannot_be_opened_is_named_as_given(tmp_path, monkeypatch):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "a.txt").write_text("x\n")
+    os.symlink("real", tmp_path / "link")
+
+    def refuse(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(files.safeopen, "Root", refuse)
+    for call in (lambda r: read_file(r, "a.txt"), lambda r: write_file(r, "a.txt", "y"),
+                 lambda r: list_directory(r, ".")):
+        assert call(tmp_path / "link") == {
+            "ok": False, "code": "permission_denied",
+            "error": f"permission denied: open the working directory {tmp_path / 'link'}"}
+
+
+@pytest.mark.parametrize(("offset", "limit", "message"), [
+    (0, 10, "offset must be >= 1, got 0"),
+    (1, 0, "limit must be 1..10000, got 0"),
+    (1, 10_001, "limit must be 1..10000, got 10001"),
+    ("1", 5, "offset must be an integer"),
+    (1, True, "limit must be an integer"),
+])
+def test_a_bad_window_says_what_is_allowed(root, offset, limit, message):
+    (root / "a.txt").write_text("x\n")
+    assert read_file(root, "a.txt", offset=offset, limit=limit) == {"ok": False, "code": "bad_arguments",
+                                                                     "error": message}
+
+
+def test_atomic_write_of_a_bare_name_writes_in_the_current_directory(root, monkeypatch):
+    monkeypatch.chdir(root)
+    before = open_fds()
+    atomic_write("bare.txt", b"x")
+    atomic_write(b"bare.txt", b"y")
+    assert (root / "bare.txt").read_bytes() == b"y"
+    assert open_fds() == before
+    no_temps(root)
+
+
+def test_writes_and_listings_leave_no_descriptor_open(root):
+    (root / "d").mkdir()
+    before = open_fds()
+    assert write_file(root, "d/a.txt", "x")["ok"] is True
+    assert write_file(root, "d/a.txt", "y")["ok"] is True
+    assert write_file(root, "d", "y")["code"] == "not_a_file"
+    assert list_directory(root, "d")["total"] == 1
+    assert read_file(root, "d/a.txt")["content"] == "y"
+    assert open_fds() == before
+
+
+def test_an_entry_that_vanishes_before_its_stat_is_listed_as_other(root, monkeypatch):
+    for name in ("a", "b", "c"):
+        (root / name).write_text(name)
+    real_stat = os.stat
+
+    def stat_fails_for_b(path, *a, **kw):
+        if path == b"b":
+            raise FileNotFoundError(errno.ENOENT, "gone", path)
+        return real_stat(path, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", stat_fails_for_b)
+    got = list_directory(root)
+    assert got["entries"] == [{"name": "a", "type": "file", "size": 1}, {"name": "b", "type": "other"},
+                              {"name": "c", "type": "file", "size": 1}]
+    assert got["total"] == 3 and got["truncated"] is False
+
+
+def test_a_link_whose_target_cannot_be_read_is_listed_without_one(root, monkeypatch):
+    os.symlink("a", root / "l")
+    os.symlink("b", root / "m")
+
+    def readlink_fails_for_l(path, *a, **kw):
+        if path == b"l":
+            raise OSError(errno.EIO, "Input/output error")
+        return os.fsencode("b")
+
+    monkeypatch.setattr(os, "readlink", readlink_fails_for_l)
+    assert list_directory(root)["entries"] == [{"name": "l", "type": "link"},
+                                               {"name": "m", "type": "link", "target": "b"}]
+
+
+def test_a_file_with_two_names_says_so(root):
+    (root / "a").write_text("x\n")
+    os.link(root / "a", root / "b")
+    got = read_file(root, "a")
+    assert got["hard_links"] == 2
+    assert got["hard_links_note"] == "this file has 2 hard links: other names see the same content"
+
+
+def test_reading_a_large_file_closes_its_descriptor_exactly_once(root):
+    # a second close of the same number could close a file another thread opened meanwhile;
+    # only a development-mode interpreter reports the failed second close, so ask one
+    import subprocess
+    import sys
+
+    (root / "big").write_bytes(numbered(40_000))  # streamed
+    (root / "small").write_bytes(numbered(10))
+    assert read_file(root, "big", limit=2)["content"] == "line 1\nline 2\n"  # here too (so the tracer sees it)
+    package_root = Path(files.__file__).resolve().parents[2]
+    code = ("import sys\nseen = []\nsys.unraisablehook = lambda u: seen.append(repr(u.exc_value))\n"
+            "from dashfloat.tools import files\n"
+            "for name in ('big', 'small'):\n"
+            "    assert files.read_file(sys.argv[1], name, limit=2)['content'] == 'line 1\\nline 2\\n'\n"
+            "print(seen)\n")
+    out = subprocess.run([sys.executable, "-X", "dev", "-c", code, str(root)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(package_root)}, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_atomic_write_under_a_file_names_the_parent_that_is_not_a_directory(root):
+    (root / "f").write_text("x")
+    with pytest.raises(NotADirectoryError) as info:
+        atomic_write(str(root / "f" / "a"), b"y")
+    assert os.fsdecode(info.value.filename) == str(root / "f")
+    assert (root / "f").read_text() == "x"
+
+
+def test_write_beneath_refuses_the_root_itself(root):
+    with files.safeopen.Root(str(root)) as beneath:
+        assert files.write_beneath(beneath, ".", b"x") == {"ok": False, "code": "not_a_file",
+                                                             "error": "not a regular file: ."}
+    assert sorted(os.listdir(root)) == []
+
+
+def test_a_directory_that_cannot_be_opened_for_listing_is_a_result(root, monkeypatch):
+    (root / "d").mkdir()
+    real_open_dir = files.safeopen.Root.open_dir
+
+    def open_dir(self, rel, *, read=False):
+        if read:
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open_dir(self, rel, read=read)
+
+    monkeypatch.setattr(files.safeopen.Root, "open_dir", open_dir)
+    assert list_directory(root, "d") == {"ok": False, "code": "permission_denied", "error": "permission denied: list d"}
+
+
+def test_write_resolved_without_a_working_directory_is_a_result(root, monkeypatch):
+    res = files.pathpolicy.resolve(root, "a.txt")
+
+    def refuse(path):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(files.safeopen, "Root", refuse)
+    assert files.write_resolved(res, b"x") == {
+        "ok": False, "code": "permission_denied", "error": f"permission denied: open the working directory {root}"}
+    assert not (root / "a.txt").exists()
+
+
+def test_a_replacement_keeps_the_group_when_the_owner_cannot_be_kept(root, monkeypatch):
+    p = root / "shared"
+    p.write_text("old")
+    st = os.stat(p)
+    calls = []
+
+    def fchown(fd, uid, gid):
+        calls.append((uid, gid))
+        if uid != -1:
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", fchown)
+    atomic_write(str(p), b"new")
+    assert calls == [(st.st_uid, st.st_gid), (-1, st.st_gid)]
+    assert p.read_bytes() == b"new"
+
+    def never(fd, uid, gid):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "fchown", never)
+    atomic_write(str(p), b"newer")  # neither can be kept: written all the same
+    assert p.read_bytes() == b"newer"
+
+
+def test_write_resolved_creates_missing_parents_unless_told_not_to(root):
+    assert files.write_resolved(files.pathpolicy.resolve(root, "new/a.txt"), b"x")["ok"] is True
+    assert (root / "new" / "a.txt").read_bytes() == b"x"
+    got = files.write_resolved(files.pathpolicy.resolve(root, "other/a.txt"), b"x", make_parents=False)
+    assert got["ok"] is False and not (root / "other").exists()
+
+
+def test_a_link_target_that_is_not_utf8_is_written_with_escapes_and_said_so(root):
+    os.symlink(b"caf\xe9", os.path.join(os.fsencode(root), b"l"))
+    os.symlink("plain", root / "m")
+    got = list_directory(root)
+    assert got["entries"] == [{"name": "l", "type": "link", "target": "caf\\xe9"},
+                              {"name": "m", "type": "link", "target": "plain"}]
+    assert got["names_escaped"] == files.names.NOTE
+    os.unlink(root / "l")
+    assert "names_escaped" not in list_directory(root)
