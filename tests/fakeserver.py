@@ -281,6 +281,11 @@ class _Server(ThreadingHTTPServer):
         self.conns: set[socket.socket] = set()
         self.conns_lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _Handler)
+        # poll() said a connection waits, then accept(): never a block that keeps stop()
+        # (shutdown waits for serve_forever) waiting forever; a connection that is gone
+        # by then is an OSError, which socketserver takes as nothing to accept (a CI run
+        # hung in this accept once, in a test's teardown)
+        self.socket.setblocking(False)
 
     def process_request(self, request, client_address):
         with self.conns_lock:

@@ -6,6 +6,7 @@ generous timeouts, and assert on measured durations only as upper bounds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -1873,6 +1874,8 @@ class SilentListener:
             self.accepted.set()
 
     def close(self):
+        with contextlib.suppress(OSError):  # wakes the thread's accept (a close alone does not)
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         for c in self.conns:
             c.close()
