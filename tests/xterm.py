@@ -24,6 +24,7 @@ class XTerm(pyte.Screen):
     """
 
     keep_margins_on_resize = False
+    region_scrolls = 0
 
     def _inside(self) -> Margins | None:
         m = self.margins
@@ -35,6 +36,8 @@ class XTerm(pyte.Screen):
         m = self.margins or Margins(0, self.lines - 1)
         if self.cursor.y == m.bottom:
             super().index()
+            if self.margins is not None:
+                self.region_scrolls += 1  # for the benchmarks: scrolls inside DECSTBM margins
             bg = self.cursor.attrs.bg
             if bg != "default":  # xterm's bce: the row scrolled in takes the current background
                 line = self.buffer[m.bottom]

@@ -104,7 +104,7 @@ def compact_sgr(seq: str) -> str:
     """
     groups = _sgr_groups(seq)
     if groups is None:
-        return RESET if seq in ("\x1b[0m", RESET) else seq
+        return RESET if seq == "\x1b[0m" else seq
     kept = [g for g in groups if g not in ("39", "49")]
     return "\x1b[" + ";".join(["0", *kept]) + "m" if kept else RESET
 
@@ -378,19 +378,17 @@ class DashScreen(urwid.display.raw.Screen):
             self.scrolled_rows += k
         state = RESET
         done: list[int] = []
-        if k and self.utf8:
+        if k:
             # like `cat`: the rows that come in at the bottom are written there, each after a
             # line feed on the bottom margin, which scrolls the region by one (no move to the
             # margin, no line feeds of their own, no move back up to write them)
             run = [(y, old[y], rows[y]) for y in range(region - 1 - k, region)]
-            text = render_scrolling_rows(run, k, self._attr_to_escape, self.newline)
+            text = render_scrolling_rows(run, k, self._attr_to_escape, self.newline) if self.utf8 else None
             if text is not None:
                 out.append(text)
                 done = [y for y, _o, _n in run]
-            else:  # a row with a charset: the scroll first, the rows as any other
+            else:  # urwid writes the rows (a charset, not UTF-8): the scroll alone first
                 out.append(f"\x1b[{region}H" + "\n" * k)
-        elif k:
-            out.append(f"\x1b[{region}H" + "\n" * k)
         if self.utf8:
             # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
             ours = set(done)
@@ -513,28 +511,21 @@ def render_rows(changes: list, escape_of, newline: str = "\r\n",
         if any(cs is not None for _a, cs, _r in new):
             cy = -2
             continue
-        col, rest = row_divergence(old, new)
-        rest, new_end = _trim_blank_end(rest, escape_of)
-        new_end += col
-        _old_runs, old_end = _trim_blank_end(old, escape_of)
+        col, rest, new_end, old_end = _row_change(old, new, escape_of)
         drawn.append(y)
         if not rest and old_end <= new_end:
             continue  # nothing visible changed (runs split differently, trailing blanks)
-        move = _move(y, col)
-        if (cy == y - 1 and cy != bottom_margin and len(newline) + len(_skip_to(col)) < len(move)
+        move, skip = _move(y, col), _skip_to(col)
+        if (cy == y - 1 and cy != bottom_margin and len(newline) + len(skip) < len(move)
                 and _blank_start(new, col, escape_of)):
             if col and state != RESET:
                 out.append(RESET)
                 state = RESET
-            out.append(newline + _skip_to(col))
+            out.append(newline + skip)
         else:
             out.append(move)
         state = _write_runs(out, rest, col, old_end, state, escape_of)
-        if old_end > new_end:
-            if state != RESET:
-                out.append(RESET)
-                state = RESET
-            out.append("\x1b[K")
+        state = _erase_rest(out, state, old_end, new_end)
         cy = y
     return "".join(out), state, drawn
 
@@ -557,10 +548,7 @@ def render_scrolling_rows(run: list, k: int, escape_of, newline: str = "\r\n") -
     out: list[str] = []
     state = RESET
     for i, (y, old, new) in enumerate(run):
-        col, rest = row_divergence(old, new)
-        rest, new_end = _trim_blank_end(rest, escape_of)
-        new_end += col
-        _old_runs, old_end = _trim_blank_end(old, escape_of)
+        col, rest, new_end, old_end = _row_change(old, new, escape_of)
         if i == 0:
             out.append(_move(y + k, col if rest or old_end > new_end else 0))
         else:
@@ -572,14 +560,30 @@ def render_scrolling_rows(run: list, k: int, escape_of, newline: str = "\r\n") -
                 continue
             out.append(newline + _skip_to(col))
         state = _write_runs(out, rest, col, old_end if i == 0 else 0, state, escape_of)
-        if old_end > new_end:
-            if state != RESET:
-                out.append(RESET)
-                state = RESET
-            out.append("\x1b[K")
+        state = _erase_rest(out, state, old_end, new_end)
     if state != RESET:
         out.append(RESET)
     return "".join(out)
+
+
+def _row_change(old: list, new: list, escape_of) -> tuple[int, list, int, int]:
+    """(column where `new` departs from `old`, its runs from there without trailing blanks,
+    the column where new's last non-blank cell ends, the same for old)."""
+    col, rest = row_divergence(old, new)
+    rest, new_end = _trim_blank_end(rest, escape_of)
+    _old_runs, old_end = _trim_blank_end(old, escape_of)
+    return col, rest, col + new_end, old_end
+
+
+def _erase_rest(out: list, state: str, old_end: int, new_end: int) -> str:
+    """Erase to the end of the row (in the default rendition) when the old row had
+    something beyond the new one's end; the SGR state after."""
+    if old_end <= new_end:
+        return state
+    if state != RESET:
+        out.append(RESET)
+    out.append("\x1b[K")
+    return RESET
 
 
 _GAP = re.compile(rb" {5,}")  # a run of spaces a cursor move (4+ bytes) is shorter than
