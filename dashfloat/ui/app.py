@@ -312,9 +312,10 @@ class App(Confirming):
         if kind == M.PHASE:
             if msg[1] != self.phase:
                 self.notice = ""  # a note is about the moment ("a turn is running"): not the next one
-                if msg[1] == "idle" and self._streamed >= TRIM_AFTER:
-                    self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
-                self._streamed = 0 if msg[1] == "idle" else self._streamed
+                if msg[1] == "idle":
+                    if self._streamed >= TRIM_AFTER:
+                        self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
+                    self._streamed = 0
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
                 self._end_confirm()  # the agent moved on (a cancel): nothing to decide
