@@ -298,9 +298,10 @@ class Agent:
 
     def _load_modules(self) -> None:
         """Import the HTTP stack here, on the agent thread, so the UI's first frame never
-        waits for requests and urllib3 to load. The tools, the pipeline and the rules engine
-        load now only when nothing is waiting (a person has yet to type); a prompt that is
-        already here (dashfloat -p) is sent first, and they load when first used."""
+        waits for it. The tools' runner and pipeline load once the first request is on its
+        way (they overlap the wait for its answer; ~2 MiB a session that asks nothing does
+        not carry: issue 16's memory at rest), or at their first use; the policy is built
+        now when nothing is waiting (a person has yet to type)."""
         from dashfloat.llm import client
         from dashfloat.llm.errors import ChatError
         from dashfloat.tools import catalogue
@@ -315,7 +316,6 @@ class Agent:
         if self._window_fn is None:
             self._window_fn = client.context_window
         if self.inbox.empty():
-            self._load_tools()
             _ = self.policy
 
     def _load_tools(self) -> None:
@@ -1281,6 +1281,8 @@ class Agent:
                                           "hint": "see the log file", "partial": bool(content)})
 
         _spawn(f"stream-{episode}", inbox.put, work, failed)
+        if self._pipeline_mod is None:
+            self._load_tools()  # while the request is on its way: the first call needs them
 
     def _on_stream(self, kind: str, payload) -> None:
         if kind == M.S_DONE:

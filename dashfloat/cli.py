@@ -352,6 +352,9 @@ def _main(argv: list[str] | None) -> int:
 
         return show()
 
+    from dashfloat.deferred import defer_startup
+
+    defer_startup()  # asyncio, ssl, secrets: loaded only if something uses them
     from dashfloat.config import ConfigError, load_config, state_dir
 
     session = None

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -70,6 +69,7 @@ from pathlib import Path
 
 from dashfloat import masking, private, storage, wire
 from dashfloat import messages as M
+from dashfloat.sha import sha256_hex
 
 log = logging.getLogger("dashfloat.journal")
 
@@ -100,7 +100,7 @@ def project_key(real_cwd: str) -> str:
     """`<name>-<12 hex digits of sha256(real path)>`: readable and unique per directory."""
     raw = os.fsencode(real_cwd)
     name = _KEY_CHARS.sub("_", os.path.basename(real_cwd.rstrip("/")) or "root")[:40]
-    return f"{name}-{hashlib.sha256(raw).hexdigest()[:12]}"
+    return f"{name}-{sha256_hex(raw)[:12]}"
 
 
 def project_dir(environ: Mapping[str, str], real_cwd: str) -> Path:
@@ -146,7 +146,7 @@ def now() -> float:
 
 
 def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def text_bytes(text: str) -> bytes:

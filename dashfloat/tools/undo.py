@@ -17,11 +17,11 @@ these run on a worker, like the tools.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
 
+from dashfloat.sha import sha256
 from dashfloat.tools import files, pathpolicy, preview
 from dashfloat.tools.files import EDIT_MAX_BYTES
 
@@ -80,7 +80,7 @@ def item(change: dict, kept) -> Item:
 
 
 def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 @dataclass(frozen=True)

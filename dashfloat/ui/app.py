@@ -83,11 +83,10 @@ class DashLoop(urwid.MainLoop):
 
 
 def warm_imports() -> None:
-    """Load the Markdown parser and a common lexer before the first answer needs them;
-    then move what start-up made (modules, functions, classes: some 35,000 objects that
-    live as long as the process) out of the garbage collector's sight (gc.freeze): a full
-    collection, which can come at any keystroke, walks only what the session made since
-    (on a loaded machine 100-200 ms for the start-up objects alone, a few ms without)."""
+    """Load the Markdown parser and a common lexer before the first answer needs them:
+    started when the first prompt is sent, so it overlaps the wait for the model's first
+    token, and a session that has asked nothing does not carry them (~3 MiB at rest, a
+    tenth of the whole: issue 16). Then freeze what the imports made (settle())."""
     try:
         from dashfloat.ui import markdown
 
@@ -95,6 +94,16 @@ def warm_imports() -> None:
                         "```json\n{}\n```\n\n```diff\n+a\n```\n")
     except Exception:
         log.exception("warming imports failed")
+    settle()
+
+
+def settle() -> None:
+    """Move what start-up made (modules, functions, classes: some 35,000 objects that live
+    as long as the process) out of the garbage collector's sight (gc.freeze, which only
+    joins two lists): a full collection, which can come at any keystroke, walks only what
+    the session made since (on a loaded machine 100-200 ms for the start-up objects alone,
+    a few ms without). Called when the agent is first idle (its modules are loaded) and
+    after the warm-up."""
     import gc
 
     gc.freeze()
@@ -179,6 +188,8 @@ class App(Confirming):
         self.spin = 0
         self.agent_down = False
         self._agent_started = False
+        self._settled = False  # start-up's objects frozen (settle)
+        self._warmed = False  # the Markdown warm-up started (the first prompt)
         self._tick_handle = None
         self._dirty = False
         self._streamed_at = 0.0  # when streamed text was last copied into rows (the tick)
@@ -313,6 +324,9 @@ class App(Confirming):
             if msg[1] != self.phase:
                 self.notice = ""  # a note is about the moment ("a turn is running"): not the next one
                 if msg[1] == "idle":
+                    if not self._settled:
+                        self._settled = True  # the agent's start-up imports are done
+                        settle()
                     if self._streamed >= TRIM_AFTER:
                         self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
                     self._streamed = 0
@@ -789,6 +803,9 @@ class App(Confirming):
         # UI thread stays free of file I/O
         threading.Thread(target=self.history.add, args=(text,), name="history", daemon=True).start()
         self.agent.send((M.PROMPT, text))
+        if not self._warmed:
+            self._warmed = True
+            threading.Thread(target=warm_imports, name="warm", daemon=True).start()
         self.prompt.replace("")
         self.view.scroll_to_end()
         self.notice = ""
@@ -870,7 +887,6 @@ class App(Confirming):
 
         def after_first_frame():
             self.start_agent()
-            threading.Thread(target=warm_imports, name="warm", daemon=True).start()
 
         loop.after_first_frame = after_first_frame
         try:

@@ -613,6 +613,15 @@ def test_default_rules():
     assert default_rules()
 
 
+def test_every_built_in_rule_passes_the_checks_it_skips_at_start_up():
+    """The built-in rules are parsed `trusted` (no character check, no regex compiled): each
+    must be exactly what the full parse makes of its text, and its pattern must compile."""
+    for rule in default_rules():
+        checked = parse_rule(rule.text, rule.decision, rule.layer)
+        assert (checked.tool, checked.pattern, checked.text) == (rule.tool, rule.pattern, rule.text)
+        assert rule.pattern is None or rules._path_pattern(rule.pattern, rule.text)[0].pattern
+
+
 # -- paths ------------------------------------------------------------------------------
 
 
