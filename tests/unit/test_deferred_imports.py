@@ -1,5 +1,7 @@
-"""What the UI loads at rest (issue 16: memory at rest is a figure): urwid imports asyncio
-for an event loop DashFloat does not use; it is loaded only when something uses it."""
+"""What DashFloat loads at rest (issue 16: memory at rest is a figure): urwid imports asyncio
+for an event loop DashFloat does not use, http.client imports ssl for HTTPS connections a
+plain http endpoint never makes, wcwidth imports secrets (and with it hashlib and
+libcrypto) for an id DashFloat never asks; each is loaded only when something uses it."""
 
 from __future__ import annotations
 
@@ -9,9 +11,19 @@ import sys
 _PROBE = """
 import sys
 import dashfloat.ui.app, dashfloat.ui.widgets, dashfloat.ui.screen
+import dashfloat.agent, dashfloat.llm.client, dashfloat.llm.transport, dashfloat.journal
+import dashfloat.tools.undo, dashfloat.tools.permissions, dashfloat.tools.pipeline
 import urwid
-loaded = sorted(m for m in ("_asyncio", "asyncio.base_events", "concurrent.futures") if m in sys.modules)
+heavy = ("_asyncio", "asyncio.base_events", "concurrent.futures", "_ssl", "_hashlib", "hmac")
+loaded = sorted(m for m in heavy if m in sys.modules)
 print("loaded at rest:", loaded)
+from dashfloat import journal, sha
+import hashlib
+assert journal.sha256(b"abc") == hashlib.sha256(b"abc").hexdigest() == sha.sha256_hex(b"abc")
+import ssl
+assert ssl.PROTOCOL_TLS_CLIENT and isinstance(ssl.SSLError("x"), OSError)
+import http.client
+assert http.client.HTTPSConnection("localhost")._context is not None  # ssl through the stand-in
 import asyncio
 async def answer():
     return 42
