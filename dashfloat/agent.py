@@ -298,10 +298,11 @@ class Agent:
 
     def _load_modules(self) -> None:
         """Import the HTTP stack here, on the agent thread, so the UI's first frame never
-        waits for it. The tools' runner and pipeline load once the first request is on its
-        way (they overlap the wait for its answer; ~2 MiB a session that asks nothing does
-        not carry: issue 16's memory at rest), or at their first use; the policy is built
-        now when nothing is waiting (a person has yet to type)."""
+        waits for it. The tools' runner and pipeline (~2 MiB a session that asks nothing
+        does not carry: issue 16's memory at rest) load when the front end says a person
+        has started typing (PREPARE), else once the first request is on its way (they
+        overlap the wait for its answer), or at their first use; the policy is built now
+        when nothing is waiting (a person has yet to type)."""
         from dashfloat.llm import client
         from dashfloat.llm.errors import ChatError
         from dashfloat.tools import catalogue
@@ -477,6 +478,9 @@ class Agent:
             self._on_prompt(msg[1])
         elif kind == M.CANCEL:
             self._on_cancel(msg[1] if len(msg) > 1 else "")
+        elif kind == M.PREPARE:
+            if self._pipeline_mod is None:
+                self._load_tools()
         elif kind == M.CONFIRM_DECISION:
             self._on_decision(msg[1], msg[2], msg[3] if len(msg) > 3 else None)
         elif kind == M.MODELS:

@@ -22,6 +22,7 @@ from __future__ import annotations
 PROMPT = "prompt"  # ("prompt", text)
 CANCEL = "cancel"  # ("cancel",)               Esc / Ctrl-C while a turn runs
 QUIT = "quit"  # ("quit",) or ("quit", why)  the app is leaving: stop everything (why: "hangup", "signal")
+PREPARE = "prepare"  # ("prepare",)  a person has started typing: load what a turn needs now
 CONFIRM_DECISION = "confirm_decision"  # ("confirm_decision", ref, "approved"|"always"|"rejected"[, by])
 #   by (a front end without a person: dashfloat/headless.py): {"who": who decided, for the audit,
 #   "shown": the row's text, "reason": what the model is told when the call is not run}

@@ -1078,3 +1078,29 @@ def test_execute_refuses_a_mutation_without_its_preview_and_an_unknown_tool(tmp_
     assert not (tmp_path / "a").exists()
     prepared = runner.prepare("write_file", {"path": "a", "content": "x"}, str(tmp_path))
     assert runner.execute("frobnicate", {}, str(tmp_path), prepared)["code"] == "unknown_tool"
+
+
+def _until(predicate, timeout: float = WAIT) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_the_tools_load_when_a_person_starts_typing_not_at_rest(rig):
+    """Memory at rest (issue 16): the runner and the pipeline are not loaded by start-up;
+    PREPARE (the front end's first key) loads them, before any prompt."""
+    agent = rig.start()
+    assert agent._pipeline_mod is None and agent._runner_mod is None
+    agent.send((M.PREPARE,))
+    assert _until(lambda: agent._pipeline_mod is not None and agent._runner_mod is not None)
+
+
+def test_without_prepare_the_tools_load_once_the_first_request_is_on_its_way(rig):
+    rig.server.push(answer("Hi."))
+    agent = rig.start()
+    rig.wait_idle(rig.prompt("hello"))
+    assert agent._pipeline_mod is not None
+    assert [r["path"] for r in rig.server.requests if r["method"] == "POST"] == ["/v1/chat/completions"]

@@ -84,9 +84,10 @@ class DashLoop(urwid.MainLoop):
 
 def warm_imports() -> None:
     """Load the Markdown parser and a common lexer before the first answer needs them:
-    started when the first prompt is sent, so it overlaps the wait for the model's first
-    token, and a session that has asked nothing does not carry them (~3 MiB at rest, a
-    tenth of the whole: issue 16). Then freeze what the imports made (settle())."""
+    started after the frame that shows the first key typed (App._prepare), so a session
+    that has asked nothing does not carry them (~3 MiB at rest, a tenth of the whole:
+    issue 16) and a person typing a prompt gives it the time it takes (~50 ms of CPU).
+    Then freeze what the imports made (settle())."""
     try:
         from dashfloat.ui import markdown
 
@@ -189,7 +190,8 @@ class App(Confirming):
         self.agent_down = False
         self._agent_started = False
         self._settled = False  # start-up's objects frozen (settle)
-        self._warmed = False  # the Markdown warm-up started (the first prompt)
+        self._warmed = False  # the warm-up started (_prepare: the first key typed)
+        self._warm_due = False  # a key came: warm up after the frame that shows it
         self._tick_handle = None
         self._dirty = False
         self._streamed_at = 0.0  # when streamed text was last copied into rows (the tick)
@@ -476,6 +478,8 @@ class App(Confirming):
         starts then), and throw away keys typed before that: typeahead never decides.
         A frame that showed the too-small notice hid the preview: the question starts
         over (nothing held; the grace counts from when it is on screen again)."""
+        if self._warm_due:
+            self._prepare()
         if self._trim_due and self.phase == "idle" and not self._dirty:
             self._trim_due = False  # the turn's last frame is drawn: what it freed goes back
             give_back_memory()
@@ -577,11 +581,25 @@ class App(Confirming):
             self.status.set_text(markup)
 
     # ---- input ------------------------------------------------------------------------
+    def _prepare(self) -> None:
+        """Once, when a person starts typing: load what the first turn needs, the Markdown
+        parser here (a thread) and the tools in the agent (PREPARE). Not at rest: a session
+        that is only open carries none of it (issue 16's memory at rest)."""
+        self._warm_due = False
+        if self._warmed:
+            return
+        self._warmed = True
+        threading.Thread(target=warm_imports, name="warm", daemon=True).start()
+        self.agent.send((M.PREPARE,))
+
     def _input_filter(self, keys, raw):
         """Gather bracketed paste into the prompt as text, so a pasted newline never submits;
         note when this read came and how many keys it held (a key alone in its read may be
-        a decision; keys that came together are a paste, fast typing or a terminal's reply)."""
+        a decision; keys that came together are a paste, fast typing or a terminal's reply).
+        The first key also starts the warm-up (_prepare), after the frame that shows it."""
         now = self.clock()
+        if not self._warmed and any(key != "window resize" for key in keys):
+            self._warm_due = True
         out = []
         for key in keys:
             if key == "begin paste":
@@ -803,9 +821,6 @@ class App(Confirming):
         # UI thread stays free of file I/O
         threading.Thread(target=self.history.add, args=(text,), name="history", daemon=True).start()
         self.agent.send((M.PROMPT, text))
-        if not self._warmed:
-            self._warmed = True
-            threading.Thread(target=warm_imports, name="warm", daemon=True).start()
         self.prompt.replace("")
         self.view.scroll_to_end()
         self.notice = ""

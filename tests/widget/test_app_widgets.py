@@ -17,8 +17,12 @@ from dashfloat.ui.statusline import status_markup
 class FakeAgent:
     def __init__(self):
         self.sent = []
+        self.prepared = 0  # PREPARE messages (the first key typed), kept apart from the turn's
 
     def send(self, msg):
+        if msg == (M.PREPARE,):
+            self.prepared += 1
+            return
         self.sent.append(msg)
 
     def start(self):
@@ -998,3 +1002,28 @@ def test_giving_back_memory_never_fails():
 
     give_back_memory()
     give_back_memory()
+
+
+def test_the_first_key_typed_starts_the_warm_up_once_after_its_frame(monkeypatch):
+    """Memory at rest (issue 16): the Markdown parser and the tools load when a person starts
+    typing, not at start-up; after the frame that shows the key, once; a resize is no key."""
+    import threading
+
+    from dashfloat.ui import app as app_module
+
+    warmed = []
+    done = threading.Event()
+    monkeypatch.setattr(app_module, "warm_imports", lambda: (warmed.append(1), done.set()))
+    app = make_app()
+    app.apply((M.PHASE, "idle"))
+    app._input_filter(["window resize"], [])
+    app._after_draw()
+    assert (app.agent.prepared, warmed) == (0, [])
+    app._input_filter(["h"], [ord("h")])
+    assert (app.agent.prepared, warmed) == (0, [])  # not before the frame that shows it
+    app._after_draw()
+    assert done.wait(10) and (app.agent.prepared, warmed) == (1, [1])
+    for key in "ello":
+        app._input_filter([key], [ord(key)])
+        app._after_draw()
+    assert (app.agent.prepared, warmed) == (1, [1])
