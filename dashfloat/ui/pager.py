@@ -12,6 +12,33 @@ import urwid
 
 Markup = list
 
+HINTS = ("PgUp/PgDn Home/End", "PgUp/PgDn", "")  # the longest that fits; "q back" always
+TITLE_KEPT = 24  # columns of the title kept before the paging keys give way
+
+
+def title_row(title: str, where: str, cols: int, width=urwid.calc_width) -> str:
+    """The title row: the preview's title, where the view is, the keys. What gives way at
+    a narrow width: the title's end ("…") down to TITLE_KEPT columns, then the paging
+    keys, then the title again; the way back (q) and where the view is stay. PURE
+    (`width(text, start, end)` measures in columns)."""
+
+    def fitted(keep: int, tail: str) -> str | None:
+        room = cols - width(tail, 0, len(tail))
+        if width(title, 0, len(title)) <= room:
+            return title + tail
+        cut = title
+        while cut and width(cut, 0, len(cut)) > room - 1:
+            cut = cut[:-1]
+        return f"{cut}…{tail}" if width(cut, 0, len(cut)) >= keep else None
+
+    tails = [f" ·{where} · {hints + ' · ' if hints else ''}q back " for hints in HINTS]
+    for tail in tails:
+        row = fitted(min(TITLE_KEPT, width(title, 0, len(title))), tail)
+        if row is not None:
+            return row
+    # a narrow terminal: what of the title fits; at the very least the row ends in "…" (urwid)
+    return fitted(4, tails[-1]) or title + tails[-1]
+
 
 class PreviewView(urwid.Widget):
     """A title row over the lines, scrolled by rows from a (line, row) top."""
@@ -140,7 +167,7 @@ class PreviewView(urwid.Widget):
         first, last = self.visible(size)
         where = f" lines {first:,}-{last:,} of {len(self.lines):,}" if self.lines else " empty"
         where += self._inside(cols, height)
-        head = f"{self.title} ·{where} · PgUp/PgDn Home/End · q back "
+        head = title_row(self.title, where, cols)
         title = urwid.Text(("diff_header", head), wrap="ellipsis").render((cols,))
         parts = [(title, None, False)]
         i, skip = self.top
