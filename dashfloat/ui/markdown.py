@@ -112,6 +112,12 @@ def plain_lines(text: str) -> list[Line]:
     return [[("", visible(line))] if line else [] for line in text.split("\n")]
 
 
+def pending_table(ascii: bool = False) -> list[Line]:
+    """The one line a streaming table shows until it is complete (transcript.py holds its
+    rows back: written as source and again as a table, they were sent twice)."""
+    return [[("md_table_border", "... table" if ascii else "┄ table ┄")]]
+
+
 def _strip_trailing_empty(lines: list[Line]) -> list[Line]:
     while lines and not lines[-1]:
         lines.pop()
@@ -639,8 +645,9 @@ _TABLE_ROW = re.compile(r"^ {0,3}\|", re.M)
 
 def streaming_table(shown: str) -> int:
     """Offset of a table in a streaming tail (``-1`` if none): a table's column widths
-    change with every row, so until its block completes it is shown as its source lines
-    and rendered once at the end, instead of re-laid out (and re-sent) row by row."""
+    change with every row, so until its block completes it is held back (pending_table)
+    or shown as its source lines, and rendered once at the end, instead of re-laid out
+    (and re-sent) row by row."""
     if "|" not in shown:
         return -1
     m = _TABLE_ROW.search(shown)

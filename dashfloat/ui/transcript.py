@@ -29,6 +29,7 @@ INDENT = "  "
 _BLANK: Line = ()  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
 BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
+TABLE_HELD_ROWS = 40  # source lines of a streaming table held back (one pending line) before it shows them
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
 
@@ -106,6 +107,10 @@ class AssistantEntry(Entry):
     _tail_base: int = -1
     _tail_lines: list = field(default_factory=list)
     _tail_fence: tuple | None = None  # (run, language) while the tail is one open code block
+    # the offset of a streaming table shown as its source lines (the stream went quiet, or
+    # it grew past TABLE_HELD_ROWS); any other streaming table is one pending_table line
+    _raw_table: int = -1
+    _tail_held: bool = False  # the tail shows a table held back (pending_table)
     # a block too big to render as Markdown (BIG_BLOCK): "plain" (its lines as they are,
     # up to a blank line) or "fence" (an open code block, unhighlighted, up to its
     # closing fence), rendered line by line as they arrive and kept as they are
@@ -162,7 +167,8 @@ class AssistantEntry(Entry):
         shown = self._shown_tail()
         if not shown.strip():
             return self._done_lines
-        if shown != self._tail_src or self._tail_base != len(self._done_lines):
+        if shown != self._tail_src or self._tail_base != len(self._done_lines) or (
+                self.settled and self._tail_held):  # quiet: a held table shows its rows
             self._render_tail(shown, glyphs)
         if not self._done_lines:
             return self._tail_lines
@@ -348,12 +354,18 @@ class AssistantEntry(Entry):
                 for i, line in enumerate(markdown.code_lines(added, fence[1]))]
             return
         self._tail_fence = markdown.open_fence(shown)
+        self._tail_held = False
         table = markdown.streaming_table(shown)
         if table < 0:
             body = markdown.render(shown, ascii=self.ascii)
         else:
             body = markdown.render(shown[:table], ascii=self.ascii)
-            body += [[]] * bool(body) + markdown.plain_lines(shown[table:].strip("\n"))
+            rows, at = shown[table:].strip("\n"), self._done_upto + table
+            if self._raw_table != at and (self.settled or rows.count("\n") >= TABLE_HELD_ROWS):
+                self._raw_table = at  # shown as its source from now on: never taken back
+            self._tail_held = self._raw_table != at
+            body += [[]] * bool(body) + (markdown.pending_table(self.ascii) if self._tail_held
+                                         else markdown.plain_lines(rows))
         self._tail_lines = [self._decorate(line, glyphs, first=first and i == 0) for i, line in enumerate(body)]
 
     def _decorate(self, line: Line, glyphs: Glyphs, first: bool | None = None) -> Line:

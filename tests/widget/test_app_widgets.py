@@ -629,7 +629,7 @@ def test_the_view_scrolls_by_rows_through_a_wrapped_line():
     rows = render_text(view, size)
     assert rows[1].startswith("9040041042") and view.top == (1, 3)
     # every page of a long line looks alike: the title says where in it the view is
-    assert rows[0].startswith("t · lines 2-2 of 3 · row 4/23 · PgUp")
+    assert rows[0].startswith("t · lines 2-2 of 3 · row 4/23 · q back")  # the paging keys gave way
     view.keypress(size, "end")
     rows = render_text(view, size)
     assert rows[-1].startswith("+last") and rows[-2].rstrip().endswith("299")
@@ -657,8 +657,9 @@ def test_the_view_of_a_short_preview_and_at_small_sizes():
 @pytest.mark.parametrize("name,width", [("realistic", 60), ("bench", 100)])
 def test_streamed_rows_stay_as_shown_except_tables(name, width):
     """Streaming token by token, a terminal row once shown (other than the last, still
-    growing one) is never changed later, except a table's source rows when the table
-    completes: what reached the terminal is not sent again."""
+    growing one) is never changed later, except the one line a streaming table shows
+    until it completes: what reached the terminal is not sent again (a table's source
+    rows were, when they were shown as they came)."""
     import re
 
     from dashfloat.ui.theme import UNICODE
@@ -697,7 +698,7 @@ def test_streamed_rows_stay_as_shown_except_tables(name, width):
                     for old, new in zip(shown[:-1], now, strict=False) if old != new]
         shown = now
     assert len(shown) > 100
-    assert all("|" in text for text in changed), changed
+    assert all(text == "┄ table ┄" for text in changed), changed
 
 
 def _pane_with(lines):
@@ -1027,3 +1028,38 @@ def test_the_first_key_typed_starts_the_warm_up_once_after_its_frame(monkeypatch
         app._input_filter([key], [ord(key)])
         app._after_draw()
     assert (app.agent.prepared, warmed) == (1, [1])
+
+
+def test_a_streaming_table_is_held_back_until_it_completes_unless_the_stream_goes_quiet():
+    """A table's rows change width with every row: while it streams it shows one line and
+    comes whole when it completes (its source rows are not sent, then sent again). A quiet
+    stream shows the rows as they are, and from then on they stay (nothing taken back)."""
+    app = make_app()
+    stream_answer(app, "Settings:\n\n| a | b |\n| --- | --- |\n| one | two |\n")
+    text = "\n".join(screen(app))
+    assert "┄ table ┄" in text and "| one |" not in text and "Settings:" in text
+    feed(app, (M.TOKEN, "| three | four |\n\nAfter."))
+    text = "\n".join(screen(app))
+    assert "┄ table ┄" not in text and "| one |" not in text
+    assert "one   │ two" in text and "three │ four" in text
+    # the next table goes quiet half-way: its rows show as they came, and stay
+    feed(app, (M.TOKEN, "\n\n| x | y |\n| --- | --- |\n| 1 | 2 |\n"))
+    assert "┄ table ┄" in "\n".join(screen(app))
+    app._tick(None, None)
+    app._tick(None, None)  # a tick with nothing new: quiet
+    assert "| 1 | 2 |" in "\n".join(screen(app))
+    feed(app, (M.TOKEN, "| 3 | 4 |\n"))
+    text = "\n".join(screen(app))
+    assert "| 1 | 2 |" in text and "| 3 | 4 |" in text and "┄ table ┄" not in text
+
+
+def test_a_long_streaming_table_shows_its_rows_after_forty():
+    from dashfloat.ui.transcript import TABLE_HELD_ROWS
+
+    app = make_app()
+    rows = "".join(f"| r{i} | v{i} |\n" for i in range(TABLE_HELD_ROWS))
+    stream_answer(app, "| k | v |\n| --- | --- |\n" + rows[: rows.index(f"| r{TABLE_HELD_ROWS - 3} ")])
+    assert "┄ table ┄" in "\n".join(screen(app))
+    feed(app, (M.TOKEN, rows[rows.index(f"| r{TABLE_HELD_ROWS - 3} "):]))
+    text = "\n".join(screen(app, (80, 60)))
+    assert "┄ table ┄" not in text and f"| r{TABLE_HELD_ROWS - 1} | v{TABLE_HELD_ROWS - 1} |" in text
