@@ -84,6 +84,10 @@ with syntax highlighting).
 A block of an answer larger than @big_block@ (a megabyte on one line, a log of thousands of
 lines) is shown as its plain lines as they arrive, and code larger than @highlight_max@ is not
 highlighted: the screen keeps up with an answer of any size and keys answer at once.
+A table that is still streaming shows one line
+.RB ( "\(lq\[u2504] table \[u2504]\(rq" )
+and comes whole when it is complete; if the answer pauses, or the table passes @table_held@
+rows, its rows are shown as they came.
 Reasoning that a model streams apart from its answer is shown dimmed and collapsed.
 .PP
 It speaks the OpenAI\-compatible chat\-completions protocol with server\-sent events, so it
@@ -2462,6 +2466,7 @@ def numbers() -> dict[str, str]:
         "excerpt_lines": str(runner.EXCERPT_LINES),
         "lone_esc": f"{keymap.lone_esc_wait():g}",
         "big_block": human_size(transcript_ui.BIG_BLOCK),
+        "table_held": str(transcript_ui.TABLE_HELD_ROWS),
         "highlight_max": human_size(markdown_ui.HIGHLIGHT_MAX),
         "hook_output": human_size(hooks.MAX_OUTPUT),
         "hook_note": human_size(hooks.MAX_NOTE),
