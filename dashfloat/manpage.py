@@ -84,8 +84,8 @@ with syntax highlighting).
 A block of an answer larger than @big_block@ (a megabyte on one line, a log of thousands of
 lines) is shown as its plain lines as they arrive, and code larger than @highlight_max@ is not
 highlighted: the screen keeps up with an answer of any size and keys answer at once.
-A table that is still streaming shows one line
-.RB ( "\(lq\[u2504] table \[u2504]\(rq" )
+A table that is still streaming shows as one line that says
+.B table
 and comes whole when it is complete; if the answer pauses, or the table passes @table_held@
 rows, its rows are shown as they came.
 Reasoning that a model streams apart from its answer is shown dimmed and collapsed.
