@@ -1251,9 +1251,11 @@ runs no input preprocessor on the repository's files.
 .PP
 A command that runs git asks instead when a repository it would use (the working
 directory's, those of
-.B "git \-C"
+.BR "git \-C" ,
+.BR cd ,
+.B "env \-C"
 and
-.B cd
+.B "sudo \-D"
 targets, and their submodules) names, in its own configuration or in any configuration
 file inside the working directory, a program that no single setting can switch off: a
 filter driver
@@ -1286,8 +1288,16 @@ variables or names
 .B \-\-git\-dir
 or
 .BR \-\-work\-tree ;
-when its words are known only when it runs; when git is older than 2.38; and when git
-cannot read the repository.
+when its words are known only when it runs; when a wrapper runs git where the check cannot
+follow (a login's home:
+.B "sudo \-i"
+or
+.BR "su \-" ;
+another root or namespace:
+.BR chroot ,
+.BR systemd\-run ,
+.BR "nsenter \-\-wd" ...);
+when git is older than 2.38; and when git cannot read the repository.
 The question and
 .B "policy check"
 (decided by

@@ -19,8 +19,8 @@ returns a `Verdict`:
   PAGER are cat (there is no terminal anyway); LESSOPEN and LESSCLOSE are removed, so ``less``
   runs no input preprocessor on a repository's files.
 - ``reasons``: why the call must ask instead. For a command that runs git, every repository
-  it would use (the working directory's, those of ``git -C`` and ``cd`` targets, and their
-  populated submodules, recursively) is read with git itself, in the same environment
+  it would use (the working directory's, those of ``git -C``, ``cd``, ``env -C`` and
+  ``sudo -D`` targets, and their populated submodules, recursively) is read with git itself, in the same environment
   (``git rev-parse``, ``git config --list --show-scope --show-origin``, ``git ls-files
   --stage``: plumbing that runs no configured program). It asks for: a program that the
   repository's own config (or any config file inside the working directory) names under a
@@ -30,8 +30,9 @@ returns a `Verdict`:
   directory that is not an enclosing repository's, a linked worktree's or a submodule's (a
   ``.git`` file's ``gitdir:``); a work tree that does not contain the directory git runs in
   (core.worktree); a command that sets GIT_* variables or names --git-dir / --work-tree; a
-  command whose directories are only known when it runs; and anything git cannot read (fail
-  closed).
+  command whose directories are only known when it runs, or that runs git through a wrapper
+  that goes where the check cannot follow (``sudo -i``, ``su -``, ``chroot``...); and
+  anything git cannot read (fail closed).
 
 `check` only reads, bounded in time and size. The pipeline runs it after the rules and the
 hooks, on an allowed call only, and it can only tighten (allow -> ask).
@@ -123,6 +124,24 @@ _GIT_ENV_WORD = re.compile(r"^GIT_[A-Za-z0-9_]*=")
 _GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
                       "--super-prefix", "--exec-path", "--attr-source")
 _CD = ("cd", "pushd")
+# Wrappers that run their command in another directory, by name: (options naming the
+# directory, as `cd` would: the repository check follows them; options taking a value;
+# options that put the command where the check cannot follow: a login's home, another
+# root, a namespace's directory: the call asks). None: always somewhere else.
+_WRAPPER_DIRS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None] = {
+    "env": (("-C", "--chdir"), ("-u", "--unset", "-S", "--split-string"), ()),
+    "sudo": (("-D", "--chdir"),
+             ("-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from",
+              "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user"),
+             ("-i", "--login", "-R", "--chroot")),
+    "su": ((), ("-c", "--command", "-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w",
+                "--whitelist-environment"), ("-", "-l", "--login")),
+    "runuser": ((), ("-u", "--user", "-c", "--command", "-s", "--shell", "-g", "--group", "-G",
+                     "--supp-group", "-w", "--whitelist-environment"), ("-", "-l", "--login")),
+    "nsenter": ((), ("-t", "--target", "-S", "--setuid", "-G", "--setgid"), ("-w", "--wd", "-r", "--root")),
+    "unshare": ((), ("--setuid", "--setgid", "--map-user", "--map-group"), ("--wd", "-R", "--root")),
+    "systemd-run": None, "chroot": None, "firejail": None, "flatpak-spawn": None,
+}
 
 
 @dataclass(frozen=True)
@@ -456,9 +475,74 @@ def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:
     return dirs, None, None
 
 
+def _wrapper_dir(argv: list[str]) -> tuple[str | None, str | None]:
+    """(the directory a wrapper runs its command in, relative to where it runs; a reason to
+    ask) for an argv whose first word is in _WRAPPER_DIRS: (None, None) when it stays."""
+    name = argv[0].rstrip("/").rsplit("/", 1)[-1]
+    spec = _WRAPPER_DIRS[name]
+    if spec is None:
+        return None, f"{name} runs its command somewhere the repository check cannot follow"
+    chdir, takes, elsewhere = spec
+    found: str | None = None
+
+    def away(word: str) -> tuple[str | None, str]:
+        return found, f"{name} {word} runs its command somewhere the repository check cannot follow"
+
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word == "-":
+            if word in elsewhere:
+                return away(word)
+            i += 1  # env's - (an empty environment)
+            continue
+        if word == "--" or not word.startswith("-"):
+            if name == "env" and word != "--" and "=" in word:
+                i += 1  # NAME=VALUE
+                continue
+            break  # the command
+        if word.startswith("--"):
+            option, eq, value = word.partition("=")
+            if option in elsewhere:
+                return away(word)
+            if option in chdir or option in takes:
+                if not eq:
+                    if i + 1 >= len(argv):
+                        break
+                    i += 1
+                    value = argv[i]
+                if option in chdir:
+                    found = value if found is None else os.path.join(found, value)
+            i += 1
+            continue
+        for k in range(1, len(word)):  # a cluster of short options: -iu root, -Cdir, -D dir
+            option = "-" + word[k]
+            if option in elsewhere:
+                return away(word)
+            if option in chdir or option in takes:
+                value = word[k + 1 :]
+                if not value:
+                    if i + 1 >= len(argv):
+                        return found, None
+                    i += 1
+                    value = argv[i]
+                if option in chdir:
+                    found = value if found is None else os.path.join(found, value)
+                break
+        i += 1
+    return found, None
+
+
 def _cd_targets(a: rules.Analysis, cwd: str, environ: Mapping[str, str]) -> tuple[list[str], str | None]:
     out = []
     for argv in a.candidates:
+        if argv and argv[0].rstrip("/").rsplit("/", 1)[-1] in _WRAPPER_DIRS:
+            target, why = _wrapper_dir(argv)
+            if why:
+                return out, why
+            if target is not None:
+                out.append(os.path.join(cwd, target))
+            continue
         if not argv or argv[0] not in _CD:
             continue
         rest = [w for w in argv[1:] if w not in ("-P", "-L", "-e", "-@", "--")]

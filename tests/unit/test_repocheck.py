@@ -169,8 +169,39 @@ def test_a_cd_target_and_a_dash_c_directory_are_checked(tmp_path):
     other = make_repo(root / "sub")
     config(other, "filter.x.clean", "evil")
     assert repocheck.check("git status", str(root), str(root)).reasons == ()
-    for command in ("cd sub && git status", "git -C sub status", "git -C x -C ../sub status"):
-        assert "filter.x.clean" in repocheck.describe(repocheck.check(command, str(root), str(root)).reasons)
+    for command in ("cd sub && git status", "git -C sub status", "git -C x -C ../sub status",
+                    # wrappers that change directory are a cd too (env -C was not: a hole)
+                    "env -C sub git status", "env --chdir=sub git status", "env --chdir sub git status",
+                    "env -Csub git status", "env -i -u X -C sub git status", "nice env -C sub timeout 5 git status",
+                    "sudo -D sub git status", "sudo --chdir=sub git status", "sudo -u me -D sub git status"):
+        assert "filter.x.clean" in repocheck.describe(repocheck.check(command, str(root), str(root)).reasons), command
+    for command in ("env X=1 git status", "nice -n 5 git status", "timeout 5 git status", "sudo -u me git status",
+                    "env -u HOME git status"):
+        assert repocheck.check(command, str(root), str(root)).reasons == (), command
+
+
+@pytest.mark.parametrize("command", [
+    "sudo -i git status", "sudo -iu root git status", "sudo --login git status", "sudo -R /x git status",
+    "su - root -c 'git status'", "su -l root -c 'git status'", "runuser -l me -c 'git status'",
+    "chroot /x git status", "systemd-run git status", "nsenter -t 1 --wd=/x git status",
+    "unshare --wd /x git status", "firejail git status",
+])
+def test_a_wrapper_that_runs_git_where_the_check_cannot_follow_asks(tmp_path, command):
+    root = make_repo(tmp_path / "r")
+    assert "cannot follow" in repocheck.describe(repocheck.check(command, str(root), str(root)).reasons)
+
+
+def test_wrapper_directories():
+    wd = repocheck._wrapper_dir
+    assert wd(["env", "-C", "a", "git", "status"]) == ("a", None)
+    assert wd(["env", "-C", "a", "--chdir=b", "git"]) == ("a/b", None)
+    assert wd(["/usr/bin/env", "-i", "X=1", "git"]) == (None, None)
+    assert wd(["env", "-u", "-C", "git"]) == (None, None)  # -u's value, not an option
+    assert wd(["env", "git", "-C", "x"]) == (None, None)  # git's own -C: not env's
+    assert wd(["sudo", "-EDdir", "git"]) == ("dir", None)
+    assert wd(["sudo", "-u", "-D", "git"]) == (None, None)
+    assert wd(["env", "-C"]) == (None, None)
+    assert wd(["sudo", "-i"])[1] is not None and wd(["chroot", "/x", "git"])[1] is not None
 
 
 def test_an_enclosing_repository_counts(tmp_path):
