@@ -87,16 +87,24 @@ def source_date_epoch(root: Path = ROOT) -> str:
 
 def inputs_digest(root: Path = ROOT) -> str:
     """A digest of what the executable is made of: the dashfloat package of the working
-    tree, this file and the entry point, and the versions of Python, PyInstaller and every
-    installed distribution (the venv's dependencies)."""
+    tree, this file and the entry point, and the versions of Python, PyInstaller and the
+    runtime dependencies installed in the venv."""
     h = hashlib.sha256()
     files = [p for p in sorted((root / "dashfloat").rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")]
     for path in [*files, Path(__file__).resolve(), MAIN]:
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(f"{sys.version}\0{ARCH}\0".encode())
-    for dist in sorted(metadata.distributions(), key=lambda d: (d.metadata["Name"] or "").lower()):
-        h.update(f"{dist.metadata['Name']}=={dist.version}\0".encode())
+    sys.path.insert(0, str(ROOT))
+    from tests import pyzbuild
+
+    versions = {d.metadata["Name"]: d.version for d in pyzbuild.runtime_distributions()}
+    for name in ("pyinstaller", "pyinstaller-hooks-contrib"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "-"
+    h.update(repr(sorted(versions.items())).encode())
     return h.hexdigest()
 
 
