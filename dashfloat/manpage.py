@@ -2161,6 +2161,33 @@ command.
 shows this page.
 An older Python says which version it is and which is needed, and exits 2.
 .TP
+.I dashfloat\-x86_64
+(or
+.IR dashfloat\-aarch64 :
+the machine's architecture)
+DashFloat and Python itself in one executable, for a Linux server without Python 3.11:
+built in a checkout by
+.B "make exe"
+.RI ( dist/dashfloat\-x86_64 ,
+with PyInstaller), copied with
+.BR "scp dist/dashfloat\-x86_64 host:" ,
+run with
+.BR "ssh \-t host ./dashfloat\-x86_64" ,
+with the same options, configuration, state and keys as an installed
+.BR dashfloat .
+It runs on servers of its architecture whose glibc is at least the one
+.B "make exe"
+names (2.35 when built on Debian 12).
+Each start unpacks Python into a new private directory under
+.B $TMPDIR
+.RI ( /tmp )
+that is removed at exit; where that file system does not allow running programs
+(mounted noexec), set
+.B TMPDIR
+to a directory that does.
+.B "./dashfloat\-x86_64 \-\-man"
+shows this page.
+.TP
 .I $XDG_CACHE_HOME/dashfloat/pyc/
 (default
 .IR ~/.cache/dashfloat/pyc/ )
