@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
+import socket
 import stat
+import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -166,6 +170,75 @@ def test_commands_see_the_servers_environment_not_the_bundles(exe, tmp_path, ser
     assert not [line for line in seen if "_MEI" in line or "_PYI" in line], seen
     assert [line for line in seen if line.startswith("LD_LIBRARY_PATH=")] == ([] if outer is None else
                                                                              [f"LD_LIBRARY_PATH={outer}"])
+
+
+class TlsRelay:
+    """https://127.0.0.1:PORT in front of the scripted server: TLS with a throwaway
+    certificate, relayed as plain bytes to the server's port."""
+
+    def __init__(self, target_port: int, context):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.target_port, self.context = target_port, context
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(conn,), daemon=True).start()
+
+    def _relay(self, conn) -> None:
+        try:
+            tls = self.context.wrap_socket(conn, server_side=True)
+        except OSError:  # a client that refused the certificate
+            conn.close()
+            return
+        with tls, socket.create_connection(("127.0.0.1", self.target_port)) as plain:
+            pairs = {tls: plain, plain: tls}
+            while True:
+                ready = [tls] if tls.pending() else select.select(list(pairs), [], [], 30)[0]
+                if not ready:
+                    return
+                for src in ready:
+                    try:
+                        data = src.recv(65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    pairs[src].sendall(data)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to make a certificate")
+def test_https_with_the_bundled_tls_and_a_clear_error_for_an_unknown_certificate(exe, tmp_path, server):
+    """The bundled OpenSSL and requests' CA handling: REQUESTS_CA_BUNDLE trusts a
+    throwaway certificate; without it the bundled CA list refuses it, in one clear line."""
+    import ssl
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    relay = TlsRelay(int(server.url.split(":")[2].split("/")[0]), context)
+    try:
+        server.push(sse_reply(["Over ", "TLS."]))
+        argv = [exe, "-p", "hi", "--base-url", f"https://127.0.0.1:{relay.port}/v1", "--model", "test-model",
+                "--no-journal"]
+        done = run(argv, bare_env(tmp_path, REQUESTS_CA_BUNDLE=str(cert)), tmp_path)
+        assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "Over TLS.", "")
+        done = run(argv, bare_env(tmp_path), tmp_path)
+        assert done.returncode != 0 and done.stdout == ""
+        assert "certificate" in done.stderr.lower() and "Traceback" not in done.stderr, done.stderr
+    finally:
+        relay.close()
 
 
 def test_the_full_screen_app_a_confirmed_tool_call_the_help_and_a_clean_exit(exe, tmp_path, server, spawn):
