@@ -92,7 +92,7 @@ def inputs_digest(root: Path = ROOT) -> str:
     h = hashlib.sha256()
     files = [p for p in sorted((root / "dashfloat").rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")]
-    for path in [*files, Path(__file__).resolve(), MAIN]:
+    for path in [*files, root / "tests" / "exebuild.py", root / "tests" / MAIN.name]:
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     h.update(f"{sys.version}\0{ARCH}\0".encode())
     sys.path.insert(0, str(ROOT))
