@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 BINDIR  = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 
-.PHONY: install run test test-litellm oracle mutation lint bench man pyz clean install-user uninstall-user
+.PHONY: install run test test-litellm oracle mutation lint bench man pyz exe clean install-user uninstall-user
 
 $(STAMP): setup.cfg setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,12 @@ uninstall-user:
 # DashFloat and its dependencies, pure Python, byte-identical from one commit to the next.
 pyz: $(STAMP)
 	$(PY) tests/pyzbuild.py dist/dashfloat.pyz
+
+# One executable for a Linux server without Python 3.11 (README, "On a server without
+# Python"): PyInstaller one-file, installed pinned into the venv here (not a test extra).
+# Prints the size and the glibc it needs.
+exe: $(STAMP)
+	$(PY) tests/exebuild.py --install dist/dashfloat-$$(uname -m)
 
 bench: $(STAMP)
 	$(PY) tests/bench/run_bench.py $(BENCH_ARGS)

@@ -2175,6 +2175,33 @@ command.
 shows this page.
 An older Python says which version it is and which is needed, and exits 2.
 .TP
+.I dashfloat\-x86_64
+(or
+.IR dashfloat\-aarch64 :
+the machine's architecture)
+DashFloat and Python itself in one executable, for a Linux server without Python 3.11:
+built in a checkout by
+.B "make exe"
+.RI ( dist/dashfloat\-x86_64 ,
+with PyInstaller), copied with
+.BR "scp dist/dashfloat\-x86_64 host:" ,
+run with
+.BR "ssh \-t host ./dashfloat\-x86_64" ,
+with the same options, configuration, state and keys as an installed
+.BR dashfloat .
+It runs on servers of its architecture whose glibc is at least the one
+.B "make exe"
+names (2.35 when built on Debian 12).
+Each start unpacks Python into a new private directory under
+.B $TMPDIR
+.RI ( /tmp )
+that is removed at exit; where that file system does not allow running programs
+(mounted noexec), set
+.B TMPDIR
+to a directory that does.
+.B "./dashfloat\-x86_64 \-\-man"
+shows this page.
+.TP
 .I $XDG_CACHE_HOME/dashfloat/pyc/
 (default
 .IR ~/.cache/dashfloat/pyc/ )
@@ -2583,37 +2610,44 @@ def pyz_path() -> str | None:
     return root if os.path.isfile(root) else None
 
 
-def self_command(argv0: str | None = None, pyz: str | None = None, environ=None) -> str:
-    """How the user runs DashFloat: `dashfloat`, or `python3 PATH` from a pyz (PATH as it was
-    typed, when it names the same file); `dashfloat` again for a pyz installed as
-    `dashfloat` on $PATH."""
+def frozen_path() -> str | None:
+    """The single executable DashFloat runs from (`make exe`: PyInstaller sets sys.frozen
+    and sys.executable is that file), or None."""
+    return sys.executable if getattr(sys, "frozen", False) else None
+
+
+def self_command(argv0: str | None = None, pyz: str | None = None, environ=None, exe: str | None = None) -> str:
+    """How the user runs DashFloat: `dashfloat`, or `python3 PATH` from a pyz, or PATH for
+    the single executable (PATH as it was typed, when it names the same file); `dashfloat`
+    again for either installed as `dashfloat` on $PATH."""
     import os
     import shlex
     import shutil
 
-    pyz = pyz_path() if pyz is None else pyz
-    if not pyz:
+    exe = frozen_path() if exe is None else exe
+    program = exe or (pyz_path() if pyz is None else pyz)
+    if not program:
         return "dashfloat"
     environ = os.environ if environ is None else environ
     on_path = shutil.which("dashfloat", path=environ.get("PATH"))
     try:
-        if on_path and os.path.samefile(on_path, pyz):
+        if on_path and os.path.samefile(on_path, program):
             return "dashfloat"
     except OSError:
         pass
     argv0 = sys.argv[0] if argv0 is None else argv0
     try:
-        typed = argv0 if argv0 and os.path.samefile(argv0, pyz) else pyz
+        typed = argv0 if argv0 and os.path.samefile(argv0, program) else program
     except OSError:
-        typed = pyz
-    return f"python3 {shlex.quote(typed)}"
+        typed = program
+    return shlex.quote(typed) if exe else f"python3 {shlex.quote(typed)}"
 
 
 def man_command(environ=None, exists=None, command=None) -> str:
     """How to open this page from here (the F1 help and --help say it): `man dashfloat` when
     man would find an installed page, else `man /path/to/checkout/man/dashfloat.1` when
     running from a checkout, else `dashfloat --man` (which needs no man page installed, nor
-    man: a pyz says `python3 dashfloat.pyz --man`)."""
+    man: a pyz says `python3 dashfloat.pyz --man`, the executable `./dashfloat-x86_64 --man`)."""
     import os
 
     environ = os.environ if environ is None else environ

@@ -781,8 +781,12 @@ class App(Confirming):
         elif cmd == "redraw":
             if self.loop is not None:
                 self.loop.screen.clear()
-        elif cmd == "suspend":
-            os.kill(os.getpid(), signal.SIGTSTP)
+        elif cmd == "suspend":  # the whole job stops, not DashFloat alone (DashScreen.suspend)
+            suspend = getattr(self.loop.screen, "suspend", None) if self.loop is not None else None
+            if suspend is not None:
+                suspend()
+            else:
+                os.killpg(os.getpgrp(), signal.SIGTSTP)
         elif cmd == "help":
             self.root.show(help_widget(self.ascii))
         elif cmd == "complete":

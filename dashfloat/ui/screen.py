@@ -36,6 +36,7 @@ import logging
 import os
 import re
 import select
+import signal
 import time
 
 import urwid
@@ -203,6 +204,23 @@ class DashScreen(urwid.display.raw.Screen):
             self._partial_codes = list(self.early_input) + self._partial_codes
             self.early_input = b""
             self._wake_input_loop()
+
+    def suspend(self) -> None:
+        """Ctrl-Z: the terminal restored, then the whole process group stopped, as the
+        terminal's own Ctrl-Z would stop it. urwid's suspend stops this process alone, so a
+        parent that waits for it in the same job (the single executable's bootloader, a
+        wrapper script) runs on, the shell never sees the job stop and never takes the
+        terminal back. On `fg` the screen starts again and is drawn whole, at its size now."""
+        if not self.started:
+            os.killpg(os.getpgrp(), signal.SIGTSTP)
+            return
+        self.stop()  # restores the terminal and the default SIGTSTP disposition
+        try:
+            os.killpg(os.getpgrp(), signal.SIGTSTP)
+        finally:
+            self.start()
+            self._resized = True  # as urwid's own suspend: the size may have changed meanwhile
+            self.clear()
 
     def _stop(self, *args, **kwargs):
         self.reset_margins()

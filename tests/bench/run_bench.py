@@ -49,6 +49,10 @@ What is measured (medians over the runs; CPU, context switches and peak RSS from
                 exec -> first frame / -> app running from the pyz (bytecode cached, and a
                 first start) beside the venv install. --pyz-only runs just this section;
                 --no-pyz leaves it out.
+  executable    tests/bench/exe_bench.py: the size of dist/dashfloat-<arch> (make exe) and the glibc
+                it needs, exec -> first frame / -> app running / --version from it beside the
+                pyz and the venv install. Only when dist/ holds one built from this tree (else
+                one line says why). --exe-only runs just this section; --no-exe leaves it out.
   link          tests/bench/link_bench.py: through real ssh (tests/sshd.py) and a proxy that plays
                 the link (tests/linkproxy.py), with the frame clock and without it: PgUp held
                 and Esc in a stream at 32 kbit/s, the last token at 256 kbit/s and 100 ms, a
@@ -498,6 +502,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-headless", action="store_true", help="leave the headless figures out")
     ap.add_argument("--pyz-only", action="store_true", help="only the pyz figures (size, start-up)")
     ap.add_argument("--no-pyz", action="store_true", help="leave the pyz figures out")
+    ap.add_argument("--exe-only", action="store_true", help="only the single executable's figures (make exe first)")
+    ap.add_argument("--no-exe", action="store_true", help="leave the single executable's figures out")
     ap.add_argument("--huge-only", action="store_true", help="only the huge-answer figures (issue 16)")
     ap.add_argument("--no-huge", action="store_true", help="leave the huge-answer figures out")
     ap.add_argument("--huge-runs", type=int, help="runs per huge answer (3; 1 with --quick)")
@@ -517,6 +523,8 @@ def main(argv=None) -> int:
         return headless_section(args)
     if args.pyz_only:
         return pyz_section(args)
+    if args.exe_only:
+        return exe_section(args)
     if args.huge_only:
         return huge_section(args)
     if args.link_only:
@@ -649,6 +657,10 @@ def main(argv=None) -> int:
         print()
         if pyz_section(args):
             errors.append("the pyz figures could not be measured")
+    if not args.no_exe:
+        print()
+        if exe_section(args):
+            errors.append("the single executable's figures could not be measured")
     if not args.no_huge:
         print()
         if huge_section(args):
@@ -732,6 +744,26 @@ def pyz_section(args) -> int:
         traceback.print_exc()
         return 1
     return _report("pyz", pyz_bench.print_rows, rows)
+
+
+def exe_section(args) -> int:
+    """The single executable's figures (issue 15): 1 when they could not be measured; a
+    line saying why when dist/ holds no executable built from this tree."""
+    import exe_bench
+
+    why = exe_bench.missing()
+    if why:
+        print(f"executable figures skipped: {why}")
+        return 0
+    runs = 3 if args.quick else 7
+    print(f"executable figures (median of {runs} fresh processes, round robin; load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    try:
+        rows = exe_bench.run(runs)
+    except Exception:
+        traceback.print_exc()
+        return 1
+    return _report("executable", exe_bench.print_rows, rows)
 
 
 def huge_section(args) -> int:

@@ -44,3 +44,28 @@ def test_ctrl_z_suspends_and_fg_restores(tmp_path):
             assert (tmp_path / "after").read_text() == (tmp_path / "before").read_text()
         finally:
             term.close()
+
+
+def test_ctrl_z_stops_a_wrapper_that_waits_for_dashfloat_too(tmp_path):
+    """A script that runs dashfloat and waits for it is in the same job (as the single
+    executable's bootloader is): Ctrl-Z must stop the whole job, as the terminal's Ctrl-Z
+    would, or the shell never sees it stop and never takes the terminal back."""
+    with ScriptedServer(models=["m"]) as server:
+        term = Term(["bash", "--norc", "--noprofile", "-i"], clean_env(tmp_path, PS1="SHELL$ "))
+        try:
+            term.wait_text("SHELL$")
+            mark = len(term.raw)
+            term.type(f"sh -c '{dashfloat_bin()} --base-url {server.url} --model m; echo wrapper-done'\r")
+            term.wait_for(lambda t: b"\x1b[?2004h" in t.raw[mark:] and " idle " in t.status(), what="the app running")
+            mark = len(term.raw)
+            term.send("\x1a")
+            term.wait_for(lambda t: b"Stopped" in t.raw[mark:], what="the job to stop")
+            assert term.raw.rfind(b"\x1b[?1049l") > mark, "the terminal was not restored before the stop"
+            mark = len(term.raw)
+            term.type("fg\r")
+            term.wait_for(lambda t: b"\x1b[?2004h" in t.raw[mark:], what="the app running again")
+            term.wait_status("idle")
+            term.send("\x04")  # Ctrl-D on the empty prompt quits
+            term.wait_for(lambda t: b"wrapper-done" in t.raw[mark:], what="the wrapper going on")
+        finally:
+            term.close()

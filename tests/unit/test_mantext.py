@@ -230,6 +230,22 @@ def test_a_pyz_installed_as_dashfloat_on_the_path_is_dashfloat(tmp_path):
     assert manpage.self_command(str(pyz), str(pyz), {"PATH": "/nonexistent"}) == f"python3 {pyz}"
 
 
+def test_from_the_single_executable_the_command_is_its_path_as_typed(tmp_path):
+    """make exe: no python3 in front; `dashfloat` when it is installed under that name."""
+    (tmp_path / "bin").mkdir()
+    exe = tmp_path / "dashfloat-x86_64"
+    exe.write_bytes(b"")
+    os.chdir(tmp_path)
+    env = {"PATH": "/nonexistent"}
+    assert manpage.self_command("./dashfloat-x86_64", "", env, exe=str(exe)) == "./dashfloat-x86_64"
+    assert manpage.self_command("/elsewhere/x", "", env, exe=str(exe)) == str(exe)
+    installed = tmp_path / "bin" / "dashfloat"
+    installed.write_bytes(b"")
+    installed.chmod(0o755)
+    assert manpage.self_command(str(installed), "", {"PATH": str(tmp_path / "bin")}, exe=str(installed)) == "dashfloat"
+    assert manpage.man_command(env, exists=lambda p: False, command=None) == "dashfloat --man"  # not frozen here
+
+
 def test_man_is_not_a_headless_option(tmp_path):
     done = subprocess.run([sys.executable, "-m", "dashfloat", "-p", "hi", "--man"], capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, timeout=60)
