@@ -2048,10 +2048,13 @@ def sessions_text(root: str, current: str | None) -> str:
     for info, line in zip(infos, lines[1:], strict=True):
         mark = "*" if info.id == current else " "
         out.append(f"{mark} {line}")
+    from dashfloat.manpage import self_command
+
+    me = self_command()  # `python3 dashfloat.pyz` or the single executable's path, as typed
     if current is not None and any(i.id == current for i in infos):
-        out.append(f"* this session ({ids[current]}). dashfloat --resume ID resumes another (after /quit).")
+        out.append(f"* this session ({ids[current]}). {me} --resume ID resumes another (after /quit).")
     else:
-        out.append("dashfloat --resume ID resumes one (after /quit).")
+        out.append(f"{me} --resume ID resumes one (after /quit).")
     return "\n".join(out)
 
 

@@ -646,8 +646,11 @@ def sessions_command(args) -> int:
     text = sessions.format_listing(infos, with_dirs=args.all)
     if not args.all:
         text = f"Sessions in {here}, newest activity first:\n{text}"
-    tail = "\ndashfloat --resume ID resumes one (a unique prefix of the ID is enough)" + (
-        "; dashfloat --continue the latest." if not args.all else ".")
+    from dashfloat.manpage import self_command
+
+    me = self_command()  # `python3 dashfloat.pyz` or the single executable's path, as typed
+    tail = f"\n{me} --resume ID resumes one (a unique prefix of the ID is enough)" + (
+        f"; {me} --continue the latest." if not args.all else ".")
     _out(text + tail)
     return EXIT_OK
 

@@ -100,3 +100,20 @@ def test_journal_keys(env, tmp_path):
     (proj / ".dashfloat" / "config.toml").write_text("")
     with pytest.raises(ConfigError, match="expected true or false"):
         load_config({}, {"HOME": str(env["home"])}, proj)
+
+
+def test_the_resume_hints_name_dashfloat_as_it_was_started(env, capsys, monkeypatch):
+    """From the pyz or the single executable, `dashfloat --resume ID` is not a command that
+    exists: the hints say how DashFloat was started (manpage.self_command)."""
+    from dashfloat import agent, manpage
+
+    session(env, env["proj"], "aaaa111122223333", "fix the tests")
+    monkeypatch.setattr(manpage, "self_command", lambda *a, **k: "python3 /srv/dashfloat.pyz")
+    assert cli.main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert "python3 /srv/dashfloat.pyz --resume ID resumes one" in out
+    assert "python3 /srv/dashfloat.pyz --continue the latest" in out and "\ndashfloat --" not in out
+    text = agent.sessions_text(str(env["proj"]), None)
+    assert text.endswith("python3 /srv/dashfloat.pyz --resume ID resumes one (after /quit).")
+    text = agent.sessions_text(str(env["proj"]), "aaaa111122223333")
+    assert "python3 /srv/dashfloat.pyz --resume ID resumes another" in text
