@@ -43,6 +43,7 @@ TICK = 0.1  # seconds between widget flushes and spinner steps while active
 # text (the cursor dance, the frame clock's question, ~40 bytes of ssh packet), a third of
 # what a 10 Hz stream sends; 5 frames a second halve that (a word still appears whole)
 STREAM_FRAME = 0.2
+CATCH_UP = 0.001  # seconds between the parts of a big block (a pass of the loop for keys)
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
 
 
@@ -52,6 +53,7 @@ class DashLoop(urwid.MainLoop):
 
     after_first_frame = None
     after_draw = None  # called after every frame (arms a confirmation once it is visible)
+    hold_frame = None  # True: skip this frame (App.hold_frame)
     _clock_alarm = None
 
     def draw_screen(self, *args, **kwargs):
@@ -71,6 +73,8 @@ class DashLoop(urwid.MainLoop):
         if self._clock_alarm is not None:
             self.remove_alarm(self._clock_alarm)
             self._clock_alarm = None
+        if self.hold_frame is not None and self.after_first_frame is None and self.hold_frame():
+            return  # catching up with a big block: the frame after the next part
         super().draw_screen(*args, **kwargs)
         callback, self.after_first_frame = self.after_first_frame, None
         if callback is not None:
@@ -192,6 +196,9 @@ class App(Confirming):
         self._settled = False  # start-up's objects frozen (settle)
         self._warmed = False  # the warm-up started (_prepare: the first key typed)
         self._warm_due = False  # a key came: warm up after the frame that shows it
+        self._catch_alarm = None  # the next part of a big block is due (_catch_up)
+        self._key_since_draw = False  # input came since the last frame (hold_frame)
+        self._drawn_at = 0.0  # when the last frame was drawn
         self._tick_handle = None
         self._dirty = False
         self._streamed_at = 0.0  # when streamed text was last copied into rows (the tick)
@@ -235,6 +242,7 @@ class App(Confirming):
             pop_ups=False,
         )
         self.loop.after_draw = self._after_draw
+        self.loop.hold_frame = self.hold_frame
         fd = self.loop.watch_pipe(self._on_doorbell)
         self.outbox.attach(fd)
         self._sig_fd = self.loop.watch_pipe(self._on_signal)
@@ -472,12 +480,34 @@ class App(Confirming):
         self._dirty = False
         self.view.sync(self.model.entries, self.model.touched)
         self.update_status()
+        # an answer that took only part of what arrived (it may have ended meanwhile, and
+        # entries come after it): the rest in parts, keys answered between them
+        behind = [e for e in self.model.entries[-8:] if getattr(e, "behind", False)]
+        for entry in behind:
+            entry.version += 1
+            self.model.touch(entry)
+        if behind and self._catch_alarm is None and self.loop is not None:
+            self._catch_alarm = self.loop.set_alarm_in(CATCH_UP, self._catch_up)
+
+    def _catch_up(self, _loop, _data) -> None:
+        """The next part of a big block that arrived faster than a frame takes (transcript
+        FRAME_BUDGET): one part per pass of the loop, so a key typed meanwhile is read and
+        drawn between two parts, not after all of them."""
+        self._catch_alarm = None
+        self.refresh()
+
+    def hold_frame(self) -> bool:
+        """Skip this frame (DashLoop): while parts of a big block are being taken, a frame
+        is drawn for a key, or every STREAM_FRAME; not after every part."""
+        return (self._catch_alarm is not None and not self._key_since_draw
+                and self.clock() - self._drawn_at < STREAM_FRAME)
 
     def _after_draw(self) -> None:
         """Note when a pending confirmation's preview was first drawn (the gate's grace
         starts then), and throw away keys typed before that: typeahead never decides.
         A frame that showed the too-small notice hid the preview: the question starts
         over (nothing held; the grace counts from when it is on screen again)."""
+        self._key_since_draw, self._drawn_at = False, self.clock()
         if self._warm_due:
             self._prepare()
         if self._trim_due and self.phase == "idle" and not self._dirty:
@@ -598,6 +628,8 @@ class App(Confirming):
         a decision; keys that came together are a paste, fast typing or a terminal's reply).
         The first key also starts the warm-up (_prepare), after the frame that shows it."""
         now = self.clock()
+        if keys:
+            self._key_since_draw = True
         if not self._warmed and any(key != "window resize" for key in keys):
             self._warm_due = True
         out = []

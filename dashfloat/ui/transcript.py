@@ -29,6 +29,7 @@ INDENT = "  "
 _BLANK: Line = ()  # the blank line between blocks: one shared object (never changed)
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
 BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
+FRAME_BUDGET = 64 << 10  # characters of a big block's new lines one lines() call takes (~5-10 ms)
 TABLE_HELD_ROWS = 40  # source lines of a streaming table held back (one pending line) before it shows them
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
@@ -119,6 +120,9 @@ class AssistantEntry(Entry):
     _big_lines: list = field(default_factory=list)
     _big_pos: int = 0  # offset of the first source line not in _big_lines
     _big_partial: tuple = (0, "")  # (source length, visible text) of the unfinished line
+    # lines() took FRAME_BUDGET of a big block's new lines and more wait: the front end asks
+    # again soon (App._catch_up) and keys are answered between the parts
+    behind: bool = False
     _kept_done: tuple = (0, 0)  # (lines above the body, finished lines) at the last lines()
     _stable: int = 0  # leading lines of the body that only grow (finished blocks, big lines)
     # the answer ended and all of it is in _done_lines: its source is let go (the agent
@@ -269,6 +273,11 @@ class AssistantEntry(Entry):
         (a blank line, the closing fence, the end of the answer)."""
         text, pos = self.text, self._big_pos
         stop = text.rfind("\n", pos) + 1  # complete lines: text[pos:stop]
+        self.behind = False
+        if stop - pos > FRAME_BUDGET:  # a frame takes so much (its key waits for no more)
+            cut = text.rfind("\n", pos, pos + FRAME_BUDGET) + 1
+            if cut > pos:
+                stop, self.behind = cut, True
         end = -1  # where the block ends, when it does
         if stop > pos:
             src = text[pos:stop]
@@ -293,8 +302,9 @@ class AssistantEntry(Entry):
                 start = cut
             self._big_pos = pos = stop if end < 0 else end
             self._big_partial = (0, "")
-        if end < 0 and self.status == "streaming":
-            return
+        if end < 0 and (self.status == "streaming" or self.behind):
+            return  # (behind: more lines wait; the next lines() takes the next part)
+        self.behind = False
         if end < 0:  # the answer ended inside the block: its last line too
             rest = text[pos:]
             if rest.strip():
@@ -312,7 +322,9 @@ class AssistantEntry(Entry):
         before: a megabyte on one line costs per frame what arrived)."""
         text, pos = self.text, self._big_pos
         n, shown = self._big_partial
-        if len(text) - pos > n:
+        if self.behind:  # complete lines are still to come before the unfinished one
+            n, shown = 0, ""
+        elif len(text) - pos > n:
             shown += visible(text[pos + n :])
             self._big_partial = (len(text) - pos, shown)
         lines = self._big_lines

@@ -1063,3 +1063,21 @@ def test_a_long_streaming_table_shows_its_rows_after_forty():
     feed(app, (M.TOKEN, rows[rows.index(f"| r{TABLE_HELD_ROWS - 3} "):]))
     text = "\n".join(screen(app, (80, 60)))
     assert "┄ table ┄" not in text and f"| r{TABLE_HELD_ROWS - 1} | v{TABLE_HELD_ROWS - 1} |" in text
+
+
+def test_while_a_big_block_is_taken_in_parts_frames_are_drawn_for_keys_and_every_stream_frame():
+    from dashfloat.ui.app import STREAM_FRAME
+
+    clock = [100.0]
+    app = make_app()
+    app.clock = lambda: clock[0]
+    app._after_draw()  # a frame at 100.0
+    assert not app.hold_frame()  # nothing being caught up: every frame is drawn
+    app._catch_alarm = object()  # parts are being taken
+    assert app.hold_frame()
+    app._input_filter(["x"], [ord("x")])
+    assert not app.hold_frame()  # a key: its frame now
+    app._after_draw()
+    assert app.hold_frame()
+    clock[0] += STREAM_FRAME
+    assert not app.hold_frame()  # and the stream's frame
