@@ -141,8 +141,8 @@ class OracleSession:
         self.now = 1000.0  # the App's clock: confirmations need pauses, which the session makes
         self.app = App(agent=FakeAgent(), outbox=Outbox(), model_name="test-model", ascii=False,
                        depth=depth, history=History(None), clock=lambda: self.now)
-        self.screen = DashScreen(input=os.fdopen(self._pipe[0], "rb", buffering=0), output=self.out,
-                                 bracketed_paste_mode=True)
+        self._input = os.fdopen(self._pipe[0], "rb", buffering=0)
+        self.screen = DashScreen(input=self._input, output=self.out, bracketed_paste_mode=True)
         self.loop = self.app.build_loop(self.screen)
         self.screen.get_cols_rows = lambda: (self.cols, self.rows)
         self.loop.screen_size = (cols, rows)
@@ -185,6 +185,8 @@ class OracleSession:
                 self.screen.stop()
         finally:
             os.close(self._pipe[1])
+            self._input.close()  # not left to the collector: an App's first idle freezes what
+            # is alive (gc.freeze), and a run of sessions ran out of descriptors select() takes
 
     # ---- the frame and the check -------------------------------------------------------
     def draw(self) -> None:

@@ -270,7 +270,8 @@ class DashScreen(urwid.display.raw.Screen):
                 self.clock.answer(self.monotonic(), (k[1], k[2]))
             elif not _is_report(k, expected):
                 out.append(k)
-            # an F3 look-alike is dropped without answering: its position is not known
+            else:  # an F3 look-alike is dropped without answering: its position is not known
+                self.clock.dropped()
         return out
 
     def frame_wait(self) -> float:

@@ -94,3 +94,18 @@ def test_a_stray_report_answers_nothing_and_a_silent_terminal_is_no_longer_waite
         c.wait(now)
     assert held == FrameClock.MISSES  # then frames go as they come
     assert c.answers == 0
+
+
+def test_an_answer_owed_is_expected_however_late_it_comes():
+    """Over a link that stalls, an answer came 42 s after its question (a resize to one row
+    had made it an answer for row 1, which reads as F3): still owed, it is still an answer,
+    and taking one (or dropping one whose position is unknown) pays it off."""
+    c = FrameClock()
+    assert not c.expects_answer(0.0)
+    assert c.ask(0.0, (2, 23))
+    c.forget()  # given up on (input flushed)
+    assert c.expects_answer(42.0) and c.expects_answer(10_000.0)
+    c.dropped()
+    assert not c.expects_answer(42.0)
+    c.dropped()  # never below zero
+    assert c.owed == 0
