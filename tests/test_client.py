@@ -1364,9 +1364,34 @@ def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
     ("http://localhost/v1/models", {"content-length": "5"}, {}, False),  # requests replaces it
     ("http://localhost/v1/models", {"Transfer-Encoding": "chunked"}, {}, False),
     ("http://localhost/v1/models", {"Host": "model.example", "Connection": "close"}, {}, True),
+    ("http://localhost/v1/models", {"X-Retries": 3}, {}, False),  # requests names the bad type
+    ("http://localhost/v1/models", {b"X-Key": "v"}, {}, False),
+    ("http://localhost/v1/models", {"X-\u20ac": "v"}, {}, False),  # a name http.client cannot encode
+    ("http://user@localhost/v1/models", {}, {}, False),  # a user alone is credentials too
+    ("http://:pw@localhost/v1/models", {}, {}, False),
+    ("http://localhost:0/v1/models", {}, {}, False),
+    ("http://localhost:1/v1/models", {}, {}, True),
+    ("http://b\u00fccher.example:8080/v1/models", {}, {}, False),  # the host, not the port, is checked
+    (f"http://example.{'a' * 64}/v1/models", {}, {}, False),  # the last label is bounded too
+    (f"http://example.{'a' * 63}/v1/models", {}, {}, True),
 ])
 def test_which_requests_go_straight_through_http_client(url, headers, env, direct):
     assert transport.direct_ok(url, headers, env) is direct
+
+
+def test_direct_response_headers_read_as_requests_hands_them_over():
+    """What client.py and errors.py read of a direct response's headers is what requests
+    would give: names in any case, a repeated header's values joined, folded lines unfolded."""
+    got = transport.Headers([("Content-Type", "text/event-stream"), ("Retry-After", "7"),
+                             ("x-ratelimit-reset", "1s"), ("X-RateLimit-Reset", "2s"),
+                             ("X-Note", "one \r\n\ttwo\r\n three")])
+    assert got.get("content-type") == got["CONTENT-TYPE"] == "text/event-stream"
+    assert "retry-after" in got and "Retry-After" in got and "Retry" not in got
+    assert 7 not in got and None not in got  # not a name: not in it (no error)
+    assert got["X-RATELIMIT-RESET"] == "1s, 2s"
+    assert got["x-note"] == "one two three"
+    assert list(got) == ["Content-Type", "Retry-After", "x-ratelimit-reset", "X-Note"] and len(got) == 4
+    assert got.get("X-Missing") is None
 
 
 @pytest.mark.parametrize("path", ["direct", "via-requests"])
@@ -1404,6 +1429,49 @@ def test_a_server_that_answers_before_reading_a_big_body_is_heard(monkeypatch, p
         srv.close()
     assert info.value.kind != "connection", info.value.message
     assert "larger than this server takes" in info.value.message
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path):
+    """A failed call closes its connection at once, whatever holds on to the ChatError (its
+    traceback keeps the call's frame alive): a server that keeps connections alive (an
+    error body with a Content-Length) must not have a slot held by an error on the screen."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    body = json.dumps({"error": {"message": "slow down"}}).encode()
+    seen = []
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+                         + f"Connection: keep-alive\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            conn.settimeout(5)
+            try:
+                while conn.recv(65536):
+                    pass
+                seen.append("closed")
+            except ConnectionResetError:
+                seen.append("closed")
+            except TimeoutError:
+                seen.append("still open")
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=2, read_timeout=5)
+    try:
+        with pytest.raises(ChatError) as info:
+            stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+        th.join(10)  # `info` (and the call's frame) is alive meanwhile
+        assert info.value.kind == "rate_limit" and seen == ["closed"]
+    finally:
+        srv.close()
 
 
 @pytest.mark.parametrize("path", ["direct", "via-requests"])
