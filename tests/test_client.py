@@ -1453,17 +1453,27 @@ def test_a_server_that_answers_before_reading_a_big_body_is_heard(monkeypatch, p
     assert "larger than this server takes" in info.value.message
 
 
+_SLOW_DOWN = json.dumps({"error": {"message": "slow down"}}).encode()
+
+
 @pytest.mark.parametrize("path", ["direct", "via-requests"])
-def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path):
+@pytest.mark.parametrize(("answer", "kind"), [
+    (b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+     + b"Content-Length: %d\r\n\r\n%s" % (len(_SLOW_DOWN), _SLOW_DOWN), "rate_limit"),
+    # closed before its error body ends: only the first 64 KiB of it are read
+    (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+     + b"Content-Length: %d\r\n\r\n%s" % (1 << 20, b"x" * (100 << 10)), "server"),
+    (b"not HTTP at all\r\n\r\n", "connection"),  # the open itself fails: the status line
+], ids=["error-status", "long-error-body", "bad-status-line"])
+def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path, answer, kind):
     """A failed call closes its connection at once, whatever holds on to the ChatError (its
-    traceback keeps the call's frame alive): a server that keeps connections alive (an
+    traceback keeps the call's frames alive): a server that keeps connections alive (an
     error body with a Content-Length) must not have a slot held by an error on the screen."""
     if path == "via-requests":
         monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(1)
-    body = json.dumps({"error": {"message": "slow down"}}).encode()
     seen = []
 
     def serve():
@@ -1472,8 +1482,7 @@ def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kep
             head = b""
             while b"\r\n\r\n" not in head:
                 head += conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
-                         + f"Connection: keep-alive\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+            conn.sendall(answer)
             conn.settimeout(5)
             try:
                 while conn.recv(65536):
@@ -1490,10 +1499,55 @@ def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kep
     try:
         with pytest.raises(ChatError) as info:
             stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
-        th.join(10)  # `info` (and the call's frame) is alive meanwhile
-        assert info.value.kind == "rate_limit" and seen == ["closed"]
+        th.join(10)  # `info` (and the call's frames) are alive meanwhile
+        assert info.value.kind == kind and seen == ["closed"]
     finally:
         srv.close()
+
+
+def test_a_url_without_a_port_goes_to_port_80(monkeypatch):
+    """As requests does: http://host/... is port 80 (the direct path opens the socket itself)."""
+    tried = []
+
+    def refuse(address, timeout=None, *args, **kw):
+        tried.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(transport.socket, "create_connection", refuse)
+    ep = Endpoint("http://model-host.example/v1", connect_timeout=2, read_timeout=5)
+    with pytest.raises(ChatError) as info:
+        stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+    assert info.value.kind == "refused" and tried == [(b"model-host.example", 80)]
+
+
+def test_the_direct_path_turns_nagle_off_as_urllib3_does():
+    """The request goes out as headers then body, two sends: with Nagle's algorithm on, the
+    second waits for the server's delayed ACK (up to 40 ms on Linux) before it leaves."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    conn = transport._Connection("127.0.0.1", srv.getsockname()[1], 2.0, CancelToken())
+    try:
+        conn.connect()
+        assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        conn.close()
+        srv.close()
+
+
+def test_what_counts_as_a_broken_connection():
+    """A ChatError (kind connection...) for what a broken or closed connection raises on
+    either path; anything else is a bug and stays an exception."""
+    import http.client
+
+    import urllib3.exceptions
+
+    assert transport.is_net_error(ConnectionResetError(104, "reset"))
+    assert transport.is_net_error(http.client.IncompleteRead(b"ab", 10))
+    assert transport.is_net_error(urllib3.exceptions.ProtocolError("Connection broken"))
+    assert transport.is_net_error(urllib3.exceptions.ReadTimeoutError(None, "/v1", "read timed out"))
+    assert not transport.is_net_error(ValueError("not a network failure"))
+    assert not transport.is_net_error(KeyError("x"))
 
 
 @pytest.mark.parametrize("path", ["direct", "via-requests"])
