@@ -473,6 +473,8 @@ def test_a_stream_cut_before_any_text_is_not_an_empty_answer(fake_server):
                      "maximum context length is 4096", "context_length", id="vllm-overflow"),
         pytest.param({"error_type": "context_length_exceeded", "error_message": "prompt too long for this model"},
                      "prompt too long", "context_length", id="error_type-error_message"),
+        pytest.param({"error_message": "the upstream provider timed out"}, "upstream provider timed out",
+                     "stream_error", id="error_message-alone"),
         pytest.param({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
                      "Overloaded", "stream_error", id="anthropic-style-data"),
         pytest.param({"error": "an error was encountered while running the model: unexpected EOF"},
@@ -504,6 +506,16 @@ def test_provider_text_in_a_stream_error_is_escaped(fake_server):
     fake_server.push(Reply(chunks=[ev({"error": {"message": "bad \x1b[31mred\x1b[0m\nthing"}})]))
     err, _ = fail(fake_server)
     assert "\x1b" not in str(err) and "\n" not in str(err) and "red" in err.message
+
+
+def test_a_keep_alive_does_not_hide_the_events_that_follow_it_in_the_same_read(fake_server):
+    """Keep-alives (named pings, empty `data:`) are skipped one by one: the deltas that
+    arrive with one in the same read are all delivered."""
+    body = (b"event: ping\ndata: {}\n\n" + ev(chunk({"content": "hel"})) + b"data:\n\n"
+            + ev(chunk({"content": "lo"})) + ev(chunk(finish="stop")) + ev("[DONE]"))
+    fake_server.push(Reply(chunks=[body]))
+    result, events = run(fake_server)
+    assert result.content == "hello" and merged(events) == [("content", "hello")]
 
 
 # ---- a 200 with nothing in it ------------------------------------------------------------
@@ -567,9 +579,11 @@ def test_a_200_body_that_is_neither_stream_nor_completion(fake_server, reply, ne
     assert err.kind == "bad_json" and needle in err.message
 
 
-def test_a_json_array_error_in_a_200(fake_server):
+@pytest.mark.parametrize("after", [[], [{}], [None]], ids=["alone", "then-an-object", "then-null"])
+def test_a_json_array_error_in_a_200(fake_server, after):
+    """Gemini's shape: the error is the array's first element, whatever follows it."""
     fake_server.push(json_reply(200, [{"error": {"code": 503, "message": "The model is overloaded.",
-                                                 "status": "UNAVAILABLE"}}]))
+                                                 "status": "UNAVAILABLE"}}, *after]))
     err, _ = fail(fake_server)
     assert err.kind == "stream_error" and err.status == 503 and "overloaded" in err.message
 
@@ -1131,6 +1145,28 @@ def test_1_mib_event_bound(fake_server):
     err, events = fail(fake_server)
     assert err.kind == "bound" and "1 MiB" in err.message
     assert err.partial and events == [("content", "ok")]
+
+
+def test_an_oversized_event_stops_the_reading_at_once(fake_server):
+    """The bound closes the stream as soon as it trips: a server that goes on holding the
+    connection (or sending) after the oversized event is not read to its end."""
+    fake_server.push(sse_reply(["ok", "z" * ((1 << 20) + 10), "more"], stall_after=3))
+    t0 = time.monotonic()
+    err, events = fail(fake_server, ep=endpoint(fake_server, read_timeout=20))
+    assert err.kind == "bound" and "one stream event exceeded 1 MiB; the stream was closed" in err.message
+    assert merged(events) == [("content", "ok")] and time.monotonic() - t0 < 10
+
+
+def test_a_stream_cut_after_tool_calls_began_says_none_was_run(fake_server):
+    """No finish_reason, no [DONE], and tool calls had started: the error says how many and
+    that none of them was run (their arguments may be whole and the plan still not)."""
+    fake_server.push(sse_reply([], tool_calls=[
+        [{"index": 0, "id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}],
+        [{"index": 1, "id": "c2", "type": "function", "function": {"name": "write_file", "arguments": '{"pa'}}],
+    ], finish_reason=None, done=False))
+    err, events = fail(fake_server)
+    assert err.kind == "connection" and events == []
+    assert "after 2 tool call(s) had started; none of them was run" in err.message
 
 
 def test_event_just_under_the_bound_passes(fake_server):
