@@ -1245,6 +1245,62 @@ def test_list_models_errors_use_the_taxonomy(fake_server):
     assert info.value.kind == "refused"
 
 
+def test_a_model_list_names_each_model_once_by_its_id(fake_server):
+    fake_server.models_reply = json_reply(200, {"data": [
+        {"id": "llama3:8b", "name": "Llama 3 8B", "model": "llama3"}, {"name": "named-only"}, "bare-string"]})
+    assert list_models(endpoint(fake_server)) == ["bare-string", "llama3:8b", "named-only"]
+
+
+@pytest.mark.parametrize(("reply", "needle"), [
+    (raw_reply(200, b"Not Found, try /api", "text/plain"), "a model list that is not valid JSON: Not Found, try /api"),
+    (json_reply(200, {"object": "list"}), 'a model list without `data` that is not valid JSON: {"object": "list"}'),
+])
+def test_a_model_list_that_is_not_one_shows_what_came(fake_server, reply, needle):
+    fake_server.models_reply = reply
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "bad_json" and needle in info.value.message
+
+
+def test_a_bug_while_reading_a_model_list_is_not_taken_for_a_network_failure(fake_server, monkeypatch):
+    def broken(read, limit):
+        raise RuntimeError("a bug, not the network")
+
+    monkeypatch.setattr(client, "_read_capped", broken)
+    with pytest.raises(RuntimeError, match="a bug, not the network"):
+        list_models(endpoint(fake_server))
+
+
+def _windows(fake_server, model, prefix="", **routes):
+    fake_server.routes.update({prefix + path: reply for path, reply in routes.items()})
+    ep = Endpoint(fake_server.url.replace("/v1", prefix + "/v1"), connect_timeout=2.0, read_timeout=5.0)
+    got = client.context_window(ep, model)
+    return got, [r["path"].removeprefix(prefix) for r in fake_server.requests if r["method"] == "GET"]
+
+
+def test_the_context_window_of_an_ollama_model_named_without_its_tag(fake_server):
+    fake_server.models_reply = json_reply(200, {"data": [{"id": "llama3:latest", "max_model_len": 8192}]})
+    assert _windows(fake_server, "llama3") == ((8192, "the endpoint's model list"), ["/v1/models"])
+
+
+def test_only_lm_studio_is_asked_through_its_own_api(fake_server):
+    """A server whose list states no window (and lists bare names) is asked nothing more."""
+    fake_server.models_reply = json_reply(200, {"data": ["test-model", {"id": "other", "owned_by": "someone"}]})
+    assert _windows(fake_server, "test-model") == (None, ["/v1/models"])
+
+
+@pytest.mark.parametrize("prefix", ["", "/lmstudio"], ids=["at-the-root", "behind-a-proxy-path"])
+def test_an_lm_studio_without_its_newer_api_is_asked_for_the_one_model(fake_server, prefix):
+    """LM Studio before 0.4 has no /api/v1/models (a 404): its /api/v0 answer is asked next,
+    beside its /v1 (under the same path when a proxy puts it under one)."""
+    fake_server.models_reply = json_reply(200, {"data": [{"id": "test-model", "owned_by": "organization_owner"}]})
+    got = _windows(fake_server, "test-model", prefix, **{
+        "/api/v1/models": json_reply(404, {"error": "Unexpected endpoint or method. (GET /api/v1/models)"}),
+        "/api/v0/models/test-model": json_reply(200, {"id": "test-model", "max_context_length": 32768,
+                                                      "loaded_context_length": 8192})})
+    assert got == ((8192, "LM Studio's model list"), ["/v1/models", "/api/v1/models", "/api/v0/models/test-model"])
+
+
 # ---- the fake server itself ------------------------------------------------------------
 
 
@@ -1501,7 +1557,12 @@ _SLOW_DOWN = json.dumps({"error": {"message": "slow down"}}).encode()
      + b"Content-Length: %d\r\n\r\n%s" % (1 << 20, b"x" * (100 << 10)), "server"),
     (b"not HTTP at all\r\n\r\n", "connection"),  # the open itself fails: the status line
 ], ids=["error-status", "long-error-body", "bad-status-line"])
-def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path, answer, kind):
+@pytest.mark.parametrize("call", [
+    lambda ep: stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken()),
+    list_models,
+], ids=["chat", "models"])
+def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path, answer, kind,
+                                                                                  call):
     """A failed call closes its connection at once, whatever holds on to the ChatError (its
     traceback keeps the call's frames alive): a server that keeps connections alive (an
     error body with a Content-Length) must not have a slot held by an error on the screen."""
@@ -1534,7 +1595,7 @@ def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kep
     ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=2, read_timeout=5)
     try:
         with pytest.raises(ChatError) as info:
-            stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+            call(ep)
         th.join(10)  # `info` (and the call's frames) are alive meanwhile
         assert info.value.kind == kind and seen == ["closed"]
     finally:
