@@ -451,6 +451,8 @@ def test_a_stream_cut_before_any_text_is_not_an_empty_answer(fake_server):
                      "maximum context length is 4096", "context_length", id="vllm-overflow"),
         pytest.param({"error_type": "context_length_exceeded", "error_message": "prompt too long for this model"},
                      "prompt too long", "context_length", id="error_type-error_message"),
+        pytest.param({"error_message": "the upstream provider timed out"}, "upstream provider timed out",
+                     "stream_error", id="error_message-alone"),
         pytest.param({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
                      "Overloaded", "stream_error", id="anthropic-style-data"),
         pytest.param({"error": "an error was encountered while running the model: unexpected EOF"},
@@ -482,6 +484,16 @@ def test_provider_text_in_a_stream_error_is_escaped(fake_server):
     fake_server.push(Reply(chunks=[ev({"error": {"message": "bad \x1b[31mred\x1b[0m\nthing"}})]))
     err, _ = fail(fake_server)
     assert "\x1b" not in str(err) and "\n" not in str(err) and "red" in err.message
+
+
+def test_a_keep_alive_does_not_hide_the_events_that_follow_it_in_the_same_read(fake_server):
+    """Keep-alives (named pings, empty `data:`) are skipped one by one: the deltas that
+    arrive with one in the same read are all delivered."""
+    body = (b"event: ping\ndata: {}\n\n" + ev(chunk({"content": "hel"})) + b"data:\n\n"
+            + ev(chunk({"content": "lo"})) + ev(chunk(finish="stop")) + ev("[DONE]"))
+    fake_server.push(Reply(chunks=[body]))
+    result, events = run(fake_server)
+    assert result.content == "hello" and merged(events) == [("content", "hello")]
 
 
 # ---- a 200 with nothing in it ------------------------------------------------------------
@@ -545,9 +557,11 @@ def test_a_200_body_that_is_neither_stream_nor_completion(fake_server, reply, ne
     assert err.kind == "bad_json" and needle in err.message
 
 
-def test_a_json_array_error_in_a_200(fake_server):
+@pytest.mark.parametrize("after", [[], [{}], [None]], ids=["alone", "then-an-object", "then-null"])
+def test_a_json_array_error_in_a_200(fake_server, after):
+    """Gemini's shape: the error is the array's first element, whatever follows it."""
     fake_server.push(json_reply(200, [{"error": {"code": 503, "message": "The model is overloaded.",
-                                                 "status": "UNAVAILABLE"}}]))
+                                                 "status": "UNAVAILABLE"}}, *after]))
     err, _ = fail(fake_server)
     assert err.kind == "stream_error" and err.status == 503 and "overloaded" in err.message
 
@@ -1111,6 +1125,28 @@ def test_1_mib_event_bound(fake_server):
     assert err.partial and events == [("content", "ok")]
 
 
+def test_an_oversized_event_stops_the_reading_at_once(fake_server):
+    """The bound closes the stream as soon as it trips: a server that goes on holding the
+    connection (or sending) after the oversized event is not read to its end."""
+    fake_server.push(sse_reply(["ok", "z" * ((1 << 20) + 10), "more"], stall_after=3))
+    t0 = time.monotonic()
+    err, events = fail(fake_server, ep=endpoint(fake_server, read_timeout=20))
+    assert err.kind == "bound" and "one stream event exceeded 1 MiB; the stream was closed" in err.message
+    assert merged(events) == [("content", "ok")] and time.monotonic() - t0 < 10
+
+
+def test_a_stream_cut_after_tool_calls_began_says_none_was_run(fake_server):
+    """No finish_reason, no [DONE], and tool calls had started: the error says how many and
+    that none of them was run (their arguments may be whole and the plan still not)."""
+    fake_server.push(sse_reply([], tool_calls=[
+        [{"index": 0, "id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}],
+        [{"index": 1, "id": "c2", "type": "function", "function": {"name": "write_file", "arguments": '{"pa'}}],
+    ], finish_reason=None, done=False))
+    err, events = fail(fake_server)
+    assert err.kind == "connection" and events == []
+    assert "after 2 tool call(s) had started; none of them was run" in err.message
+
+
 def test_event_just_under_the_bound_passes(fake_server):
     fake_server.push(sse_reply(["z" * 900_000]))
     result, _ = run(fake_server)
@@ -1185,6 +1221,62 @@ def test_list_models_errors_use_the_taxonomy(fake_server):
     with pytest.raises(ChatError) as info:
         list_models(Endpoint(f"http://127.0.0.1:{_closed_port()}/v1", connect_timeout=2, read_timeout=2))
     assert info.value.kind == "refused"
+
+
+def test_a_model_list_names_each_model_once_by_its_id(fake_server):
+    fake_server.models_reply = json_reply(200, {"data": [
+        {"id": "llama3:8b", "name": "Llama 3 8B", "model": "llama3"}, {"name": "named-only"}, "bare-string"]})
+    assert list_models(endpoint(fake_server)) == ["bare-string", "llama3:8b", "named-only"]
+
+
+@pytest.mark.parametrize(("reply", "needle"), [
+    (raw_reply(200, b"Not Found, try /api", "text/plain"), "a model list that is not valid JSON: Not Found, try /api"),
+    (json_reply(200, {"object": "list"}), 'a model list without `data` that is not valid JSON: {"object": "list"}'),
+])
+def test_a_model_list_that_is_not_one_shows_what_came(fake_server, reply, needle):
+    fake_server.models_reply = reply
+    with pytest.raises(ChatError) as info:
+        list_models(endpoint(fake_server))
+    assert info.value.kind == "bad_json" and needle in info.value.message
+
+
+def test_a_bug_while_reading_a_model_list_is_not_taken_for_a_network_failure(fake_server, monkeypatch):
+    def broken(read, limit):
+        raise RuntimeError("a bug, not the network")
+
+    monkeypatch.setattr(client, "_read_capped", broken)
+    with pytest.raises(RuntimeError, match="a bug, not the network"):
+        list_models(endpoint(fake_server))
+
+
+def _windows(fake_server, model, prefix="", **routes):
+    fake_server.routes.update({prefix + path: reply for path, reply in routes.items()})
+    ep = Endpoint(fake_server.url.replace("/v1", prefix + "/v1"), connect_timeout=2.0, read_timeout=5.0)
+    got = client.context_window(ep, model)
+    return got, [r["path"].removeprefix(prefix) for r in fake_server.requests if r["method"] == "GET"]
+
+
+def test_the_context_window_of_an_ollama_model_named_without_its_tag(fake_server):
+    fake_server.models_reply = json_reply(200, {"data": [{"id": "llama3:latest", "max_model_len": 8192}]})
+    assert _windows(fake_server, "llama3") == ((8192, "the endpoint's model list"), ["/v1/models"])
+
+
+def test_only_lm_studio_is_asked_through_its_own_api(fake_server):
+    """A server whose list states no window (and lists bare names) is asked nothing more."""
+    fake_server.models_reply = json_reply(200, {"data": ["test-model", {"id": "other", "owned_by": "someone"}]})
+    assert _windows(fake_server, "test-model") == (None, ["/v1/models"])
+
+
+@pytest.mark.parametrize("prefix", ["", "/lmstudio"], ids=["at-the-root", "behind-a-proxy-path"])
+def test_an_lm_studio_without_its_newer_api_is_asked_for_the_one_model(fake_server, prefix):
+    """LM Studio before 0.4 has no /api/v1/models (a 404): its /api/v0 answer is asked next,
+    beside its /v1 (under the same path when a proxy puts it under one)."""
+    fake_server.models_reply = json_reply(200, {"data": [{"id": "test-model", "owned_by": "organization_owner"}]})
+    got = _windows(fake_server, "test-model", prefix, **{
+        "/api/v1/models": json_reply(404, {"error": "Unexpected endpoint or method. (GET /api/v1/models)"}),
+        "/api/v0/models/test-model": json_reply(200, {"id": "test-model", "max_context_length": 32768,
+                                                      "loaded_context_length": 8192})})
+    assert got == ((8192, "LM Studio's model list"), ["/v1/models", "/api/v1/models", "/api/v0/models/test-model"])
 
 
 # ---- the fake server itself ------------------------------------------------------------
@@ -1364,9 +1456,34 @@ def test_a_connect_that_times_out_is_a_connect_timeout(full_backlog):
     ("http://localhost/v1/models", {"content-length": "5"}, {}, False),  # requests replaces it
     ("http://localhost/v1/models", {"Transfer-Encoding": "chunked"}, {}, False),
     ("http://localhost/v1/models", {"Host": "model.example", "Connection": "close"}, {}, True),
+    ("http://localhost/v1/models", {"X-Retries": 3}, {}, False),  # requests names the bad type
+    ("http://localhost/v1/models", {b"X-Key": "v"}, {}, False),
+    ("http://localhost/v1/models", {"X-\u20ac": "v"}, {}, False),  # a name http.client cannot encode
+    ("http://user@localhost/v1/models", {}, {}, False),  # a user alone is credentials too
+    ("http://:pw@localhost/v1/models", {}, {}, False),
+    ("http://localhost:0/v1/models", {}, {}, False),
+    ("http://localhost:1/v1/models", {}, {}, True),
+    ("http://b\u00fccher.example:8080/v1/models", {}, {}, False),  # the host, not the port, is checked
+    (f"http://example.{'a' * 64}/v1/models", {}, {}, False),  # the last label is bounded too
+    (f"http://example.{'a' * 63}/v1/models", {}, {}, True),
 ])
 def test_which_requests_go_straight_through_http_client(url, headers, env, direct):
     assert transport.direct_ok(url, headers, env) is direct
+
+
+def test_direct_response_headers_read_as_requests_hands_them_over():
+    """What client.py and errors.py read of a direct response's headers is what requests
+    would give: names in any case, a repeated header's values joined, folded lines unfolded."""
+    got = transport.Headers([("Content-Type", "text/event-stream"), ("Retry-After", "7"),
+                             ("x-ratelimit-reset", "1s"), ("X-RateLimit-Reset", "2s"),
+                             ("X-Note", "one \r\n\ttwo\r\n three")])
+    assert got.get("content-type") == got["CONTENT-TYPE"] == "text/event-stream"
+    assert "retry-after" in got and "Retry-After" in got and "Retry" not in got
+    assert 7 not in got and None not in got  # not a name: not in it (no error)
+    assert got["X-RATELIMIT-RESET"] == "1s, 2s"
+    assert got["x-note"] == "one two three"
+    assert list(got) == ["Content-Type", "Retry-After", "x-ratelimit-reset", "X-Note"] and len(got) == 4
+    assert got.get("X-Missing") is None
 
 
 @pytest.mark.parametrize("path", ["direct", "via-requests"])
@@ -1404,6 +1521,108 @@ def test_a_server_that_answers_before_reading_a_big_body_is_heard(monkeypatch, p
         srv.close()
     assert info.value.kind != "connection", info.value.message
     assert "larger than this server takes" in info.value.message
+
+
+_SLOW_DOWN = json.dumps({"error": {"message": "slow down"}}).encode()
+
+
+@pytest.mark.parametrize("path", ["direct", "via-requests"])
+@pytest.mark.parametrize(("answer", "kind"), [
+    (b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+     + b"Content-Length: %d\r\n\r\n%s" % (len(_SLOW_DOWN), _SLOW_DOWN), "rate_limit"),
+    # closed before its error body ends: only the first 64 KiB of it are read
+    (b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+     + b"Content-Length: %d\r\n\r\n%s" % (1 << 20, b"x" * (100 << 10)), "server"),
+    (b"not HTTP at all\r\n\r\n", "connection"),  # the open itself fails: the status line
+], ids=["error-status", "long-error-body", "bad-status-line"])
+@pytest.mark.parametrize("call", [
+    lambda ep: stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken()),
+    list_models,
+], ids=["chat", "models"])
+def test_the_connection_is_closed_when_the_call_ends_even_while_its_error_is_kept(monkeypatch, path, answer, kind,
+                                                                                  call):
+    """A failed call closes its connection at once, whatever holds on to the ChatError (its
+    traceback keeps the call's frames alive): a server that keeps connections alive (an
+    error body with a Content-Length) must not have a slot held by an error on the screen."""
+    if path == "via-requests":
+        monkeypatch.setattr(transport, "direct_ok", lambda url, headers, environ=None: False)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    seen = []
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            conn.sendall(answer)
+            conn.settimeout(5)
+            try:
+                while conn.recv(65536):
+                    pass
+                seen.append("closed")
+            except ConnectionResetError:
+                seen.append("closed")
+            except TimeoutError:
+                seen.append("still open")
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    ep = Endpoint(f"http://127.0.0.1:{srv.getsockname()[1]}/v1", connect_timeout=2, read_timeout=5)
+    try:
+        with pytest.raises(ChatError) as info:
+            call(ep)
+        th.join(10)  # `info` (and the call's frames) are alive meanwhile
+        assert info.value.kind == kind and seen == ["closed"]
+    finally:
+        srv.close()
+
+
+def test_a_url_without_a_port_goes_to_port_80(monkeypatch):
+    """As requests does: http://host/... is port 80 (the direct path opens the socket itself)."""
+    tried = []
+
+    def refuse(address, timeout=None, *args, **kw):
+        tried.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(transport.socket, "create_connection", refuse)
+    ep = Endpoint("http://model-host.example/v1", connect_timeout=2, read_timeout=5)
+    with pytest.raises(ChatError) as info:
+        stream_chat(ep, "m", MSGS, on_event=lambda e: None, cancel=CancelToken())
+    assert info.value.kind == "refused" and tried == [(b"model-host.example", 80)]
+
+
+def test_the_direct_path_turns_nagle_off_as_urllib3_does():
+    """The request goes out as headers then body, two sends: with Nagle's algorithm on, the
+    second waits for the server's delayed ACK (up to 40 ms on Linux) before it leaves."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    conn = transport._Connection("127.0.0.1", srv.getsockname()[1], 2.0, CancelToken())
+    try:
+        conn.connect()
+        assert conn.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        conn.close()
+        srv.close()
+
+
+def test_what_counts_as_a_broken_connection():
+    """A ChatError (kind connection...) for what a broken or closed connection raises on
+    either path; anything else is a bug and stays an exception."""
+    import http.client
+
+    import urllib3.exceptions
+
+    assert transport.is_net_error(ConnectionResetError(104, "reset"))
+    assert transport.is_net_error(http.client.IncompleteRead(b"ab", 10))
+    assert transport.is_net_error(urllib3.exceptions.ProtocolError("Connection broken"))
+    assert transport.is_net_error(urllib3.exceptions.ReadTimeoutError(None, "/v1", "read timed out"))
+    assert not transport.is_net_error(ValueError("not a network failure"))
+    assert not transport.is_net_error(KeyError("x"))
 
 
 @pytest.mark.parametrize("path", ["direct", "via-requests"])

@@ -909,3 +909,16 @@ def test_an_unparseable_huge_number_is_named_briefly():
     short = reason[: toolcalls._REASON_MAX]
     assert short.startswith("Exceeds the limit") and len(short) < len(reason)
     assert got["error"] == f"arguments are not valid JSON: {short} ({len(text)} bytes)"
+
+
+def test_the_http_client_loads_no_typing_before_the_first_request():
+    """issue 11: exec to the first request is a figure, and importing typing costs ~2 ms:
+    the client and everything it imports (toolcalls, errors, sse, transport...) name types
+    without it (TYPE_CHECKING = False, a plain constant)."""
+    import subprocess
+    import sys
+
+    probe = "import sys, dashfloat.llm.client, dashfloat.llm.toolcalls; print(sorted(m for m in sys.modules if m == 'typing'))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
