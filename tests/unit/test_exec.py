@@ -1803,3 +1803,52 @@ def test_an_orphan_that_cannot_be_judged_is_waited_for_more_than_half_a_second(m
     # looked at when the clock says 100.5 (until 101.0), again at exactly 101.0 (not past it yet),
     # and a last time at 101.5
     assert len(collected) == 3 and len(clock.sleeps) == 2
+
+
+# -- the runner's execute_command ----------------------------------------------------------------
+
+
+def test_the_runners_kill_all_stops_a_running_command(tmp_path):
+    """Quitting (runner.kill_all) kills the commands as well as the searches."""
+    from dashfloat.tools import runner
+
+    mark = marker()
+    args = {"command": f"echo started; sleep {mark}"}
+    prepared = runner.prepare("execute_command", args, str(tmp_path))
+    seen = threading.Event()
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(r=runner.execute(
+        "execute_command", args, str(tmp_path), prepared, exec_timeout=30,
+        on_output=lambda text: seen.set())), daemon=True)
+    thread.start()
+    assert seen.wait(5) and wait_for(lambda: len(live_sleeps(mark)) == 1)
+    runner.kill_all()
+    thread.join(5)
+    assert not thread.is_alive() and box["r"]["cancelled"] is True
+    assert not live_sleeps(mark)
+
+
+def test_a_working_directory_gone_since_the_preview_is_a_result(tmp_path):
+    from dashfloat.tools import runner
+
+    root = tmp_path / "root"
+    root.mkdir()
+    args = {"command": "true"}
+    prepared = runner.prepare("execute_command", args, str(root))
+    root.rmdir()
+    got = runner.execute("execute_command", args, str(root), prepared)
+    assert got["ok"] is False and got["code"] == "not_found", got
+    assert got["error"] == f"no such file or directory: {root}"
+
+
+def test_a_command_leaves_no_descriptor_open(tmp_path):
+    from dashfloat.tools import runner
+
+    (tmp_path / "sub").mkdir()
+    args = {"command": "pwd", "cwd": "sub"}
+    prepared = runner.prepare("execute_command", args, str(tmp_path))
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        got = runner.execute("execute_command", args, str(tmp_path), prepared)
+        assert got["ok"] and got["output"].rstrip("\n").endswith("/sub"), got
+    assert set(os.listdir("/proc/self/fd")) == before
