@@ -278,6 +278,23 @@ def test_cancel_returns_quickly_with_partial_output_and_leaves_no_process(cwd, s
     assert_no_leak(mark, sid)
 
 
+def test_cancel_does_not_wait_for_the_next_census(cwd, monkeypatch):
+    """Esc wakes the runner at once: for a large tree a census comes only every second (here:
+    never within the test), and the cancel must not wait for it."""
+    monkeypatch.setattr(ex, "_CENSUS_INTERVAL", 30.0)
+    monkeypatch.setattr(ex, "_CENSUS_MAX_INTERVAL", 30.0)
+    mark = marker()
+    cancel = ex.Cancel()
+    run = Background(f"echo started; sleep {mark}", cwd, timeout=60, cancel=cancel)
+    assert run.wait_output("started")
+    started = time.monotonic()
+    cancel.cancel()
+    result = run.join()
+    assert time.monotonic() - started < 1.0
+    assert result["cancelled"] is True
+    assert wait_for(lambda: not live_sleeps(mark))
+
+
 def test_cancel_before_start_runs_nothing(cwd, tmp_path):
     cancel = ex.Cancel()
     cancel.cancel()
@@ -1852,3 +1869,41 @@ def test_a_command_leaves_no_descriptor_open(tmp_path):
         got = runner.execute("execute_command", args, str(tmp_path), prepared)
         assert got["ok"] and got["output"].rstrip("\n").endswith("/sub"), got
     assert set(os.listdir("/proc/self/fd")) == before
+
+
+# -- entering the checked directory ---------------------------------------------------------------
+
+
+def test_with_proc_the_child_enters_through_it_and_popen_needs_no_preexec_fn(tmp_path):
+    """/proc/self/fd/N keeps Popen's fast spawn path: no preexec_fn (which Python warns can
+    deadlock in a program with threads) unless a process limit needs one."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc here")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert ex._enter(str(tmp_path), fd, None) == (f"/proc/self/fd/{fd}", None)
+        assert ex._enter(str(tmp_path), None, None) == (str(tmp_path), None)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("limit", [None, (3000, 3000)])
+def test_without_proc_the_child_enters_the_held_directory_and_keeps_its_limit(tmp_path, monkeypatch, limit):
+    """Where there is no /proc the child fchdirs to the descriptor (the directory that was
+    checked, whatever its name leads to now) and the process limit is still set."""
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: False if p == "/proc/self/fd" else real_isdir(p))
+    monkeypatch.setattr(reaper, "child_limit", lambda budget: limit)
+    (tmp_path / "d").mkdir()
+    fd = os.open(tmp_path / "d", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.rename(tmp_path / "d", tmp_path / "checked")
+        (tmp_path / "d").mkdir()  # the name leads elsewhere now
+        result = ex.run_command('pwd -P; grep "^Max processes" /proc/$$/limits', str(tmp_path / "d"), cwd_fd=fd)
+    finally:
+        os.close(fd)
+    assert result["ok"], result
+    where, limits = result["output"].splitlines()
+    assert where == os.path.realpath(tmp_path / "checked")
+    if limit is not None:
+        assert limits.split()[2:4] == ["3000", "3000"], limits
