@@ -6,6 +6,7 @@ for live (non-zombie) processes in the command's session or carrying a unique ma
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -1576,19 +1577,28 @@ def test_prctl_failures_are_logged_and_mean_no_subreaper(monkeypatch, caplog):
         def __init__(self, answer):
             self.answer = answer
             self.calls = []
+            self.use_errno = False
 
         def prctl(self, *args):
             self.calls.append(args)
+            if self.answer != 0 and self.use_errno:  # as ctypes: the call's errno is kept only then
+                ctypes.set_errno(errno.EINVAL)
             return self.answer
 
     libc = Libc(0)
-    monkeypatch.setattr(ctypes, "CDLL", lambda name, use_errno=False: libc)
+
+    def cdll(name, use_errno=False):
+        libc.use_errno = use_errno
+        return libc
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
     assert reaper._prctl_subreaper() is True
     assert libc.calls == [(36, 1, 0, 0, 0)]  # PR_SET_CHILD_SUBREAPER, on
     libc.answer = -1
+    ctypes.set_errno(0)
     with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
         assert reaper._prctl_subreaper() is False
-    assert "PR_SET_CHILD_SUBREAPER failed" in caplog.text
+    assert "PR_SET_CHILD_SUBREAPER failed: Invalid argument" in caplog.text  # the kernel's reason
 
     def no_libc(name, use_errno=False):
         raise OSError("no libc")
