@@ -1049,11 +1049,17 @@ def test_the_outcome_row_says_how_many_leftover_processes_were_stopped():
                          "stopped_processes": 0}, "ok: exit 0, output truncated", ["hi"]),
     ("execute_command", {"ok": False, "cancelled": True, "error": "stopped by Esc", "output": None},
      "cancelled: stopped by Esc", []),
+    ("search_workspace", {"ok": True, "matches": "a.py:1: x", "total_matches": 1, "total_files": 1},
+     "ok: 1 matching line in 1 file", ["a.py:1: x"]),
+    ("search_workspace", {"ok": True, "matches": "a.py:1: x", "total_matches": 1, "total_files": 1,
+                          "complete": False}, "ok: 1 matching line in 1 file, incomplete", ["a.py:1: x"]),
     ("some_tool", {"ok": True}, "ok", []),
 ])
 def test_the_outcome_row_of_every_tool(name, result, text, excerpt):
     row = runner.result_row("c1", name, result)
     assert (row["text"], row["excerpt"]) == (text, excerpt)
+    # the machine-readable why (headless events): a failure's code, and only a failure has one
+    assert row.get("code") == result.get("code")
 
 
 def test_prepare_refuses_what_cannot_be_previewed(tmp_path):

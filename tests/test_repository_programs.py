@@ -412,3 +412,16 @@ def test_a_question_that_asks_anyway_says_what_the_repository_would_run(rig, tmp
     assert not marker.exists()
     outcome, preview_text = run_call(rig, "ls", ".", Policy())
     assert outcome == ASKS and "note: " not in preview_text, preview_text
+
+
+def test_the_audit_of_a_call_the_repository_makes_ask_gives_the_repository_s_reason(tmp_path):
+    """The journal's audit of the decision (the agent records ctx.audit) says why it asked:
+    the repository's program, not the allow rule that the check overruled."""
+    clean_filter(tmp_path, tmp_path / "MARKER")
+    args = {"command": "git status"}
+    ctx = pipeline.CallContext(call_id="c1", name="execute_command", raw={"id": "c1", "name": "execute_command",
+                               "args": args}, root=str(tmp_path), policy=user_policy("git status"))
+    verdict, _ = pipeline.pre_execute(ctx)
+    assert verdict == "ask"
+    assert ctx.audit.decision == rules.ASK and ctx.audit.who == repocheck.WHO
+    assert "filter.x.clean" in ctx.audit.reason and ctx.audit.reason == ctx.rule_decision.reason

@@ -319,7 +319,7 @@ def validate(name: str, args, error: str | None = None) -> tuple[dict | None, di
         elif "default" in pschema:
             out[param] = pschema["default"]
     path_param = PATH_PARAMS.get(name)
-    if not problems and isinstance(out.get(path_param), str):
+    if isinstance(out.get(path_param), str):  # with the other problems: all named at once
         written = names.canonical(out[path_param])
         if written is None:
             problems.append(

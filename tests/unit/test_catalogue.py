@@ -388,6 +388,23 @@ def test_summary_long_path_keeps_the_file_name():
     text = summary("edit_file", {"path": "d/" * 100 + "target.py"})
     assert text.endswith("target.py") and "…" in text
     assert len(text) < 100
+    # past the characters looked at before escaping (a path of 10,000 characters): the same
+    assert summary("edit_file", {"path": "d/" * 5000 + "target.py"}) == "edit_file …" + ("/d" * 35)[1:] + "/target.py"
+
+
+@pytest.mark.parametrize("args, expected", [
+    ({"pattern": "a.b"}, "search_workspace 'a.b'"),
+    ({"pattern": "a.b", "regex": False, "path": "."}, "search_workspace 'a.b'"),
+    ({"pattern": "a.b", "regex": True}, "search_workspace /a.b/"),
+    ({"pattern": "a.b", "path": "src"}, "search_workspace 'a.b' in src"),
+    ({"pattern": "a.b", "regex": True, "path": "src", "glob": "*.py"}, "search_workspace /a.b/ in src (*.py)"),
+])
+def test_summary_of_a_search(args, expected):
+    assert summary("search_workspace", args) == expected
+
+
+def test_summary_of_a_command_that_is_not_a_string_shows_its_json():
+    assert summary("execute_command", {"command": ["ls", "-l"]}) == 'execute_command ["ls", "-l"]'
 
 
 # -- edges (found by `make mutation`) -------------------------------------------------------
@@ -423,6 +440,12 @@ def test_a_validation_error_names_at_most_eight_problems_then_the_count():
     assert err["error"].endswith("; and 1 more problems")
 
 
+def test_a_lone_surrogate_in_a_path_is_named_with_the_other_problems():
+    """Every problem of a call in one answer: the model need not find them one retry at a time."""
+    _, err = validate("read_file", {"path": "\ud800x", "limit": 0})
+    assert "'limit' out of range" in err["error"] and "lone surrogate \\ud800" in err["error"], err
+
+
 def test_validate_call_of_something_that_is_not_a_call():
     assert validate_call("read_file") == (None, {"ok": False, "error": "malformed tool call", "code": "bad_arguments"})
 
@@ -434,6 +457,7 @@ def test_clipping_keeps_exactly_the_limit():
 
 def test_the_default_read_window_is_not_shown():
     assert summary("read_file", {"path": "a", "offset": 1, "limit": 2000}) == "read_file a"
+    assert summary("read_file", {"path": "a", "offset": 120, "limit": 2000}) == "read_file a:120"
     assert summary("read_file", {"path": "a", "limit": 1999}) == "read_file a:1+1999"
 
 

@@ -6,6 +6,7 @@ for live (non-zombie) processes in the command's session or carrying a unique ma
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -276,6 +277,23 @@ def test_cancel_returns_quickly_with_partial_output_and_leaves_no_process(cwd, s
     assert result["ok"] is False and result["cancelled"] is True
     sid = int(result["output"].split()[0])
     assert_no_leak(mark, sid)
+
+
+def test_cancel_does_not_wait_for_the_next_census(cwd, monkeypatch):
+    """Esc wakes the runner at once: for a large tree a census comes only every second (here:
+    never within the test), and the cancel must not wait for it."""
+    monkeypatch.setattr(ex, "_CENSUS_INTERVAL", 30.0)
+    monkeypatch.setattr(ex, "_CENSUS_MAX_INTERVAL", 30.0)
+    mark = marker()
+    cancel = ex.Cancel()
+    run = Background(f"echo started; sleep {mark}", cwd, timeout=60, cancel=cancel)
+    assert run.wait_output("started")
+    started = time.monotonic()
+    cancel.cancel()
+    result = run.join()
+    assert time.monotonic() - started < 1.0
+    assert result["cancelled"] is True
+    assert wait_for(lambda: not live_sleeps(mark))
 
 
 def test_cancel_before_start_runs_nothing(cwd, tmp_path):
@@ -1559,19 +1577,28 @@ def test_prctl_failures_are_logged_and_mean_no_subreaper(monkeypatch, caplog):
         def __init__(self, answer):
             self.answer = answer
             self.calls = []
+            self.use_errno = False
 
         def prctl(self, *args):
             self.calls.append(args)
+            if self.answer != 0 and self.use_errno:  # as ctypes: the call's errno is kept only then
+                ctypes.set_errno(errno.EINVAL)
             return self.answer
 
     libc = Libc(0)
-    monkeypatch.setattr(ctypes, "CDLL", lambda name, use_errno=False: libc)
+
+    def cdll(name, use_errno=False):
+        libc.use_errno = use_errno
+        return libc
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
     assert reaper._prctl_subreaper() is True
     assert libc.calls == [(36, 1, 0, 0, 0)]  # PR_SET_CHILD_SUBREAPER, on
     libc.answer = -1
+    ctypes.set_errno(0)
     with caplog.at_level("WARNING", logger="dashfloat.tools.reaper"):
         assert reaper._prctl_subreaper() is False
-    assert "PR_SET_CHILD_SUBREAPER failed" in caplog.text
+    assert "PR_SET_CHILD_SUBREAPER failed: Invalid argument" in caplog.text  # the kernel's reason
 
     def no_libc(name, use_errno=False):
         raise OSError("no libc")
@@ -1803,3 +1830,90 @@ def test_an_orphan_that_cannot_be_judged_is_waited_for_more_than_half_a_second(m
     # looked at when the clock says 100.5 (until 101.0), again at exactly 101.0 (not past it yet),
     # and a last time at 101.5
     assert len(collected) == 3 and len(clock.sleeps) == 2
+
+
+# -- the runner's execute_command ----------------------------------------------------------------
+
+
+def test_the_runners_kill_all_stops_a_running_command(tmp_path):
+    """Quitting (runner.kill_all) kills the commands as well as the searches."""
+    from dashfloat.tools import runner
+
+    mark = marker()
+    args = {"command": f"echo started; sleep {mark}"}
+    prepared = runner.prepare("execute_command", args, str(tmp_path))
+    seen = threading.Event()
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(r=runner.execute(
+        "execute_command", args, str(tmp_path), prepared, exec_timeout=30,
+        on_output=lambda text: seen.set())), daemon=True)
+    thread.start()
+    assert seen.wait(5) and wait_for(lambda: len(live_sleeps(mark)) == 1)
+    runner.kill_all()
+    thread.join(5)
+    assert not thread.is_alive() and box["r"]["cancelled"] is True
+    assert not live_sleeps(mark)
+
+
+def test_a_working_directory_gone_since_the_preview_is_a_result(tmp_path):
+    from dashfloat.tools import runner
+
+    root = tmp_path / "root"
+    root.mkdir()
+    args = {"command": "true"}
+    prepared = runner.prepare("execute_command", args, str(root))
+    root.rmdir()
+    got = runner.execute("execute_command", args, str(root), prepared)
+    assert got["ok"] is False and got["code"] == "not_found", got
+    assert got["error"] == f"no such file or directory: {root}"
+
+
+def test_a_command_leaves_no_descriptor_open(tmp_path):
+    from dashfloat.tools import runner
+
+    (tmp_path / "sub").mkdir()
+    args = {"command": "pwd", "cwd": "sub"}
+    prepared = runner.prepare("execute_command", args, str(tmp_path))
+    before = set(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        got = runner.execute("execute_command", args, str(tmp_path), prepared)
+        assert got["ok"] and got["output"].rstrip("\n").endswith("/sub"), got
+    assert set(os.listdir("/proc/self/fd")) == before
+
+
+# -- entering the checked directory ---------------------------------------------------------------
+
+
+def test_with_proc_the_child_enters_through_it_and_popen_needs_no_preexec_fn(tmp_path):
+    """/proc/self/fd/N keeps Popen's fast spawn path: no preexec_fn (which Python warns can
+    deadlock in a program with threads) unless a process limit needs one."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc here")
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert ex._enter(str(tmp_path), fd, None) == (f"/proc/self/fd/{fd}", None)
+        assert ex._enter(str(tmp_path), None, None) == (str(tmp_path), None)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("limit", [None, (3000, 3000)])
+def test_without_proc_the_child_enters_the_held_directory_and_keeps_its_limit(tmp_path, monkeypatch, limit):
+    """Where there is no /proc the child fchdirs to the descriptor (the directory that was
+    checked, whatever its name leads to now) and the process limit is still set."""
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: False if p == "/proc/self/fd" else real_isdir(p))
+    monkeypatch.setattr(reaper, "child_limit", lambda budget: limit)
+    (tmp_path / "d").mkdir()
+    fd = os.open(tmp_path / "d", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.rename(tmp_path / "d", tmp_path / "checked")
+        (tmp_path / "d").mkdir()  # the name leads elsewhere now
+        result = ex.run_command('pwd -P; grep "^Max processes" /proc/$$/limits', str(tmp_path / "d"), cwd_fd=fd)
+    finally:
+        os.close(fd)
+    assert result["ok"], result
+    where, limits = result["output"].splitlines()
+    assert where == os.path.realpath(tmp_path / "checked")
+    if limit is not None:
+        assert limits.split()[2:4] == ["3000", "3000"], limits

@@ -78,3 +78,36 @@ def test_a_single_name_gets_no_note(root):
     got = runner.execute("write_file", {"path": "single.txt", "content": "x\n"}, str(root), prepared)
     assert got == {"ok": True, "path": "single.txt", "bytes": 2, "created": False}
     assert runner.result_row("c1", "write_file", got)["text"] == "ok: wrote 2 B"
+
+
+def test_the_note_goes_under_the_totals_and_the_diff_stays_whole(root):
+    """The preview of a write to a linked file is the plain preview with the note added
+    under its totals line: no diff line lost or repeated, in the window and the whole view."""
+    from dashfloat.tools import preview
+
+    note = ("marker", files.hard_links_broken(3))
+    new = "".join(f"line {i}\n" for i in range(200))  # past the window: a whole view too
+    prepared = runner.prepare("write_file", {"path": "a.txt", "content": new}, str(root))
+    window, whole = preview.diff_view("a.txt", b"one\ntwo\n", new.encode())
+    assert whole is not None and window[0][0] == "stat" and whole[0][0] == "stat"
+    assert prepared.preview == [window[0], note, *window[1:]]
+    assert prepared.full == [whole[0], note, *whole[1:]]
+
+
+@pytest.mark.parametrize("content, after", [
+    ("bin\0ary", ("marker", "binary file: 7 bytes (was 8 bytes)")),
+    ("one\ntwo\n", ("marker", "no changes: the content is identical")),
+])
+def test_a_preview_without_totals_has_the_note_on_top(root, content, after):
+    """A binary file, or content that does not change, has no totals line: the note is the
+    first line, above what the preview says instead."""
+    prepared = runner.prepare("write_file", {"path": "a.txt", "content": content}, str(root))
+    assert prepared.preview == [("marker", files.hard_links_broken(3)), after], prepared.preview
+
+
+@pytest.mark.parametrize("links", [1, 0, True, "3", None, 2.0])
+def test_a_row_names_links_only_for_a_count_above_one(links):
+    """One name is no news, and what is not a count is never shown as one."""
+    for name, plain in (("read_file", "ok: 2 lines"), ("write_file", "ok: wrote 4 B")):
+        result = {"ok": True, "lines": 2, "bytes": 4, "hard_links": links}
+        assert runner.result_row("c1", name, result)["text"] == plain

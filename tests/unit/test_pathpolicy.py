@@ -308,6 +308,29 @@ def test_absolute_paths_spelled_through_either_name_of_the_root(tree, tmp_path, 
     assert resolve(link, "../root/file.txt")["code"] == "path_escape"
 
 
+def _a_link_below_the_filesystem_root() -> str | None:
+    for name in ("bin", "sbin", "lib", "lib64", "tmp"):  # merged /usr; macOS's /tmp
+        if os.path.islink("/" + name) and os.path.isdir("/" + name):
+            return name
+    return None
+
+
+def test_a_link_right_below_the_filesystem_root_spells_the_root_too():
+    """The shortest leading part that is the root may be one name long (macOS: /tmp ->
+    private/tmp, the working directory /private/tmp; merged /usr: /bin -> usr/bin): the
+    root itself and a new file spelled through it are inside. Nothing is written."""
+    name = _a_link_below_the_filesystem_root()
+    if name is None:
+        pytest.skip("no symbolic link to a directory right below / here")
+    root = os.path.realpath("/" + name)
+    got = resolve(root, "/" + name)
+    assert isinstance(got, Resolved), got
+    assert (got.rel, got.abs, got.exists) == (".", root, True)
+    got = resolve(root, f"/{name}/dashfloat-no-such-file")
+    assert isinstance(got, Resolved), got
+    assert (got.rel, got.exists) == ("dashfloat-no-such-file", False)
+
+
 def test_relative_root(tree, monkeypatch):
     monkeypatch.chdir(tree.parent)
     got = resolve("root", "sub/inner.txt")

@@ -419,6 +419,15 @@ def test_safe_is_single_line():
 
 def test_line_separators_and_fillers_are_escaped_by_code_point():
     assert safe("a\u2028b\u2029c\u034fd\u3164e") == "a\\u2028b\\u2029c\\u034fd\\u3164e"
+    # the invisible format controls beyond the BMP (shorthand, musical symbols) too
+    assert safe("a\U0001bca0b\U0001d173c") == "a\\U0001bca0b\\U0001d173c"
+
+
+def test_blank_runs_of_two_kinds_next_to_each_other_both_stay():
+    """Blank lines removed, then blank lines (of tabs) added in their place: both are shown,
+    each with its own prefix."""
+    lines = diff_lines("f", b"a\n\n\nb\n", b"a\n\t\n\t\nb\n")
+    assert [kind for kind, _ in lines[4:]] == ["ctx", "del", "del", "add", "add", "ctx"], lines
 
 
 def test_a_line_of_exactly_the_limit_is_not_clipped():

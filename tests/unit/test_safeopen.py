@@ -562,13 +562,16 @@ def test_an_absolute_link_met_deeper_in_the_walk_restarts_at_the_root(tree, mode
 
 @pytest.mark.skipif(not hasattr(os, "O_PATH"), reason="no O_PATH here")
 def test_an_o_path_open_follows_a_final_link_inside(tree, mode):
-    """O_PATH|O_NOFOLLOW opens a link itself instead of failing: the walk must notice."""
+    """O_PATH|O_NOFOLLOW opens a link itself instead of failing: the walk must notice, and
+    close the descriptor of the link it opened (none is left behind)."""
     with Root(tree) as r:
+        before = _open_fds()
         fd = r.open("lf", os.O_PATH)
         try:
             assert os.path.samestat(os.fstat(fd), os.stat(tree / "sub" / "f"))
         finally:
             os.close(fd)
+        assert _open_fds() == before
 
 
 def test_the_walk_passes_on_a_readlink_failure_and_leaks_nothing(tree, monkeypatch):
@@ -595,3 +598,54 @@ def test_a_dangling_link_that_flapped_is_walked_as_a_link(tree, monkeypatch):
     with pytest.raises(OSError) as info:
         read(tree, "dangling/x")
     assert info.value.errno == errno.ENOENT
+
+
+def test_a_name_that_cannot_be_looked_at_keeps_the_open_s_own_error(tree, monkeypatch):
+    """"file/x": the open says ENOTDIR, readlink "not a link"; when the name cannot even be
+    stat'ed (removed meanwhile, no permission) the kernel's ENOTDIR stands: it is not taken
+    for a link that flapped (eight more looks, then "kept changing; try again")."""
+    monkeypatch.setattr(safeopen, "_openat2_state", False)
+    real_stat = os.stat
+
+    def no_stat_beneath(path, *a, dir_fd=None, **k):
+        if dir_fd is not None:
+            raise OSError(errno.EACCES, "Permission denied")
+        return real_stat(path, *a, dir_fd=dir_fd, **k)
+
+    monkeypatch.setattr(os, "stat", no_stat_beneath)
+    with pytest.raises(OSError) as info:
+        read(tree, "file/x")
+    assert info.value.errno == errno.ENOTDIR and not isinstance(info.value, safeopen.Changed)
+
+
+def test_an_empty_symbolic_link_names_nothing(tree, monkeypatch):
+    """Some filesystems hold a link with an empty target; the kernel resolves it to ENOENT.
+    So does parent(): never the directory the link is in (the root here)."""
+    os.symlink("sub/f", tree / "empty")
+    real = os.readlink
+
+    def readlink(path, *a, **k):
+        return b"" if os.fsencode(path) == b"empty" else real(path, *a, **k)
+
+    monkeypatch.setattr(os, "readlink", readlink)
+    with Root(tree) as r:
+        with pytest.raises(OSError) as info:
+            r.parent("empty")
+    assert info.value.errno == errno.ENOENT and "empty symbolic link" in str(info.value)
+
+
+def test_the_probe_is_made_once_and_openat2_serves_every_open_after_it(tree, monkeypatch):
+    """have_openat2 remembers its answer: the second open is served by the kernel too, not
+    by the slower walk."""
+    if not _kernel_has_openat2():
+        pytest.skip("no openat2 here (kernel before 5.6, or a seccomp filter)")
+    monkeypatch.setattr(safeopen, "_openat2_state", None)
+
+    def no_walk(self, *a, **k):
+        raise AssertionError("the walk was used")
+
+    monkeypatch.setattr(Root, "_walk", no_walk)
+    assert read(tree, "sub/f") == b"in"
+    assert read(tree, "lf") == b"in"
+    with Root(tree) as r:
+        assert safeopen.have_openat2(r.fd) is True

@@ -410,6 +410,21 @@ def test_a_rule_that_keeps_read_file_from_a_file_keeps_search_out_of_it(tree):
     assert ".env" in no_rules["files"]
 
 
+def test_rules_that_never_keep_read_file_out_cost_the_search_nothing(tree):
+    """Only a read_file rule that is not an allow can keep search_workspace out of a file:
+    with none (allow rules for read_file, rules for other tools) no file is judged."""
+    assert runner.readable_by(None, str(tree)) is None
+    policy = Policy(layers=[("user config", [parse_rule("execute_command(rm *)", "deny", "user config"),
+                                             parse_rule("write_file(*.md)", "ask", "user config"),
+                                             parse_rule("read_file(docs/**)", "allow", "user config")])])
+    assert runner.readable_by(policy, str(tree)) is None
+    policy.allow_exact("read_file", {"path": "src/b.txt"}, str(tree))
+    assert runner.readable_by(policy, str(tree)) is None
+    strict = Policy(layers=[("user config", [parse_rule("read_file(*.key)", "ask", "user config")])])
+    readable = runner.readable_by(strict, str(tree))
+    assert readable("src/b.txt") is True and readable("a.key") is False
+
+
 def test_a_deny_rule_on_search_workspace_itself_is_obeyed(tree):
     policy = Policy(layers=[("user config", [parse_rule("search_workspace(src/**)", "deny", "user config")])])
     ctx = pipeline.CallContext(call_id="c1", name="search_workspace",
