@@ -494,6 +494,10 @@ class App(Confirming):
         FRAME_BUDGET): one part per pass of the loop, so a key typed meanwhile is read and
         drawn between two parts, not after all of them."""
         self._catch_alarm = None
+        if self.loop is not None and (self._key_since_draw or self.clock() - self._drawn_at >= STREAM_FRAME):
+            # urwid draws only when no alarm is due, and a chain of parts keeps one due: a key
+            # (or a stream frame) is drawn before the next part, not after the last
+            self.loop.draw_screen()
         self.refresh()
 
     def hold_frame(self) -> bool:

@@ -180,7 +180,9 @@ class AssistantEntry(Entry):
 
     def _complete_blocks(self, glyphs: Glyphs) -> None:
         """Render the blocks completed since the last call into _done_lines; a block
-        that grows past BIG_BLOCK is taken line by line instead (_big_advance)."""
+        that grows past BIG_BLOCK is taken line by line instead (_big_advance). At most
+        FRAME_BUDGET of completed blocks a call (`behind`: the rest at the next)."""
+        self.behind = False
         while True:
             if self._big:
                 self._big_advance(glyphs)
@@ -194,6 +196,18 @@ class AssistantEntry(Entry):
                 self._render_done(text, done, big, glyphs)
                 self._enter_big(text, big, glyphs)
                 continue
+            if upto - done > FRAME_BUDGET:  # many blocks came at once: a frame's worth now
+                cut = pos = done
+                while pos - done <= FRAME_BUDGET:
+                    cut = pos
+                    pos = markdown.completed_prefix(text, start=pos, first=True)
+                    if pos <= cut or pos > upto:
+                        break
+                cut = cut if cut > done else pos  # at least one block
+                if cut < upto:
+                    self._render_done(text, done, cut, glyphs)
+                    self.behind = True
+                    return
             if self.status != "streaming":
                 upto = len(text)
             self._render_done(text, done, upto, glyphs)

@@ -272,3 +272,21 @@ def test_a_big_block_that_arrives_at_once_is_taken_a_frame_budget_at_a_time(kind
     shown = b"".join(b"".join(r for _a, _c, r in row) for row in view.pane.render((120, 37)).content())
     assert MARK.encode() in shown
     assert sum(1 for line in view.pane.lines if line) > text.count("\n") * 0.9
+
+
+def test_many_small_blocks_that_arrive_at_once_are_rendered_a_frame_budget_at_a_time():
+    """Thousands of short paragraphs between two frames (none of them a big block): one
+    frame renders at most FRAME_BUDGET of them (it rendered all: 60-80 ms a frame, and a
+    key waited for it), the following frames the rest, and the end is the same."""
+    text = "".join(f"Paragraph {i} with *some* `code` and words.\n\n" for i in range(6000)) + "The end."
+    model = T.TranscriptModel()
+    view = TranscriptView(theme.UNICODE)
+    model.user("go")
+    e = model.start_assistant()
+    model.token(text)
+    view.sync(model.entries, model.touched)
+    assert e.behind and e._done_upto <= T.FRAME_BUDGET + 100
+    model.end_assistant("done")
+    assert catch_up(model, view) >= len(text) // T.FRAME_BUDGET
+    assert _texts(e.lines(theme.UNICODE, False)) == _texts(stream(text, []))
+    assert "The end." in "\n".join(_texts(view.pane.lines[-3:]))
