@@ -30,6 +30,7 @@ _BLANK: Line = ()  # the blank line between blocks: one shared object (never cha
 BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain (Markdown of 16 KiB: ~25 ms)
 BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
 FRAME_BUDGET = 64 << 10  # characters of a big block's new lines one lines() call takes (~5-10 ms)
+MARKDOWN_BUDGET = 8 << 10  # characters of completed blocks one lines() call renders (~20 ms)
 TABLE_HELD_ROWS = 40  # source lines of a streaming table held back (one pending line) before it shows them
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
@@ -168,6 +169,8 @@ class AssistantEntry(Entry):
         self._stable = len(self._done_lines)
         if self._big:
             return self._big_view(glyphs)
+        if self.behind:  # blocks wait to be rendered: the tail after them, once they are
+            return self._done_lines
         shown = self._shown_tail()
         if not shown.strip():
             return self._done_lines
@@ -181,7 +184,7 @@ class AssistantEntry(Entry):
     def _complete_blocks(self, glyphs: Glyphs) -> None:
         """Render the blocks completed since the last call into _done_lines; a block
         that grows past BIG_BLOCK is taken line by line instead (_big_advance). At most
-        FRAME_BUDGET of completed blocks a call (`behind`: the rest at the next)."""
+        MARKDOWN_BUDGET of completed blocks a call (`behind`: the rest at the next)."""
         self.behind = False
         while True:
             if self._big:
@@ -196,9 +199,9 @@ class AssistantEntry(Entry):
                 self._render_done(text, done, big, glyphs)
                 self._enter_big(text, big, glyphs)
                 continue
-            if upto - done > FRAME_BUDGET:  # many blocks came at once: a frame's worth now
+            if upto - done > MARKDOWN_BUDGET:  # many blocks came at once: a frame's worth now
                 cut = pos = done
-                while pos - done <= FRAME_BUDGET:
+                while pos - done <= MARKDOWN_BUDGET:
                     cut = pos
                     pos = markdown.completed_prefix(text, start=pos, first=True)
                     if pos <= cut or pos > upto:

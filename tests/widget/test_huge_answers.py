@@ -276,7 +276,7 @@ def test_a_big_block_that_arrives_at_once_is_taken_a_frame_budget_at_a_time(kind
 
 def test_many_small_blocks_that_arrive_at_once_are_rendered_a_frame_budget_at_a_time():
     """Thousands of short paragraphs between two frames (none of them a big block): one
-    frame renders at most FRAME_BUDGET of them (it rendered all: 60-80 ms a frame, and a
+    frame renders at most MARKDOWN_BUDGET of them (it rendered all: 60-80 ms a frame, and a
     key waited for it), the following frames the rest, and the end is the same."""
     text = "".join(f"Paragraph {i} with *some* `code` and words.\n\n" for i in range(6000)) + "The end."
     model = T.TranscriptModel()
@@ -285,8 +285,9 @@ def test_many_small_blocks_that_arrive_at_once_are_rendered_a_frame_budget_at_a_
     e = model.start_assistant()
     model.token(text)
     view.sync(model.entries, model.touched)
-    assert e.behind and e._done_upto <= T.FRAME_BUDGET + 100
+    assert e.behind and e._done_upto <= T.MARKDOWN_BUDGET + 100
+    assert e._tail_src == ""  # the rest is not rendered as the tail meanwhile (it was, whole)
     model.end_assistant("done")
-    assert catch_up(model, view) >= len(text) // T.FRAME_BUDGET
+    assert catch_up(model, view) >= len(text) // T.MARKDOWN_BUDGET
     assert _texts(e.lines(theme.UNICODE, False)) == _texts(stream(text, []))
     assert "The end." in "\n".join(_texts(view.pane.lines[-3:]))
