@@ -13,8 +13,10 @@ written), and runs the fast tests (tests/unit, tests/test_*.py; never e2e) that 
 A mutant is *killed* when a test fails (or the module no longer imports), *timed out* when
 the tests hang past the mutant's time limit (process group killed), *reviewed equivalent*
 when tests/mutation/equivalent.txt lists it, and otherwise *survived*: a behaviour change no
-test sees. Results are cached in .mutation-cache/ by module, mutant and the hashes of the
-module and of its tests, so a re-run only tries what changed. At most two test processes run
+test sees. Results are kept in tests/mutation/results.json (in the tree: a fresh clone
+resumes where the last run stopped, and `--report` prints its figures) by module, mutant and
+the hashes of the module and of its tests, so a re-run only tries what changed; the traced
+coverage and the lock live in .mutation-cache/. At most two test processes run
 at once, under nice 19; every process a run starts carries a marker in its environment and
 is killed by it afterwards, whatever it did (setsid, daemons).
 
@@ -60,6 +62,7 @@ sys.path.insert(0, str(ROOT))
 from tests.mutation.mutants import Mutant, mutants  # noqa: E402
 
 CACHE_DIR = ROOT / ".mutation-cache"
+RESULTS = Path(__file__).with_name("results.json")
 EQUIVALENT = Path(__file__).with_name("equivalent.txt")
 # in the brief's order of priority: a partial run covers the ones that matter most
 DEFAULT_MODULES = [
@@ -88,6 +91,20 @@ def helper_files() -> list[str]:
     return sorted(str(p.relative_to(ROOT)) for p in [*(ROOT / "tests").glob("*.py"),
                                                      *(ROOT / "tests" / "unit").glob("*.py")]
                   if not p.name.startswith("test_"))
+
+
+def dump_results(results: dict[str, dict[str, dict]]) -> str:
+    """The results as JSON with one mutant a line: a run's diff shows what it tried."""
+    out = ["{"]
+    for i, module in enumerate(sorted(results)):
+        out.append(f"{json.dumps(module)}: {{")
+        items = sorted(results[module].items())
+        for j, (ident, result) in enumerate(items):
+            sep = "," if j < len(items) - 1 else ""
+            out.append(f"{json.dumps(ident)}: {json.dumps(result, sort_keys=True, separators=(',', ':'))}{sep}")
+        out.append("}," if i < len(results) - 1 else "}")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 def digest(paths) -> str:
@@ -157,7 +174,7 @@ class Workspace:
                                 capture_output=True, check=True).stdout.decode().split("\0")
         for rel in filter(None, listed):
             src = ROOT / rel
-            if src.is_file() and not rel.startswith(".mutation-cache"):
+            if src.is_file() and not rel.startswith(".mutation-cache") and rel != "tests/mutation/results.json":
                 dst = self.dir / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
@@ -529,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         print(text, flush=True)
 
     CACHE_DIR.mkdir(exist_ok=True)
-    cache_path = CACHE_DIR / "results.json"
+    cache_path = RESULTS
     cache: dict[str, dict[str, dict]] = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     cache_lock = threading.Lock()
 
@@ -541,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
             on_disk = json.loads(cache_path.read_text()) if cache_path.exists() else {}
             on_disk.update({m: cache[m] for m in modules if m in cache})
             tmp = cache_path.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps(on_disk, indent=0, sort_keys=True))
+            tmp.write_text(dump_results(on_disk))
             tmp.replace(cache_path)
 
     reviewed = load_equivalent()
