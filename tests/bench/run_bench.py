@@ -318,18 +318,45 @@ def case_stream(server, size, idle_s, profile=None, env_extra=None, fill=False, 
     return r
 
 
-def rendered_text_bytes(cols: int) -> int:
-    """The UTF-8 bytes of the bench answer's rendered rows at `cols` columns, trailing blanks
-    cut: what any frame-by-frame writer must send at least, before colours and moves."""
+def _answer_lines() -> list:
+    """The bench answer's rendered lines (urwid markup), every block rendered."""
     from dashfloat.ui.theme import UNICODE
     from dashfloat.ui.transcript import AssistantEntry
-    from dashfloat.ui.widgets import make_row
 
     entry = AssistantEntry()
     for piece in PIECES:
         entry.add_content(piece)
-    return sum(len(row.rstrip()) for line in entry.lines(UNICODE, False)
-               for row in make_row(line).render((cols,)).text)
+    lines = entry.lines(UNICODE, False)
+    while entry.behind:  # a call renders a budget of blocks (transcript.MARKDOWN_BUDGET)
+        lines = entry.lines(UNICODE, False)
+    return lines
+
+
+def rendered_text_bytes(cols: int) -> int:
+    """The UTF-8 bytes of the bench answer's rendered rows at `cols` columns, trailing blanks
+    cut: what any frame-by-frame writer must send at least, before colours and moves."""
+    from dashfloat.ui.widgets import make_row
+
+    return sum(len(row.rstrip()) for line in _answer_lines() for row in make_row(line).render((cols,)).text)
+
+
+def rendered_ansi_bytes(cols: int, depth: int = 256) -> int:
+    """The bytes of the bench answer's rendered rows written once, top to bottom, with their
+    colours, as the app's own row writer writes them (shortest SGR steps, a line feed between
+    rows, trailing blanks cut): the floor of this look, colours included. What a stream writes
+    beyond it is its own cost (the tail written again, moves, the status bar)."""
+    from dashfloat.ui import theme
+    from dashfloat.ui.screen import DashScreen, render_rows
+    from dashfloat.ui.widgets import make_row
+
+    screen = DashScreen()
+    screen.set_terminal_properties(colors=depth)
+    screen.register_palette(theme.palette(depth))
+    rows = [row for line in _answer_lines() for row in make_row(line).render((cols,)).content()]
+    blank = [(None, None, b" " * cols)]
+    text, _state, _drawn = render_rows([(y, blank, row) for y, row in enumerate(rows)],
+                                       screen._attr_to_escape, "\r\n")
+    return len(text.encode("utf-8", "surrogateescape"))
 
 
 # ---- the table -------------------------------------------------------------------------
@@ -625,7 +652,8 @@ def main(argv=None) -> int:
         cols = parse_size(size)[0]
         print(f"the floor of this look at {size}: the answer's rendered rows alone (their text, trailing blanks "
               f"cut; no colours, no moves, nothing written twice) are {rendered_text_bytes(cols) / CONTENT_BYTES:.2f} "
-              "B per content B (indents, bullets, box-drawing rules)")
+              "B per content B (indents, bullets, box-drawing rules); with this look's colours, "
+              f"every row written once by the app's row writer: {rendered_ansi_bytes(cols) / CONTENT_BYTES:.2f}")
     print("for scale: llm 0.49 s start, 0.86 s CPU for the stream, 1.0 B/B, 70 MiB; "
           "aider 3.8 s burst, 4.9 s CPU, 25 B/B, 326 MiB.")
     load = os.getloadavg()[0]
