@@ -810,9 +810,14 @@ def _interrupts(rx: _Rx, b: str) -> bool:
     return b.startswith("<") and bool(rx.html_1_5.match(b) or rx.html_6.match(b))
 
 
-def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
+def completed_prefix(text: str, *, start: int = 0, first: bool = False, end: int | None = None) -> int:
     """Offset up to which `text` holds only completed top-level Markdown blocks (with
     `first`, the first such offset after `start`: where the block at `start` ends).
+
+    With `end` (just after a newline), only `text[:end]` is read, as if the text ended
+    there: a caller bounds the work of one call that way. The result is a boundary of the
+    whole text too (a boundary is only taken once the lines after it settle it), if maybe
+    not the last one.
 
     `start` may be a value this function returned for an earlier, shorter version of the
     same text: the scan then resumes there (the result is the same, the cost is only
@@ -856,7 +861,7 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
     global _rx
     rx = _rx = _rx or _Rx()
     quote, list_marker, hr = rx.quote, rx.list_marker, rx.hr
-    n = len(text)
+    n = len(text) if end is None else min(max(end, 0), len(text))
     pos = prefix = min(max(start, 0), n)
     pending = -1  # end offset of the last blank line waiting for the next line
     in_list = False  # a list item was seen since the last boundary
@@ -874,10 +879,10 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
     while pos < n:
         if prefix > first_from:
             return prefix
-        nl = text.find("\n", pos)
+        nl = text.find("\n", pos, n)
         if nl < 0:
             nl = n
-        end = nl + 1
+        stop = nl + 1
         complete = nl < n
         line = text[pos:nl]
         line = line.removesuffix("\r")
@@ -892,7 +897,7 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
             depth, body = _strip_quotes(quote, line, fdepth) if fdepth else (0, line)
             ind = _indent(body)
             if blank and not fdepth:
-                pos = end  # a blank line inside the code
+                pos = stop  # a blank line inside the code
                 continue
             if blank or depth < fdepth or ind < base:
                 fence = None  # its container ended: process this line normally below
@@ -906,9 +911,9 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
                     fence = None
                     prev_blank, prev_para = False, False
                     if ftop:
-                        prefix, pending = end, -1
+                        prefix, pending = stop, -1
                         in_list, items, last_indented = False, [], False
-                pos = end
+                pos = stop
                 continue
 
         if html_open:
@@ -925,18 +930,18 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
                     if html_end in hay:
                         html_open = False
                         prev_blank, prev_para = False, False
-                pos = end
+                pos = stop
                 continue
 
         if blank:
             if not complete:
                 break  # may still become text
             if pending < 0 and not in_list and not last_indented:
-                prefix = end
+                prefix = stop
             else:
-                pending = end
+                pending = stop
             prev_blank, prev_para = True, False
-            pos = end
+            pos = stop
             continue
 
         ind = _indent(line)
@@ -1014,6 +1019,6 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False) -> int:
                 para = False
         last_indented = depth == 0 and ind >= 4
         prev_blank, prev_para = False, para
-        pos = end
+        pos = stop
 
     return prefix

@@ -31,6 +31,10 @@ BIG_BLOCK = 16 << 10  # characters: a bigger block is shown line by line, plain 
 BIG_PIECE = 32 << 10  # characters of a big block's new lines made into lines at once
 FRAME_BUDGET = 64 << 10  # characters of a big block's new lines one lines() call takes (~5-10 ms)
 MARKDOWN_BUDGET = 8 << 10  # characters of completed blocks one lines() call renders (~20 ms)
+# characters one lines() call scans for block boundaries (at least; to the end of a line):
+# text that came all at once (400 KB between two frames of a fast server) is scanned a
+# window a call, not whole (~250 ns a character: 100 ms for 400 KB, held from a key)
+SCAN_WINDOW = BIG_BLOCK + MARKDOWN_BUDGET
 TABLE_HELD_ROWS = 40  # source lines of a streaming table held back (one pending line) before it shows them
 _BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
 
@@ -184,7 +188,8 @@ class AssistantEntry(Entry):
     def _complete_blocks(self, glyphs: Glyphs) -> None:
         """Render the blocks completed since the last call into _done_lines; a block
         that grows past BIG_BLOCK is taken line by line instead (_big_advance). At most
-        MARKDOWN_BUDGET of completed blocks a call (`behind`: the rest at the next)."""
+        MARKDOWN_BUDGET of completed blocks a call, scanned in a SCAN_WINDOW (`behind`: the
+        rest at the next)."""
         self.behind = False
         while True:
             if self._big:
@@ -192,9 +197,13 @@ class AssistantEntry(Entry):
                 if self._big:
                     return
             text, done = self.text, self._done_upto
-            # the done part ends on a block boundary, so only the rest needs scanning
-            upto = markdown.completed_prefix(text, start=done)
-            big = self._big_block(text, done, upto)
+            # the done part ends on a block boundary, so only the rest needs scanning,
+            # and of that a window at a time
+            end = len(text)
+            if end - done > SCAN_WINDOW:
+                end = text.find("\n", done + SCAN_WINDOW) + 1 or end
+            upto = markdown.completed_prefix(text, start=done, end=end)
+            big = self._big_block(text, done, upto, end)
             if big >= 0:  # a block over BIG_BLOCK, open or completed: line by line
                 self._render_done(text, done, big, glyphs)
                 self._enter_big(text, big, glyphs)
@@ -203,7 +212,7 @@ class AssistantEntry(Entry):
                 cut = pos = done
                 while pos - done <= MARKDOWN_BUDGET:
                     cut = pos
-                    pos = markdown.completed_prefix(text, start=pos, first=True)
+                    pos = markdown.completed_prefix(text, start=pos, first=True, end=end)
                     if pos <= cut or pos > upto:
                         break
                 cut = cut if cut > done else pos  # at least one block
@@ -211,18 +220,23 @@ class AssistantEntry(Entry):
                     self._render_done(text, done, cut, glyphs)
                     self.behind = True
                     return
+            if end < len(text):  # the window's blocks now, the text after it at the next call
+                self._render_done(text, done, upto, glyphs)
+                self.behind = True
+                return
             if self.status != "streaming":
                 upto = len(text)
             self._render_done(text, done, upto, glyphs)
             return
 
     @staticmethod
-    def _big_block(text: str, done: int, upto: int) -> int:
-        """Where the first block over BIG_BLOCK starts in text[done:] (the completed
+    def _big_block(text: str, done: int, upto: int, end: int) -> int:
+        """Where the first block over BIG_BLOCK starts in text[done:end] (the completed
         blocks up to `upto`, then the open rest), or -1: a block is taken line by line
         whether it arrived a little at a time or at once, so the screen does not depend
-        on how the answer was cut into frames."""
-        if len(text) - upto > BIG_BLOCK:
+        on how the answer was cut into frames (nor on the scan's window: an open block
+        over BIG_BLOCK inside it is over BIG_BLOCK in the whole text too)."""
+        if end - upto > BIG_BLOCK:
             limit = upto  # the open block is big; a completed one before it may be too
         elif upto - done > BIG_BLOCK:
             limit = upto
@@ -230,13 +244,13 @@ class AssistantEntry(Entry):
             return -1
         pos = done
         while pos < limit:
-            end = markdown.completed_prefix(text, start=pos, first=True)
-            if end <= pos or end > limit:
+            stop = markdown.completed_prefix(text, start=pos, first=True, end=limit)
+            if stop <= pos or stop > limit:
                 break
-            if end - pos > BIG_BLOCK:
+            if stop - pos > BIG_BLOCK:
                 return pos
-            pos = end
-        return upto if len(text) - upto > BIG_BLOCK else -1
+            pos = stop
+        return upto if end - upto > BIG_BLOCK else -1
 
     def _render_done(self, text: str, done: int, upto: int, glyphs: Glyphs) -> None:
         if upto <= done:

@@ -453,6 +453,22 @@ def test_completed_prefix_every_cut_of_tricky_documents():
             assert join(render(doc[:p]), render(doc[p:])) == full, (name, k, p)
 
 
+def test_completed_prefix_with_an_end_reads_only_that_far():
+    """`end` (a line boundary) bounds one call's work: the result is that of the text cut
+    there, and so a boundary of the whole text, resumable from (as the UI's window uses it)."""
+    for name, doc in STREAM_DOCS.items():
+        ends = [0, *(i + 1 for i, ch in enumerate(doc) if ch == "\n")]
+        for e in ends:
+            assert completed_prefix(doc, end=e) == completed_prefix(doc[:e]), (name, e)
+            assert completed_prefix(doc, end=e, first=True) == completed_prefix(doc[:e], first=True)
+        # a window at a time, each resumed from the last, ends where one full scan does
+        p, e = 0, 0
+        while e < len(doc):
+            e = doc.find("\n", e + 50) + 1 or len(doc)
+            p = completed_prefix(doc, start=p, end=e)
+        assert p == completed_prefix(doc), name
+
+
 def test_realistic_document_size_and_progress():
     assert 7_000 <= len(DOC) <= 10_000  # ~2,000 tokens
     assert sum(1 for line in DOC.splitlines() if line.startswith("```") and len(line) > 3) == 3

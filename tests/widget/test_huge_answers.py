@@ -291,3 +291,35 @@ def test_many_small_blocks_that_arrive_at_once_are_rendered_a_frame_budget_at_a_
     assert catch_up(model, view) >= len(text) // T.MARKDOWN_BUDGET
     assert _texts(e.lines(theme.UNICODE, False)) == _texts(stream(text, []))
     assert "The end." in "\n".join(_texts(view.pane.lines[-3:]))
+
+
+@pytest.mark.parametrize("kind", ["lines", "paragraphs", "mixed"])
+def test_text_that_arrives_at_once_is_scanned_a_window_a_call(kind, monkeypatch):
+    """A fast server's 400 KB between two frames: finding the completed blocks scanned all
+    of it in one call (~250 ns a character: one 50,000-line paragraph held a key 50 ms
+    at its first frame). Each call now reads at most SCAN_WINDOW (to the end of a line),
+    and the lines are those of a scan without a window, however the answer arrived."""
+    if kind == "lines":
+        text = "".join(f"line {i:05d}: the quick brown fox jumps\n" for i in range(20_000)) + "END"
+    elif kind == "paragraphs":
+        text = "".join(f"Paragraph {i} with *some* `code`.\n\n" for i in range(8000)) + "END"
+    else:
+        text = huge_text(7) * 3
+    spans = []
+    real = markdown.completed_prefix
+
+    def spy(s, *, start=0, first=False, end=None):
+        spans.append((len(s) if end is None else end) - start)
+        return real(s, start=start, first=first, end=end)
+
+    monkeypatch.setattr(markdown, "completed_prefix", spy)
+    windowed = stream(text, [])
+    longest = max(len(line) for line in text.split("\n")) + 1
+    assert max(spans) <= T.SCAN_WINDOW + longest, max(spans)
+    rng = random.Random(kind)
+    pieces = stream(text, sorted(rng.sample(range(1, len(text)), 30)))
+    monkeypatch.setattr(T, "SCAN_WINDOW", 1 << 40)  # the whole text each call, as before
+    spans.clear()
+    whole = stream(text, [])
+    assert max(spans) > 10 * T.BIG_BLOCK  # (the spy saw the unbounded scan)
+    assert windowed == whole and pieces == whole
