@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import urwid
 from urwid.testing import press, render_text
@@ -1081,3 +1083,34 @@ def test_while_a_big_block_is_taken_in_parts_frames_are_drawn_for_keys_and_every
     assert app.hold_frame()
     clock[0] += STREAM_FRAME
     assert not app.hold_frame()  # and the stream's frame
+
+
+def test_the_loop_runs_with_a_short_gil_switch_interval_and_gives_it_back():
+    """While the app runs, a streamer thread parsing a fast server's SSE holds the GIL at
+    most SWITCH_INTERVAL each time the loop lets it go (a key's wake-up, its reads, the
+    frame's write); Python's 5 ms cost a key up to ~30 ms (app.SWITCH_INTERVAL says more)."""
+    import sys
+
+    from dashfloat.ui import app as app_module
+
+    seen = []
+
+    class StubLoop:
+        after_first_frame = None
+
+        def run(self):
+            seen.append(sys.getswitchinterval())
+
+    before = sys.getswitchinterval()
+    app = make_app()
+    app.loop = StubLoop()
+    r, w = os.pipe()
+    app._sig_fd = w  # (build_loop's watch_pipe)
+    try:
+        app.run()
+    finally:
+        os.close(r)
+        os.close(w)
+    assert seen == [pytest.approx(app_module.SWITCH_INTERVAL)]
+    assert app_module.SWITCH_INTERVAL <= 0.001 < before
+    assert sys.getswitchinterval() == before
