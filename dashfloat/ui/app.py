@@ -25,6 +25,7 @@ from dashfloat.ui import keymap, theme, toosmall
 from dashfloat.ui.bridge import Outbox
 from dashfloat.ui.confirmgate import PASSING, ConfirmGate
 from dashfloat.ui.confirming import Confirming
+from dashfloat.ui.eventloop import KeptSelectorEventLoop
 from dashfloat.ui.screen import DashScreen
 from dashfloat.ui.statusline import status_markup
 from dashfloat.ui.transcript import TranscriptModel
@@ -244,6 +245,7 @@ class App(Confirming):
             self.root,
             theme.palette(self.depth),
             screen=screen,
+            event_loop=KeptSelectorEventLoop(),
             handle_mouse=False,
             input_filter=self._input_filter,
             pop_ups=False,
