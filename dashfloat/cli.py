@@ -10,7 +10,6 @@ errors answer at once.
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import sys
 
@@ -797,6 +796,8 @@ def run_ui(config, log_path: str | None, early=None, journal=None, state_problem
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # urwid has restored the terminal by now
+        from dashfloat.hangup import hung_up
+
         if hung_up(exc, sys.stdin.fileno()):
             # an ssh drop or a closed terminal window: the man page's quiet exit, status 0
             log.info("terminal closed (hangup)")
@@ -816,34 +817,6 @@ def run_ui(config, log_path: str | None, early=None, journal=None, state_problem
             _err(f"the full traceback is in {log_path}")
         return EXIT_RUNTIME
     return EXIT_OK
-
-
-def hung_up(exc: BaseException, tty_fd: int) -> bool:
-    """Whether `exc` is the terminal going away, not a bug: urwid's InputClosedError (stdin
-    read EOF), or an I/O error on a terminal that no longer answers (after a hangup every
-    tty call fails with EIO), anywhere in the exception's chain."""
-    seen = set()
-    todo: list[BaseException | None] = [exc]
-    io_error = False
-    while todo:
-        e = todo.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if type(e).__name__ == "InputClosedError":
-            return True
-        if isinstance(e, OSError) and e.errno in (errno.EIO, errno.ENXIO, errno.EPIPE, errno.EBADF):
-            io_error = True
-        todo += [e.__cause__, e.__context__]
-    if not io_error:
-        return False
-    import termios
-
-    try:
-        termios.tcgetattr(tty_fd)
-    except (termios.error, OSError):
-        return True
-    return False
 
 
 def _redirect_stderr(log_path: str | None):

@@ -962,6 +962,15 @@ class App(Confirming):
             # came before the SIGHUP the kernel sends with it. The same quiet exit as SIGHUP's.
             log.info("terminal closed (hangup)")
             self.quit_reason = "hangup"
+        except OSError as exc:
+            # a write to a terminal that hung up (a stalled link's blocked write, a frame
+            # racing the EOF): the same hangup, recorded as one before the agent is told
+            from dashfloat.hangup import hung_up
+
+            if not hung_up(exc, sys.stdin.fileno()):
+                raise
+            log.info("terminal closed (hangup)")
+            self.quit_reason = "hangup"
         finally:
             sys.setswitchinterval(switch)
             threading.excepthook = hook
@@ -980,7 +989,8 @@ class App(Confirming):
             except Exception:
                 pass
             # no command (nor search program) may outlive the app, whatever the agent thread is doing now
+            # (a module the agent is still importing has no kill_all yet, and has started nothing)
             for name in ("dashfloat.tools.exec", "dashfloat.tools.search"):
-                module = sys.modules.get(name)
-                if module is not None:
-                    module.kill_all()
+                kill_all = getattr(sys.modules.get(name), "kill_all", None)
+                if kill_all is not None:
+                    kill_all()

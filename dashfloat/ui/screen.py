@@ -316,6 +316,8 @@ class DashScreen(urwid.display.raw.Screen):
             self._before_draw(size, rows)
             if self._pending is not None and self._all_ours and self.screen_buf and rows[-1] == self.screen_buf[-1]:
                 return self._draw_alone(frame)  # every changed row is ours: no urwid pass
+        except OSError:  # the terminal itself failed (a hangup: EIO): no repaint can help
+            raise
         except Exception:  # an optimisation must never cost a frame: urwid redraws it all
             log.exception("incremental drawing failed; repainting the whole screen")
             self.fallbacks += 1
