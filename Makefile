@@ -37,7 +37,7 @@ oracle: $(STAMP)
 	DASHFLOAT_ORACLE_SEEDS=400 $(PY) -m pytest -q tests/widget/test_screen_oracle.py $(PYTEST_ARGS)
 
 # Mutation testing of llm/, tools/, the agent and the conversation (not part of `make test`:
-# an hour or two from cold, minutes when little changed). MUTATION_ARGS="dashfloat/tools/edit.py"
+# a day of CPU from cold, minutes for what changed: results are kept in tests/mutation/results.json). MUTATION_ARGS="dashfloat/tools/edit.py"
 # tries one module; --report reprints the last results. tests/mutation/run_mutation.py says more.
 mutation: $(STAMP)
 	nice -n 19 $(PY) tests/mutation/run_mutation.py $(MUTATION_ARGS)
