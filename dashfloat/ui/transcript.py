@@ -36,7 +36,19 @@ MARKDOWN_BUDGET = 8 << 10  # characters of completed blocks one lines() call ren
 # window a call, not whole (~250 ns a character: 100 ms for 400 KB, held from a key)
 SCAN_WINDOW = BIG_BLOCK + MARKDOWN_BUDGET
 TABLE_HELD_ROWS = 40  # source lines of a streaming table held back (one pending line) before it shows them
-_BLANK_LINE = re.compile(r"(?:^|(?<=\n))[ \t\r]*\n")
+# a blank line (spaces, tabs, CR only): at the start, or after a newline. Two patterns, not one
+# with a look-behind, which tries every position (7 ms for a 64 KiB part; this: 0.16 ms)
+_BLANK_AT_START = re.compile(r"[ \t\r]*\n")
+_BLANK_AFTER_NEWLINE = re.compile(r"\n[ \t\r]*\n")
+
+
+def blank_line(src: str) -> tuple[int, int] | None:
+    """(start, end) of the first blank line of `src` (which starts at a line's start)."""
+    m = _BLANK_AT_START.match(src)
+    if m is not None:
+        return 0, m.end()
+    m = _BLANK_AFTER_NEWLINE.search(src)
+    return (m.start() + 1, m.end()) if m is not None else None
 
 
 @dataclass
@@ -322,10 +334,10 @@ class AssistantEntry(Entry):
                         k += len(line) + 1
                     src = src[:k]
             else:
-                m = _BLANK_LINE.search(src)
-                if m is not None:
-                    end = pos + m.end()
-                    src = src[: m.start()]
+                found = blank_line(src)
+                if found is not None:
+                    end = pos + found[1]
+                    src = src[: found[0]]
             start = 0
             while start < len(src):  # a piece at a time: its lines' temporaries go before the next
                 cut = src.find("\n", start + BIG_PIECE) + 1 or len(src)
