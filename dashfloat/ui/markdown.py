@@ -735,10 +735,11 @@ def _unclosed_inline(line: str) -> int | None:
     stars = [i for i, c in enumerate(singles) if c == "*" and not (i == lead and singles[i + 1 : i + 2] in (" ", ""))]
     if len(stars) % 2:
         cuts.append(stars[-1])
-    opens = [m.start() for m in re.finditer(r"(?:^|(?<=[\s(]))_(?=\S)", s)]
-    closes = [m.start() for m in re.finditer(r"(?<=\S)_(?=$|[\s.,;:!?)])", s)]
-    if len(opens) > len(closes):
-        cuts.append(opens[-1])
+    if "_" in s:  # (the look-behinds try every position: not for a line without one)
+        opens = [m.start() for m in re.finditer(r"(?:^|(?<=[\s(]))_(?=\S)", s)]
+        closes = [m.start() for m in re.finditer(r"(?<=\S)_(?=$|[\s.,;:!?)])", s)]
+        if len(opens) > len(closes):
+            cuts.append(opens[-1])
     bracket = s.rfind("[")
     if bracket >= 0:
         close = s.find("]", bracket)
