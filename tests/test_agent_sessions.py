@@ -142,6 +142,16 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
     assert end["reason"] == "hangup" and end["turn"] == 1
 
 
+def test_the_title_is_the_first_line_of_the_first_prompt_at_most_100_characters(rig):
+    rig.server.push(answer("ok"), answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("  " + "x" * 99 + "yz\nthe second line"))
+    rig.wait_idle(rig.prompt("a later prompt"))
+    quit_agent(rig)
+    assert json.loads(j.path.read_bytes().splitlines()[0])["title"] == "x" * 99 + "y"
+
+
 def test_a_hangup_mid_stream_keeps_what_was_streamed(rig):
     """An ssh drop while an answer streams: the journal keeps the part the screen showed, as
     Esc does (cancel by hangup, the partial answer, the turn's end), then the end; a resume
@@ -281,6 +291,23 @@ def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(ri
     last = rig.bodies()[-1]["messages"][-1]["content"]
     assert "ran /undo on the file changes of turn 2" in last and "turn 1" in last and last.endswith("what now?")
     assert len(rig.bodies()) == 5, "/undo itself is never sent to the model"
+
+
+def test_undo_names_ten_files_and_counts_the_rest(rig):
+    names = [f"f{i:02}.txt" for i in range(12)]
+    rig.server.push(calls_reply(*[(f"c{i}", "write_file", {"path": n, "content": "x"}) for i, n in enumerate(names)]),
+                    answer("ok"), answer("noted"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write them"))
+    report = undo(rig)[-1]
+    for n in names[:10]:
+        assert f"  {n}: removed (DashFloat had created it)" in report
+    assert names[10] not in report and names[11] not in report
+    assert "  and 2 more files\n" in report
+    t = rig.prompt("what now?")
+    rig.out.wait_kind(M.ASSISTANT_END, "done", since=t)
+    note = rig.bodies()[-1]["messages"][-1]["content"]
+    assert f"Put back as they were before: {', '.join(names[:10])} and 2 more. " in note
 
 
 def test_undo_n_takes_several_turns_at_once(rig):

@@ -559,3 +559,136 @@ def test_an_ended_answer_keeps_no_copy_of_its_streamed_pieces(how):
     assert agent._content == [] and agent._reasoning == []
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+# ---- the numbers the agent works by (found by make mutation) -----------------------------
+
+
+def test_a_long_model_list_names_the_first_30_and_counts_the_rest():
+    names = [f"model-{i:02}" for i in range(35)]
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=lambda ep: names)
+    warn = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn")[2]
+    assert f"serves 35 models: {', '.join(names[:30])} and 5 more. Choose one" in warn
+
+
+def test_a_list_of_exactly_30_models_names_them_all():
+    names = [f"model-{i:02}" for i in range(30)]
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=lambda ep: names)
+    warn = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn")[2]
+    assert f"serves 30 models: {', '.join(names)}. Choose one" in warn
+
+
+def test_at_most_five_closest_model_names_are_offered():
+    from dashfloat.agent import _closest_models
+
+    similar = [f"llama3.{i}" for i in range(8)]
+    assert len(_closest_models("llama3", similar)) == 5
+    # names that contain it fill up to five as well (no spelling is close enough)
+    long = [f"qwen2.5-coder-instruct-{i}-billion-parameters" for i in range(8)]
+    assert _closest_models("qwen", long) == long[:5]
+
+
+def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_count_again():
+    agent, out = start(lambda *a, **k: result("ok"))
+    real = agent.handle
+
+    def handle(msg):
+        if msg == (M.PROMPT, "crash"):
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+
+    def send(text):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, text))
+        return out.wait(lambda m: m[0] == M.SYSTEM and m in out.seen[mark:])
+
+    for text in ("crash", "crash", "/help", "crash", "crash", "/help"):
+        entry = send(text)
+        assert ("RuntimeError: boom" in entry[2]) == (text == "crash")
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+class FakeClock:
+    """time.monotonic for the agent module: it moves only when a test says so."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def __getattr__(self, name):  # strftime, localtime...: the real ones
+        import time
+
+        return getattr(time, name)
+
+
+@pytest.mark.parametrize("name, args, limit", [
+    ("list_directory", {}, 60),  # a file tool: FILE_TOOL_TIMEOUT
+    ("execute_command", {"command": "sleep 1000"}, 37),  # its own timeout (32 s here) and 5 s more
+], ids=["file-tool", "command"])
+def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name, args, limit):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions, runner
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    release = threading.Event()
+    started = threading.Event()
+
+    def execute(*a, **k):
+        started.set()
+        release.wait(10)
+        return {"ok": True}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    stream, requests = tools_then_answer(one_call(name=name, args=args), "noted")
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=False,
+                       policy=permissions.Policy(mode="unrestricted"))
+    try:
+        agent.send((M.PROMPT, "go"))
+        assert started.wait(5)
+        clock.now += limit - 0.5
+        agent.send(("deadline",))  # what the inbox's timeout makes
+        agent.send((M.T_NOTE, 0, "c1", "marker"))  # handled after it: the call is still running then
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+        assert not any(m[0] == M.TOOL_RESULT for m in out.seen)
+        clock.now += 0.5
+        agent.send(("deadline",))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+        assert row["status"] == "error" and f"did not finish within {limit}s; abandoned" in row["text"]
+        out.wait_kind(M.ASSISTANT_END, "done")
+    finally:
+        release.set()
+    out.wait_idle_after_end()
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    monkeypatch.setattr(agent_module, "_git_report", lambda *a: None)  # a report that never comes
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done") and out.seen.count(m) == 2)
+    out.wait_idle_after_end()
+    clock.now += 9.5
+    agent.send(("deadline",))
+    agent.send((M.T_NOTE, 0, "c1", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+    assert not any(m[0] == M.TURN_END for m in out.seen)
+    clock.now += 0.5
+    agent.send(("deadline",))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
