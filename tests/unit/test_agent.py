@@ -692,3 +692,199 @@ def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkey
     assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_an_agent_takes_every_option_from_the_configuration(tmp_path):
+    from dashfloat import agent as agent_module
+    from dashfloat.config import load_config
+    from tests.unit.test_config import env_for, user_file
+
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    user_file(home, 'max_episodes = 7\nexec_timeout = 12\nexec_max_processes = 99\nhook_timeout = 3\n'
+                    'context_window = 50000\ncompact_threshold = 0.5\nmax_turns = 4\nmax_tokens = 900\n'
+                    'max_cost = 2\n[hooks]\npre_tool_use = ["pre-check"]\npost_tool_use = ["post-check"]\n'
+                    '[prices]\n"m" = { input = 1.0, output = 2.0 }\n')
+    config = load_config({"root": str(root)}, env_for(home), root)
+    agent = Agent(ENDPOINT, "m", Outbox().post, **agent_module.options_from(config))
+    assert (agent.root, agent.max_episodes, agent.exec_timeout, agent.exec_max_processes, agent.hook_timeout) == \
+        (str(root), 7, 12, 99, 3)
+    assert agent.pre_hooks == ("pre-check",) and agent.post_hooks == ("post-check",)
+    assert (agent._ctx.window, agent._ctx.threshold) == (50000, 0.5)
+    assert agent.meter.budgets == config_budgets(config) and "m" in agent.meter.prices
+    assert agent.policy.mode == config.permission_mode
+
+
+def config_budgets(config):
+    from dashfloat import metering
+
+    return metering.Budgets(config.max_turns, config.max_tokens, config.max_cost)
+
+
+def test_an_agent_not_started_is_not_alive_and_join_returns():
+    agent = Agent(ENDPOINT, "m", Outbox().post)
+    assert not agent.alive
+    agent.join(0)
+
+
+def test_quit_before_any_prompt_is_a_clean_exit():
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    agent.send((M.QUIT,))
+    agent.join(2)
+    assert not agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen + drain(out))
+
+
+def drain(out):
+    got = []
+    while True:
+        try:
+            got.append(out.q.get_nowait())
+        except queue.Empty:
+            return got
+
+
+def slow_model_list(release):
+    def models(ep):
+        release.wait(5)
+        return ["m1", "m2"]
+
+    return models
+
+
+def test_esc_while_the_first_prompt_waits_for_the_model_list_ends_the_turn_cancelled():
+    release = threading.Event()
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.ASSISTANT_END, "cancelled")
+    out.wait_kind(M.TURN_END, "cancelled")
+    release.set()
+    assert not any(m[0] == M.SYSTEM and m[1] == "error" for m in out.seen), out.seen
+    assert agent.alive and not agent._busy
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
+    release = threading.Event()
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
+    real = agent.handle
+
+    def handle(msg):
+        if msg[0] == M.T_NOTE:
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.T_NOTE, 0, "x", "y"))
+    assert "The turn stopped on an internal error" in out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")[2]
+    out.wait_kind(M.TURN_END, "error")
+    release.set()
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_worker_that_dies_is_logged_with_its_traceback(caplog):
+    from dashfloat.agent import _spawn
+
+    got = queue.SimpleQueue()
+
+    def body():
+        raise RuntimeError("the worker's bug")
+
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        _spawn("sessions", got.put, body, lambda why: ("failed", why))
+        assert got.get(timeout=5) == ("failed", "RuntimeError: the worker's bug")
+    record = next(r for r in caplog.records if r.getMessage() == "thread sessions ended by RuntimeError")
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+
+
+def test_a_worker_never_keeps_the_process_from_exiting():
+    from dashfloat.agent import _spawn
+
+    release = threading.Event()
+    got = queue.SimpleQueue()
+    _spawn("hung-tool", got.put, lambda: (release.wait(5), ("done",))[1], lambda why: ("failed", why))
+    try:
+        thread = next(t for t in threading.enumerate() if t.name == "hung-tool")
+        assert thread.daemon
+    finally:
+        release.set()
+    assert got.get(timeout=5) == ("done",)
+
+
+def test_a_call_whose_context_cannot_be_made_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch):
+    from dashfloat.tools import pipeline
+
+    def context(**kw):
+        raise RuntimeError("no context")
+
+    monkeypatch.setattr(pipeline, "CallContext", context)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and "checking list_directory failed: RuntimeError: no context" in row["text"]
+    out.wait_kind(M.TURN_END, "done")
+    assert requests[1][-1]["tool_call_id"] == "c1"
+    assert not any(m[0] == M.SYSTEM and m[1] == "error" for m in out.seen)
+
+
+def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkeypatch):
+    from dashfloat.tools import runner
+
+    release = threading.Event()
+    started = queue.SimpleQueue()
+    real = runner.execute
+
+    def execute(name, *a, **k):
+        started.put(name)
+        release.wait(5)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    calls = [{"id": f"c{i:02}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in range(12)]
+    for c in calls:  # each a different directory: the same call thrice in a row would ask (the repeat guard)
+        (tmp_path / c["args"]["path"]).mkdir()
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        for _ in range(10):
+            started.get(timeout=5)
+        agent.send((M.T_NOTE, 0, "c00", "marker"))  # handled after every start of the batch
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c00", "marker"))
+        assert sorted(agent._running) == [c["id"] for c in calls[:10]]
+    finally:
+        release.set()
+    out.wait_kind(M.TURN_END, "done")
+    assert [m["tool_call_id"] for m in requests[1] if m["role"] == "tool"] == [c["id"] for c in calls]
+
+
+def test_a_command_runs_with_the_default_limits_when_none_are_configured(tmp_path, monkeypatch):
+    from dashfloat.tools import permissions, runner
+
+    seen = []
+
+    def execute(name, args, root, prepared, **kw):
+        seen.append(kw)
+        return {"ok": True, "exit_code": 0, "stdout": "", "stderr": ""}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent = Agent(ENDPOINT, "m", Outbox().post, stream_fn=stream, root=str(tmp_path), git_report=False,
+                  policy=permissions.Policy(mode="unrestricted"))
+    out = Outbox()
+    agent._ui_post = out.post
+    agent.start()
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TURN_END, "done")
+    assert (seen[0]["exec_timeout"], seen[0]["exec_max_processes"]) == (30.0, 1024)
+    agent.send((M.QUIT,))
+    agent.join(2)
