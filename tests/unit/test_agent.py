@@ -888,3 +888,24 @@ def test_a_command_runs_with_the_default_limits_when_none_are_configured(tmp_pat
     assert (seen[0]["exec_timeout"], seen[0]["exec_max_processes"]) == (30.0, 1024)
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_copy_before_any_answer_says_there_is_none_yet():
+    agent, out = start(lambda *a, **k: result("ok"))
+    agent.send((M.PROMPT, "/copy"))
+    assert out.wait(lambda m: m[0] == M.SYSTEM)[1:] == ("error", "Nothing to copy: no answer yet in this session.")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
+    environ = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    agent, out = start(lambda *a, **k: result("the answer"), environ=environ)
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.TURN_END, "done")
+    agent.send((M.PROMPT, "/copy"))
+    assert out.wait_kind(M.CLIPBOARD) == (M.CLIPBOARD, "the answer")
+    out.wait(lambda m: m[0] == M.SYSTEM and "Copied" in m[2])
+    assert (tmp_path / "state" / "dashfloat" / "copy.txt").read_text() == "the answer"
+    agent.send((M.QUIT,))
+    agent.join(2)
