@@ -589,7 +589,8 @@ def test_at_most_five_closest_model_names_are_offered():
 
 
 def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_count_again():
-    agent, out = start(lambda *a, **k: result("ok"))
+    # a configured window: no worker's answer (a success) comes between the crashes
+    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
     real = agent.handle
 
     def handle(msg):
@@ -909,3 +910,24 @@ def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
     assert (tmp_path / "state" / "dashfloat" / "copy.txt").read_text() == "the answer"
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_the_third_crash_in_a_row_stops_the_agent():
+    # a configured window: no worker's answer (a success) comes between the crashes
+    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
+    real = agent.handle
+
+    def handle(msg):
+        if msg == (M.PROMPT, "crash"):
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+    for _ in range(2):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, "crash"))
+        out.wait(lambda m, mark=mark: m[0] == M.SYSTEM and m in out.seen[mark:])
+    agent.send((M.PROMPT, "crash"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
+    agent.join(2)
+    assert not agent.alive
