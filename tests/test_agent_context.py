@@ -468,3 +468,23 @@ def test_a_long_summary_kept_apart_from_the_journal_comes_back_on_resume(rig):
     assert loaded.notes == []
     assert loaded.conversation == C.apply_ops(conv, ops)
     assert loaded.conversation[1]["content"] == summary
+
+
+def test_the_first_request_of_a_resumed_session_is_checked_against_the_window(rig):
+    for i in range(4):
+        (rig.root / f"f{i}.txt").write_text(prose(900, i) + "\n")
+    script = []
+    for i in range(4):
+        script += [calls_reply((f"r{i}", "read_file", {"path": f"f{i}.txt"})), answer(f"read f{i}")]
+    rig.server.push(*script, answer("fine"))
+    j = journal_for(rig)
+    start(rig, j)  # the default window: nothing is compacted yet
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"read f{i}.txt"))
+    assert not [m for m in rig.out.of(M.SYSTEM) if m[2].startswith("context compacted:")]
+    quit_agent(rig)
+    restart(rig, j.path, context_window=8000)
+    t = rig.prompt("and now?")
+    rig.wait_idle(t)
+    assert [m for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("context compacted:")]
+    assert C.estimate_tokens(chat_bodies(rig)[-1]["messages"]) <= 8000

@@ -142,6 +142,16 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
     assert end["reason"] == "hangup" and end["turn"] == 1
 
 
+def test_the_title_is_the_first_line_of_the_first_prompt_at_most_100_characters(rig):
+    rig.server.push(answer("ok"), answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("  " + "x" * 99 + "yz\nthe second line"))
+    rig.wait_idle(rig.prompt("a later prompt"))
+    quit_agent(rig)
+    assert json.loads(j.path.read_bytes().splitlines()[0])["title"] == "x" * 99 + "y"
+
+
 def test_a_hangup_mid_stream_keeps_what_was_streamed(rig):
     """An ssh drop while an answer streams: the journal keeps the part the screen showed, as
     Esc does (cancel by hangup, the partial answer, the turn's end), then the end; a resume
@@ -283,6 +293,23 @@ def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(ri
     assert len(rig.bodies()) == 5, "/undo itself is never sent to the model"
 
 
+def test_undo_names_ten_files_and_counts_the_rest(rig):
+    names = [f"f{i:02}.txt" for i in range(12)]
+    rig.server.push(calls_reply(*[(f"c{i}", "write_file", {"path": n, "content": "x"}) for i, n in enumerate(names)]),
+                    answer("ok"), answer("noted"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write them"))
+    report = undo(rig)[-1]
+    for n in names[:10]:
+        assert f"  {n}: removed (DashFloat had created it)" in report
+    assert names[10] not in report and names[11] not in report
+    assert "  and 2 more files\n" in report
+    t = rig.prompt("what now?")
+    rig.out.wait_kind(M.ASSISTANT_END, "done", since=t)
+    note = rig.bodies()[-1]["messages"][-1]["content"]
+    assert f"Put back as they were before: {', '.join(names[:10])} and 2 more. " in note
+
+
 def test_undo_n_takes_several_turns_at_once(rig):
     (rig.root / "a.txt").write_text("0")
     replies = []
@@ -420,6 +447,71 @@ def test_undo_works_after_a_resume(rig):
     restart(rig, j.path)
     report = undo(rig)
     assert "a.txt: restored" in report[-1] and (rig.root / "a.txt").read_text() == "before\n"
+
+
+def test_a_resumed_session_goes_on_from_its_undos_its_token_count_and_its_last_answer(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "a\n"})), answer("wrote a"),
+                    calls_reply(("c2", "write_file", {"path": "b.txt", "content": "b\n"})),
+                    answer("wrote b", usage={"prompt_tokens": 40, "completion_tokens": 2, "total_tokens": 42}))
+    j = journal_for(rig)
+    start(rig, j, environ={"HOME": str(rig.root.parent / "home"), "XDG_STATE_HOME": str(rig.root.parent / "xdg")})
+    rig.wait_idle(rig.prompt("one"))
+    rig.wait_idle(rig.prompt("two"))
+    assert "turn 2" in undo(rig)[-1] and not (rig.root / "b.txt").exists()
+    quit_agent(rig)
+    restart(rig, j.path, environ={"HOME": str(rig.root.parent / "home"), "XDG_STATE_HOME": str(rig.root.parent / "xdg")})
+    t = rig.prompt("/copy")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and "Copied" in m[2], since=t)
+    assert (rig.root.parent / "xdg" / "dashfloat" / "copy.txt").read_text() == "wrote b"
+    report = undo(rig)[-1]  # turn 2 was undone before the resume: turn 1 is next
+    assert "turn 1" in report and "a.txt: removed" in report and not (rig.root / "a.txt").exists()
+    quit_agent(rig)
+    end = json.loads(j.path.read_bytes().splitlines()[-1])
+    assert end["type"] == "end" and end["tokens"] == 42
+
+
+def test_a_journal_that_cannot_be_written_is_a_warning_on_screen(rig):
+    rig.server.push(answer("ok"))
+    blocker = rig.root.parent / "state"
+    blocker.write_text("a file where the sessions directory should be")
+    start(rig, journal_for(rig))
+    t = rig.prompt("hello")
+    warn = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn", since=t)[2]
+    assert warn.startswith("The session journal could not be written")
+
+
+def test_only_a_prompt_ends_a_turn_in_the_journal(rig):
+    rig.server.push(answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    t = rig.prompt(f"/model {MODEL}")  # checked on a worker: it ends as a turn does, but is none
+    rig.out.wait_kind(M.TURN_END, since=t)
+    rig.wait_idle(rig.prompt("hello"))
+    quit_agent(rig)
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    assert [(e["turn"], e["status"]) for e in events if e["type"] == "turn_end"] == [(1, "done")]
+
+
+def test_a_crash_during_undo_after_a_resume_ends_that_turn_only(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "after\n"})), answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("go"))
+    quit_agent(rig)
+    agent = restart(rig, j.path)
+    real = agent.handle
+
+    def handle(msg):
+        if msg[0] == M.U_DONE:
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+    t = rig.prompt("/undo")
+    assert "The turn stopped on an internal error" in rig.out.wait(
+        lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)[2]
+    rig.out.wait_kind(M.TURN_END, "error", since=t)
+    assert agent.alive and not rig.out.of(M.AGENT_DOWN, t)
 
 
 # ---- 4. which files a command changed ------------------------------------------------------------

@@ -186,6 +186,15 @@ def test_the_turn_ends_after_gits_report_on_its_command(rig):
     assert msgs[files[0]][1:] == ("c1", [{"path": "made.txt", "change": "new"}], "git")
 
 
+def test_gits_report_is_on_unless_a_front_end_turns_it_off(rig):
+    git(rig.root, "init", "-q")
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo x > made.txt"})), answer("ok"))
+    rig.start(policy=Policy(mode="unrestricted"))  # no git_report given
+    t = rig.prompt("go")
+    assert wait_end(rig, t) == "done"
+    assert [m[1:] for m in rig.out.of(M.FILES, t)] == [("c1", [{"path": "made.txt", "change": "new"}], "git")]
+
+
 def test_a_command_outside_a_work_tree_does_not_hold_the_end(rig):
     rig.server.push(calls_reply(("c1", "execute_command", {"command": "true"})), answer("ok"))
     rig.start(policy=Policy(mode="unrestricted"), git_report=True)

@@ -559,3 +559,375 @@ def test_an_ended_answer_keeps_no_copy_of_its_streamed_pieces(how):
     assert agent._content == [] and agent._reasoning == []
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+# ---- the numbers the agent works by (found by make mutation) -----------------------------
+
+
+def test_a_long_model_list_names_the_first_30_and_counts_the_rest():
+    names = [f"model-{i:02}" for i in range(35)]
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=lambda ep: names)
+    warn = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn")[2]
+    assert f"serves 35 models: {', '.join(names[:30])} and 5 more. Choose one" in warn
+
+
+def test_a_list_of_exactly_30_models_names_them_all():
+    names = [f"model-{i:02}" for i in range(30)]
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=lambda ep: names)
+    warn = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "warn")[2]
+    assert f"serves 30 models: {', '.join(names)}. Choose one" in warn
+
+
+def test_at_most_five_closest_model_names_are_offered():
+    from dashfloat.agent import _closest_models
+
+    similar = [f"llama3.{i}" for i in range(8)]
+    assert len(_closest_models("llama3", similar)) == 5
+    # names that contain it fill up to five as well (no spelling is close enough)
+    long = [f"qwen2.5-coder-instruct-{i}-billion-parameters" for i in range(8)]
+    assert _closest_models("qwen", long) == long[:5]
+
+
+def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_count_again():
+    # a configured window: no worker's answer (a success) comes between the crashes
+    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
+    real = agent.handle
+
+    def handle(msg):
+        if msg == (M.PROMPT, "crash"):
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+
+    def send(text):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, text))
+        return out.wait(lambda m: m[0] == M.SYSTEM and m in out.seen[mark:])
+
+    for text in ("crash", "crash", "/help", "crash", "crash", "/help"):
+        entry = send(text)
+        assert ("RuntimeError: boom" in entry[2]) == (text == "crash")
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+class FakeClock:
+    """time.monotonic for the agent module: it moves only when a test says so."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self):
+        return self.now
+
+    def __getattr__(self, name):  # strftime, localtime...: the real ones
+        import time
+
+        return getattr(time, name)
+
+
+@pytest.mark.parametrize("name, args, limit", [
+    ("list_directory", {}, 60),  # a file tool: FILE_TOOL_TIMEOUT
+    ("execute_command", {"command": "sleep 1000"}, 37),  # its own timeout (32 s here) and 5 s more
+], ids=["file-tool", "command"])
+def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name, args, limit):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions, runner
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    release = threading.Event()
+    started = threading.Event()
+
+    def execute(*a, **k):
+        started.set()
+        release.wait(10)
+        return {"ok": True}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    stream, requests = tools_then_answer(one_call(name=name, args=args), "noted")
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=False,
+                       policy=permissions.Policy(mode="unrestricted"))
+    try:
+        agent.send((M.PROMPT, "go"))
+        assert started.wait(5)
+        clock.now += limit - 0.5
+        agent.send(("deadline",))  # what the inbox's timeout makes
+        agent.send((M.T_NOTE, 0, "c1", "marker"))  # handled after it: the call is still running then
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+        assert not any(m[0] == M.TOOL_RESULT for m in out.seen)
+        clock.now += 0.5
+        agent.send(("deadline",))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+        assert row["status"] == "error" and f"did not finish within {limit}s; abandoned" in row["text"]
+        out.wait_kind(M.ASSISTANT_END, "done")
+    finally:
+        release.set()
+    out.wait_idle_after_end()
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    monkeypatch.setattr(agent_module, "_git_report", lambda *a: None)  # a report that never comes
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.ASSISTANT_END, "done")
+    out.wait(lambda m: m == (M.ASSISTANT_END, "done") and out.seen.count(m) == 2)
+    out.wait_idle_after_end()
+    clock.now += 9.5
+    agent.send(("deadline",))
+    agent.send((M.T_NOTE, 0, "c1", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+    assert not any(m[0] == M.TURN_END for m in out.seen)
+    clock.now += 0.5
+    agent.send(("deadline",))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_an_agent_takes_every_option_from_the_configuration(tmp_path):
+    from dashfloat import agent as agent_module
+    from dashfloat.config import load_config
+    from tests.unit.test_config import env_for, user_file
+
+    home, root = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    root.mkdir()
+    user_file(home, 'max_episodes = 7\nexec_timeout = 12\nexec_max_processes = 99\nhook_timeout = 3\n'
+                    'context_window = 50000\ncompact_threshold = 0.5\nmax_turns = 4\nmax_tokens = 900\n'
+                    'max_cost = 2\n[hooks]\npre_tool_use = ["pre-check"]\npost_tool_use = ["post-check"]\n'
+                    '[prices]\n"m" = { input = 1.0, output = 2.0 }\n')
+    config = load_config({"root": str(root)}, env_for(home), root)
+    agent = Agent(ENDPOINT, "m", Outbox().post, **agent_module.options_from(config))
+    assert (agent.root, agent.max_episodes, agent.exec_timeout, agent.exec_max_processes, agent.hook_timeout) == \
+        (str(root), 7, 12, 99, 3)
+    assert agent.pre_hooks == ("pre-check",) and agent.post_hooks == ("post-check",)
+    assert (agent._ctx.window, agent._ctx.threshold) == (50000, 0.5)
+    assert agent.meter.budgets == config_budgets(config) and "m" in agent.meter.prices
+    assert agent.policy.mode == config.permission_mode
+
+
+def config_budgets(config):
+    from dashfloat import metering
+
+    return metering.Budgets(config.max_turns, config.max_tokens, config.max_cost)
+
+
+def test_an_agent_not_started_is_not_alive_and_join_returns():
+    agent = Agent(ENDPOINT, "m", Outbox().post)
+    assert not agent.alive
+    agent.join(0)
+
+
+def test_quit_before_any_prompt_is_a_clean_exit():
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    agent.send((M.QUIT,))
+    agent.join(2)
+    assert not agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen + drain(out))
+
+
+def drain(out):
+    got = []
+    while True:
+        try:
+            got.append(out.q.get_nowait())
+        except queue.Empty:
+            return got
+
+
+def slow_model_list(release):
+    def models(ep):
+        release.wait(5)
+        return ["m1", "m2"]
+
+    return models
+
+
+def test_esc_while_the_first_prompt_waits_for_the_model_list_ends_the_turn_cancelled():
+    release = threading.Event()
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.ASSISTANT_END, "cancelled")
+    out.wait_kind(M.TURN_END, "cancelled")
+    release.set()
+    assert not any(m[0] == M.SYSTEM and m[1] == "error" for m in out.seen), out.seen
+    assert agent.alive and not agent._busy
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
+    release = threading.Event()
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
+    real = agent.handle
+
+    def handle(msg):
+        if msg[0] == M.T_NOTE:
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.T_NOTE, 0, "x", "y"))
+    assert "The turn stopped on an internal error" in out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")[2]
+    out.wait_kind(M.TURN_END, "error")
+    release.set()
+    assert agent.alive and not any(m[0] == M.AGENT_DOWN for m in out.seen)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_worker_that_dies_is_logged_with_its_traceback(caplog):
+    from dashfloat.agent import _spawn
+
+    got = queue.SimpleQueue()
+
+    def body():
+        raise RuntimeError("the worker's bug")
+
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        _spawn("sessions", got.put, body, lambda why: ("failed", why))
+        assert got.get(timeout=5) == ("failed", "RuntimeError: the worker's bug")
+    record = next(r for r in caplog.records if r.getMessage() == "thread sessions ended by RuntimeError")
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+
+
+def test_a_worker_never_keeps_the_process_from_exiting():
+    from dashfloat.agent import _spawn
+
+    release = threading.Event()
+    got = queue.SimpleQueue()
+    _spawn("hung-tool", got.put, lambda: (release.wait(5), ("done",))[1], lambda why: ("failed", why))
+    try:
+        thread = next(t for t in threading.enumerate() if t.name == "hung-tool")
+        assert thread.daemon
+    finally:
+        release.set()
+    assert got.get(timeout=5) == ("done",)
+
+
+def test_a_call_whose_context_cannot_be_made_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch):
+    from dashfloat.tools import pipeline
+
+    def context(**kw):
+        raise RuntimeError("no context")
+
+    monkeypatch.setattr(pipeline, "CallContext", context)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and "checking list_directory failed: RuntimeError: no context" in row["text"]
+    out.wait_kind(M.TURN_END, "done")
+    assert requests[1][-1]["tool_call_id"] == "c1"
+    assert not any(m[0] == M.SYSTEM and m[1] == "error" for m in out.seen)
+
+
+def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkeypatch):
+    from dashfloat.tools import runner
+
+    release = threading.Event()
+    started = queue.SimpleQueue()
+    real = runner.execute
+
+    def execute(name, *a, **k):
+        started.put(name)
+        release.wait(5)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    calls = [{"id": f"c{i:02}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in range(12)]
+    for c in calls:  # each a different directory: the same call thrice in a row would ask (the repeat guard)
+        (tmp_path / c["args"]["path"]).mkdir()
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        for _ in range(10):
+            started.get(timeout=5)
+        agent.send((M.T_NOTE, 0, "c00", "marker"))  # handled after every start of the batch
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c00", "marker"))
+        assert sorted(agent._running) == [c["id"] for c in calls[:10]]
+    finally:
+        release.set()
+    out.wait_kind(M.TURN_END, "done")
+    assert [m["tool_call_id"] for m in requests[1] if m["role"] == "tool"] == [c["id"] for c in calls]
+
+
+def test_a_command_runs_with_the_default_limits_when_none_are_configured(tmp_path, monkeypatch):
+    from dashfloat.tools import permissions, runner
+
+    seen = []
+
+    def execute(name, args, root, prepared, **kw):
+        seen.append(kw)
+        return {"ok": True, "exit_code": 0, "stdout": "", "stderr": ""}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent = Agent(ENDPOINT, "m", Outbox().post, stream_fn=stream, root=str(tmp_path), git_report=False,
+                  policy=permissions.Policy(mode="unrestricted"))
+    out = Outbox()
+    agent._ui_post = out.post
+    agent.start()
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TURN_END, "done")
+    assert (seen[0]["exec_timeout"], seen[0]["exec_max_processes"]) == (30.0, 1024)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_copy_before_any_answer_says_there_is_none_yet():
+    agent, out = start(lambda *a, **k: result("ok"))
+    agent.send((M.PROMPT, "/copy"))
+    assert out.wait(lambda m: m[0] == M.SYSTEM)[1:] == ("error", "Nothing to copy: no answer yet in this session.")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
+    environ = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    agent, out = start(lambda *a, **k: result("the answer"), environ=environ)
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.TURN_END, "done")
+    agent.send((M.PROMPT, "/copy"))
+    assert out.wait_kind(M.CLIPBOARD) == (M.CLIPBOARD, "the answer")
+    out.wait(lambda m: m[0] == M.SYSTEM and "Copied" in m[2])
+    assert (tmp_path / "state" / "dashfloat" / "copy.txt").read_text() == "the answer"
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_third_crash_in_a_row_stops_the_agent():
+    # a configured window: no worker's answer (a success) comes between the crashes
+    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
+    real = agent.handle
+
+    def handle(msg):
+        if msg == (M.PROMPT, "crash"):
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+    for _ in range(2):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, "crash"))
+        out.wait(lambda m, mark=mark: m[0] == M.SYSTEM and m in out.seen[mark:])
+    agent.send((M.PROMPT, "crash"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
+    agent.join(2)
+    assert not agent.alive
