@@ -234,7 +234,8 @@ _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 # An allow rule that matches a command containing one of them (after the basename of the
 # command word) is downgraded to ask. "--long" entries also match "--long=value" and any
 # abbreviation ("--out" for "--output": getopt and git accept unique prefixes); "-x" short
-# entries also match "-x" inside a cluster or with an attached value ("-ni", "-i.bak");
+# entries also match "-x" inside a cluster or with an attached value ("-ni", "-i.bak"), and
+# tar's first argument is such a cluster even without its dash ("tar tIf prog a.tar");
 # single-dash long entries ("-exec") match exactly.
 DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
@@ -1526,12 +1527,15 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
     if not argv:
         return None
-    entries = DANGEROUS_ARGS.get(_basename(argv[0]))
+    base = _basename(argv[0])
+    entries = DANGEROUS_ARGS.get(base)
     if not entries:
         return None
-    for word in argv[1:]:
+    for k, word in enumerate(argv[1:]):
+        # tar's first argument without a dash is a cluster of short options: `tar tIf prog x.tar`
+        option = "-" + word if k == 0 and base == "tar" and not word.startswith("-") else word
         for entry in entries:
-            if _dangerous_word(entry, word):
+            if _dangerous_word(entry, option):
                 return word
     return None
 

@@ -349,6 +349,10 @@ def test_who_names_the_dangerous_argument():
     assert d.decision == ASK
     assert d.who == 'dangerous argument "-exec" (find)'
     assert "execute_command(find *)" in d.reason
+    tar = [layer(USER, (ALLOW, "execute_command(tar *)"))]
+    assert _who(tar, C, "tar tf a.tar").decision == ALLOW
+    d = _who(tar, C, "tar tIf ./p.sh a.tar")  # (GNU tar runs ./p.sh to decompress)
+    assert (d.decision, d.who) == (ASK, 'dangerous argument "tIf" (tar)')
 
 
 def test_who_names_the_protection():
@@ -897,6 +901,12 @@ def test_wrapper_chains_still_deny():
         (["sed", "-n", "p", "f"], None),
         (["rg", "--pre", "cat", "x"], "--pre"),
         (["tar", "--to-command=sh", "-xf", "a.tar"], "--to-command=sh"),
+        # tar's first argument is a cluster of options, dash or not (`tar tIf prog` runs prog)
+        (["tar", "tIf", "./p.sh", "a.tar"], "tIf"),
+        (["tar", "xFf", "./p.sh", "a.tar"], "xFf"),
+        (["tar", "tf", "a.tar"], None),
+        (["tar", "-tf", "a.tar", "I"], None),  # (a later word without a dash is an operand)
+        (["sort", "o", "x"], None),  # (only tar reads its first word so)
         (["sort", "-o", "x", "y"], "-o"),
         (["rsync", "-e", "ssh", "a", "b"], "-e"),
         (["ls", "-exec"], None),
