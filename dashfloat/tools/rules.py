@@ -242,7 +242,8 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
              "-fprintf", "-fls"),
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
             "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
-            "--ext-diff", "--textconv"),
+            "--ext-diff", "--textconv",
+            "-x", "--extcmd"),  # rebase -x CMD (= --exec), difftool -x/--extcmd CMD
     # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
     # lines that name $(MAKE); -q, -p and -t read it too (and -t writes files)
     "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",

@@ -896,6 +896,10 @@ def test_wrapper_chains_still_deny():
         (["git", "diff", "--output-indicator-new=+"], None),
         (["git", "fetch", "--upload-pack", "x"], "--upload-pack"),
         (["git", "grep", "-Ovim", "x"], "-Ovim"),
+        (["git", "rebase", "-x", "rm -rf ~", "HEAD~3"], "-x"),  # (the short --exec)
+        (["git", "rebase", "-ix", "make", "main"], "-ix"),
+        (["git", "difftool", "--extcmd=vimdiff"], "--extcmd=vimdiff"),
+        (["git", "rebase", "main"], None),
         (["sed", "-i.bak", "s/a/b/", "f"], "-i.bak"),
         (["sed", "-ni", "p", "f"], "-ni"),
         (["sed", "-n", "p", "f"], None),
