@@ -1756,13 +1756,33 @@ def _command_protected(call: _Call) -> str | None:
         rest = argv[1:]
         k = 0
         while k < len(rest) and rest[k].startswith("-"):
-            k += 2 if rest[k] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
-        if k < len(rest) and rest[k] == "config":
-            reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
-                     "--show-origin", "--show-scope", "--get-color", "--get-colorbool"}
-            if not any(w in reads or w in ("get", "list") for w in rest[k + 1:]):
-                return "it runs git config"
+            k += 2 if rest[k] in _GIT_VALUED else 1
+        if k < len(rest) and rest[k] == "config" and not _git_config_reads(rest[k + 1:]):
+            return "it runs git config"
     return None
+
+
+# git's options before the command that take the next word as their value
+_GIT_VALUED = frozenset(("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                         "--super-prefix", "--attr-source"))
+# `git config` actions that only read, and its options that take the next word as their value
+_GIT_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
+                               "--get-color", "--get-colorbool"))
+_GIT_CONFIG_VALUED = frozenset(("-f", "--file", "--blob", "-t", "--type", "--default", "--comment",
+                                "--value", "--url"))
+
+
+def _git_config_reads(args: list[str]) -> bool:
+    """Whether `git config ARGS` only reads: a read action among the options before the first
+    other word (git config takes none after it: `git config core.pager -l` sets core.pager to
+    "-l"), or git 2.46's subcommand get or list as that word. --show-origin and --show-scope
+    are no action, and a name followed by a value sets it (`git config core.hooksPath list`)."""
+    k = 0
+    while k < len(args) and args[k].startswith("-") and args[k] != "--":
+        if args[k] in _GIT_CONFIG_READS:
+            return True
+        k += 0 if args[k] in _GIT_CONFIG_VALUED else 1
+    return k < len(args) and args[k] in ("get", "list")
 
 
 def evaluate(
