@@ -930,6 +930,7 @@ def test_wrapper_chains_still_deny():
         (["tar", "-tf", "a.tar", "I"], None),  # (a later word without a dash is an operand)
         (["sort", "o", "x"], None),  # (only tar reads its first word so)
         (["sort", "-o", "x", "y"], "-o"),
+        (["sort", "--o", "x", "y"], "--o"),  # (a one-letter abbreviation: sort writes x)
         (["rsync", "-e", "ssh", "a", "b"], "-e"),
         (["ls", "-exec"], None),
         ([], None),
