@@ -142,6 +142,9 @@ _WRAPPER_DIRS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]
     "unshare": ((), ("--setuid", "--setgid", "--map-user", "--map-group"), ("--wd", "-R", "--root")),
     "systemd-run": None, "chroot": None, "firejail": None, "flatpak-spawn": None,
 }
+# Wrappers whose getopt permutes: an option counts wherever it is before "--" (`su root -l`
+# is a login); the others stop at the first word that is not an option.
+_PERMUTING = frozenset(("su", "runuser"))
 
 
 @dataclass(frozen=True)
@@ -491,16 +494,15 @@ def _wrapper_dir(argv: list[str]) -> tuple[str | None, str | None]:
     i = 1
     while i < len(argv):
         word = argv[i]
-        if word == "-":
+        if word in ("-", "--") or not word.startswith("-"):
             if word in elsewhere:
-                return away(word)
-            i += 1  # env's - (an empty environment)
-            continue
-        if word == "--" or not word.startswith("-"):
-            if name == "env" and word != "--" and "=" in word:
-                i += 1  # NAME=VALUE
+                return away(word)  # su - (a login)
+            if name in _PERMUTING and word != "--":
+                i += 1  # su's user: its options may follow
                 continue
-            break  # the command
+            # the command, or what comes before it and ends the options: env's - (an empty
+            # environment), env's and sudo's NAME=VALUE
+            break
         if word.startswith("--"):
             option, eq, value = word.partition("=")
             if option in elsewhere:

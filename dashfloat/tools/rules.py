@@ -234,14 +234,16 @@ _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 # An allow rule that matches a command containing one of them (after the basename of the
 # command word) is downgraded to ask. "--long" entries also match "--long=value" and any
 # abbreviation ("--out" for "--output": getopt and git accept unique prefixes); "-x" short
-# entries also match "-x" inside a cluster or with an attached value ("-ni", "-i.bak");
+# entries also match "-x" inside a cluster or with an attached value ("-ni", "-i.bak"), and
+# tar's first argument is such a cluster even without its dash ("tar tIf prog a.tar");
 # single-dash long entries ("-exec") match exactly.
 DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
              "-fprintf", "-fls"),
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
             "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
-            "--ext-diff", "--textconv"),
+            "--ext-diff", "--textconv",
+            "-x", "--extcmd"),  # rebase -x CMD (= --exec), difftool -x/--extcmd CMD
     # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
     # lines that name $(MAKE); -q, -p and -t read it too (and -t writes files)
     "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
@@ -1526,12 +1528,15 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
     if not argv:
         return None
-    entries = DANGEROUS_ARGS.get(_basename(argv[0]))
+    base = _basename(argv[0])
+    entries = DANGEROUS_ARGS.get(base)
     if not entries:
         return None
-    for word in argv[1:]:
+    for k, word in enumerate(argv[1:]):
+        # tar's first argument without a dash is a cluster of short options: `tar tIf prog x.tar`
+        option = "-" + word if k == 0 and base == "tar" and not word.startswith("-") else word
         for entry in entries:
-            if _dangerous_word(entry, word):
+            if _dangerous_word(entry, option):
                 return word
     return None
 
@@ -1751,13 +1756,33 @@ def _command_protected(call: _Call) -> str | None:
         rest = argv[1:]
         k = 0
         while k < len(rest) and rest[k].startswith("-"):
-            k += 2 if rest[k] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
-        if k < len(rest) and rest[k] == "config":
-            reads = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
-                     "--show-origin", "--show-scope", "--get-color", "--get-colorbool"}
-            if not any(w in reads or w in ("get", "list") for w in rest[k + 1:]):
-                return "it runs git config"
+            k += 2 if rest[k] in _GIT_VALUED else 1
+        if k < len(rest) and rest[k] == "config" and not _git_config_reads(rest[k + 1:]):
+            return "it runs git config"
     return None
+
+
+# git's options before the command that take the next word as their value
+_GIT_VALUED = frozenset(("-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                         "--super-prefix", "--attr-source"))
+# `git config` actions that only read, and its options that take the next word as their value
+_GIT_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
+                               "--get-color", "--get-colorbool"))
+_GIT_CONFIG_VALUED = frozenset(("-f", "--file", "--blob", "-t", "--type", "--default", "--comment",
+                                "--value", "--url"))
+
+
+def _git_config_reads(args: list[str]) -> bool:
+    """Whether `git config ARGS` only reads: a read action among the options before the first
+    other word (git config takes none after it: `git config core.pager -l` sets core.pager to
+    "-l"), or git 2.46's subcommand get or list as that word. --show-origin and --show-scope
+    are no action, and a name followed by a value sets it (`git config core.hooksPath list`)."""
+    k = 0
+    while k < len(args) and args[k].startswith("-") and args[k] != "--":
+        if args[k] in _GIT_CONFIG_READS:
+            return True
+        k += 0 if args[k] in _GIT_CONFIG_VALUED else 1
+    return k < len(args) and args[k] in ("get", "list")
 
 
 def evaluate(

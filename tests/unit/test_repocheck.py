@@ -202,6 +202,37 @@ def test_wrapper_directories():
     assert wd(["sudo", "-u", "-D", "git"]) == (None, None)
     assert wd(["env", "-C"]) == (None, None)
     assert wd(["sudo", "-i"])[1] is not None and wd(["chroot", "/x", "git"])[1] is not None
+    # long options: with or without their value attached, which may be the last word
+    assert wd(["env", "--ignore-environment", "-C", "a", "git"]) == ("a", None)
+    assert wd(["env", "--unset", "-C", "git"]) == (None, None)  # --unset's value
+    assert wd(["env", "--chdir", "a"]) == ("a", None) and wd(["env", "-C", "a"]) == ("a", None)
+    assert wd(["env", "--chdir"]) == (None, None)
+    assert wd(["env", "-i"]) == (None, None) and wd(["sudo", "-E"]) == (None, None)
+    # env takes no option after -, --, or NAME=VALUE: `env - -C a git` runs a program "-C"
+    for argv in (["env", "-", "-C", "a", "git"], ["env", "X=1", "-C", "a", "git"],
+                 ["env", "--", "-C", "a", "git"], ["sudo", "X=1", "-D", "a", "git"]):
+        assert wd(argv) == (None, None), argv
+
+
+def test_su_and_runuser_take_their_options_after_the_users_name_too():
+    """Their getopt permutes: `su root -l -c 'git status'` runs git in root's home (a hole)."""
+    wd = repocheck._wrapper_dir
+    for argv, option in ((["su", "root", "-l", "-c", "git status"], "-l"),
+                         (["su", "-c", "git status", "root", "--login"], "--login"),
+                         (["runuser", "me", "-", "-c", "git status"], "-"),
+                         (["su", "root", "-s", "/bin/sh", "-lc", "git status"], "-lc")):
+        assert wd(argv) == (None, f"{argv[0]} {option} runs its command somewhere the repository "
+                                  "check cannot follow"), argv
+    # "--" ends them: what follows goes to the shell
+    assert wd(["su", "root", "-c", "git status", "--", "-l"]) == (None, None)
+    assert wd(["runuser", "-u", "me", "--", "git", "log", "-l"]) == (None, None)
+
+
+def test_su_with_a_login_after_the_users_name_asks(tmp_path):
+    root = make_repo(tmp_path / "r")
+    assert "su -l runs its command somewhere the repository check cannot follow" in repocheck.describe(
+        reasons_of("su root -l -c 'git status'", root))
+    assert reasons_of("su root -c 'git status'", root) == ()
 
 
 def test_an_enclosing_repository_counts(tmp_path):
@@ -465,6 +496,9 @@ def test_cd_targets_are_where_the_command_goes():
     for command in ("cd -", "pushd +1", "popd; cd -2"):
         assert cd(command)[1] == "it changes to a directory known only when it runs", command
     assert cd("cd a; cd -; cd b") == (["/w/a"], "it changes to a directory known only when it runs")
+    # a wrapper's directory, and the cd after it; a path whose directory is named like a wrapper
+    assert cd("sudo -D a true; env X=1 true; cd b") == (["/w/a", "/w/b"], None)
+    assert cd("env/run; sudo/x; cd b") == (["/w/b"], None)
 
 
 def test_which_commands_run_git():
@@ -473,6 +507,8 @@ def test_which_commands_run_git():
     assert repocheck.runs_git("git lg $(")  # unparsable: its loose words count
     assert not repocheck.runs_git("ls -la") and not repocheck.runs_git("gitk")
     assert not repocheck.runs_git("echo git")
+    # a program in a directory named like git is not git (its basename decides)
+    assert not repocheck.runs_git("git-tools/run status") and not repocheck.runs_git("./git/run")
 
 
 def reasons_of(command: str, cwd: Path, root: Path | None = None, **kw) -> tuple[str, ...]:

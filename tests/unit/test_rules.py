@@ -293,6 +293,24 @@ BYPASSES = [
     ("unrestricted-git-hook-cp", NONE, "unrestricted", C, "cp x .git/hooks/pre-commit", ASK),
     ("unrestricted-git-config", NONE, "unrestricted", C, "git config core.fsmonitor 'rm -rf ~'", ASK),
     ("unrestricted-git-config-get", NONE, "unrestricted", C, "git config --get user.name", ALLOW),
+    # a name and a value set it, whatever the value or a modifier says
+    ("unrestricted-git-config-value-list", NONE, "unrestricted", C, "git config core.hooksPath list", ASK),
+    ("unrestricted-git-config-value-get", NONE, "unrestricted", C, "git config set core.pager get", ASK),
+    ("unrestricted-git-config-show-scope", NONE, "unrestricted", C, "git config --show-scope core.pager x", ASK),
+    ("unrestricted-git-config-file-list", NONE, "unrestricted", C, "git config -f list core.hooksPath x", ASK),
+    ("unrestricted-git-config-after-dashes", NONE, "unrestricted", C, "git config core.hooksPath -- --get", ASK),
+    ("unrestricted-git-config-list", NONE, "unrestricted", C, "git config --global --list", ALLOW),
+    ("unrestricted-git-config-sub-get", NONE, "unrestricted", C, "git config --file x.cfg get user.name", ALLOW),
+    ("unrestricted-git-config-sub-list", NONE, "unrestricted", C, "git config list --show-origin", ALLOW),
+    # (git config takes no option after the name: these set user.name to "--get", core.pager to "-l")
+    ("unrestricted-git-config-get-later", NONE, "unrestricted", C, "git config user.name --get", ASK),
+    ("unrestricted-git-config-list-later", NONE, "unrestricted", C, "git config core.pager -l", ASK),
+    ("unrestricted-git-config-env-value", NONE, "unrestricted", C, "git --config-env a.b=HOME config core.editor x", ASK),
+    ("unrestricted-git-config-attr-source", NONE, "unrestricted", C, "git --attr-source HEAD config core.editor x", ASK),
+    ("unrestricted-git-config-options", NONE, "unrestricted", C, "git -C a -c a.b=c --no-pager config core.editor x", ASK),
+    ("unrestricted-git-config-second", NONE, "unrestricted", C, "echo x; git config core.editor x", ASK),
+    ("unrestricted-git-config-no-action", NONE, "unrestricted", C, "git config -z", ASK),
+    ("unrestricted-git-config-get-options", NONE, "unrestricted", C, "git config --show-origin -f x.cfg --get-all a.b", ALLOW),
     ("unrestricted-dangerous-arg", STD, "unrestricted", C, "find . -delete", ALLOW),
 ]
 
@@ -349,6 +367,10 @@ def test_who_names_the_dangerous_argument():
     assert d.decision == ASK
     assert d.who == 'dangerous argument "-exec" (find)'
     assert "execute_command(find *)" in d.reason
+    tar = [layer(USER, (ALLOW, "execute_command(tar *)"))]
+    assert _who(tar, C, "tar tf a.tar").decision == ALLOW
+    d = _who(tar, C, "tar tIf ./p.sh a.tar")  # (GNU tar runs ./p.sh to decompress)
+    assert (d.decision, d.who) == (ASK, 'dangerous argument "tIf" (tar)')
 
 
 def test_who_names_the_protection():
@@ -892,12 +914,23 @@ def test_wrapper_chains_still_deny():
         (["git", "diff", "--output-indicator-new=+"], None),
         (["git", "fetch", "--upload-pack", "x"], "--upload-pack"),
         (["git", "grep", "-Ovim", "x"], "-Ovim"),
+        (["git", "rebase", "-x", "rm -rf ~", "HEAD~3"], "-x"),  # (the short --exec)
+        (["git", "rebase", "-ix", "make", "main"], "-ix"),
+        (["git", "difftool", "--extcmd=vimdiff"], "--extcmd=vimdiff"),
+        (["git", "rebase", "main"], None),
         (["sed", "-i.bak", "s/a/b/", "f"], "-i.bak"),
         (["sed", "-ni", "p", "f"], "-ni"),
         (["sed", "-n", "p", "f"], None),
         (["rg", "--pre", "cat", "x"], "--pre"),
         (["tar", "--to-command=sh", "-xf", "a.tar"], "--to-command=sh"),
+        # tar's first argument is a cluster of options, dash or not (`tar tIf prog` runs prog)
+        (["tar", "tIf", "./p.sh", "a.tar"], "tIf"),
+        (["tar", "xFf", "./p.sh", "a.tar"], "xFf"),
+        (["tar", "tf", "a.tar"], None),
+        (["tar", "-tf", "a.tar", "I"], None),  # (a later word without a dash is an operand)
+        (["sort", "o", "x"], None),  # (only tar reads its first word so)
         (["sort", "-o", "x", "y"], "-o"),
+        (["sort", "--o", "x", "y"], "--o"),  # (a one-letter abbreviation: sort writes x)
         (["rsync", "-e", "ssh", "a", "b"], "-e"),
         (["ls", "-exec"], None),
         ([], None),
