@@ -1781,7 +1781,7 @@ def _git_config_reads(args: list[str]) -> bool:
     while k < len(args) and args[k].startswith("-") and args[k] != "--":
         if args[k] in _GIT_CONFIG_READS:
             return True
-        k += 0 if args[k] in _GIT_CONFIG_VALUED else 1
+        k += 2 if args[k] in _GIT_CONFIG_VALUED else 1
     return k < len(args) and args[k] in ("get", "list")
 
 
