@@ -50,8 +50,9 @@ CATCH_UP = 0.001  # seconds between the parts of a big block (a pass of the loop
 # GIL go, and a streamer parsing a fast server's SSE holds it back up to a whole interval
 # each time: measured here, a wake-up plus three such calls beside a JSON-parsing thread took
 # p90 5-7 ms, max 28-32 ms at 5 ms; p90 0.03-1 ms, max 0.1-5 ms at 0.5-1 ms. Only threads that
-# want the GIL at the same moment switch more often; a quiet stream does not notice.
-SWITCH_INTERVAL = 0.0005
+# want the GIL at the same moment switch more often; a quiet stream does not notice. 1 ms, not
+# 0.5: in the huge-answer bench 0.5 ms doubled the worst echo of the 4 MiB cap (250 vs 87-208).
+SWITCH_INTERVAL = 0.001
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
 
 
