@@ -919,6 +919,9 @@ def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, pr
     assert "… [180,001 more chars] …" in t.flat, t.dump()
     assert "lines 7-" in t.lines[0] and " · row " in t.lines[0], t.dump()  # inside the long line
     t.type("q")
+    # the pager's page shows "Apply?" too: wait until it is gone, else the decision comes
+    # with the q, in one burst, which the gate rightly does not take for a decision
+    t.wait_for(lambda t: "q back " not in t.lines[0], what="back in the transcript")
     wait_confirming(t)
     t.type("y")
     t.wait_text("Odd file written.")
@@ -1045,6 +1048,7 @@ def test_a_200_kb_command_shows_its_end_and_v_shows_all_of_it(agent, server, pro
     t.wait_for(lambda t: "aaaa > /dev/null; touch pwned" in t.flat and "more characters" not in t.flat,
                what="the end of the whole command, unclipped")
     t.type("q")
+    t.wait_for(lambda t: "q back " not in t.lines[0], what="back in the transcript (see above)")
     wait_confirming(t)
     t.type("n")
     t.wait_text("Ran.")
