@@ -588,8 +588,9 @@ def test_at_most_five_closest_model_names_are_offered():
     assert _closest_models("qwen", long) == long[:5]
 
 
-def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_count_again():
-    # a configured window: no worker's answer (a success) comes between the crashes
+def crashing_agent():
+    """An agent whose handling of the prompt "crash" raises; a configured window, so no
+    worker's answer (a success) comes between two crashes and resets their count."""
     agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
     real = agent.handle
 
@@ -599,6 +600,11 @@ def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_c
         return real(msg)
 
     agent.handle = handle
+    return agent, out
+
+
+def test_two_crashes_in_a_row_leave_the_agent_running_and_a_success_starts_the_count_again():
+    agent, out = crashing_agent()
 
     def send(text):
         mark = len(out.seen)
@@ -913,16 +919,7 @@ def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
 
 
 def test_the_third_crash_in_a_row_stops_the_agent():
-    # a configured window: no worker's answer (a success) comes between the crashes
-    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
-    real = agent.handle
-
-    def handle(msg):
-        if msg == (M.PROMPT, "crash"):
-            raise RuntimeError("boom")
-        return real(msg)
-
-    agent.handle = handle
+    agent, out = crashing_agent()
     for _ in range(2):
         mark = len(out.seen)
         agent.send((M.PROMPT, "crash"))

@@ -17,23 +17,12 @@ from dashfloat.hangup import hung_up
 from dashfloat.history import History
 from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox
-from tests.screen_oracle import OracleSession
-
-
-class Agent:
-    def __init__(self):
-        self.sent = []
-
-    def send(self, msg):
-        self.sent.append(msg)
-
-    def start(self):
-        pass
+from tests.screen_oracle import FakeAgent, OracleSession
 
 
 def run_app(raising: BaseException | None):
     """App.run around a loop whose run() raises `raising`; the agent's messages."""
-    agent = Agent()
+    agent = FakeAgent()
     app = App(agent=agent, outbox=Outbox(), model_name="m", ascii=False, depth=256, history=History(None))
 
     class Loop:
