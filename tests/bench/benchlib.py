@@ -7,6 +7,7 @@ switches and peak RSS come from /proc/<pid>.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import sys
 import threading
@@ -250,8 +251,13 @@ class BenchTerm(Term):
     feed pyte lazily (so a burst is not slowed by the emulator sharing our GIL with the
     server thread).
 
-    `wait_screen(pred)` returns the monotonic time of the last read before the screen
-    state first satisfied `pred`: the moment the bytes reached the terminal, not the
+    A thread of its own reads the pty and stamps each read with the moment it returned,
+    so a read is not stamped late while this thread feeds pyte the last one (a frame of
+    a huge answer takes pyte 5-10 ms: a time measured from its end would be the bench's).
+    run_bench sets a 0.5 ms switch interval, so the stamp waits at most that for the GIL.
+
+    `wait_screen(pred)` returns the monotonic time of the read that brought the screen
+    state that first satisfied `pred`: the moment the bytes reached the terminal, not the
     moment pyte finished parsing them.
     """
 
@@ -265,17 +271,37 @@ class BenchTerm(Term):
         self.nbytes = 0
         self.t_last_read = self.t_exec
         self.pending = bytearray()
+        self._reads: queue.SimpleQueue = queue.SimpleQueue()  # (time, bytes); b"" at the end
+        # the reader has its own descriptor: pexpect's may be closed (and its number reused)
+        # while the reader still waits in read()
+        fd = os.dup(self.child.child_fd)
+        threading.Thread(target=self._reader, args=(fd,), name="bench-pty-reader", daemon=True).start()
+
+    def _reader(self, fd: int) -> None:
+        try:
+            while True:
+                try:
+                    data = os.read(fd, 1 << 20)
+                except OSError:  # EIO: the pty's other side is closed
+                    data = b""
+                self._reads.put((time.monotonic(), data))
+                if not data:
+                    return
+        finally:
+            os.close(fd)
 
     def read(self, timeout: float) -> int:
+        """One read of the reader thread's (waiting up to `timeout` for it): its bytes."""
         if self.eof:
             return 0
         try:
-            data = self.child.read_nonblocking(1 << 20, timeout=timeout)
-        except Exception as exc:  # pexpect.TIMEOUT or EOF
-            if type(exc).__name__ == "EOF":
-                self.eof = True
+            t, data = self._reads.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
             return 0
-        self.t_last_read = time.monotonic()
+        if not data:
+            self.eof = True
+            return 0
+        self.t_last_read = t
         self.nbytes += len(data)
         self.raw += data
         self.pending += data

@@ -1,6 +1,8 @@
 """Huge answers (issue 16): DashFloat beside the floor client, as a user meets them.
 
-Four answers, each sent as fast as the scripted server can (64-byte content deltas):
+Four answers, each sent as fast as the scripted server can (64-byte content deltas; the server
+runs in a process of its own, tests/bench/server_process.py, so that the bench's reads of the
+terminal never wait for the GIL behind it):
   one line    1 MB on one line (base64: no blank to wrap at), then the marker word
   words       1 MB of words in one paragraph
   lines       50,000 short lines (about 1.5 MB)
@@ -39,14 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import (  # noqa: E402
     BenchTerm,
     MeasureError,
-    Pacer,
     clean_env,
     dashfloat_bin,
     settled_rss_mib,
     vm_kib,
 )
-
-from tests.fakeserver import sse_reply  # noqa: E402, I001
 
 HERE = Path(__file__).resolve().parent
 MARK = "Hq7HugeDone"
@@ -178,11 +177,12 @@ def case_dashfloat(server, case: str, mb: float, profile: Path | None = None) ->
     r: dict = {}
     try:
         r["rss_rest"] = s.start()
-        server.push(sse_reply(pieces, model="bench-model"))
+        server.push_sse(pieces, model="bench-model")
         n_served = len(server.served_at)
         t_enter = s.enter("Send the huge answer.")
         echoes, t_done = s.probe_until(on_screen(MARK))
-        t_last = server.served_at[n_served] if len(server.served_at) > n_served else None
+        served_at = server.served_at
+        t_last = served_at[n_served] if len(served_at) > n_served else None
         r["enter_to_complete"] = t_done - t_enter
         r["complete_after_last_byte"] = t_done - t_last if t_last is not None else None
         r["echo_median"] = statistics.median(echoes) if echoes else None
@@ -192,19 +192,17 @@ def case_dashfloat(server, case: str, mb: float, profile: Path | None = None) ->
         s.t.quiet(0.5)
         r["rss_after"] = vm_kib(s.pid, "VmRSS") / 1024
         # the Esc turn: the same answer trickled, Esc 3 s in
-        pacer = Pacer(server, pieces, TRICKLE, model="bench-model")
-        server.push(pacer.reply)
-        pacer.start()
+        server.push_paced(pieces, TRICKLE, model="bench-model")
         try:
             s.enter("Again, slowly.")
             t_wait = time.monotonic() + 30
-            while pacer.t0 is None:
+            while (pacer_t0 := server.pacer_t0()) is None:
                 s.t.read(0.01)
                 if time.monotonic() > t_wait:
                     raise MeasureError("the trickled answer was never asked for")
             # 3 s in, or halfway through a shorter trickle: the answer must still be coming
             esc_after = min(ESC_AFTER, 0.5 * len(pieces) / TRICKLE)
-            trickle, _ = s.probe_until(lambda _t: False, until=pacer.t0 + esc_after)
+            trickle, _ = s.probe_until(lambda _t: False, until=pacer_t0 + esc_after)
             r["trickle_echo_max"] = max(trickle) if trickle else None
             s.t.sync()
             if s.t.status_has("idle"):
@@ -214,7 +212,7 @@ def case_dashfloat(server, case: str, mb: float, profile: Path | None = None) ->
             t_idle = s.t.wait_screen(lambda x: x.status_has("idle"), 60, "idle after Esc")
             r["esc_to_idle"] = t_idle - t_esc
         finally:
-            pacer.stop()
+            server.pacer_stop()
         s.t.quiet(0.3)
         r["rss_peak"] = vm_kib(s.pid, "VmHWM") / 1024
     except BaseException:
@@ -233,7 +231,7 @@ def case_cap(server) -> dict:
     r: dict = {}
     try:
         r["rss_rest"] = s.start()
-        server.push(sse_reply(pieces_of("q" * 4_500_000, 4096), model="bench-model"))
+        server.push_sse(pieces_of("q" * 4_500_000, 4096), model="bench-model")
         t_enter = s.enter("More than the cap.")
         echoes, t_done = s.probe_until(lambda t: "exceeded 4 MiB" in t.flat)
         r["cap_enter_to_error"] = t_done - t_enter
@@ -252,7 +250,7 @@ def case_cap(server) -> dict:
 
 def case_floor(server, case: str, mb: float) -> dict:
     text = answer(case, mb)
-    server.push(sse_reply(pieces_of(text), model="bench-model"))
+    server.push_sse(pieces_of(text), model="bench-model")
     n_served = len(server.served_at)
     with tempfile.TemporaryDirectory(prefix="dashfloat-floor-") as tmp:
         env = clean_env(Path(tmp))
@@ -275,7 +273,8 @@ def case_floor(server, case: str, mb: float) -> dict:
                 t.read(0.05)
                 if t.eof:
                     raise MeasureError("the floor client ended early")
-            t_last = server.served_at[n_served] if len(server.served_at) > n_served else None
+            served_at = server.served_at
+            t_last = served_at[n_served] if len(served_at) > n_served else None
             rss = vm_kib(t.pid, "VmRSS") / 1024
             t.send("\r")
             t.wait_exit(10)
@@ -292,10 +291,8 @@ def floor_stream_cpu(server) -> dict:
     start-up alone (exec to its request)."""
     from benchlib import MARKER, ProcSample, answer_pieces
 
-    pacer = Pacer(server, answer_pieces(2000), 200.0, model="bench-model")
-    server.push(pacer.reply)
-    pacer.start()
-    n = len(server.requests)
+    n = server.n_requests()
+    server.push_paced(answer_pieces(2000), 200.0, model="bench-model")
     with tempfile.TemporaryDirectory(prefix="dashfloat-floor-") as tmp:
         t = BenchTerm([sys.executable, str(HERE / "floor_client.py"), server.url, "bench-model", "Explain."],
                       clean_env(Path(tmp)), cols=SIZE[0], rows=SIZE[1])
@@ -313,7 +310,7 @@ def floor_stream_cpu(server) -> dict:
             t.send("\r")
             t.wait_exit(10)
         finally:
-            pacer.stop()
+            server.pacer_stop()
             t.close()
     return {"floor_stream_cpu": cpu - start_cpu, "floor_startup_cpu": start_cpu}
 
@@ -350,11 +347,11 @@ def _fmt(fmt: str, v) -> str:
 def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print,
         extra=("cap", "floor_stream")) -> tuple[list, int]:
     """(rows of the table, figures over their goal)."""
-    from tests.fakeserver import ScriptedServer
+    from server_process import ServerProcess
 
     own = server is None
     if own:
-        server = ScriptedServer(models=["bench-model"]).start()
+        server = ServerProcess(models=["bench-model"]).start()
     results: dict[str, list[dict]] = {c: [] for c in cases}
     try:
         for case in cases:

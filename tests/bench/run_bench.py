@@ -510,6 +510,9 @@ def run_profiles(server, size, outdir: Path, idle_s: float) -> None:
 
 
 def main(argv=None) -> int:
+    # the pty reader threads (BenchTerm) stamp a read when they get the GIL: at Python's
+    # 5 ms interval, a read could wait that long behind pyte or the server thread
+    sys.setswitchinterval(0.0005)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="one run of everything (explicit counts win)")
     ap.add_argument("--sizes", default="120x40,80x24")

@@ -544,9 +544,9 @@ def _openai_like_stream(n: int) -> bytes:
 def test_many_small_events_in_64k_chunks_is_fast():
     stream = _openai_like_stream(100_000)  # ~5 MB
     chunks = [stream[i : i + (1 << 16)] for i in range(0, len(stream), 1 << 16)]
-    start = time.perf_counter()
+    start = time.thread_time()
     events = parse(*chunks)
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert len(events) == 100_001
     assert events[-1].data == "[DONE]"
     assert elapsed < 5.0, f"{elapsed:.2f}s: parsing must be linear in the input"
@@ -556,9 +556,9 @@ def test_long_line_trickled_in_small_chunks_is_not_quadratic():
     # 1 MiB line in 8-byte chunks: copying the buffer on every feed would move ~70 GB.
     line = b"data: " + b"x" * MiB + b"\n\n"
     chunks = [line[i : i + 8] for i in range(0, len(line), 8)]
-    start = time.perf_counter()
+    start = time.thread_time()
     events = parse(*chunks, max_event_bytes=2 * MiB)
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert len(events) == 1 and len(events[0].data) == MiB
     assert elapsed < 5.0, f"{elapsed:.2f}s"
 
