@@ -46,6 +46,8 @@ def test_a_growing_long_line_is_laid_out_like_the_whole_line(seed, monkeypatch):
         width = rng.choice([3, 5, 10, 20, 40, 80])
         text, prev = "", None
         for _step in range(rng.randint(1, 25)):
+            if len(text) > 3000:  # 47 pieces: more only makes the oracle (urwid's layout) slower
+                break
             text += "".join(rng.choice(words) + rng.choice([" ", "", "  "]) for _ in range(rng.randint(1, 40)))
             line = [("", "    "), ("md_strong", text[:10]), ("", text[10:])] if len(text) > 10 \
                 else [("", "    "), ("md_strong", text)]
@@ -58,14 +60,14 @@ def test_a_megabyte_line_grows_in_time_proportional_to_the_new_text():
     bounds: the whole line took seconds per frame before)."""
     text = ("abcdefgh" * 125_000)
     line = [("", "  "), ("", text)]
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     rows, state = W.long_line_rows(line, 120)
-    first = time.perf_counter() - t0
+    first = time.thread_time() - t0
     assert len(rows) == -(-len(text) // 118)
     grown = [("", "  "), ("", text + "ijklmnop" * 128)]
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     rows2, _ = W.long_line_rows(grown, 120, state)
-    again = time.perf_counter() - t0
+    again = time.thread_time() - t0
     assert _runs(rows2[-3:]) == _runs(W.long_line_rows(grown, 120)[0][-3:])
     assert first < 1.0 and again < 0.05, (first, again)
 
@@ -75,10 +77,10 @@ def test_the_pane_keeps_a_long_lines_layout_when_it_grows():
     text = "word " * 100_000
     pane.replace(0, 0, [[("", "  "), ("", text)]])
     pane.render((100, 30))
-    t0 = time.perf_counter()
+    t0 = time.thread_time()
     pane.set_line(0, [("", "  "), ("", text + "more words")])
     canvas = pane.render((100, 30))
-    assert time.perf_counter() - t0 < 0.05
+    assert time.thread_time() - t0 < 0.05
     last = b"".join(r for _a, _c, r in list(canvas.content())[-1])
     assert b"more words" in last
 
