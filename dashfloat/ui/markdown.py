@@ -690,6 +690,13 @@ def code_lines(code: str, lang: str) -> list[Line]:
     return [_merge(line) for line in _code_lines(code, lang)]
 
 
+def visible_code_line(safe: str) -> Line:
+    """The line code_lines(line + "\\n", "") gives for one non-empty line of code that has
+    been made visible already (`safe` = visible(line)): a megabyte on one line is made
+    visible a piece at a time, and not again here."""
+    return [("", _CODE_INDENT), ("md_code_block", safe)]
+
+
 def _in_open_fence(head: str) -> bool:
     """Whether complete lines `head` leave a fenced code block open (top-level fences and
     fences in list items alike: only the fence lines themselves are looked at)."""

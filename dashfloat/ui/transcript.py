@@ -321,6 +321,8 @@ class AssistantEntry(Entry):
             cut = text.rfind("\n", pos, pos + FRAME_BUDGET) + 1
             if cut > pos:
                 stop, self.behind = cut, True
+            elif self._long_line(text, pos, glyphs):
+                return
         end = -1  # where the block ends, when it does
         if stop > pos:
             src = text[pos:stop]
@@ -347,11 +349,13 @@ class AssistantEntry(Entry):
             self._big_partial = (0, "")
         if end < 0 and (self.status == "streaming" or self.behind):
             return  # (behind: more lines wait; the next lines() takes the next part)
+        if end < 0 and not self._partial_upto(text, pos, len(text)):
+            self.behind = True  # the last line is made visible a frame's budget a call
+            return
         self.behind = False
         if end < 0:  # the answer ended inside the block: its last line too
-            rest = text[pos:]
-            if rest.strip():
-                self._big_add(self._big_source(rest + "\n"), glyphs)
+            if text[pos:].strip():
+                self._big_add([self._partial_line()], glyphs)
             end = len(text)
         if self._done_lines and self._big_lines:
             self._done_lines.append(_BLANK)
@@ -359,22 +363,52 @@ class AssistantEntry(Entry):
         self._done_upto = end
         self._big, self._big_lines, self._big_partial = "", [], (0, "")
 
+    def _partial_upto(self, text: str, pos: int, upto: int) -> bool:
+        """Make more of text[pos:upto] (part of one line) visible into _big_partial, at
+        most FRAME_BUDGET characters a call (visible() of a megabyte that came at once is
+        ~40 ms, held from a key typed then): True once it covers upto."""
+        n, shown = self._big_partial
+        if n < upto - pos:
+            take = min(upto - pos, n + FRAME_BUDGET)
+            self._big_partial = (take, shown + visible(text[pos + n : pos + take]))
+        return self._big_partial[0] >= upto - pos
+
+    def _partial_line(self) -> list | str:
+        """The line the partial is, as _big_source makes a complete line (it has been
+        made visible already: a plain line is its text, a code line its one segment)."""
+        shown = self._big_partial[1]
+        return markdown.visible_code_line(shown) if self._big == "fence" else shown
+
+    def _long_line(self, text: str, pos: int, glyphs: Glyphs) -> bool:
+        """The big block's next complete line is longer than a frame takes: make it
+        visible a budget a call (as the unfinished line is), then take it: True if this
+        call did that part (`behind`: the rest at the next call). False for a line that
+        could end the block (all blanks, or all fence characters): taken the usual way."""
+        can_end = " \t\r" if self._big == "plain" else " " + self._big_fence[0][0]
+        if not text[pos : pos + FRAME_BUDGET].strip(can_end):
+            return False
+        self.behind = True
+        nl = text.find("\n", pos)
+        if self._partial_upto(text, pos, nl):
+            self._big_add([self._partial_line()], glyphs)
+            self._big_pos, self._big_partial = nl + 1, (0, "")
+        return True
+
     def _big_view(self, glyphs: Glyphs) -> list[Line]:
         """The lines of a big block in progress: its complete lines, and the unfinished
-        one as far as it came (made visible by the piece that arrived since the frame
-        before: a megabyte on one line costs per frame what arrived)."""
+        one as far as it came (made visible a piece at a time, at most FRAME_BUDGET a
+        call: a megabyte on one line costs per frame what arrived, up to that)."""
         text, pos = self.text, self._big_pos
-        n, shown = self._big_partial
-        if self.behind:  # complete lines are still to come before the unfinished one
-            n, shown = 0, ""
-        elif len(text) - pos > n:
-            shown += visible(text[pos + n :])
-            self._big_partial = (len(text) - pos, shown)
+        # behind: complete lines are still to come, and the partial is empty, or it is
+        # the start of a long one of them, made visible so far (_long_line)
+        if not self.behind and not self._partial_upto(text, pos, len(text)):
+            self.behind = True  # the rest of what came at the next call
+        shown = self._big_partial[1]
         lines = self._big_lines
         partial: list[Line] = []
         if shown.strip():
             first = not self._done_lines and not lines
-            body = markdown.code_lines(shown + "\n", "") if self._big == "fence" else [[("", shown)]]
+            body = [markdown.visible_code_line(shown)] if self._big == "fence" else [[("", shown)]]
             partial = [self._decorate(line, glyphs, first=first) for line in body]
         if not self._done_lines:
             self._stable = len(lines)

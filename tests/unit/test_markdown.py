@@ -835,3 +835,12 @@ def test_the_code_block_shortcut_leaves_everything_else_to_the_parser(source):
 )
 def test_open_fence(text, expected):
     assert md.open_fence(text) == expected
+
+
+@pytest.mark.parametrize("line", ["x", "  indented", "a\tb", "\x1b[31mred\r", "漢字 and \u202e", "```", " "])
+def test_a_line_made_visible_already_is_the_code_line_code_lines_makes(line):
+    """visible_code_line: how a big code block's megabyte line, made visible a piece at a
+    time, becomes its line without being made visible again."""
+    from dashfloat.textsafe import visible
+
+    assert md.visible_code_line(visible(line)) == md.code_lines(line + "\n", "")[0]

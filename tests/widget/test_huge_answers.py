@@ -337,3 +337,47 @@ def test_blank_line_finds_what_the_look_behind_pattern_found():
         src = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
         m = old.search(src)
         assert T.blank_line(src) == ((m.start(), m.end()) if m else None), repr(src)
+
+
+LONG_LINES = {
+    # one line of 300 KB, the answer cut inside it (the 4 MiB cap's case, smaller)
+    "open": ("x" * 300_000, "error"),
+    "closed": ("A paragraph first.\n\n" + "y" * 300_000 + "\nthe next line\n\nAfter it.", "done"),
+    "cr-and-tab": ("word " * 5000 + "\n" + "a\tb" * 100_000 + "\r\nnext\n\nEND", "done"),
+    "fence": ("```\n" + "z" * 300_000 + "\n" + "w" * 100 + "\n```\n\nEND", "done"),
+    "fence-open": ("```\n" + "short\n" + "q" * 300_000, "cancelled"),
+    # a long line of blanks ends a plain block: taken the usual way, whole
+    "blanks": ("word " * 5000 + "\n" + " " * 100_000 + "\nAfter.", "done"),
+}
+
+
+@pytest.mark.parametrize("kind", list(LONG_LINES))
+def test_a_long_line_that_arrives_at_once_is_made_visible_a_frame_budget_at_a_time(kind, monkeypatch):
+    """A megabyte on one line between two frames: making it visible (escaping what a
+    terminal must not get raw) took ~40 ms a megabyte in one call, held from a key typed
+    then (the 4 MiB cap's echo: 176-379 ms). Each call now makes at most FRAME_BUDGET of
+    it visible, the rest at the next (`behind`), and the lines are those of the whole
+    line made visible at once, however the answer arrived."""
+    text, end = LONG_LINES[kind]
+    sizes = []
+    real = T.visible
+
+    def spy(s, **kw):
+        sizes.append(len(s))
+        return real(s, **kw)
+
+    monkeypatch.setattr(T, "visible", spy)
+    monkeypatch.setattr(markdown, "visible", spy)  # (code lines are made visible there)
+    budgeted = stream(text, [], end=end)
+    if kind != "blanks":
+        assert max(sizes) <= T.FRAME_BUDGET, max(sizes)
+    rng = random.Random(kind)
+    pieces = stream(text, sorted(rng.sample(range(1, len(text)), 40)), end=end)
+    monkeypatch.setattr(T, "FRAME_BUDGET", 1 << 40)  # the whole line at once, as before
+    sizes.clear()
+    whole = stream(text, [], end=end)
+    if kind != "blanks":  # (the spy saw the line made visible at once)
+        assert max(sizes) >= 100_000
+    assert budgeted == whole and pieces == whole
+    if kind == "cr-and-tab":  # (tabs made spaces, the CR shown, in the pieces too)
+        assert any(t.endswith("a    b\\r") for t in _texts(whole))
