@@ -363,15 +363,20 @@ def random_pieces(rnd: random.Random, n: int) -> list[str]:
 
 
 def huge_pieces(rnd: random.Random) -> list[str]:
-    """A piece of a huge answer (issue 16), 34-60 KB, over the transcript's BIG_BLOCK so it
+    """A piece of a huge answer (issue 16), 34-60 KB (a line: to 200 KB), over the transcript's BIG_BLOCK so it
     is taken line by line, cut into 2-6 frames: one long line without blanks (base64), a
     paragraph of words, many short lines, or lines of a code block (closed or not)."""
     import base64
 
     size = rnd.randint(34_000, 60_000)
     kind = rnd.choice(["line", "words", "lines", "code"])
-    if kind == "line":
+    if kind == "line":  # up to 200 KB, often at once: a line over FRAME_BUDGET is made visible in parts
+        size = rnd.randint(34_000, 200_000)
         text = base64.b64encode(rnd.randbytes(size * 3 // 4)).decode()
+        if rnd.random() < 0.5:  # completed by lines after it
+            text += "\n" + "".join(f"{rnd.choice(WORDS)}\n" for _ in range(rnd.randint(1, 5)))
+        cuts = sorted(rnd.sample(range(1, len(text)), rnd.randint(0, 2)))
+        return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     elif kind == "words":
         text = " ".join(rnd.choice(WORDS) for _ in range(size // 6))
     elif kind == "lines":

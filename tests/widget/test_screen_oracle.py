@@ -97,6 +97,38 @@ def test_scrolling_back_and_forth_while_streaming_and_suspending():
     s.close()
 
 
+@pytest.mark.parametrize("terminal", ["crlf", "sync"])
+@pytest.mark.parametrize("fenced", [False, True])
+def test_a_long_line_that_arrives_at_once_is_drawn_exactly_in_parts(terminal, fenced):
+    """200 KB on one line between two frames, then the lines after it, then the end: the
+    line is made visible a FRAME_BUDGET at a time (issue 16), a frame after each part,
+    with keys that scroll meanwhile; every frame equals a full repaint."""
+    import base64
+    import random
+
+    rnd = random.Random(16)
+    s = OracleSession(80, 24, **TERMINALS[terminal])
+    s.draw()
+    s.do("msg", (M.USER, "run"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    line = base64.b64encode(rnd.randbytes(150_000)).decode()
+    s.do("tokens", ["```\n" * fenced + "A first line.\n" + line])
+    keys = ["page up", "page down", "end"]
+    parts = 0
+    while s.app.model.current.behind:
+        s.do("tokens", [])  # the next part (App._catch_up)
+        s.do("key", keys[parts % 3])
+        parts += 1
+    s.do("tokens", ["x" * 100_000 + "\nafter\n" + "```\n" * fenced + "\nThe end."])
+    while s.app.model.current.behind:
+        s.do("tokens", [])
+        parts += 1
+    s.do("msg", (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    s.do("key", "end")
+    assert parts >= 4
+    assert "The end." in "".join(s.term.display)
+    s.close()
+
+
 # `make oracle` runs many more (DASHFLOAT_ORACLE_SEEDS=400: 1,600 sessions, ~250,000 frames)
 SEEDS = int(os.environ.get("DASHFLOAT_ORACLE_SEEDS", "8"))
 
