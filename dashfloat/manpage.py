@@ -1399,6 +1399,27 @@ and
 .RB ( \-f ).
 .B "tree \-o"
 (it writes its listing to a file) asks as a dangerous argument.
+.TP
+.BR git ", " env
+Some of their arguments carry a command the rules do not read as one, so an allowed
+.B git
+asks for
+.BR "bisect run" ,
+.BR "submodule foreach" ,
+the filters of
+.B filter\-branch
+and
+.BR "send\-email \-\-sendmail\-cmd" " (and " \-\-smtp\-server ", " \-\-to\-cmd ", " \-\-cc\-cmd ", " \-\-header\-cmd ),
+and
+.B "instaweb \-\-httpd"
+(besides the dangerous arguments
+.BR \-c ", " \-\-exec ", " \-x ...),
+and an allowed
+.B env
+asks for
+.B \-S
+.RB ( \-\-split\-string ),
+whose words neither the deny rules nor the repository check see.
 .SH HOOKS
 Hooks are your own commands, run around every tool call.
 They are set in the user file only, in a

@@ -1,4 +1,5 @@
-"""Programs whose script argument can run commands or write files: sed and awk.
+"""Programs whose script argument can run commands or write files: sed and awk; and git
+and env, whose arguments can carry a command that the rules do not read as one.
 
 An allow rule such as `execute_command(sed -n *)` or `execute_command(awk *)` reads like
 "filter text", but sed's `e` command, the `e` and `w` flags of `s`, and its `w`/`W`
@@ -191,5 +192,71 @@ def awk_danger(argv: Sequence[str]) -> str | None:
     return None
 
 
-CHECKS = {"sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
+# git's options before the command name that take the next word as their value
+_GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
+                      "--super-prefix", "--exec-path", "--attr-source")
+# (git command, its word or option that makes it run a command given to it). An allow rule
+# such as `execute_command(git *)` reads like "use git"; these run any program.
+_GIT_RUNS = {
+    "bisect": ("run",),  # git bisect run CMD...
+    "submodule": ("foreach",),  # git submodule foreach CMD
+    "filter-branch": ("--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+                      "--msg-filter", "--commit-filter", "--tag-name-filter"),  # shell code each
+    "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
+    "instaweb": ("--httpd", "-d", "--browser", "-b"),
+}
+_GIT_OWN_OPTIONS = ("--to", "--cc")  # options of their own, not abbreviations of --to-cmd, --cc-cmd
+
+
+def git_danger(argv: Sequence[str]) -> str | None:
+    """The git command in `argv` runs a command given to it (`git bisect run CMD`, `git
+    submodule foreach CMD`, a filter of filter-branch...): what, or None. (Options that do
+    the same for any git command, `-c`, `--exec`, `-x`..., are rules.DANGEROUS_ARGS.)"""
+    args = list(argv[1:])
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    if i >= len(args):
+        return None
+    command, rest = args[i], args[i + 1 :]
+    for word in _GIT_RUNS.get(command, ()):
+        for arg in rest:
+            if arg == "--" and word.startswith("-"):
+                break
+            name = arg.split("=", 1)[0]
+            if name == word or (word.startswith("--") and name.startswith("--") and len(name) > 3
+                                and word.startswith(name) and name not in _GIT_OWN_OPTIONS):
+                # (send-email, like git's own parser, takes a unique abbreviation)
+                return f"runs the command given to {command} {word}"
+    return None
+
+
+def env_danger(argv: Sequence[str]) -> str | None:
+    """env -S STRING (--split-string) runs the command STRING splits into, by env's own
+    rules, which the command analysis does not apply: the words in it (git, rm...) are
+    not seen by deny rules or by the repository check. What, or None."""
+    args = list(argv[1:])
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word in ("-", "--") or not word.startswith("-"):
+            return None  # the command (or NAME=VALUE, or an empty environment) starts here
+        if word.startswith("--"):
+            name, eq, _value = word.partition("=")
+            if len(name) > 2 and "--split-string".startswith(name):
+                return "runs a command from its -S string"
+            if not eq and len(name) > 2 and ("--unset".startswith(name) or "--chdir".startswith(name)):
+                i += 1  # --unset NAME, --chdir DIR
+            continue
+        for k, ch in enumerate(word[1:], 2):  # a cluster: -i, -0, -v take nothing
+            if ch == "S":
+                return "runs a command from its -S string"
+            if ch in "uC":  # -u NAME, -C DIR: the rest of the word, or the next one
+                i += k == len(word)
+                break
+    return None
+
+
+CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
           "mawk": awk_danger, "nawk": awk_danger, "busybox-awk": awk_danger}

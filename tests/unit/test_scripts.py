@@ -7,7 +7,7 @@ import pytest
 
 from dashfloat.tools import pipeline, rules
 from dashfloat.tools.permissions import Policy
-from dashfloat.tools.scripts import awk_danger, sed_danger
+from dashfloat.tools.scripts import awk_danger, env_danger, git_danger, sed_danger
 
 
 @pytest.mark.parametrize(
@@ -80,5 +80,76 @@ def test_an_allow_rule_for_the_program_asks_for_a_script_that_runs_or_writes(tmp
 
 @pytest.mark.parametrize("command, allow", [("sed -n '1,5p' a.txt", "sed -n *"), ("awk '{print $1}' a.txt", "awk *")])
 def test_an_allow_rule_still_allows_a_plain_filter(tmp_path, command, allow):
+    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
+    assert decision.decision == rules.ALLOW, decision
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["git", "status"], None),
+        (["git", "bisect", "start"], None),
+        (["git", "bisect", "run", "make", "test"], "runs the command given to bisect run"),
+        (["git", "-C", "sub", "bisect", "run", "./t.sh"], "runs the command given to bisect run"),
+        (["git", "-c", "x.y=1", "--no-pager", "bisect", "run", "t"], "runs the command given to bisect run"),
+        (["git", "log", "--grep", "run"], None),  # run is only bisect's
+        (["git", "submodule", "status"], None),
+        (["git", "submodule", "--quiet", "foreach", "rm -rf x"], "runs the command given to submodule foreach"),
+        (["git", "filter-branch", "--tree-filter", "rm x", "HEAD"], "runs the command given to filter-branch --tree-filter"),
+        (["git", "filter-branch", "--msg-filter=cat", "HEAD"], "runs the command given to filter-branch --msg-filter"),
+        (["git", "filter-branch", "--index-f", "x"], "runs the command given to filter-branch --index-filter"),
+        (["git", "filter-branch", "--", "--tree-filter"], None),  # after --: a revision
+        (["git", "send-email", "--sendmail-cmd=./x", "p.patch"], "runs the command given to send-email --sendmail-cmd"),
+        (["git", "send-email", "--to", "a@b", "--cc", "c@d", "p.patch"], None),  # options of their own
+        (["git", "send-email", "--to-c=./x", "p.patch"], "runs the command given to send-email --to-cmd"),
+        (["git", "instaweb", "--httpd=./x"], "runs the command given to instaweb --httpd"),
+        (["git"], None),
+        (["git", "-C"], None),
+    ],
+)
+def test_git_commands_that_run_a_command_given_to_them(argv, expected):
+    assert git_danger(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["env", "git", "status"], None),
+        (["env", "-i", "X=1", "git", "status"], None),
+        (["env", "git", "-S", "x"], None),  # git's -S, not env's
+        (["env", "-S-C sub git status"], "runs a command from its -S string"),
+        (["env", "-S", "git status"], "runs a command from its -S string"),
+        (["env", "-iS", "git status"], "runs a command from its -S string"),
+        (["env", "--split-string=git status"], "runs a command from its -S string"),
+        (["env", "--sp", "git status"], "runs a command from its -S string"),
+        (["env", "-u", "X", "-S", "git status"], "runs a command from its -S string"),
+        (["env", "--unset", "X", "-S", "git status"], "runs a command from its -S string"),
+        (["env", "-C", "sub", "-S", "git status"], "runs a command from its -S string"),
+        (["env", "-uS", "git", "status"], None),  # -u's value is S
+        (["env", "-CS", "-S", "git status"], "runs a command from its -S string"),
+    ],
+)
+def test_env_with_a_split_string(argv, expected):
+    assert env_danger(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "command, allow",
+    [
+        ("git bisect run rm -rf x", "git *"),
+        ("git submodule foreach 'touch pwned'", "git submodule *"),
+        ("git filter-branch --tree-filter 'touch pwned' HEAD", "git *"),
+        ("env -S'-C sub git status'", "env *"),
+    ],
+)
+def test_an_allow_rule_for_git_or_env_asks_for_a_command_given_to_it(tmp_path, command, allow):
+    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
+    assert decision.decision == rules.ASK, decision
+    assert "would allow it" in decision.reason
+
+
+@pytest.mark.parametrize("command, allow", [("git bisect start", "git *"), ("git submodule status", "git *"),
+                                            ("env -i LANG=C ls", "env *")])
+def test_an_allow_rule_for_git_or_env_still_allows_the_rest(tmp_path, command, allow):
     decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
     assert decision.decision == rules.ALLOW, decision
