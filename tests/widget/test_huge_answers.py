@@ -302,7 +302,7 @@ def test_text_that_arrives_at_once_is_scanned_a_window_a_call(kind, monkeypatch)
     if kind == "lines":
         text = "".join(f"line {i:05d}: the quick brown fox jumps\n" for i in range(20_000)) + "END"
     elif kind == "paragraphs":
-        text = "".join(f"Paragraph {i} with *some* `code`.\n\n" for i in range(8000)) + "END"
+        text = "".join(f"Paragraph {i} with *some* `code`.\n\n" for i in range(5000)) + "END"
     else:
         text = huge_text(7) * 3
     spans = []
