@@ -24,6 +24,9 @@ tty) on the same answer: the marker in its output after the last byte, its VmRSS
 
     .venv/bin/python tests/bench/run_bench.py --huge-only [--huge-runs 3] [--huge-mb 1]
         [--huge-cases one_line,words,lines,code]
+
+Where a slow echo's time went: tests/bench/trace_huge.py CASE runs one case with the app
+traced (tests/bench/apptrace/sitecustomize.py) and lines each probe up with what the app did.
 """
 
 from __future__ import annotations
