@@ -1420,6 +1420,15 @@ asks for
 .B \-S
 .RB ( \-\-split\-string ),
 whose words neither the deny rules nor the repository check see.
+.TP
+.RB "Wrappers (" nice ", " timeout ", " sudo ", " env ", " nohup "...)"
+An allowed wrapper is judged by the command it runs as well: with
+.B "nice *"
+allowed,
+.B "nice git \-c core.pager=CMD log"
+and
+.B "timeout 5 sed \-i ..."
+ask, as the wrapped command would.
 .SH HOOKS
 Hooks are your own commands, run around every tool call.
 They are set in the user file only, in a

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dashfloat.tools.rules import WRAPPERS
+
 _SED_SCRIPT_FILE = ("-f", "--file")
 _SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
 _SED_LABEL = set("btT:")  # commands followed by a label to the end of the command
@@ -258,5 +260,37 @@ def env_danger(argv: Sequence[str]) -> str | None:
     return None
 
 
-CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
+def wrapped_danger(argv: Sequence[str]) -> str | None:
+    """A wrapper (nice, timeout, sudo, env...: rules.WRAPPERS) runs the command in its
+    arguments: an allow rule for the wrapper would let that command's dangerous arguments
+    and scripts through (`nice git -c core.pager=CMD log` under `nice *`). Each suffix of
+    the arguments is judged as a command, as the deny rules judge them: what it does, or
+    None."""
+    from dashfloat.tools import rules
+
+    own = _CHECKS.get(_base(argv[0])) if argv else None
+    if own is not None:
+        found = own(argv)
+        if found:
+            return found
+    for k in range(1, len(argv)):
+        inner = argv[k:]
+        bad = rules.dangerous_argument(inner)
+        if bad is not None:
+            return f"runs {_base(inner[0])} with {bad}, which can run programs or write files"
+        check = _CHECKS.get(_base(inner[0]))
+        found = check(inner) if check is not None else None
+        if found:
+            return f"runs {_base(inner[0])}, which {found}"
+    return None
+
+
+def _base(word: str) -> str:
+    return word.rstrip("/").rsplit("/", 1)[-1] or word
+
+
+_CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
           "mawk": awk_danger, "nawk": awk_danger, "busybox-awk": awk_danger}
+# what rules.dangerous_script looks up: the checks above, and every wrapper (env: its own
+# check, then the command it runs)
+CHECKS = {**_CHECKS, **dict.fromkeys(WRAPPERS, wrapped_danger)}

@@ -7,7 +7,13 @@ import pytest
 
 from dashfloat.tools import pipeline, rules
 from dashfloat.tools.permissions import Policy
-from dashfloat.tools.scripts import awk_danger, env_danger, git_danger, sed_danger
+from dashfloat.tools.scripts import (
+    awk_danger,
+    env_danger,
+    git_danger,
+    sed_danger,
+    wrapped_danger,
+)
 
 
 @pytest.mark.parametrize(
@@ -151,5 +157,37 @@ def test_an_allow_rule_for_git_or_env_asks_for_a_command_given_to_it(tmp_path, c
 @pytest.mark.parametrize("command, allow", [("git bisect start", "git *"), ("git submodule status", "git *"),
                                             ("env -i LANG=C ls", "env *")])
 def test_an_allow_rule_for_git_or_env_still_allows_the_rest(tmp_path, command, allow):
+    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
+    assert decision.decision == rules.ALLOW, decision
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["nice", "-n", "5", "ls", "-l"], None),
+        (["timeout", "10", "make", "test"], None),
+        (["nice", "git", "-c", "core.pager=sh", "log"], "runs git with -c, which can run programs or write files"),
+        (["timeout", "5", "git", "bisect", "run", "x"], "runs git, which runs the command given to bisect run"),
+        (["sudo", "-u", "me", "sed", "1e id", "f"], "runs sed, which runs a command: the e command"),
+        (["nohup", "nice", "find", ".", "-delete"], "runs find with -delete, which can run programs or write files"),
+        (["env", "-S", "git status"], "runs a command from its -S string"),  # env's own check first
+        (["env", "X=1", "tar", "tIf", "./p.sh", "a.tar"], "runs tar with tIf, which can run programs or write files"),
+    ],
+)
+def test_a_wrapper_is_judged_by_the_command_it_runs(argv, expected):
+    assert wrapped_danger(argv) == expected
+
+
+@pytest.mark.parametrize("command, allow", [("nice git -c core.pager=sh log", "nice *"),
+                                            ("timeout 5 git bisect run rm -rf x", "timeout *"),
+                                            ("sudo sed -i s/a/b/ /etc/hosts", "sudo *")])
+def test_an_allow_rule_for_a_wrapper_asks_for_what_it_wraps(tmp_path, command, allow):
+    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
+    assert decision.decision == rules.ASK, decision
+    assert "would allow it" in decision.reason
+
+
+@pytest.mark.parametrize("command, allow", [("nice -n 5 ls -l", "nice *"), ("timeout 10 make test", "timeout *")])
+def test_an_allow_rule_for_a_wrapper_still_allows_a_plain_command(tmp_path, command, allow):
     decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
     assert decision.decision == rules.ALLOW, decision
