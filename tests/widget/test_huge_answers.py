@@ -33,18 +33,23 @@ def catch_up(model, view) -> int:
     return n
 
 
-def stream(text: str, cuts: list[int], end: str = "done"):
+def stream(text: str, cuts: list[int], end: str = "done", frames: list | None = None):
     """An AssistantEntry fed `text` in pieces ending at `cuts`, its lines asked for after
-    every piece (a frame, and the parts the frame left: `behind`); the lines at the end."""
+    every piece (a frame, and the parts the frame left: `behind`); the lines at the end.
+    `frames` gets the lines of every frame before the end."""
     e = T.AssistantEntry()
     prev = 0
     for c in [*cuts, len(text)]:
         if c > prev:
             e.add_content(text[prev:c])
             prev = c
-        e.lines(theme.UNICODE, False)
+        lines = e.lines(theme.UNICODE, False)
+        if frames is not None:
+            frames.append(lines)
         while e.behind:
-            e.lines(theme.UNICODE, False)
+            lines = e.lines(theme.UNICODE, False)
+            if frames is not None:
+                frames.append(lines)
     e.end(end)
     lines = e.lines(theme.UNICODE, False)
     while e.behind:
@@ -348,6 +353,8 @@ LONG_LINES = {
     "fence-open": ("```\n" + "short\n" + "q" * 300_000, "cancelled"),
     # a long line of blanks ends a plain block: taken the usual way, whole
     "blanks": ("word " * 5000 + "\n" + " " * 100_000 + "\nAfter.", "done"),
+    # the answer ends with blanks after its last line: no line of blanks is added
+    "blank-end": ("word " * 5000 + "\nlast words\n" + " " * 120_000, "done"),
 }
 
 
@@ -368,16 +375,23 @@ def test_a_long_line_that_arrives_at_once_is_made_visible_a_frame_budget_at_a_ti
 
     monkeypatch.setattr(T, "visible", spy)
     monkeypatch.setattr(markdown, "visible", spy)  # (code lines are made visible there)
-    budgeted = stream(text, [], end=end)
+    frames: list = []
+    budgeted = stream(text, [], end=end, frames=frames)
     if kind != "blanks":
         assert max(sizes) <= T.FRAME_BUDGET, max(sizes)
     rng = random.Random(kind)
-    pieces = stream(text, sorted(rng.sample(range(1, len(text)), 40)), end=end)
+    pieces = stream(text, sorted(rng.sample(range(1, len(text)), 40)), end=end, frames=frames)
     monkeypatch.setattr(T, "FRAME_BUDGET", 1 << 40)  # the whole line at once, as before
     sizes.clear()
     whole = stream(text, [], end=end)
     if kind != "blanks":  # (the spy saw the line made visible at once)
         assert max(sizes) >= 100_000
     assert budgeted == whole and pieces == whole
+    final = _texts(whole)
+    for frame in frames:  # every frame on the way shows the final lines, the last one as far as it came
+        shown = _texts(frame) or [""]  # (a first part may show nothing yet)
+        assert shown[:-1] == final[: len(shown) - 1] and final[len(shown) - 1].startswith(shown[-1])
+    if kind == "blank-end":
+        assert final[-1] == "  last words"
     if kind == "cr-and-tab":  # (tabs made spaces, the CR shown, in the pieces too)
         assert any(t.endswith("a    b\\r") for t in _texts(whole))
