@@ -64,9 +64,18 @@ def warm() -> None:
         raise SystemExit(f"forkserver: the warm-up imported the project's own modules: {leaked}")
 
 
+# A mutant can make a loop that grows a list forever: seen, a test child at 17 GB of the
+# machine's 24 when it was found. Its data (heap and private mappings) is capped instead, so
+# it fails with MemoryError (a kill) long before the time limit; the tests need ~0.5 GB.
+DATA_LIMIT = int(os.environ.get("DASHFLOAT_MUTATION_DATA_LIMIT", 4 << 30))  # bytes (a test lowers it)
+
+
 def child(request: dict) -> int:
     """In the forked child: become `python -m pytest ARGV` and return its exit code."""
     os.setsid()
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_DATA, (DATA_LIMIT, DATA_LIMIT))
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(null, 0)

@@ -45,6 +45,7 @@ import json
 import os
 import queue
 import re
+import resource
 import select
 import shutil
 import signal
@@ -205,6 +206,11 @@ class Workspace:
         self.proc = subprocess.Popen([sys.executable, *PYTEST[:2], *args], cwd=self.dir, env=env,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        try:  # as the fork server's children (forkserver.DATA_LIMIT): a runaway mutant fails
+            limit = int(env.get("DASHFLOAT_MUTATION_DATA_LIMIT", 4 << 30))
+            resource.prlimit(self.proc.pid, resource.RLIMIT_DATA, (limit, limit))
+        except (OSError, ValueError):
+            pass
         try:
             out, _ = self.proc.communicate(timeout=timeout)
             code = self.proc.returncode

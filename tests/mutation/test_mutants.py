@@ -223,6 +223,19 @@ def test_a_mutant_is_killed_survives_or_times_out_the_same_way_in_both_kinds_of_
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_a_mutant_that_eats_memory_fails_at_the_data_limit(fake_workspace, fork, monkeypatch):
+    """A mutant's endless loop that grows a list took a test child to 17 GB of the machine's
+    24 (found in a run of conversation.py): the runs' data is capped, so it fails with
+    MemoryError (a kill) instead. Here the cap is 300 MB."""
+    monkeypatch.setenv("DASHFLOAT_MUTATION_DATA_LIMIT", str(300 << 20))
+    ws = fake_workspace(fork)
+    ws.write("fakemod.py", b"def answer():\n    x = []\n    while True:\n        x.append(bytearray(1 << 20))\n")
+    status, code, out = ws.pytest(["tests/test_checks.py"], timeout=60)
+    assert (status, code) == ("failed", 1), out
+    assert "MemoryError" in out
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
 def test_what_the_tests_leave_running_is_killed_after_the_run_but_not_the_fork_server(fake_workspace, fork, tmp_path):
     ws = fake_workspace(fork)
     assert ws.pytest(["tests/test_daemon.py"], timeout=60)[:2] == ("passed", 0)
