@@ -128,6 +128,9 @@ def test_git_commands_that_run_a_command_given_to_them(argv, expected):
         (["env", "-iS", "git status"], "runs a command from its -S string"),
         (["env", "--split-string=git status"], "runs a command from its -S string"),
         (["env", "--sp", "git status"], "runs a command from its -S string"),
+        (["env", "--s", "git status"], "runs a command from its -S string"),  # (unique already)
+        (["env", "-uX", "-S", "git status"], "runs a command from its -S string"),  # -u's value attached
+        (["env", "--chdir=sub", "-S", "git status"], "runs a command from its -S string"),
         (["env", "-u", "X", "-S", "git status"], "runs a command from its -S string"),
         (["env", "--unset", "X", "-S", "git status"], "runs a command from its -S string"),
         (["env", "-C", "sub", "-S", "git status"], "runs a command from its -S string"),
