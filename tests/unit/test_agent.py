@@ -1266,12 +1266,12 @@ def test_a_crash_while_the_results_go_into_the_conversation_answers_each_call_on
 
 
 def test_the_answer_of_a_cancelled_request_that_comes_late_is_dropped():
-    returned = threading.Event()
+    threads = []
 
     def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        threads.append(threading.current_thread())  # it puts the answer in the inbox, then ends
         on_event(("content", "part"))
         until(lambda: cancel.cancelled)
-        returned.set()
         return result("part LATE")  # a streamer that does not say it was cancelled
 
     agent, out = start(stream)
@@ -1279,8 +1279,8 @@ def test_the_answer_of_a_cancelled_request_that_comes_late_is_dropped():
     out.wait_kind(M.TOKEN, "part")
     agent.send((M.CANCEL,))
     out.wait_kind(M.TURN_END, "cancelled")
-    assert returned.wait(5)
-    assert until(lambda: not any(t.name.startswith("stream-") for t in threading.enumerate()))
+    threads[0].join(5)
+    assert not threads[0].is_alive()
     agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the late answer
     out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
     assert agent.messages[-1] == {"role": "assistant", "content": "part"}
@@ -1362,7 +1362,10 @@ def test_a_check_that_ends_after_its_turn_crashed_runs_nothing(tmp_path, monkeyp
 
     gate_in, gate_out, models_out = threading.Event(), threading.Event(), threading.Event()
 
+    threads = []
+
     def pre_execute(ctx):
+        threads.append(threading.current_thread())  # it puts the verdict in the inbox, then ends
         gate_in.set()
         gate_out.wait(5)
         return ("done", {"ok": False, "error": "refused by a hook", "code": "denied"})
@@ -1381,10 +1384,29 @@ def test_a_check_that_ends_after_its_turn_crashed_runs_nothing(tmp_path, monkeyp
     agent.send((M.PROMPT, "/model other"))  # busy until the model list comes
     out.wait(lambda m: m[0] == M.PHASE and m[1] != "idle" and m in out.seen[ended:])
     gate_out.set()
-    assert until(lambda: not any(t.name.startswith("gate-") for t in threading.enumerate()))
+    threads[0].join(5)
+    assert not threads[0].is_alive()
     agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the late gate
     out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
     models_out.set()
     out.wait_kind(M.MODEL, "other")
     assert not [m for m in out.seen[ended:] if m[0] == M.TOOL_RESULT]
     assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["c1"] and len(requests) == 1
+
+
+def test_a_slash_command_whose_worker_fails_ends_its_turn_as_an_error_and_the_next_one_ends(monkeypatch):
+    from dashfloat import agent as agent_module
+
+    def sessions_text(root, current):
+        raise RuntimeError("unreadable state directory")
+
+    monkeypatch.setattr(agent_module, "sessions_text", sessions_text)
+    agent, out = start(lambda *a, **k: result("ok"))
+    agent.send((M.PROMPT, "/sessions"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "error")
+    assert "/sessions failed: RuntimeError: unreadable state directory" in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "/help"))  # done at once: its end is not held for a worker any more
+    assert out.wait(lambda m: m[0] == M.TURN_END and m in out.seen[mark:]) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
