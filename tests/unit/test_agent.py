@@ -1031,16 +1031,20 @@ def test_a_prompt_that_reads_deadline_is_answered_like_any_other():
 # ---- what runs when a turn crashes or the agent stops ---------------------------------------------
 
 
-def blocking_execute(monkeypatch):
-    """runner.execute that runs until its Cancel is cancelled; (started, cancelled) events."""
+def blocking_execute(monkeypatch, threads=None):
+    """runner.execute that runs until its Cancel is cancelled, then prints a last line (a
+    command's output as it stops); (started, cancelled) events. `threads` gets its thread."""
     from dashfloat.tools import runner
 
     started, cancelled = threading.Event(), threading.Event()
 
-    def execute(*a, cancel, **k):
+    def execute(*a, cancel, on_output, **k):
+        if threads is not None:
+            threads.append(threading.current_thread())
         started.set()
         if until(lambda: cancel.cancelled):
             cancelled.set()
+        on_output("Terminated\n")
         return {"ok": True, "entries": []}
 
     monkeypatch.setattr(runner, "execute", execute)
@@ -1085,15 +1089,20 @@ def test_an_agent_that_goes_down_while_a_tool_runs_stops_it(tmp_path, monkeypatc
 
 
 def test_a_crash_while_a_tool_runs_stops_it_and_answers_the_call(tmp_path, monkeypatch):
-    started, cancelled = blocking_execute(monkeypatch)
+    threads = []
+    started, cancelled = blocking_execute(monkeypatch, threads)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = crashing_agent(stream, root=str(tmp_path))
     agent.send((M.PROMPT, "list"))
     assert started.wait(5)
     agent.send((M.T_NOTE, 0, "c1", "crash"))
-    out.wait_kind(M.TURN_END, "error")
+    ended = out.seen.index(out.wait_kind(M.TURN_END, "error"))
     assert cancelled.wait(5)
     assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["c1"]
+    threads[0].join(5)  # its last output and its result are in the inbox
+    agent.send((M.T_NOTE, 0, "x", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    assert not [m for m in out.seen[ended:] if m[0] in (M.TOOL_OUTPUT, M.TOOL_RESULT)], "the ended turn's row moved"
     assert agent.alive
 
 
