@@ -264,6 +264,39 @@ def test_esc_during_the_summary_request_leaves_the_conversation_as_it_was(rig):
     rig.server.responder = None
 
 
+def test_a_crash_during_the_summary_request_ends_that_turn_and_leaves_the_conversation_as_it_was(rig):
+    import threading
+
+    held = threading.Event()
+    rig.server.responder = lambda req: (sse_reply(["## never used"], hold=held) if is_summary(req)
+                                        else answer("answer " + prose(300)))
+    start(rig, context_window=8000)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
+    before = [dict(m) for m in rig.agent.messages]
+    real = rig.agent.handle
+
+    def handle(msg):
+        if msg[0] == M.T_NOTE:
+            raise RuntimeError("boom")
+        return real(msg)
+
+    rig.agent.handle = handle
+    t = rig.prompt("/compact")
+    wait_until(lambda: summary_bodies(rig), "the summary request")
+    rig.agent.send((M.T_NOTE, 0, "x", "y"))
+    rig.out.wait_kind(M.TURN_END, "error", since=t)
+    assert rig.agent.alive and not rig.out.of(M.AGENT_DOWN)
+    assert rig.agent.messages == before
+    held.set()
+    rig.server.responder = None
+    rig.server.push(answer("still here"))
+    t = rig.prompt("go on")
+    rig.out.wait_kind(M.TURN_END, "done", since=t)
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "still here"}
+    assert not rig.out.of(M.COMPACTED), "the summary that came after the crash was not used"
+
+
 def test_a_refused_request_teaches_the_window_compacts_and_is_sent_once_more(rig):
     overflow = json_reply(400, {"error": {"message": "This model's maximum context length is 6000 tokens. However, "
                                                      "your messages resulted in 9100 tokens.",

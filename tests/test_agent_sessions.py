@@ -512,6 +512,33 @@ def test_a_crash_during_undo_after_a_resume_ends_that_turn_only(rig):
         lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)[2]
     rig.out.wait_kind(M.TURN_END, "error", since=t)
     assert agent.alive and not rig.out.of(M.AGENT_DOWN, t)
+    # the next turn's question is this turn's, not the dead /undo's: y runs the command
+    rig.server.push(calls_reply(("c2", "execute_command", {"command": "true"})), answer("ran it"))
+    t = rig.prompt("run true")
+    rig.decide(rig.confirm(t)[1], "approved")
+    assert rig.out.wait_kind(M.TOOL_RESULT, since=t)[1]["status"] == "ok"
+    rig.out.wait_kind(M.TURN_END, "done", since=t)
+
+
+def test_a_write_that_failed_is_not_undone_after_a_resume_either(rig, monkeypatch):
+    from dashfloat.tools import results, runner
+
+    real = runner.execute
+
+    def execute(name, *a, **k):  # the change is journaled before the write, which then fails
+        return results.error("io_error", "No space left on device") if name == "write_file" else real(name, *a, **k)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    (rig.root / "a.txt").write_text("mine\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "theirs\n"})), answer("it failed"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("go"))
+    assert "Nothing to undo" in undo(rig)[-1]
+    quit_agent(rig)
+    restart(rig, j.path)
+    assert "Nothing to undo" in undo(rig)[-1]
+    assert (rig.root / "a.txt").read_text() == "mine\n"
 
 
 # ---- 4. which files a command changed ------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
+import time
 
 import pytest
 
@@ -454,14 +456,17 @@ def test_a_message_whose_handling_raises_ends_the_turn_and_the_agent_goes_on(dea
 
 
 def test_a_crash_between_tool_calls_answers_every_announced_call(tmp_path):
-    stream, requests = tools_then_answer(one_call("c1") + one_call("c2"), "after")
+    # a write after the listing: it is gated only once the listing has its result
+    stream, requests = tools_then_answer(one_call("c1") + one_call("c2", "write_file", {"path": "a", "content": "x"}),
+                                         "after")
     agent, out = start(stream, root=str(tmp_path))
     real = agent._next_call
-    state = {"n": 0}
+    crashed = []
 
     def next_call():
-        state["n"] += 1
-        if state["n"] == 2:  # the first call has its result, the second has not run
+        calls = agent._calls
+        if not crashed and len(calls) == 2 and calls[0].result is not None and calls[1].result is None:
+            crashed.append(True)  # the first call has its result, the second has not run
             raise KeyboardInterrupt
         return real()
 
@@ -471,6 +476,9 @@ def test_a_crash_between_tool_calls_answers_every_announced_call(tmp_path):
     out.wait(lambda m: m == (M.PHASE, "idle") and not agent._busy)
     tools = [m for m in agent.messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tools] == ["c1", "c2"]
+    ran, not_run = (json.loads(m["content"]) for m in tools)
+    assert "not run" not in ran.get("error", "")  # the call that ran keeps its own result
+    assert not_run["error"].startswith("not run: internal error while handling") and "KeyboardInterrupt" in not_run["error"]
     mark = len(out.seen)
     agent.send((M.PROMPT, "go on"))
     out.wait(lambda m: m == (M.ASSISTANT_END, "done") and m in out.seen[mark:])
@@ -588,14 +596,15 @@ def test_at_most_five_closest_model_names_are_offered():
     assert _closest_models("qwen", long) == long[:5]
 
 
-def crashing_agent():
-    """An agent whose handling of the prompt "crash" raises; a configured window, so no
-    worker's answer (a success) comes between two crashes and resets their count."""
-    agent, out = start(lambda *a, **k: result("ok"), context_window=32768)
+def crashing_agent(stream_fn=None, **extra):
+    """An agent whose handling of the prompt "crash" (or of a tool note "crash", which a test
+    sends in the middle of a turn) raises; a configured window, so no worker's answer (a
+    success) comes between two crashes and resets their count."""
+    agent, out = start(stream_fn or (lambda *a, **k: result("ok")), context_window=32768, **extra)
     real = agent.handle
 
     def handle(msg):
-        if msg == (M.PROMPT, "crash"):
+        if msg[0] in (M.PROMPT, M.T_NOTE) and msg[-1] == "crash":
             raise RuntimeError("boom")
         return real(msg)
 
@@ -928,3 +937,485 @@ def test_the_third_crash_in_a_row_stops_the_agent():
     assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
     agent.join(2)
     assert not agent.alive
+
+
+def test_three_crashes_in_a_row_after_a_success_stop_the_agent_too():
+    agent, out = crashing_agent()
+    agent.send((M.PROMPT, "/help"))
+    out.wait(lambda m: m[0] == M.SYSTEM)
+    for _ in range(2):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, "crash"))
+        out.wait(lambda m, mark=mark: m[0] == M.SYSTEM and m in out.seen[mark:])
+    agent.send((M.PROMPT, "crash"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
+    agent.join(2)
+    assert not agent.alive
+
+
+def test_a_crash_outside_a_turn_says_so_and_leaves_the_prompt_ready():
+    agent, out = crashing_agent()
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "crash"))
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m in out.seen[mark:])
+    assert err == (M.SYSTEM, "error", "internal error while handling 'prompt': RuntimeError: boom (details in the log).")
+    at = out.seen.index(err)
+    out.wait(lambda m: m == (M.PHASE, "idle") and m in out.seen[at:])
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_log_has_each_crash_with_its_traceback_and_not_the_prompts_text(caplog):
+    """The log file is what a bug report carries: every failed handling and the crash that
+    stopped the agent, each with its traceback; of a message only its kind (a prompt's text
+    is the user's)."""
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent, out = crashing_agent()
+        for _ in range(3):
+            agent.send((M.PROMPT, "crash"))
+        out.wait(lambda m: m[0] == M.AGENT_DOWN)
+        agent.join(2)
+    records = [r for r in caplog.records if r.name == "dashfloat.agent"]
+    assert [r.getMessage() for r in records] == ["agent failed handling ('prompt',)"] * 2 + ["agent thread crashed"]
+    for r in records:
+        assert r.exc_info is not None and r.exc_info[0] is RuntimeError and str(r.exc_info[1]) == "boom"
+
+
+def test_a_shutdown_that_fails_after_a_crash_is_logged_and_the_agent_still_reports_down(caplog):
+    agent, out = crashing_agent()
+
+    def shutdown():
+        raise OSError("kill_all broke")
+
+    agent._shutdown = shutdown
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        for _ in range(3):
+            agent.send((M.PROMPT, "crash"))
+        assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
+        agent.join(2)
+    record = next(r for r in caplog.records if r.getMessage() == "shutdown after the crash failed")
+    assert record.exc_info is not None and record.exc_info[0] is OSError
+
+
+def test_an_agent_that_goes_down_ends_its_journal_saying_why(tmp_path):
+    from dashfloat.journal import Journal
+
+    path = tmp_path / "0123456789abcdef.jsonl"
+    journal = Journal(path, {"id": "0123456789abcdef", "cwd": str(tmp_path), "model": "m"})
+    agent, out = crashing_agent(journal=journal)
+    agent.send((M.PROMPT, "hi"))  # something to journal: nothing is written before a prompt
+    out.wait_kind(M.TURN_END, "done")
+    for _ in range(3):
+        agent.send((M.PROMPT, "crash"))
+    out.wait(lambda m: m[0] == M.AGENT_DOWN)
+    agent.join(2)
+    end = json.loads(path.read_bytes().splitlines()[-1])
+    assert (end["type"], end["reason"], end["why"]) == ("end", "agent_down", "RuntimeError: boom")
+
+
+def test_a_prompt_that_reads_deadline_is_answered_like_any_other():
+    asked = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        asked.append(messages[-1])
+        return result("ok")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "deadline"))
+    out.wait_kind(M.TURN_END, "done")
+    assert asked == [{"role": "user", "content": "deadline"}]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+# ---- what runs when a turn crashes or the agent stops ---------------------------------------------
+
+
+def blocking_execute(monkeypatch, threads=None):
+    """runner.execute that runs until its Cancel is cancelled, then prints a last line (a
+    command's output as it stops); (started, cancelled) events. `threads` gets its thread."""
+    from dashfloat.tools import runner
+
+    started, cancelled = threading.Event(), threading.Event()
+
+    def execute(*a, cancel, on_output, **k):
+        if threads is not None:
+            threads.append(threading.current_thread())
+        started.set()
+        if until(lambda: cancel.cancelled):
+            cancelled.set()
+        on_output("Terminated\n")
+        return {"ok": True, "entries": []}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    return started, cancelled
+
+
+def until(pred, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_quit_stops_a_tool_that_is_running(tmp_path, monkeypatch):
+    started, cancelled = blocking_execute(monkeypatch)
+    stream, _requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    assert started.wait(5)
+    agent.send((M.QUIT,))
+    assert cancelled.wait(5)
+    agent.join(2)
+    assert not agent.alive
+
+
+def test_an_agent_that_goes_down_while_a_tool_runs_stops_it(tmp_path, monkeypatch):
+    started, cancelled = blocking_execute(monkeypatch)
+    stream, _requests = tools_then_answer(one_call(), "noted")
+    agent, out = crashing_agent(stream, root=str(tmp_path))
+
+    def recover(*a):  # the crash goes beyond the turn's recovery: the agent goes down
+        raise RuntimeError("recovery broke")
+
+    agent._recover = recover
+    agent.send((M.PROMPT, "list"))
+    assert started.wait(5)
+    agent.send((M.T_NOTE, 0, "c1", "crash"))
+    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: recovery broke"
+    assert cancelled.wait(5)
+
+
+def test_a_crash_while_a_tool_runs_stops_it_and_answers_the_call(tmp_path, monkeypatch):
+    threads = []
+    started, cancelled = blocking_execute(monkeypatch, threads)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = crashing_agent(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    assert started.wait(5)
+    agent.send((M.T_NOTE, 0, "c1", "crash"))
+    ended = out.seen.index(out.wait_kind(M.TURN_END, "error"))
+    assert cancelled.wait(5)
+    assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["c1"]
+    threads[0].join(5)  # its last output and its result are in the inbox
+    agent.send((M.T_NOTE, 0, "x", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    assert not [m for m in out.seen[ended:] if m[0] in (M.TOOL_OUTPUT, M.TOOL_RESULT)], "the ended turn's row moved"
+    assert agent.alive
+
+
+def test_a_crash_while_a_call_is_checked_stops_the_check(tmp_path, monkeypatch):
+    from dashfloat.tools import pipeline
+
+    started, cancelled = threading.Event(), threading.Event()
+
+    def pre_execute(ctx):  # a slow pre_tool_use hook, say: it stops when told to
+        started.set()
+        if until(lambda: ctx.cancel.cancelled):
+            cancelled.set()
+        return ("done", {"ok": False, "error": {"code": "cancelled", "message": "stopped"}})
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = crashing_agent(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    assert started.wait(5)
+    agent.send((M.T_NOTE, 0, "c1", "crash"))
+    out.wait_kind(M.TURN_END, "error")
+    assert cancelled.wait(5)
+
+
+def test_a_crash_while_an_answer_streams_stops_the_stream():
+    stopped = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("content", "half"))
+        if until(lambda: cancel.cancelled):
+            stopped.set()
+        on_event(("content", " LATE"))
+        return result("half LATE", cancelled=True)
+
+    agent, out = crashing_agent(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "half")
+    agent.send((M.T_NOTE, 0, "x", "crash"))
+    out.wait_kind(M.TURN_END, "error")
+    assert stopped.wait(5), "the request was left running"
+    assert agent.messages[-1] == {"role": "assistant", "content": "half"}
+
+
+def test_a_crash_while_the_first_prompt_waits_for_the_model_list_drops_that_prompt():
+    release = threading.Event()
+
+    def models(ep):
+        release.wait(5)
+        return ["solo"]  # the only model: a prompt still pending would be sent with it
+
+    agent, out = crashing_agent(model=None, list_models_fn=models)
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.T_NOTE, 0, "x", "crash"))
+    ended = out.seen.index(out.wait_kind(M.TURN_END, "error"))
+    release.set()
+    out.wait_kind(M.MODEL, "solo")
+    agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the model list: the dropped prompt would have gone by then
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    assert (M.PHASE, "waiting") not in out.seen[ended:] and not agent._busy
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+# ---- start-up: what the UI is told first, and the permission policy -----------------------------
+
+
+def startup(agent, out):
+    """The start-up messages a front end draws its status line from, in order."""
+    out.wait_kind(M.MODEL)
+    return [m for m in out.seen if m[0] in (M.PHASE, M.MODE, M.METER, M.MODEL)]
+
+
+def test_start_up_tells_the_ui_its_phase_mode_meter_and_model_in_that_order():
+    agent, out = start(lambda *a, **k: result("ok"))
+    assert startup(agent, out) == [(M.PHASE, "idle"), (M.MODE, "ask"), (M.METER, agent.meter.view()), (M.MODEL, "m")]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def modes_config(tmp_path, mode):
+    from dashfloat.config import Config
+
+    return Config(root=tmp_path, permission_mode=mode)
+
+
+@pytest.mark.parametrize("given, waiting, shown", [
+    ({}, False, "ask"),
+    ({}, True, "ask"),
+    ({"config": "accept-edits"}, True, "accept-edits"),
+    ({"config": "accept-edits"}, False, "accept-edits"),
+    ({"config": "ask", "policy": "unrestricted"}, False, "unrestricted"),  # the policy given decides
+], ids=["defaults", "defaults-prompt-waiting", "config-prompt-waiting", "config", "policy-and-config"])
+def test_the_mode_shown_at_start_up_is_the_one_that_decides(tmp_path, given, waiting, shown):
+    from dashfloat.tools.permissions import Policy
+
+    kwargs = {"stream_fn": lambda *a, **k: result("ok")}
+    if "config" in given:
+        kwargs["policy_config"] = modes_config(tmp_path, given["config"])
+    if "policy" in given:
+        kwargs["policy"] = Policy(mode=given["policy"])
+    out = Outbox()
+    agent = Agent(ENDPOINT, "m", out.post, **kwargs)
+    if waiting:  # dashfloat -p: the prompt is in the inbox before the thread starts
+        agent.send((M.PROMPT, "hi"))
+    agent.start()
+    assert out.wait_kind(M.MODE) == (M.MODE, shown)
+    out.wait_kind(M.TURN_END) if waiting else out.wait_kind(M.MODEL)
+    assert agent.policy.mode == shown
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_policy_is_built_at_rest_and_not_before_a_waiting_prompt_is_sent(tmp_path):
+    """Issue 16: a person has yet to type, so the policy is built now (not on the first
+    call); a prompt already waiting (dashfloat -p) goes out first."""
+    config = modes_config(tmp_path, "accept-edits")
+    agent, out = start(lambda *a, **k: result("ok"), policy_config=config)
+    out.wait_kind(M.MODEL)
+    assert agent._policy is not None and agent._policy.mode == "accept-edits"
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+    built_when_asked = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        built_when_asked.append(agent._policy is not None)
+        return result("ok")
+
+    out = Outbox()
+    agent = Agent(ENDPOINT, "m", out.post, stream_fn=stream, policy_config=config)
+    agent.send((M.PROMPT, "hi"))
+    agent.start()
+    out.wait_kind(M.TURN_END, "done")
+    assert built_when_asked == [False]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_policy_set_on_the_agent_before_it_starts_is_the_one_used():
+    from dashfloat.tools.permissions import Policy
+
+    out = Outbox()
+    agent = Agent(ENDPOINT, "m", out.post, stream_fn=lambda *a, **k: result("ok"))
+    agent.policy = Policy(mode="read-only")
+    agent.start()
+    assert out.wait_kind(M.MODE) == (M.MODE, "read-only")
+    agent.send((M.PROMPT, "/mode"))
+    assert out.wait(lambda m: m[0] == M.SYSTEM)[2].startswith("Permission mode: read-only.")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_crash_while_the_results_go_into_the_conversation_answers_each_call_once(tmp_path):
+    stream, requests = tools_then_answer(one_call("c1") + one_call("c2", args={"path": "."}), "after")
+    agent, out = start(stream, root=str(tmp_path))
+    real = agent._append_result
+    state = {"n": 0}
+
+    def append_result(call):
+        state["n"] += 1
+        if state["n"] == 2:  # c1's result is in, c2's is not
+            raise RuntimeError("boom")
+        return real(call)
+
+    agent._append_result = append_result
+    agent.send((M.PROMPT, "list twice"))
+    out.wait_kind(M.TURN_END, "error")
+    assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["c1", "c2"]
+
+
+def test_the_answer_of_a_cancelled_request_that_comes_late_is_dropped():
+    threads = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        threads.append(threading.current_thread())  # it puts the answer in the inbox, then ends
+        on_event(("content", "part"))
+        until(lambda: cancel.cancelled)
+        return result("part LATE")  # a streamer that does not say it was cancelled
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "part")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    threads[0].join(5)
+    assert not threads[0].is_alive()
+    agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the late answer
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    assert agent.messages[-1] == {"role": "assistant", "content": "part"}
+    assert [m for m in out.seen if m[0] == M.ASSISTANT_END] == [(M.ASSISTANT_END, "cancelled")]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_quit_on_an_open_question_leaves_the_turn_for_a_resume_to_close(tmp_path):
+    """Only a streaming answer is stopped as Esc stops it on the way out; a question open at
+    quit is not answered "rejected" here (a resume says it was never decided)."""
+    stream, requests = tools_then_answer(one_call(name="write_file", args={"path": "a", "content": "x"}), "done")
+    agent, out = start(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "write"))
+    out.wait_kind(M.CONFIRM)
+    agent.send((M.QUIT,))
+    agent.join(2)
+    assert not agent.alive
+    seen = out.seen + drain(out)
+    assert not [m for m in seen if m[0] in (M.DECIDED, M.TURN_END, M.TOOL_RESULT)]
+
+
+def test_quit_while_an_answer_streams_stops_it_even_when_keeping_it_fails(caplog):
+    stopped = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("content", "half"))
+        if until(lambda: cancel.cancelled):
+            stopped.set()
+        return result("half", cancelled=True)
+
+    agent, out = start(stream)
+
+    def on_cancel(why=""):
+        raise RuntimeError("the record broke")
+
+    agent._on_cancel = on_cancel
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "half")
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.QUIT,))
+        agent.join(2)
+    assert not agent.alive and stopped.wait(5)
+    record = next(r for r in caplog.records if r.getMessage() == "keeping the streamed answer failed")
+    assert record.exc_info is not None and record.exc_info[0] is RuntimeError
+    assert not any(m[0] == M.AGENT_DOWN for m in out.seen + drain(out))
+
+
+@pytest.mark.parametrize("loaded", [True, False], ids=["tools-loaded", "tools-never-loaded"])
+def test_quit_kills_every_command_the_runner_started_and_a_failure_there_is_logged(monkeypatch, caplog, loaded):
+    from dashfloat.tools import runner
+
+    killed = []
+
+    def kill_all():
+        killed.append(True)
+        raise OSError("no such process group")
+
+    monkeypatch.setattr(runner, "kill_all", kill_all)
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL)
+    if loaded:
+        agent.send((M.PREPARE,))  # a person started typing: the tools load
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.QUIT,))
+        agent.join(2)
+    assert not agent.alive
+    failed = [r for r in caplog.records if r.getMessage() == "kill_all failed"]
+    if loaded:
+        assert killed == [True] and len(failed) == 1 and failed[0].exc_info[0] is OSError
+    else:  # nothing was loaded, so nothing was started: nothing to kill, nothing logged
+        assert killed == [] and failed == []
+
+
+def test_a_check_that_ends_after_its_turn_crashed_runs_nothing(tmp_path, monkeypatch):
+    """A gate that does not stop when told (a hook that ignores it) answers after the crash,
+    while the next turn (a /model check) is busy: the crashed turn's call is not taken up."""
+    from dashfloat.tools import pipeline
+
+    gate_in, gate_out, models_out = threading.Event(), threading.Event(), threading.Event()
+
+    threads = []
+
+    def pre_execute(ctx):
+        threads.append(threading.current_thread())  # it puts the verdict in the inbox, then ends
+        gate_in.set()
+        gate_out.wait(5)
+        return ("done", {"ok": False, "error": "refused by a hook", "code": "denied"})
+
+    def models(ep):
+        models_out.wait(5)
+        return ["m", "other"]
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = crashing_agent(stream, root=str(tmp_path), list_models_fn=models)
+    agent.send((M.PROMPT, "list"))
+    assert gate_in.wait(5)
+    agent.send((M.T_NOTE, 0, "c1", "crash"))
+    ended = out.seen.index(out.wait_kind(M.TURN_END, "error"))
+    agent.send((M.PROMPT, "/model other"))  # busy until the model list comes
+    out.wait(lambda m: m[0] == M.PHASE and m[1] != "idle" and m in out.seen[ended:])
+    gate_out.set()
+    threads[0].join(5)
+    assert not threads[0].is_alive()
+    agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the late gate
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    models_out.set()
+    out.wait_kind(M.MODEL, "other")
+    assert not [m for m in out.seen[ended:] if m[0] == M.TOOL_RESULT]
+    assert [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"] == ["c1"] and len(requests) == 1
+
+
+def test_a_slash_command_whose_worker_fails_ends_its_turn_as_an_error_and_the_next_one_ends(monkeypatch):
+    from dashfloat import agent as agent_module
+
+    def sessions_text(root, current):
+        raise RuntimeError("unreadable state directory")
+
+    monkeypatch.setattr(agent_module, "sessions_text", sessions_text)
+    agent, out = start(lambda *a, **k: result("ok"))
+    agent.send((M.PROMPT, "/sessions"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "error")
+    assert "/sessions failed: RuntimeError: unreadable state directory" in out.wait(lambda m: m[0] == M.SYSTEM)[2]
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "/help"))  # done at once: its end is not held for a worker any more
+    assert out.wait(lambda m: m[0] == M.TURN_END and m in out.seen[mark:]) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
