@@ -346,6 +346,9 @@ def test_who_names_rule_and_layer():
     d = _who(STD, C, "git status; rm -rf /")
     assert d.who == f'rule "execute_command(rm *)" in {USER}'
     assert d.rule is not None and d.rule.text == "execute_command(rm *)"
+    assert d.reason == "a deny rule matches"
+    d = _who(STD, "read_file", ".env", mode="read-only")  # the rule, not the mode, denies it
+    assert (d.who, d.reason) == (f'rule "read_file(.env)" in {USER}', "a deny rule matches")
     assert _who(STD, C, "git status").who == f'rule "execute_command(git status)" in {USER}'
     assert _who(NONE, "read_file", "a").who == "built-in default"
     assert _who(NONE, "write_file", "a", mode="read-only").who == "mode read-only"
@@ -437,9 +440,17 @@ def test_may_match_lines_up_dynamic_words():
     assert _who(exact, C, "make $T deploy", mode="unrestricted").decision == ASK  # $T may be empty
     assert _who(exact, C, "make $T deploy x", mode="unrestricted").decision == ALLOW  # x is a word more
     assert _who(exact, C, "/usr/bin/make $T", mode="unrestricted").decision == ASK  # still make
+    assert _who(exact, C, "echo hi; make $T", mode="unrestricted").decision == ASK  # any part
+    longer = [layer(USER, (DENY, "execute_command(make deploy prod)"))]
+    assert _who(longer, C, "make $T prod", mode="unrestricted").decision == ASK
+    assert _who(longer, C, "make $T deploy", mode="unrestricted").decision == ALLOW  # no prod
     star = [layer(USER, (DENY, "execute_command(* --force)"))]
     assert _who(star, C, "git push $F", mode="unrestricted").decision == ASK
     assert _who(star, C, "ls $F -l", mode="unrestricted").decision == ALLOW
+    d = _who(star, C, "git push --force 'x", mode="unrestricted")  # unparsable: it may match
+    assert (d.decision, d.who) == (ASK, "command shape: unparsable")
+    allow_ls = [layer(USER, (ALLOW, "execute_command(ls *)"))]  # only deny and ask rules count
+    assert _who(allow_ls, C, "ls $HOME", mode="unrestricted").decision == ALLOW
 
 
 def test_explicit_deny_beats_the_protection():
