@@ -494,6 +494,10 @@ def test_a_rule_matches_only_calls_of_its_tool():
     assert not rule_matches(r, "write_file", {"path": ".env"})
     assert not rule_matches(parse_rule("execute_command", DENY), "read_file", {"path": "x"})
 
+def test_a_path_is_never_judged_as_a_command():
+    d = _who(STD, "write_file", "docs/sed -i")  # (a file name that reads like sed -i)
+    assert (d.decision, d.who) == (ALLOW, f'rule "write_file(docs/**)" in {USER}')
+
 def test_star_rule_equals_bare_rule():
     star = [layer(USER, (ALLOW, "execute_command(*)"))]
     bare = [layer(USER, (ALLOW, "execute_command"))]
