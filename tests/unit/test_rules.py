@@ -346,6 +346,9 @@ def test_who_names_rule_and_layer():
     d = _who(STD, C, "git status; rm -rf /")
     assert d.who == f'rule "execute_command(rm *)" in {USER}'
     assert d.rule is not None and d.rule.text == "execute_command(rm *)"
+    assert d.reason == "a deny rule matches"
+    d = _who(STD, "read_file", ".env", mode="read-only")  # the rule, not the mode, denies it
+    assert (d.who, d.reason) == (f'rule "read_file(.env)" in {USER}', "a deny rule matches")
     assert _who(STD, C, "git status").who == f'rule "execute_command(git status)" in {USER}'
     assert _who(NONE, "read_file", "a").who == "built-in default"
     assert _who(NONE, "write_file", "a", mode="read-only").who == "mode read-only"
@@ -434,9 +437,20 @@ def test_may_match_lines_up_dynamic_words():
     assert _who(exact, C, "make $T build", mode="unrestricted").decision == ALLOW  # never exact
     assert _who(exact, C, "make build $T", mode="unrestricted").decision == ALLOW
     assert _who(exact, C, "make deploy $T", mode="unrestricted").decision == ASK
+    assert _who(exact, C, "make $T deploy", mode="unrestricted").decision == ASK  # $T may be empty
+    assert _who(exact, C, "make $T deploy x", mode="unrestricted").decision == ALLOW  # x is a word more
+    assert _who(exact, C, "/usr/bin/make $T", mode="unrestricted").decision == ASK  # still make
+    assert _who(exact, C, "echo hi; make $T", mode="unrestricted").decision == ASK  # any part
+    longer = [layer(USER, (DENY, "execute_command(make deploy prod)"))]
+    assert _who(longer, C, "make $T prod", mode="unrestricted").decision == ASK
+    assert _who(longer, C, "make $T deploy", mode="unrestricted").decision == ALLOW  # no prod
     star = [layer(USER, (DENY, "execute_command(* --force)"))]
     assert _who(star, C, "git push $F", mode="unrestricted").decision == ASK
     assert _who(star, C, "ls $F -l", mode="unrestricted").decision == ALLOW
+    d = _who(star, C, "git push --force 'x", mode="unrestricted")  # unparsable: it may match
+    assert (d.decision, d.who) == (ASK, "command shape: unparsable")
+    allow_ls = [layer(USER, (ALLOW, "execute_command(ls *)"))]  # only deny and ask rules count
+    assert _who(allow_ls, C, "ls $HOME", mode="unrestricted").decision == ALLOW
 
 
 def test_explicit_deny_beats_the_protection():
@@ -460,6 +474,30 @@ def test_bare_tool_rules():
     assert _who(allow_read, "read_file", "/etc/passwd").decision == ALLOW
 
 
+def test_the_shape_is_named_only_when_an_allow_rule_names_a_part():
+    allow_cmd = [layer(USER, (ALLOW, "execute_command"))]
+    assert _who(allow_cmd, C, ">out").who == "command shape: redirection"
+    assert _who(allow_cmd, C, "").who == "built-in default"  # nothing to name a part of
+    # only exactly: "GIT" is no part "git status" names, nor another exact session string
+    assert _who(STD, C, "GIT status | wc -l").who == "built-in default"
+    session = [(SESSION, [exact_rule(C, {"command": "git status | head -5"})])]
+    assert _who(session, C, "git status | head -6").who == "built-in default"
+
+
+def test_allow_rules_match_the_command_word_exactly():
+    d = _who(STD, C, "GIT status")  # (deny and ask rules fold it: the uppercase-rm case)
+    assert (d.decision, d.who) == (ASK, "built-in default")
+
+def test_a_rule_matches_only_calls_of_its_tool():
+    r = parse_rule("read_file(.env)", DENY)
+    assert rule_matches(r, "read_file", {"path": ".env"})
+    assert not rule_matches(r, "write_file", {"path": ".env"})
+    assert not rule_matches(parse_rule("execute_command", DENY), "read_file", {"path": "x"})
+
+def test_a_path_is_never_judged_as_a_command():
+    d = _who(STD, "write_file", "docs/sed -i")  # (a file name that reads like sed -i)
+    assert (d.decision, d.who) == (ALLOW, f'rule "write_file(docs/**)" in {USER}')
+
 def test_star_rule_equals_bare_rule():
     star = [layer(USER, (ALLOW, "execute_command(*)"))]
     bare = [layer(USER, (ALLOW, "execute_command"))]
@@ -480,6 +518,21 @@ def test_wildcard_positions():
     assert rule_matches(r, C, {"command": 'echo "*"'})
     assert not rule_matches(r, C, {"command": "echo x"})
     assert not rule_matches(r, C, {"command": "echo *"})  # unquoted: a glob, not simple
+
+
+def test_words_after_a_star_must_still_match():
+    layers = [layer(USER, (ALLOW, "execute_command(git * main)"))]
+    assert _who(layers, C, "git push main").decision == ALLOW
+    d = _who(layers, C, "git push --force")  # the star is one word, not the rest
+    assert (d.decision, d.who) == (ASK, "built-in default")
+
+
+def test_deny_folds_the_command_word_only():
+    layers = [layer(USER, (DENY, "execute_command(git push *)"))]
+    d = _who(layers, C, "GIT push origin", mode="unrestricted")
+    assert (d.decision, d.who) == (DENY, f'rule "execute_command(git push *)" in {USER}')
+    d = _who(layers, C, "GIT status", mode="unrestricted")  # the words after it are exact
+    assert (d.decision, d.who) == (ALLOW, "mode unrestricted")
 
 
 def test_session_exact_rule():
@@ -504,6 +557,14 @@ def test_session_exact_rule():
     with pytest.raises(RuleError):
         exact_rule("nope", {"command": "x"})
 
+
+def test_an_exact_deny_rule_matches_any_name_of_the_file():
+    deny = [(SESSION, [exact_rule("read_file", {"path": "secret.txt"}, DENY)])]
+    d = _who(deny, "read_file", "./secret.txt")
+    assert (d.decision, d.who) == (DENY, 'rule "read_file(secret.txt)" in session')
+    assert _who(deny, "read_file", "docs/link", aliases=["secret.txt"]).decision == DENY
+    assert _who(deny, "read_file", "other.txt").decision == ALLOW
+    assert evaluate(deny, "read_file", {"path": "a\x00b"}, root=ROOT).decision == DENY  # fails closed
 
 def test_aliases_symlink_resolved_names():
     # docs/link -> ../.git/hooks: the lexical path is under docs/, the real one is not
@@ -931,6 +992,7 @@ def test_wrapper_chains_still_deny():
         (["sort", "o", "x"], None),  # (only tar reads its first word so)
         (["sort", "-o", "x", "y"], "-o"),
         (["sort", "--o", "x", "y"], "--o"),  # (a one-letter abbreviation: sort writes x)
+        (["sort", "-t-", "-k2", "x"], None),  # (a dash inside a cluster is a value, not -o)
         (["rsync", "-e", "ssh", "a", "b"], "-e"),
         (["ls", "-exec"], None),
         ([], None),
