@@ -342,6 +342,18 @@ def _who(layers, tool, arg, mode="ask", **kw):
     return evaluate(layers, tool, {rules.MAIN_ARG[tool]: arg}, root=ROOT, mode=mode, **kw)
 
 
+def test_many_dynamic_words_against_a_long_deny_pattern_are_judged_at_once():
+    """Lining dynamic words up with a pattern tries each (pattern word, command word) pair
+    once (a memo): without it, 30 `$A` words against a 12-word pattern that fails at the end
+    are ~2e9 ways, a question that never comes (the call hangs)."""
+    deny = [layer(USER, (DENY, "execute_command(make a b c d e f g h i j k)"))]
+    cmd = "make " + "$A " * 30 + "q"  # q is no word of the pattern: it can never match
+    d = _who(deny, C, cmd, mode="unrestricted")
+    assert (d.decision, d.who) == (ALLOW, "mode unrestricted")
+    d = _who(deny, C, "make " + "$A " * 30 + "k", mode="unrestricted")  # it may: $A = a .. j
+    assert d.decision == ASK
+
+
 def test_who_names_rule_and_layer():
     d = _who(STD, C, "git status; rm -rf /")
     assert d.who == f'rule "execute_command(rm *)" in {USER}'
