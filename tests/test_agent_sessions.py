@@ -580,3 +580,18 @@ def test_a_repository_that_names_a_filter_program_is_not_read(rig):
     note = rig.out.wait(lambda m: m[0] == M.TOOL_NOTE and "git status" in m[2], since=t)[2]
     assert "not read" in note and "filter.x.clean" in note and "/undo does not cover" in note
     assert not marker.exists(), "git ran the repository's filter"
+
+
+def test_the_reasoning_shown_is_journaled_as_its_own_event_and_only_when_there_is_some(rig):
+    """The reasoning an answer showed apart is a `reasoning` event before the answer's, so a
+    resume can show it again; an answer without any writes none."""
+    rig.server.push(answer("First.", reasoning=["Let me ", "think."]), answer("Second."))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("one"))
+    rig.wait_idle(rig.prompt("two"))
+    quit_agent(rig)
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    kinds = [e["type"] for e in events if e["type"] in ("prompt", "reasoning", "answer")]
+    assert kinds == ["prompt", "reasoning", "answer", "prompt", "answer"], kinds
+    assert next(e for e in events if e["type"] == "reasoning")["text"] == "Let me think."

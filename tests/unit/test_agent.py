@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import threading
 import time
@@ -1417,5 +1418,82 @@ def test_a_slash_command_whose_worker_fails_ends_its_turn_as_an_error_and_the_ne
     mark = len(out.seen)
     agent.send((M.PROMPT, "/help"))  # done at once: its end is not held for a worker any more
     assert out.wait(lambda m: m[0] == M.TURN_END and m in out.seen[mark:]) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_message_of_no_known_kind_is_logged_and_ignored(caplog):
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    with caplog.at_level(logging.WARNING, logger="dashfloat.agent"):
+        agent.send(("no-such-kind", 1))
+        agent.send((M.PROMPT, "hi"))  # handled after it: the warning is in by then
+        out.wait_kind(M.TURN_END, "done")
+    assert "agent ignored unknown message 'no-such-kind'" in caplog.text
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_after_an_empty_answer_copy_says_there_is_no_answer_not_one_being_written():
+    """An ended answer is no longer open: /copy does not say one is being written."""
+    agent, out = start(lambda *a, **k: result(""))
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.TURN_END, "empty")
+    agent.send((M.PROMPT, "/copy"))
+    err = out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error" and "Nothing to copy" in m[2])
+    assert "no answer yet in this session" in err[2], err
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_model_list_is_asked_once_while_it_is_being_asked():
+    """/model while the start-up's model list is still coming asks nothing more: one
+    request to the endpoint, and the listing's turn ends when that answer is in."""
+    release = threading.Event()
+    asked = []
+
+    def models(ep):
+        asked.append(1)
+        release.wait(5)
+        return ["m1", "m2"]
+
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=models)
+    out.wait_kind(M.PHASE, "idle")
+    agent.send((M.PROMPT, "/model"))
+    agent.send((M.PROMPT, "/help"))  # (handled after /model: its turn may not end before the list)
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "info" and "/model" in m[2])
+    release.set()
+    out.wait_kind(M.TURN_END, "done")
+    assert len(asked) == 1
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_after_a_model_listing_the_next_command_ends_its_turn():
+    agent, out = start(lambda *a, **k: result("ok"), model="m", list_models_fn=lambda ep: ["m", "n"])
+    out.wait_kind(M.MODEL, "m")
+    agent.send((M.PROMPT, "/model"))
+    out.wait_kind(M.TURN_END, "done")
+    n = sum(1 for m in out.seen if m[0] == M.TURN_END)
+    agent.send((M.PROMPT, "/help"))
+    out.wait(lambda m: m[0] == M.TURN_END and sum(1 for x in out.seen if x[0] == M.TURN_END) > n)
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_model_listing_that_fails_ends_its_turn_and_a_failing_start_up_list_ends_none():
+    def fail(ep):
+        raise ChatError("refused", "no server at http://localhost:11434/v1", "start Ollama or use --base-url")
+
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=fail)
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    agent.send((M.PROMPT, "/help"))  # a mark: what came before it is the start-up's
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "info")
+    before = out.seen[: out.seen.index(next(m for m in out.seen if m[0] == M.SYSTEM and m[1] == "info"))]
+    assert not any(m[0] == M.TURN_END for m in before), before  # the start-up's list had no turn
+    agent.send((M.PROMPT, "/model"))
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error" and sum(
+        1 for x in out.seen if x[0] == M.SYSTEM and x[1] == "error") == 2)
+    out.wait(lambda m: m[0] == M.TURN_END and sum(1 for x in out.seen if x[0] == M.TURN_END) == 2)
     agent.send((M.QUIT,))
     agent.join(2)
