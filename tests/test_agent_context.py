@@ -17,7 +17,7 @@ from dashfloat import messages as M
 from dashfloat import sessions as S
 from tests.fakeserver import json_reply, sse_reply
 from tests.test_agent_sessions import journal_for, quit_agent, restart, start
-from tests.test_agent_tools import answer, calls_reply, wait_until
+from tests.test_agent_tools import answer, calls_reply, crash_on, wait_until
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]
 
@@ -244,16 +244,22 @@ def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(r
     assert loaded.turns == 5, "the session's turns go on after /clear"
 
 
-def test_esc_during_the_summary_request_leaves_the_conversation_as_it_was(rig):
+def held_summary(rig):
+    """Four turns in a small window, the summary request's answer held back: (the event
+    that releases it, the conversation before /compact)."""
     import threading
 
     held = threading.Event()
-    rig.server.responder = lambda req: (sse_reply(["never used"], hold=held) if is_summary(req)
+    rig.server.responder = lambda req: (sse_reply(["## never used"], hold=held) if is_summary(req)
                                         else answer("answer " + prose(300)))
     start(rig, context_window=8000)
     for i in range(4):
         rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
-    before = [dict(m) for m in rig.agent.messages]
+    return held, [dict(m) for m in rig.agent.messages]
+
+
+def test_esc_during_the_summary_request_leaves_the_conversation_as_it_was(rig):
+    held, before = held_summary(rig)
     t = rig.prompt("/compact")
     wait_until(lambda: summary_bodies(rig), "the summary request")
     rig.agent.send((M.CANCEL,))
@@ -265,23 +271,8 @@ def test_esc_during_the_summary_request_leaves_the_conversation_as_it_was(rig):
 
 
 def test_a_crash_during_the_summary_request_ends_that_turn_and_leaves_the_conversation_as_it_was(rig):
-    import threading
-
-    held = threading.Event()
-    rig.server.responder = lambda req: (sse_reply(["## never used"], hold=held) if is_summary(req)
-                                        else answer("answer " + prose(300)))
-    start(rig, context_window=8000)
-    for i in range(4):
-        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
-    before = [dict(m) for m in rig.agent.messages]
-    real = rig.agent.handle
-
-    def handle(msg):
-        if msg[0] == M.T_NOTE:
-            raise RuntimeError("boom")
-        return real(msg)
-
-    rig.agent.handle = handle
+    held, before = held_summary(rig)
+    crash_on(rig.agent, M.T_NOTE)
     t = rig.prompt("/compact")
     wait_until(lambda: summary_bodies(rig), "the summary request")
     rig.agent.send((M.T_NOTE, 0, "x", "y"))

@@ -22,7 +22,14 @@ from dashfloat.journal import Journal
 from dashfloat.tools.permissions import Policy
 from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox as UIOutbox
-from tests.test_agent_tools import MODEL, Outbox, answer, calls_reply, result_of
+from tests.test_agent_tools import (
+    MODEL,
+    Outbox,
+    answer,
+    calls_reply,
+    crash_on,
+    result_of,
+)
 
 KEY = "sk-live-abcdef0123456789"
 
@@ -499,14 +506,7 @@ def test_a_crash_during_undo_after_a_resume_ends_that_turn_only(rig):
     rig.wait_idle(rig.prompt("go"))
     quit_agent(rig)
     agent = restart(rig, j.path)
-    real = agent.handle
-
-    def handle(msg):
-        if msg[0] == M.U_DONE:
-            raise RuntimeError("boom")
-        return real(msg)
-
-    agent.handle = handle
+    crash_on(agent, M.U_DONE)
     t = rig.prompt("/undo")
     assert "The turn stopped on an internal error" in rig.out.wait(
         lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)[2]

@@ -187,6 +187,19 @@ def frag(index, id=None, name=None, args=None):
     return d
 
 
+def crash_on(agent, *kinds, only=None) -> None:
+    """Make the agent's handling of messages of these kinds raise RuntimeError("boom")
+    (of those `only(msg)` holds for, when given): a bug in the middle of its work."""
+    real = agent.handle
+
+    def handle(msg):
+        if msg[0] in kinds and (only is None or only(msg)):
+            raise RuntimeError("boom")
+        return real(msg)
+
+    agent.handle = handle
+
+
 def calls_reply(*calls, content=(), usage=None, split=True, **kw) -> Reply:
     """An episode that announces `calls` ((id, name, args-dict-or-raw-string) each), every
     call as two fragments (name + the first half of its arguments, then the rest)."""

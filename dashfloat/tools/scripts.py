@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dashfloat.tools.rules import WRAPPERS
+from dashfloat.tools.repocheck import _GIT_VALUE_OPTIONS
+from dashfloat.tools.rules import WRAPPERS, _basename, dangerous_argument
 
 _SED_SCRIPT_FILE = ("-f", "--file")
 _SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
@@ -194,9 +195,6 @@ def awk_danger(argv: Sequence[str]) -> str | None:
     return None
 
 
-# git's options before the command name that take the next word as their value
-_GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
-                      "--super-prefix", "--exec-path", "--attr-source")
 # (git command, its word or option that makes it run a command given to it). An allow rule
 # such as `execute_command(git *)` reads like "use git"; these run any program.
 _GIT_RUNS = {
@@ -266,31 +264,26 @@ def wrapped_danger(argv: Sequence[str]) -> str | None:
     and scripts through (`nice git -c core.pager=CMD log` under `nice *`). Each suffix of
     the arguments is judged as a command, as the deny rules judge them: what it does, or
     None."""
-    from dashfloat.tools import rules
-
-    own = _CHECKS.get(_base(argv[0])) if argv else None
+    own = _CHECKS.get(_basename(argv[0])) if argv else None
     if own is not None:
         found = own(argv)
         if found:
             return found
     for k in range(1, len(argv)):
         inner = argv[k:]
-        bad = rules.dangerous_argument(inner)
+        bad = dangerous_argument(inner)
         if bad is not None:
-            return f"runs {_base(inner[0])} with {bad}, which can run programs or write files"
-        check = _CHECKS.get(_base(inner[0]))
+            return f"runs {_basename(inner[0])} with {bad}, which can run programs or write files"
+        check = _CHECKS.get(_basename(inner[0]))
         found = check(inner) if check is not None else None
         if found:
-            return f"runs {_base(inner[0])}, which {found}"
+            return f"runs {_basename(inner[0])}, which {found}"
     return None
 
 
-def _base(word: str) -> str:
-    return word.rstrip("/").rsplit("/", 1)[-1] or word
-
-
-_CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger, "awk": awk_danger, "gawk": awk_danger,
-          "mawk": awk_danger, "nawk": awk_danger, "busybox-awk": awk_danger}
+_CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger,
+           "awk": awk_danger, "gawk": awk_danger, "mawk": awk_danger, "nawk": awk_danger,
+           "busybox-awk": awk_danger}
 # what rules.dangerous_script looks up: the checks above, and every wrapper (env: its own
 # check, then the command it runs)
 CHECKS = {**_CHECKS, **dict.fromkeys(WRAPPERS, wrapped_danger)}

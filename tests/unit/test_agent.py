@@ -14,6 +14,7 @@ from dashfloat import messages as M
 from dashfloat.agent import Agent
 from dashfloat.llm.client import CancelToken, Endpoint, StreamResult
 from dashfloat.llm.errors import ChatError
+from tests.test_agent_tools import crash_on
 
 ENDPOINT = Endpoint(base_url="http://127.0.0.1:9/v1")
 
@@ -602,14 +603,7 @@ def crashing_agent(stream_fn=None, **extra):
     sends in the middle of a turn) raises; a configured window, so no worker's answer (a
     success) comes between two crashes and resets their count."""
     agent, out = start(stream_fn or (lambda *a, **k: result("ok")), context_window=32768, **extra)
-    real = agent.handle
-
-    def handle(msg):
-        if msg[0] in (M.PROMPT, M.T_NOTE) and msg[-1] == "crash":
-            raise RuntimeError("boom")
-        return real(msg)
-
-    agent.handle = handle
+    crash_on(agent, M.PROMPT, M.T_NOTE, only=lambda msg: msg[-1] == "crash")
     return agent, out
 
 
@@ -788,14 +782,7 @@ def test_esc_while_the_first_prompt_waits_for_the_model_list_ends_the_turn_cance
 def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
     release = threading.Event()
     agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
-    real = agent.handle
-
-    def handle(msg):
-        if msg[0] == M.T_NOTE:
-            raise RuntimeError("boom")
-        return real(msg)
-
-    agent.handle = handle
+    crash_on(agent, M.T_NOTE)
     agent.send((M.PROMPT, "hi"))
     out.wait_kind(M.PHASE, "waiting")
     agent.send((M.T_NOTE, 0, "x", "y"))
@@ -928,22 +915,12 @@ def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
     agent.join(2)
 
 
-def test_the_third_crash_in_a_row_stops_the_agent():
+@pytest.mark.parametrize("success_first", [False, True], ids=["from start-up", "after a success"])
+def test_the_third_crash_in_a_row_stops_the_agent(success_first):
     agent, out = crashing_agent()
-    for _ in range(2):
-        mark = len(out.seen)
-        agent.send((M.PROMPT, "crash"))
-        out.wait(lambda m, mark=mark: m[0] == M.SYSTEM and m in out.seen[mark:])
-    agent.send((M.PROMPT, "crash"))
-    assert out.wait(lambda m: m[0] == M.AGENT_DOWN)[1] == "RuntimeError: boom"
-    agent.join(2)
-    assert not agent.alive
-
-
-def test_three_crashes_in_a_row_after_a_success_stop_the_agent_too():
-    agent, out = crashing_agent()
-    agent.send((M.PROMPT, "/help"))
-    out.wait(lambda m: m[0] == M.SYSTEM)
+    if success_first:
+        agent.send((M.PROMPT, "/help"))
+        out.wait(lambda m: m[0] == M.SYSTEM)
     for _ in range(2):
         mark = len(out.seen)
         agent.send((M.PROMPT, "crash"))

@@ -1,5 +1,6 @@
-"""sed and awk scripts that do more than filter text: an allow rule for the program must not
-let its script run commands or write files (tools/scripts.py, rules.dangerous_script)."""
+"""sed and awk scripts that do more than filter text, git and env arguments that carry a
+command, and what a wrapper runs: an allow rule for the program must not let them run
+commands or write files (tools/scripts.py, rules.dangerous_script)."""
 
 from __future__ import annotations
 
@@ -76,16 +77,29 @@ def _policy(*allow: str) -> Policy:
         ("sed 's/x/y/w /tmp/leak' a.txt", "sed *"),
         ("awk 'BEGIN{system(\"touch pwned\")}'", "awk *"),
         ("tree -o listing.txt", "tree *"),
+        # a command given to git or env (git's own dangerous options are rules.DANGEROUS_ARGS)
+        ("git bisect run rm -rf x", "git *"),
+        ("git submodule foreach 'touch pwned'", "git submodule *"),
+        ("git filter-branch --tree-filter 'touch pwned' HEAD", "git *"),
+        ("env -S'-C sub git status'", "env *"),
+        # what a wrapper runs is judged as if typed alone
+        ("nice git -c core.pager=sh log", "nice *"),
+        ("timeout 5 git bisect run rm -rf x", "timeout *"),
+        ("sudo sed -i s/a/b/ /etc/hosts", "sudo *"),
     ],
 )
-def test_an_allow_rule_for_the_program_asks_for_a_script_that_runs_or_writes(tmp_path, command, allow):
+def test_an_allow_rule_for_the_program_asks_for_what_it_would_run_or_write(tmp_path, command, allow):
     decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
     assert decision.decision == rules.ASK, decision
     assert "would allow it" in decision.reason
 
 
-@pytest.mark.parametrize("command, allow", [("sed -n '1,5p' a.txt", "sed -n *"), ("awk '{print $1}' a.txt", "awk *")])
-def test_an_allow_rule_still_allows_a_plain_filter(tmp_path, command, allow):
+@pytest.mark.parametrize("command, allow", [
+    ("sed -n '1,5p' a.txt", "sed -n *"), ("awk '{print $1}' a.txt", "awk *"),
+    ("git bisect start", "git *"), ("git submodule status", "git *"), ("env -i LANG=C ls", "env *"),
+    ("nice -n 5 ls -l", "nice *"), ("timeout 10 make test", "timeout *"),
+])
+def test_an_allow_rule_still_allows_a_plain_use(tmp_path, command, allow):
     decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
     assert decision.decision == rules.ALLOW, decision
 
@@ -143,28 +157,6 @@ def test_env_with_a_split_string(argv, expected):
 
 
 @pytest.mark.parametrize(
-    "command, allow",
-    [
-        ("git bisect run rm -rf x", "git *"),
-        ("git submodule foreach 'touch pwned'", "git submodule *"),
-        ("git filter-branch --tree-filter 'touch pwned' HEAD", "git *"),
-        ("env -S'-C sub git status'", "env *"),
-    ],
-)
-def test_an_allow_rule_for_git_or_env_asks_for_a_command_given_to_it(tmp_path, command, allow):
-    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
-    assert decision.decision == rules.ASK, decision
-    assert "would allow it" in decision.reason
-
-
-@pytest.mark.parametrize("command, allow", [("git bisect start", "git *"), ("git submodule status", "git *"),
-                                            ("env -i LANG=C ls", "env *")])
-def test_an_allow_rule_for_git_or_env_still_allows_the_rest(tmp_path, command, allow):
-    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
-    assert decision.decision == rules.ALLOW, decision
-
-
-@pytest.mark.parametrize(
     "argv, expected",
     [
         (["nice", "-n", "5", "ls", "-l"], None),
@@ -179,18 +171,3 @@ def test_an_allow_rule_for_git_or_env_still_allows_the_rest(tmp_path, command, a
 )
 def test_a_wrapper_is_judged_by_the_command_it_runs(argv, expected):
     assert wrapped_danger(argv) == expected
-
-
-@pytest.mark.parametrize("command, allow", [("nice git -c core.pager=sh log", "nice *"),
-                                            ("timeout 5 git bisect run rm -rf x", "timeout *"),
-                                            ("sudo sed -i s/a/b/ /etc/hosts", "sudo *")])
-def test_an_allow_rule_for_a_wrapper_asks_for_what_it_wraps(tmp_path, command, allow):
-    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
-    assert decision.decision == rules.ASK, decision
-    assert "would allow it" in decision.reason
-
-
-@pytest.mark.parametrize("command, allow", [("nice -n 5 ls -l", "nice *"), ("timeout 10 make test", "timeout *")])
-def test_an_allow_rule_for_a_wrapper_still_allows_a_plain_command(tmp_path, command, allow):
-    decision = pipeline.judge("execute_command", {"command": command}, str(tmp_path), _policy(allow))
-    assert decision.decision == rules.ALLOW, decision
