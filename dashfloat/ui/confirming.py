@@ -7,8 +7,13 @@ frame, and keeps the App's file to the app's life cycle, messages and prompt.
 
 from __future__ import annotations
 
+import logging
+
 from dashfloat import messages as M
 from dashfloat.ui import keymap
+from dashfloat.ui.confirmgate import DECISIONS, HOLD
+
+log = logging.getLogger("dashfloat.ui")
 
 HELD_NOTICES = {"approve": "approving", "reject": "rejecting", "approve_always": "allowing for the session"}
 
@@ -21,10 +26,21 @@ class Confirming:
         anything, and y, n and a only when pressed on their own (confirmgate.py): typing
         decides nothing, lands nowhere, and is shown under the question as unused."""
         cmd = keymap.lookup(contexts, key)
+        before = (self.gate.shown_at, self.gate.last_key_at)
         verdict, cancelled = self.gate.key(cmd, key, at, alone)
         if cancelled is not None:  # the held letter began a word: it was typing
+            log.info("confirmation: the held %r was not taken: %r followed it within %g s",
+                     self._held_key, key, HOLD)
             self._unused(self._held_key)
             self._held_key = ""
+        if verdict.action == "explain" and verdict.command in DECISIONS:
+            # the audit trail says why a decision key did not decide (the screen says it
+            # only until the next pause)
+            shown_at, last_key_at = before
+            log.info("confirmation: %r not taken (%s): %s after the preview was drawn, %.2f s after "
+                     "the last key, %s", key, verdict.reason,
+                     "not drawn yet" if shown_at is None else f"{at - shown_at:.2f} s",
+                     at - last_key_at, "alone in its read" if alone else "with other keys in its read")
         action = verdict.action
         if action == "pass":
             self.command(cmd)
