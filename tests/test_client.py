@@ -129,6 +129,28 @@ class Worker(threading.Thread):
 # ---- deltas ----------------------------------------------------------------------------
 
 
+def test_the_stream_steps_aside_while_the_ui_is_awake(fake_server, monkeypatch):
+    """dashfloat/priority.py: while the UI thread works (a key, a frame) the streamer
+    parses nothing; when it sleeps again the stream goes on, and nothing is lost."""
+    from dashfloat import priority
+
+    monkeypatch.setattr(priority, "MAX_WAIT", 30.0)
+    fake_server.push(sse_reply([f"piece {i} " for i in range(50)]))
+    got = []
+    priority.busy()
+    try:
+        worker = Worker(fake_server, on_event=got.append)
+        worker.start()
+        worker.join(0.3)
+        assert worker.is_alive() and got == []  # waiting at its first event
+    finally:
+        priority.done()
+    worker.join(10)
+    assert worker.error is None and not worker.is_alive()
+    assert "".join(e[1] for e in got if e[0] == "content") == "".join(f"piece {i} " for i in range(50))
+
+
+
 def test_content_and_reasoning_are_separate_and_in_order(fake_server):
     fake_server.push(
         sse_reply(["Hel", "lo", " world"], reasoning=["Let me ", "think."], usage={"total_tokens": 9})

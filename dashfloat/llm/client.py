@@ -73,6 +73,7 @@ from dashfloat.llm import errors, toolcalls, transport
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.llm.errors import ChatError
 from dashfloat.llm.sse import SSEError, SSEParser
+from dashfloat.priority import step_aside
 
 __all__ = [
     "CancelToken",
@@ -710,6 +711,7 @@ def _consume_sse(first: bytes, read, ep: _Episode, cancel, max_event_bytes: int)
         if data:
             if not ep.events and len(head) < HEAD_MAX:
                 head += data[: HEAD_MAX - len(head)]
+            step_aside()
             try:
                 events = parser.feed(data)
             except SSEError as exc:
@@ -779,6 +781,7 @@ def _handle(events, ep: _Episode, cancel) -> bool:
     for ev in events:
         if cancel.cancelled:
             raise _Cancelled
+        step_aside()  # a key on its way to the screen goes first (dashfloat/priority.py)
         payload = ev.data
         ep.events += 1
         if ev.event == "error":

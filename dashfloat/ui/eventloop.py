@@ -7,7 +7,9 @@ SSE, each is a chance for it to take the GIL and keep it for a switch interval, 
 key that woke the loop is even read. Here the selector is made once and made again only
 when a watch is added, replaced or removed (every change goes through watch_file and
 remove_watch_file), so a pass is one select. The pass itself is urwid 5's, unchanged:
-alarms, idle callbacks, a watch removed by an earlier callback of the same pass.
+alarms, idle callbacks, a watch removed by an earlier callback of the same pass; and
+around the select the loop tells dashfloat/priority.py when it sleeps and when it wakes,
+so that the stream's parsing steps aside while the UI thread works.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import typing
 
 import urwid
 from urwid._selectors import read_selector
+
+from dashfloat import priority
 
 
 class KeptSelectorEventLoop(urwid.SelectEventLoop):
@@ -45,6 +49,7 @@ class KeptSelectorEventLoop(urwid.SelectEventLoop):
             super().run()
         finally:
             self._drop_selector()
+            priority.done()  # a loop that has stopped holds nobody back
 
     def _loop(self) -> None:
         """One pass of the loop: urwid 5.1's SelectEventLoop._loop with the kept selector."""
@@ -62,12 +67,16 @@ class KeptSelectorEventLoop(urwid.SelectEventLoop):
             if self._did_something and (not self._alarms or timeout > 0):
                 timeout = 0.0
                 entering_idle = True
+            if timeout > 0:
+                priority.done()  # asleep: the stream's parsing may have the interpreter
             if selector is not None:
                 ready = [event for event, _ in selector.select(timeout)]
             else:
                 time.sleep(timeout)
         elif selector is not None:
+            priority.done()
             ready = [event for event, _ in selector.select()]
+        priority.busy()  # awake for a key, a message, an alarm or a frame: it goes first
 
         if not ready and entering_idle:
             self._entering_idle()

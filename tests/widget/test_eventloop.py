@@ -172,3 +172,41 @@ def test_the_pass_it_copies_is_urwids_own():
 
     source = textwrap.dedent(inspect.getsource(urwid.SelectEventLoop._loop))
     assert hashlib.sha256(source.encode()).hexdigest()[:16] == "b828a9f999f06e31", urwid.__version__
+
+
+def test_the_loop_is_busy_while_awake_and_done_while_it_sleeps(pipes):
+    """dashfloat/priority.py: the stream's parsing steps aside while the UI thread works,
+    and only then: the loop says busy when select returns and done before it sleeps."""
+    import threading
+    import time
+
+    from dashfloat import priority
+
+    loop = KeptSelectorEventLoop()
+    r, w = pipes()
+    seen = []
+
+    def wake_it():  # once the loop sleeps in its select, a byte wakes it
+        deadline = time.monotonic() + 10
+        while priority.is_busy() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        seen.append(("asleep", not priority.is_busy()))
+        os.write(w, b"x")
+
+    def readable():
+        os.read(r, 10)
+        seen.append(("awake", priority.is_busy()))
+        raise urwid.ExitMainLoop
+
+    def first_alarm():
+        seen.append(("alarm", priority.is_busy()))
+        threading.Thread(target=wake_it, daemon=True).start()
+
+    loop.watch_file(r, readable)
+    loop.alarm(0, first_alarm)
+    priority.done()
+    try:
+        loop.run()
+    finally:
+        priority.done()
+    assert seen == [("alarm", True), ("asleep", True), ("awake", True)]
