@@ -188,7 +188,7 @@ class AssistantEntry(Entry):
         if self.behind:  # blocks wait to be rendered: the tail after them, once they are
             return self._done_lines
         shown = self._shown_tail()
-        if not shown.strip():
+        if not shown or shown.isspace():
             return self._done_lines
         if shown != self._tail_src or self._tail_base != len(self._done_lines) or (
                 self.settled and self._tail_held):  # quiet: a held table shows its rows
@@ -406,7 +406,7 @@ class AssistantEntry(Entry):
         shown = self._big_partial[1]
         lines = self._big_lines
         partial: list[Line] = []
-        if shown.strip():
+        if shown and not shown.isspace():  # (strip() would copy a megabyte line)
             first = not self._done_lines and not lines
             body = [markdown.visible_code_line(shown)] if self._big == "fence" else [[("", shown)]]
             partial = [self._decorate(line, glyphs, first=first) for line in body]
