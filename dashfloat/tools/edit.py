@@ -143,7 +143,7 @@ def _read_existing(res: pathpolicy.Resolved, what: str) -> tuple[bytes, os.stat_
         return error(
             "too_large",
             f"{what} refuses files above {EDIT_MAX_BYTES} bytes: {rel} grew past it",
-            size=len(data),
+            size=max(len(data), st.st_size),  # read stopped one byte past the limit
         )
     return data, st
 

@@ -724,3 +724,31 @@ def test_a_file_removed_since_a_write_preview_is_not_recreated(root):
     got = apply_write(plan)
     assert got["code"] == "changed_since_preview" and "it was removed" in got["error"]
     assert not p.exists()
+
+
+def test_a_missing_file_is_named_as_given_with_the_escape_hint(root):
+    """edit_file resolves with must_exist: the error names the path as the model wrote it
+    (not as the tool would open it) and says how its \\xNN escapes were read."""
+    (root / "sub").mkdir()
+    got = plan_edit(root, "sub/../missing.py", "a", "b")
+    assert got == {"ok": False, "code": "not_found",
+                   "error": "no such file or directory: sub/../missing.py"}
+    got = plan_edit(root, "caf\\xe9.txt", "a", "b")
+    assert got["code"] == "not_found" and "was read as a byte that is not UTF-8" in got["error"], got
+
+
+def test_a_file_that_grows_far_past_the_limit_while_read_reports_its_real_size(root, monkeypatch):
+    p = root / "a"
+    p.write_text("x = 1\n")
+    real_open = files.open_regular
+    grown = EDIT_MAX_BYTES + 4096
+
+    def open_then_grow(beneath, rel):
+        fd = real_open(beneath, rel)
+        with open(p, "ab") as f:
+            f.write(b"y" * (grown - len("x = 1\n")))
+        return fd
+
+    monkeypatch.setattr(files, "open_regular", open_then_grow)
+    got = plan_edit(root, "a", "x = 1", "x = 2")
+    assert got["code"] == "too_large" and got["size"] == grown, got

@@ -922,3 +922,9 @@ def test_the_http_client_loads_no_typing_before_the_first_request():
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_an_index_less_first_call_sorts_at_position_0_so_a_later_negative_index_goes_before_it():
+    # index order: the first call without index takes position 0, and -1 < 0
+    got = run([frag(None, "x", "loose", "{}")], [frag(-1, "m", "neg", "{}")])
+    assert names(got) == ["neg", "loose"]
