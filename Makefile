@@ -22,8 +22,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/dashfloat $(ARGS)
 
+# the end-to-end tests and the rest side by side (tests/run_suite.py); PYTEST_ARGS go to both,
+# or name tests to run just those
 test: $(STAMP)
-	$(PY) -m pytest -q -rs $(PYTEST_ARGS)
+	$(PY) tests/run_suite.py -q -rs $(PYTEST_ARGS)
 
 # DashFloat against a real gateway: the LiteLLM proxy with scripted models, on 127.0.0.1.
 # Installs litellm[proxy] into the venv (large; `make test` skips these tests without it).
