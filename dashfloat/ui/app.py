@@ -306,6 +306,10 @@ class App(Confirming):
 
     # ---- messages from the agent ------------------------------------------------------
     def _on_doorbell(self, _data: bytes):
+        if self._key_since_draw and self.loop is not None:
+            # a key read earlier in this pass of the loop is shown first: the drain (up to
+            # its 5 ms budget of a fast stream's messages) comes after its echo, not before
+            self.loop.draw_screen()
         self._drain()
         return True
 

@@ -288,6 +288,31 @@ def test_a_bad_message_is_an_entry_not_a_crash():
     assert "after" in text
 
 
+def test_a_key_read_in_the_same_pass_is_drawn_before_the_messages_are_taken():
+    """Typing during a fast stream: the input and the doorbell were ready in one pass of the
+    loop, and the key's echo waited for the drain of the stream's messages (up to its 5 ms
+    budget) and only then was drawn (issue 16: keystroke echo)."""
+    app = make_app()
+    order = []
+
+    class Loop:
+        def draw_screen(self):
+            order.append(("draw", app.prompt.edit_text, app.outbox.queue.qsize()))
+            app._after_draw()
+
+    app.loop = Loop()
+    app._input_filter(["x"], [ord("x")])
+    app.root.keypress((80, 24), "x")
+    app.outbox.post((M.SYSTEM, "info", "a message"))
+    app._on_doorbell(b"!")
+    assert order == [("draw", "x", 1)]  # the echo, with the message still waiting
+    assert "a message" in "\n".join(screen(app))  # then taken
+    app.outbox.post((M.SYSTEM, "info", "another"))
+    app._on_doorbell(b"!")  # no key since the last frame: no extra frame
+    assert order == [("draw", "x", 1)]
+    assert "another" in "\n".join(screen(app))
+
+
 def test_status_markup_is_pure_and_fits():
     markup = status_markup(phase="streaming", spinner="|", model="m", tokens=5, position=None,
                            notice="", width=60, sep="|")
