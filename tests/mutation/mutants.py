@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -61,6 +62,11 @@ class Mutant:
     stmt_line: int = 0  # first line of the innermost statement around it (coverage lookup)
     ident: str = ""   # unique within the module: "line:col:desc"
     col: int = 0      # byte column of the change in its line
+    # where it is, whatever moved around it: "Qual.name+line in the function:col:desc" and a
+    # hash of that function's source (of the top-level statement outside any function). A
+    # result is carried over to an edited module for a mutant whose function is unchanged
+    scope_key: str = ""
+    scope_hash: str = ""
 
     @property
     def lines(self) -> range:
@@ -348,6 +354,50 @@ def _first_line(text: bytes, limit: int = 50) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def _scopes(tree: ast.Module, line_start: list[int], source: bytes) -> list[tuple[int, int, str, int, str]]:
+    """(start byte, end byte, qualified name, first line, source hash) of every function
+    (decorators included) and of every top-level statement: a mutant's scope is the
+    innermost one around it."""
+    out = []
+
+    def span(node) -> tuple[int, int, int]:
+        first = min([node, *getattr(node, "decorator_list", [])], key=lambda n: (n.lineno, n.col_offset))
+        return (line_start[first.lineno - 1] + first.col_offset,
+                line_start[node.end_lineno - 1] + node.end_col_offset, first.lineno)
+
+    def walk(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                if not isinstance(child, ast.ClassDef):
+                    a, b, line = span(child)
+                    out.append((a, b, name, line, hashlib.sha256(source[a:b]).hexdigest()[:16]))
+                walk(child, name + ".")
+            elif not isinstance(child, (ast.expr, ast.expr_context)):
+                walk(child, prefix)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue  # a scope of its own (walk)
+        a, b, line = span(node)
+        name = getattr(node, "name", None) or ",".join(  # a constant's name; else its hash tells
+            t.id for t in getattr(node, "targets", [getattr(node, "target", None)]) if isinstance(t, ast.Name))
+        out.append((a, b, "<top>" + name, line, hashlib.sha256(source[a:b]).hexdigest()[:16]))
+    walk(tree, "")
+    return out
+
+
+def _scope_of(scopes, start: int, end: int) -> tuple[str, int, str]:
+    """(name, first line, hash) of the innermost scope holding bytes [start, end)."""
+    best = None
+    for a, b, name, line, digest in scopes:
+        if a <= start and end <= b and (best is None or b - a < best[1] - best[0]):
+            best = (a, b, name, line, digest)
+    if best is None:
+        return "<module>", 1, ""
+    return best[2], best[3], best[4]
+
+
 def mutants(module: str, source: bytes) -> list[Mutant]:
     """Every mutant of `source` (the text of `module`), in source order, each with a unique
     `ident`. Mutants whose result does not compile are dropped."""
@@ -364,6 +414,7 @@ def mutants(module: str, source: bytes) -> list[Mutant]:
         tops.append((collector.line_start[first.lineno - 1] + first.col_offset,
                      collector.line_start[node.end_lineno - 1] + node.end_col_offset))
     starts = [a for a, _ in tops]
+    scopes = _scopes(tree, collector.line_start, source)
     out: list[Mutant] = []
     seen: dict[str, int] = {}
     for mutant in sorted(collector.out, key=lambda m: (m.start, m.end, m.desc)):
@@ -383,7 +434,9 @@ def mutants(module: str, source: bytes) -> list[Mutant]:
         col = mutant.start - collector.line_start[line - 1]
         key = f"{line}:{col}:{mutant.desc}"
         seen[key] = seen.get(key, 0) + 1
-        if seen[key] > 1:
-            key += f"#{seen[key]}"
-        out.append(Mutant(**{**mutant.__dict__, "ident": key, "line": line, "col": col}))
+        suffix = f"#{seen[key]}" if seen[key] > 1 else ""
+        name, first_line, digest = _scope_of(scopes, mutant.start, mutant.end)
+        out.append(Mutant(**{**mutant.__dict__, "ident": key + suffix, "line": line, "col": col,
+                             "scope_key": f"{name}+{line - first_line}:{col}:{mutant.desc}{suffix}",
+                             "scope_hash": digest}))
     return out

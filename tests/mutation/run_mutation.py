@@ -15,7 +15,8 @@ the tests hang past the mutant's time limit (process group killed), *reviewed eq
 when tests/mutation/equivalent.txt lists it, and otherwise *survived*: a behaviour change no
 test sees. Results are kept in tests/mutation/results.json (in the tree: a fresh clone
 resumes where the last run stopped, and `--report` prints its figures) by module, mutant and
-the hashes of the module and of its tests, so a re-run only tries what changed; the traced
+the hashes of the module and of its tests, so a re-run only tries what changed (after an
+edit, a mutant whose function is unchanged keeps its result: `carry`); the traced
 coverage and the lock live in .mutation-cache/. At most two test processes run
 at once, under nice 19; every process a run starts carries a marker in its environment and
 is killed by it afterwards, whatever it did (setsid, daemons).
@@ -562,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         with cache_lock, open(CACHE_DIR / "lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             on_disk = json.loads(cache_path.read_text()) if cache_path.exists() else {}
-            on_disk.update({m: cache[m] for m in modules if m in cache})
+            on_disk.update({m: cache[m] for m in modules if m in cache and (cache[m] or m in on_disk)})
             tmp = cache_path.with_suffix(f".tmp{os.getpid()}")
             tmp.write_text(dump_results(on_disk))
             tmp.replace(cache_path)
@@ -581,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
 
         plan = []        # (mutant, selected tests, files, module hashes)
         per_module: dict[str, dict] = {}
+        rewritten = False  # results carried over, given their scope or pruned: saved now
         for module in modules:
             source = (ROOT / module).read_bytes()
             found = mutants(module, source)
@@ -592,6 +594,11 @@ def main(argv: list[str] | None = None) -> int:
             src_hash = hashlib.sha256(source).hexdigest()[:20]
             info = {"mutants": found, "lines": lines, "equivalent": equivalent, "src": src_hash}
             per_module[module] = info
+            before = json.dumps(cache.get(module, {}), sort_keys=True)
+            carried = carry(cache.setdefault(module, {}), found, src_hash, prune=not args.lines)
+            if carried:
+                say(f"{module}: {carried} results carried over from functions the edit left unchanged")
+            rewritten |= json.dumps(cache[module], sort_keys=True) != before
             if coverage is None:
                 continue
             files = module_test_files(module, coverage)
@@ -614,6 +621,8 @@ def main(argv: list[str] | None = None) -> int:
                             continue
                 plan.append((m, coverage.tests_for(m), files, src_hash, tests_hash))
 
+        if rewritten:
+            save_cache()
         if plan:
             say(f"{len(plan)} mutants to try in {len({p[0].module for p in plan})} modules "
                 f"({sum(len(i['mutants']) for i in per_module.values())} in all; the rest cached or reviewed)")
@@ -650,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
                     ws.write(m.module, original)
                 if stop.is_set():
                     return
-                result.update(src=src_hash, tests_hash=tests_hash)
+                result.update(src=src_hash, tests_hash=tests_hash, scope_key=m.scope_key, scope_hash=m.scope_hash)
                 record(m, result)
 
         threads = [threading.Thread(target=worker, args=(ws,), daemon=True) for ws in workspaces]
@@ -682,6 +691,36 @@ def main(argv: list[str] | None = None) -> int:
             ws.stop_server()
             ws.kill_marked()
         shutil.rmtree(base, ignore_errors=True)
+
+
+def carry(cached: dict[str, dict], found: list[Mutant], src_hash: str, prune: bool) -> int:
+    """Results of a module that was edited, kept where the edit cannot have reached: a
+    mutant whose function (its scope: mutants.py) has the same source as when it was tried
+    takes that result, under its new ident (its line may have moved). A result of the
+    current source gets its scope written in, for the next edit. With `prune`, results of
+    mutants that exist no more are dropped. Returns how many were carried over.
+
+    A carried result is as good as the module's other functions are to the mutant's tests:
+    a change elsewhere that made a killed mutant survive is not seen until the function
+    changes (or results.json is cleared for the module)."""
+    by_scope = {(r["scope_key"], r["scope_hash"]): r for r in cached.values()
+                if r.get("scope_key") and r.get("scope_hash") and r.get("src") != src_hash}
+    carried = 0
+    for m in found:
+        old = cached.get(m.ident)
+        if old is not None and old.get("src") == src_hash:
+            if m.scope_hash and not old.get("scope_key"):
+                old.update(scope_key=m.scope_key, scope_hash=m.scope_hash)
+            continue
+        moved = by_scope.get((m.scope_key, m.scope_hash)) if m.scope_hash else None
+        if moved is not None:
+            cached[m.ident] = {**moved, "src": src_hash}
+            carried += 1
+    if prune:
+        now = {m.ident for m in found}
+        for ident in [i for i in cached if i not in now]:
+            del cached[ident]
+    return carried
 
 
 def try_mutant(ws: Workspace, m: Mutant, selected: list[str], files: list[str], coverage: Coverage,

@@ -118,6 +118,63 @@ def test_every_mutant_of_a_real_module_compiles_and_differs_and_has_a_unique_ide
         assert m.line in m.lines
 
 
+SCOPED = b"""\
+LIMIT = 3
+
+
+def first(x):
+    return x + 1
+
+
+class Box:
+    def size(self, n):
+        if n > LIMIT:
+            return n * 2
+        return n
+"""
+
+
+def test_a_mutant_keeps_its_scope_key_when_lines_move_and_loses_it_when_its_function_changes():
+    before = {m.scope_key: m for m in mutants("m.py", SCOPED)}
+    moved = SCOPED.replace(b"def first(x):\n", b"# a comment\n\n\ndef first(x):\n")
+    after = {m.scope_key: m for m in mutants("m.py", moved)}
+    assert set(before) == set(after)
+    assert all(before[k].scope_hash == after[k].scope_hash for k in before)
+    assert {before[k].ident for k in before} != {after[k].ident for k in after}  # lines moved
+    edited = {m.scope_key: m for m in mutants("m.py", SCOPED.replace(b"return x + 1", b"return x + 2"))}
+    first_keys = [k for k in before if k.startswith("first+")]
+    size_keys = [k for k in before if k.startswith("Box.size+")]
+    assert first_keys and size_keys and any(k.startswith("<top>LIMIT+") for k in before)
+    assert all(edited[k].scope_hash == before[k].scope_hash for k in size_keys)
+    assert all(k not in edited or edited[k].scope_hash != before[k].scope_hash for k in first_keys)
+
+
+def test_results_are_carried_over_to_an_edited_module_where_the_function_is_unchanged():
+    old_src = "a" * 20
+    tried = mutants("m.py", SCOPED)
+    cached = {m.ident: {"status": "killed", "src": old_src, "scope_key": m.scope_key,
+                        "scope_hash": m.scope_hash, "killer": f"t::{m.ident}"} for m in tried}
+    new = SCOPED.replace(b"def first(x):\n    return x + 1\n",
+                         b"def first(x):\n    y = x\n    return y - 1\n")
+    found = mutants("m.py", new)
+    carried = run_mutation.carry(cached, found, "b" * 20, prune=True)
+    size = [m for m in found if m.scope_key.startswith(("Box.size+", "<top>"))]
+    assert carried == len(size) > 0
+    assert set(cached) == {m.ident for m in size}  # the rest: pruned (first() changed)
+    for m in size:
+        old = next(t for t in tried if t.scope_key == m.scope_key)
+        assert cached[m.ident] == {"status": "killed", "src": "b" * 20, "scope_key": m.scope_key,
+                                   "scope_hash": m.scope_hash, "killer": f"t::{old.ident}"}
+
+
+def test_a_result_of_the_current_source_gets_its_scope_written_in():
+    found = mutants("m.py", SCOPED)
+    cached = {m.ident: {"status": "killed", "src": "c" * 20} for m in found}
+    assert run_mutation.carry(cached, found, "c" * 20, prune=False) == 0
+    assert all(cached[m.ident]["scope_key"] == m.scope_key and cached[m.ident]["scope_hash"] == m.scope_hash
+               for m in found)
+
+
 def test_the_reviewed_list_parses_and_names_existing_modules():
     for entry in run_mutation.load_equivalent():
         assert (run_mutation.ROOT / entry.module).is_file(), entry
