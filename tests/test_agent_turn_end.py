@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -89,6 +90,24 @@ def test_no_model_to_use_ends_config(rig):
     t = rig.prompt("hello")
     assert wait_end(rig, t) == "config"
     assert any("serves 2 models" in s for s in rig.system(t))
+
+
+def test_with_no_model_named_the_only_one_served_is_used_and_the_prompt_goes_to_it(rig):
+    agent = rig.start()
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [{"id": "solo", "max_model_len": 12288}]})
+    rig.server.push(answer("Hi from solo."))
+    agent.model = None
+    t = rig.prompt("hello")
+    assert wait_end(rig, t) == "done"
+    assert (M.MODEL, "solo") in rig.out.since(t)
+    assert f"Using model solo, the only one {rig.server.url} serves." in rig.system(t, "info")
+    body = rig.bodies()[-1]
+    assert body["model"] == "solo" and body["messages"][-1] == {"role": "user", "content": "hello"}
+    assert "".join(m[1] for m in rig.out.of(M.TOKEN, t)) == "Hi from solo."
+    deadline = time.monotonic() + 10
+    while agent._ctx.window != 12288 and time.monotonic() < deadline:  # asked on a worker
+        time.sleep(0.01)
+    assert agent._ctx.window == 12288
 
 
 def test_a_slash_command_ends_done_at_once_and_model_lists_first(rig):
