@@ -63,6 +63,24 @@ def test_the_episode_limit_ends_limit(rig):
     assert any("Stopped after 1 episodes" in s for s in rig.system(t))
 
 
+def test_a_turn_cancelled_before_its_answer_reports_no_usage_of_the_turn_before(rig):
+    import threading
+
+    hold = threading.Event()
+    rig.server.push(answer("Hi.", usage={"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}),
+                    Reply(headers={"Content-Type": "text/event-stream"}, chunks=[b"data: {}\n\n"], hold=hold))
+    rig.start()
+    t1 = rig.prompt("hello")
+    assert wait_end(rig, t1) == "done"
+    assert [m[1]["total_tokens"] for m in rig.out.of(M.USAGE, t1)] == [4]
+    t2 = rig.prompt("again")
+    rig.server.wait_requests(2)
+    rig.agent.send((M.CANCEL,))
+    assert wait_end(rig, t2) == "cancelled"
+    hold.set()
+    assert rig.out.of(M.USAGE, t2) == []  # turn 1's 4 tokens are not this turn's
+
+
 def test_a_cancel_ends_cancelled_and_the_journal_says_why(rig, tmp_path):
     import threading
 
