@@ -281,6 +281,7 @@ def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(ri
         calls_reply(("c3", "edit_file", {"path": "a.txt", "search_block": "two", "replace_block": "three"})),
         answer("turn 2 done"),
         answer("noted"),
+        answer("and then"),
     )
     start(rig, journal_for(rig))
     for text in ("first", "second"):
@@ -298,6 +299,8 @@ def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(ri
     last = rig.bodies()[-1]["messages"][-1]["content"]
     assert "ran /undo on the file changes of turn 2" in last and "turn 1" in last and last.endswith("what now?")
     assert len(rig.bodies()) == 5, "/undo itself is never sent to the model"
+    rig.wait_idle(rig.prompt("and then?"))  # the note was said once: the next prompt goes alone
+    assert rig.bodies()[-1]["messages"][-1] == {"role": "user", "content": "and then?"}
 
 
 def test_undo_names_ten_files_and_counts_the_rest(rig):

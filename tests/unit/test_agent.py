@@ -915,6 +915,20 @@ def test_copy_puts_the_answer_on_the_terminals_clipboard_by_default(tmp_path):
     agent.join(2)
 
 
+def test_copy_takes_the_last_turns_answer_only(tmp_path):
+    environ = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    answers = iter(["the first", "the second"])
+    agent, out = start(lambda *a, **k: result(next(answers)), environ=environ)
+    for prompt in ("one", "two"):
+        mark = len(out.seen)
+        agent.send((M.PROMPT, prompt))
+        out.wait(lambda m, mark=mark: m[0] == M.TURN_END and m in out.seen[mark:])
+    agent.send((M.PROMPT, "/copy"))
+    assert out.wait_kind(M.CLIPBOARD) == (M.CLIPBOARD, "the second")
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 @pytest.mark.parametrize("success_first", [False, True], ids=["from start-up", "after a success"])
 def test_the_third_crash_in_a_row_stops_the_agent(success_first):
     agent, out = crashing_agent()
