@@ -149,14 +149,18 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
     assert end["reason"] == "hangup" and end["turn"] == 1
 
 
-def test_the_title_is_the_first_line_of_the_first_prompt_at_most_100_characters(rig):
+@pytest.mark.parametrize("first, title", [
+    ("  " + "x" * 99 + "yz\nthe second line", "x" * 99 + "y"),
+    ("fix the build\nit fails since the upgrade\nsee the log", "fix the build"),
+])
+def test_the_title_is_the_first_line_of_the_first_prompt_at_most_100_characters(rig, first, title):
     rig.server.push(answer("ok"), answer("ok"))
     j = journal_for(rig)
     start(rig, j)
-    rig.wait_idle(rig.prompt("  " + "x" * 99 + "yz\nthe second line"))
+    rig.wait_idle(rig.prompt(first))
     rig.wait_idle(rig.prompt("a later prompt"))
     quit_agent(rig)
-    assert json.loads(j.path.read_bytes().splitlines()[0])["title"] == "x" * 99 + "y"
+    assert json.loads(j.path.read_bytes().splitlines()[0])["title"] == title
 
 
 def test_a_hangup_mid_stream_keeps_what_was_streamed(rig):
