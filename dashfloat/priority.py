@@ -12,7 +12,7 @@ The wait is bounded: at most MAX_WAIT, after which the streamer runs for at leas
 before it steps aside again. A UI that stays awake (catching up with a huge block part by
 part) slows the stream to a sixth, never stops it.
 
-Nothing here knows the UI or the stream: two events and three calls. A process without a
+Nothing here knows the UI or the stream: two events and four calls. A process without a
 UI (headless) never sets them, and `step_aside` then costs one attribute read.
 """
 
