@@ -240,6 +240,13 @@ def test_read_errors(root, tmp_path):
     assert read_file(root, "l")["code"] == "path_escape"
 
 
+def test_a_missing_path_is_named_as_given(root):
+    (root / "sub").mkdir()
+    msg = "no such file or directory: sub/../missing.py"
+    assert read_file(root, "sub/../missing.py") == {"ok": False, "code": "not_found", "error": msg}
+    assert list_directory(root, "sub/../missing.py") == {"ok": False, "code": "not_found", "error": msg}
+
+
 def test_read_through_inside_link(root):
     (root / "t.txt").write_text("t\n")
     os.symlink("t.txt", root / "l")
