@@ -1929,3 +1929,13 @@ def test_without_proc_the_child_enters_the_held_directory_and_keeps_its_limit(tm
     assert where == os.path.realpath(tmp_path / "checked")
     if limit is not None:
         assert limits.split()[2:4] == ["3000", "3000"], limits
+
+
+def test_the_reader_keeps_reading_after_forwarding_output_that_came_due(cwd):
+    """Output that arrived within 50 ms of a forward waits, is forwarded when due, and the
+    reader goes on reading: what comes later is neither lost nor left in the pipe."""
+    seen: list[str] = []
+    cmd = "echo 1; sleep 0.01; echo 2; sleep 0.01; echo 3; sleep 0.3; echo end"
+    result = ex.run_command(cmd, cwd, timeout=10, on_output=seen.append)
+    assert result["output"] == "1\n2\n3\nend\n" and result["ok"] is True
+    assert "".join(seen) == "1\n2\n3\nend\n"
