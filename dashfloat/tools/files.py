@@ -270,6 +270,8 @@ def read_file(root: str | Path, path: str, offset: int = 1, limit: int = READ_MA
             reader: io.BufferedIOBase = io.BytesIO(data)
         else:  # large (or grew past the threshold while we read): stream the window
             total = None
+            if data is not None:  # it grew: the size taken before the read is stale
+                size = max(len(data), os.fstat(fd).st_size)
             os.lseek(fd, 0, os.SEEK_SET)
             reader = io.BufferedReader(io.FileIO(fd, closefd=False), _CHUNK)
         raw, n, cut, more, past_end = _window(reader, offset, max_lines, READ_MAX_BYTES)

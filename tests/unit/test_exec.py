@@ -279,6 +279,16 @@ def test_cancel_returns_quickly_with_partial_output_and_leaves_no_process(cwd, s
     assert_no_leak(mark, sid)
 
 
+def waiting_in_wait(thread: threading.Thread) -> bool:
+    """Whether `thread` is blocked on its wake-up event inside exec._wait."""
+    frame = sys._current_frames().get(thread.ident)
+    names = []
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return "_wait" in names and names[0] == "wait"
+
+
 def test_cancel_does_not_wait_for_the_next_census(cwd, monkeypatch):
     """Esc wakes the runner at once: for a large tree a census comes only every second (here:
     never within the test), and the cancel must not wait for it."""
@@ -288,6 +298,8 @@ def test_cancel_does_not_wait_for_the_next_census(cwd, monkeypatch):
     cancel = ex.Cancel()
     run = Background(f"echo started; sleep {mark}", cwd, timeout=60, cancel=cancel)
     assert run.wait_output("started")
+    # the output can come before the runner waits; a cancel then is seen by its first check
+    assert wait_for(lambda: waiting_in_wait(run.thread))
     started = time.monotonic()
     cancel.cancel()
     result = run.join()
@@ -1917,3 +1929,13 @@ def test_without_proc_the_child_enters_the_held_directory_and_keeps_its_limit(tm
     assert where == os.path.realpath(tmp_path / "checked")
     if limit is not None:
         assert limits.split()[2:4] == ["3000", "3000"], limits
+
+
+def test_the_reader_keeps_reading_after_forwarding_output_that_came_due(cwd):
+    """Output that arrived within 50 ms of a forward waits, is forwarded when due, and the
+    reader goes on reading: what comes later is neither lost nor left in the pipe."""
+    seen: list[str] = []
+    cmd = "echo 1; sleep 0.01; echo 2; sleep 0.01; echo 3; sleep 0.3; echo end"
+    result = ex.run_command(cmd, cwd, timeout=10, on_output=seen.append)
+    assert result["output"] == "1\n2\n3\nend\n" and result["ok"] is True
+    assert "".join(seen) == "1\n2\n3\nend\n"

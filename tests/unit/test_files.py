@@ -240,6 +240,13 @@ def test_read_errors(root, tmp_path):
     assert read_file(root, "l")["code"] == "path_escape"
 
 
+def test_a_missing_path_is_named_as_given(root):
+    (root / "sub").mkdir()
+    msg = "no such file or directory: sub/../missing.py"
+    assert read_file(root, "sub/../missing.py") == {"ok": False, "code": "not_found", "error": msg}
+    assert list_directory(root, "sub/../missing.py") == {"ok": False, "code": "not_found", "error": msg}
+
+
 def test_read_through_inside_link(root):
     (root / "t.txt").write_text("t\n")
     os.symlink("t.txt", root / "l")
@@ -670,7 +677,24 @@ def test_a_file_that_grows_past_the_threshold_while_read_is_streamed_from_its_st
     got = read_file(root, "log.txt", limit=2)
     assert got["content"] == "line 1\nline 2\n"
     assert got["lines"] is None   # streamed: the total is no longer known
-    assert got["size"] < STREAM_ABOVE  # the size it had when it was looked at
+    assert got["size"] == p.stat().st_size  # its real size, not the one it had before the read
+
+
+def test_a_file_that_grew_while_read_never_shows_more_bytes_than_its_size(root, monkeypatch):
+    p = root / "log.txt"
+    p.write_bytes(b"a" * 100)
+    real_pread = os.pread
+
+    def sample_then_grow(fd, n, offset):
+        result = real_pread(fd, n, offset)
+        with open(p, "ab") as fh:
+            fh.write((b"x" * 99 + b"\n") * 10_000)
+        return result
+
+    monkeypatch.setattr(os, "pread", sample_then_grow)
+    got = read_file(root, "log.txt")
+    assert got["size"] == 1_000_100 == p.stat().st_size
+    assert f"{len(got['content'])} of 1000100 bytes" in got["note"]
 
 
 def open_fds() -> set[str]:

@@ -107,7 +107,8 @@ def test_parent_follows_a_final_link_to_its_target(tree, mode):
     with Root(tree) as r:
         for rel, where, name in [("lf", "sub", b"f"), ("sub/new", "sub", b"new"),
                                  ("abssub/f", "sub", b"f"), ("vialink/f", "sub", b"f"),
-                                 ("sub/..", ".", b".")]:
+                                 ("sub/..", ".", b"."), ("sub/.", "sub", b"."),
+                                 ("relsub/.", "sub", b".")]:
             fd, got = r.parent(rel)
             try:
                 assert os.path.samestat(os.fstat(fd), os.stat(tree / where)) and got == name, rel
