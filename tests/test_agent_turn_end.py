@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
 
 import pytest
 
@@ -17,7 +16,7 @@ from dashfloat import sessions as S
 from dashfloat.tools.permissions import Policy
 from tests.fakeserver import Reply, json_reply
 from tests.test_agent_sessions import journal_for
-from tests.test_agent_tools import MODEL, answer, calls_reply, result_of
+from tests.test_agent_tools import MODEL, answer, calls_reply, result_of, wait_until
 
 
 def ends(rig, since: int = 0) -> list[str]:
@@ -122,10 +121,7 @@ def test_with_no_model_named_the_only_one_served_is_used_and_the_prompt_goes_to_
     body = rig.bodies()[-1]
     assert body["model"] == "solo" and body["messages"][-1] == {"role": "user", "content": "hello"}
     assert "".join(m[1] for m in rig.out.of(M.TOKEN, t)) == "Hi from solo."
-    deadline = time.monotonic() + 10
-    while agent._ctx.window != 12288 and time.monotonic() < deadline:  # asked on a worker
-        time.sleep(0.01)
-    assert agent._ctx.window == 12288
+    wait_until(lambda: agent._ctx.window == 12288, "the window of the model it chose (asked on a worker)")
 
 
 def test_a_slash_command_ends_done_at_once_and_model_lists_first(rig):
