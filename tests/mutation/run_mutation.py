@@ -530,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help="paths of modules (default: llm/, tools/, agent, conversation)")
     ap.add_argument("--jobs", type=int, default=2, help="test processes at once (default 2)")
     ap.add_argument("--survivors", action="store_true", help="re-try only the mutants that survived last time")
-    ap.add_argument("--report", action="store_true", help="print the last results; run nothing")
+    ap.add_argument("--report", action="store_true", help="print the last results; run nothing (results carried over to edited modules are saved)")
     ap.add_argument("--no-confirm", action="store_true", help="skip step 2 (faster, may report false survivors)")
     ap.add_argument("--no-fork", action="store_true",
                     help="a new interpreter for each pytest run (no fork server: slower, the same results)")
