@@ -525,6 +525,27 @@ def match_equivalent(reviewed: list[Reviewed], module: str, found: list[Mutant],
 
 
 # -- the run -----------------------------------------------------------------------------------
+def killer_unchanged(old: dict) -> bool:
+    """The test that killed a mutant is as it was (or was not recorded: an import failure)."""
+    return old.get("killer") is None or old.get("killer_hash") in (test_hash(old["killer"]),
+                                                                    file_hash(old["killer_file"]))
+
+
+def wanted(old: dict | None, src_hash: str, tests_hash: str, *, survivors: bool,
+           killer_unchanged=killer_unchanged) -> bool:
+    """Whether a mutant is tried in this run, given its last result `old` (None: never tried).
+    A run tries what is new or changed: a mutant never tried, one of a changed module, a kill
+    whose test changed, any other result whose tests changed. --survivors tries exactly the
+    mutants that survived last time, whatever else changed."""
+    if survivors:
+        return bool(old) and old["status"] == "survived"
+    if not old or old.get("src") != src_hash:
+        return True
+    if old["status"] == "killed":
+        return not killer_unchanged(old)
+    return old.get("tests_hash") != tests_hash
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help="paths of modules (default: llm/, tools/, agent, conversation)")
@@ -609,16 +630,8 @@ def main(argv: list[str] | None = None) -> int:
                 old = cached.get(m.ident)
                 if m.ident in equivalent and not args.check_equivalent:
                     continue
-                if old and old.get("src") == src_hash:
-                    if args.survivors and old["status"] == "killed":
-                        continue
-                    if old["status"] == "killed" and (old.get("killer") is None
-                                                      or old.get("killer_hash") in (test_hash(old["killer"]),
-                                                                                    file_hash(old["killer_file"]))):
-                        continue
-                    if old["status"] != "killed" and old.get("tests_hash") == tests_hash:
-                        if not args.survivors or old["status"] != "survived":
-                            continue
+                if not wanted(old, src_hash, tests_hash, survivors=args.survivors):
+                    continue
                 plan.append((m, coverage.tests_for(m), files, src_hash, tests_hash))
 
         if rewritten:

@@ -343,3 +343,30 @@ def test_the_confirming_run_leaves_out_exactly_the_tests_step_one_passed(fake_wo
                                      ["tests/test_count.py"], cov, confirm=True)
     assert result["status"] == "survived"
     assert log.read_text().split() == ["test_a", "test_ab"]
+
+
+# ---- which mutants a run tries -------------------------------------------------------------
+
+
+def _result(status, src="s1", tests="t1"):
+    return {"status": status, "src": src, "tests_hash": tests, "killer": "tests/x.py::t", "killer_file": "tests/x.py"}
+
+
+@pytest.mark.parametrize("old, survivors, killer_same, tried", [
+    (None, False, True, True),  # never tried
+    (None, True, True, False),  # --survivors tries nothing new
+    (_result("survived"), True, True, True),
+    (_result("survived", tests="t0"), True, True, True),
+    (_result("killed"), True, False, False),  # --survivors: not even a kill whose test changed
+    (_result("timeout", tests="t0"), True, True, False),
+    (_result("killed"), False, True, False),  # decided, and its killer is as it was
+    (_result("killed"), False, False, True),  # its killer changed: is it still killed?
+    (_result("killed", src="s0"), False, True, True),  # the module changed
+    (_result("survived"), False, True, False),  # nothing changed since it survived
+    (_result("survived", tests="t0"), False, True, True),  # its tests changed
+    (_result("timeout", tests="t0"), False, True, True),
+    (_result("timeout"), False, True, False),
+])
+def test_a_run_tries_what_is_new_or_changed_and_survivors_tries_only_survivors(old, survivors, killer_same, tried):
+    assert run_mutation.wanted(old, "s1", "t1", survivors=survivors,
+                               killer_unchanged=lambda o: killer_same) is tried
