@@ -1488,3 +1488,188 @@ def test_a_model_listing_that_fails_ends_its_turn_and_a_failing_start_up_list_en
     out.wait(lambda m: m[0] == M.TURN_END and sum(1 for x in out.seen if x[0] == M.TURN_END) == 2)
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+# ---- slash commands: what each one says, ends and records --------------------------------
+
+
+def command(agent, out, text, timeout=5.0):
+    """Send `text`; the messages posted up to and including the turn end it causes."""
+    mark = len(out.seen)
+    agent.send((M.PROMPT, text))
+    end = out.wait(lambda m: m[0] == M.TURN_END and any(x is m for x in out.seen[mark:]), timeout=timeout)
+    return out.seen[mark : next(i for i in range(mark, len(out.seen)) if out.seen[i] is end) + 1]
+
+
+def systems(msgs, level=None):
+    return [m[2] for m in msgs if m[0] == M.SYSTEM and (level is None or m[1] == level)]
+
+
+def quit_(agent):
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_copy_is_answered_while_a_turn_runs_and_does_not_end_it(tmp_path):
+    gate = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("content", "partial"))
+        gate.wait(5)
+        return result("partial")
+
+    agent, out = start(stream, environ={"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "s")})
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.TOKEN, "partial")
+    agent.send((M.PROMPT, "/copy"))
+    err = out.wait(lambda m: m[0] == M.SYSTEM)
+    assert "still running" not in err[2] and "Nothing to copy" in err[2], err
+    assert not any(m[0] == M.TURN_END for m in out.seen)  # /copy beside a turn ends nothing
+    gate.set()
+    out.wait_kind(M.TURN_END, "done")
+    quit_(agent)
+
+
+def test_a_model_listing_ends_its_turn_after_the_list_is_shown():
+    release = threading.Event()
+
+    def models(ep):
+        release.wait(5)
+        return ["m", "n"]
+
+    agent, out = start(lambda *a, **k: result("ok"), model="m", list_models_fn=models)
+    out.wait_kind(M.MODEL, "m")
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "/model"))
+    assert out.wait(lambda m: m[0] == M.SYSTEM)[1:] == ("info", "Model: m. /model NAME switches.")
+    assert not any(m[0] == M.TURN_END for m in out.seen[mark:])  # not before the list is in
+    release.set()
+    end = out.wait_kind(M.TURN_END, "done")
+    after = out.seen[mark : out.seen.index(end)]
+    assert any(m[0] == M.SYSTEM and m[1] == "warn" and "2 models: m, n" in m[2] for m in after), after
+    quit_(agent)
+
+
+def test_model_name_with_the_list_unavailable_is_set_unchecked_and_says_why():
+    def fail(ep):
+        raise ChatError("refused", "no server at http://127.0.0.1:9/v1", "start it")
+
+    agent, out = start(lambda *a, **k: result("ok"), model="m", list_models_fn=fail)
+    out.wait_kind(M.MODEL, "m")
+    msgs = command(agent, out, "/model other")
+    assert (M.MODEL, "other") in msgs and agent.model == "other"
+    assert systems(msgs, "warn") == [
+        "Model set to other, unchecked: the endpoint's model list is not available "
+        "(no server at http://127.0.0.1:9/v1. Start it)."]
+    assert msgs[-1] == (M.TURN_END, "done")
+    quit_(agent)
+
+
+def test_a_model_check_cancelled_by_esc_changes_nothing_when_its_answer_comes_late():
+    release = threading.Event()
+    asked = []
+
+    def models(ep):
+        asked.append(1)
+        release.wait(5)
+        return ["m", "late"]
+
+    agent, out = start(lambda *a, **k: result("ok"), model="m")
+    out.wait_kind(M.MODEL, "m")
+    agent._list_models_fn = models
+    agent.send((M.PROMPT, "/model late"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    release.set()
+    # a later command's turn end is the mark: the late answer was handled before it
+    msgs = command(agent, out, "/help")
+    assert agent.model == "m" and (M.MODEL, "late") not in out.seen, out.seen
+    assert asked == [1] and msgs[-1] == (M.TURN_END, "done")
+    quit_(agent)
+
+
+def test_a_model_check_answered_after_a_newer_one_started_is_ignored():
+    """Each /model NAME's check carries its own number: the answer of one that was cancelled
+    never decides the next one's."""
+    gates = [threading.Event(), threading.Event()]
+    calls = []
+
+    def models(ep):
+        n = len(calls)
+        calls.append(n)
+        gates[n].wait(5)
+        return ["m", "first"] if n == 0 else ["m", "second"]
+
+    agent, out = start(lambda *a, **k: result("ok"), model="m")
+    out.wait_kind(M.MODEL, "m")
+    agent._list_models_fn = models
+    agent.send((M.PROMPT, "/model first"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "/model second"))
+    out.wait(lambda m: m == (M.PHASE, "waiting") and any(x is m for x in out.seen[mark:]))
+    gates[0].set()  # the cancelled check answers first: "first" is listed, yet it is not asked now
+    until(lambda: len(calls) == 2)
+    gates[1].set()
+    out.wait(lambda m: m[0] == M.TURN_END and any(x is m for x in out.seen[mark:]))
+    assert agent.model == "second" and (M.MODEL, "first") not in out.seen
+    quit_(agent)
+
+
+def test_mode_says_the_mode_switches_it_and_refuses_a_wrong_name(caplog):
+    caplog.set_level(logging.INFO, logger="dashfloat")
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    assert systems(command(agent, out, "/mode"), "info") == [
+        "Permission mode: ask. /mode NAME switches (ask, accept-edits, read-only, unrestricted)."]
+    msgs = command(agent, out, "/mode sideways")
+    assert len(systems(msgs, "error")) == 1 and "sideways" in systems(msgs, "error")[0]
+    assert agent.policy.mode == "ask" and not any(m[0] == M.MODE for m in msgs)
+    msgs = command(agent, out, "/mode read-only")
+    assert (M.MODE, "read-only") in msgs and systems(msgs, "info") == ["Permission mode set to read-only."]
+    audit = [r.getMessage() for r in caplog.records if r.getMessage().startswith("audit:")]
+    assert audit == ["audit: permission mode set to read-only by the user (/mode)"]
+    quit_(agent)
+
+
+def test_permissions_numbers_the_session_rules_or_says_there_are_none():
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    listing = systems(command(agent, out, "/permissions"), "info")[0]
+    assert listing.splitlines()[-1] == "No session rules yet: the a key on a confirmation adds one."
+    agent.policy.allow_exact("execute_command", {"command": "make test"})
+    agent.policy.allow_exact("execute_command", {"command": "make lint"})
+    listing = systems(command(agent, out, "/permissions"), "info")[0].splitlines()
+    assert listing[-3:] == ["Session rules, by number (/permissions revoke N removes one):",
+                            "  1. execute_command(make test)", "  2. execute_command(make lint)"]
+    quit_(agent)
+
+
+def test_permissions_revoke_of_a_rule_revoked_meanwhile_says_so(monkeypatch):
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    agent.policy.allow_exact("execute_command", {"command": "make test"})
+
+    def gone(index):
+        raise IndexError(index)
+
+    monkeypatch.setattr(agent.policy, "revoke", gone)
+    msgs = command(agent, out, "/permissions revoke 1")
+    assert systems(msgs) == ["There is no session rule 1 any more (see /permissions)."]
+    assert systems(msgs, "error") == systems(msgs)
+    quit_(agent)
+
+
+def test_permissions_revoke_is_in_the_audit_log_without_a_journal(caplog):
+    caplog.set_level(logging.INFO, logger="dashfloat")
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    agent.policy.allow_exact("execute_command", {"command": "make test"})
+    assert systems(command(agent, out, "/permissions revoke 1")) == [
+        "Revoked session rule 1: execute_command(make test)"]
+    audit = [r.getMessage() for r in caplog.records if r.getMessage().startswith("audit:")]
+    assert audit == ["audit: session rule revoked by the user: execute_command(make test)"]
+    quit_(agent)
