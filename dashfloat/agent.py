@@ -25,9 +25,8 @@ Metering (dashfloat/metering.py): every request is metered, the provider's usage
 estimate (`~`), into the totals (METER for the status bar, a `usage` journal event each, /usage);
 the UI's context figure still comes from the final episode's usage only (ADR 0007 §5). Before
 each request the budgets are checked, and after it: a budget reached ends the turn with an entry,
-a `budget` journal event and ("stopped", "budget", detail); `stopped` holds the same for a
-front end that reads it after the turn (headless mode's exit status). The repeat guard counts
-identical calls in a row within a turn (tools/pipeline.py, stage_repeat).
+a `budget` journal event and ("stopped", "budget", detail) (headless mode's stop reason). The
+repeat guard counts identical calls in a row within a turn (tools/pipeline.py, stage_repeat).
 
 Supervision (ADR 0007 §2, §6): every worker thread (streamer, gate, tool, model list) is
 started by `_spawn`, which puts exactly one terminal message in the inbox however the work
@@ -244,10 +243,9 @@ class Agent:
         self._sent_raw: int | None = None  # the raw estimate of the request last sent
         self._overflow_retried = False  # this turn already compacted after a context_length error
         self._compaction_changed = False  # the last compaction changed the conversation
-        # metering: the totals and budgets, the estimate of the request in flight, why the last
-        # turn was stopped (None, or {"reason": "budget", ...}), the repeat guard's last call
+        # metering: the totals and budgets, the estimate of the request in flight; the repeat
+        # guard's last call
         self.meter = metering.Meter(budgets or metering.Budgets(), dict(prices or {}))
-        self.stopped: dict | None = None
         self._request_input = 0
         self._repeat: tuple[str, int] = ("", 0)  # (key of the last call, how many in a row)
         if resumed is not None:
@@ -631,7 +629,6 @@ class Agent:
         self._stopping = False
         self._overflow_retried = False
         self.meter.begin_turn()
-        self.stopped = None
         self._repeat = ("", 0)
         if self.model is None:
             self._set_phase("waiting")
@@ -770,14 +767,14 @@ class Agent:
         when its last turn never ended, answer every call left open (`cancelled`: did not
         run, or outcome unknown when it was running) and tell the model with the next prompt."""
         r, self._resumed = self._resumed, None
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(r.header.get("time") or 0)))
+        when = _started_text(r.header.get("time"))
         for note in r.notes:
             self.post(M.system("warn", f"Resuming: {note}."))
         if r.open_turn:
             self._answer_interrupted(r)
         else:
             self._j("resume", interrupted=False)
-        self.post(M.system("info", f"Resumed session {r.header.get('id', '?')}, started {when}: "
+        self.post(M.system("info", f"Resumed session {r.header.get('id', '?')}, {when}: "
                                    f"{r.turns} turn{'s' if r.turns != 1 else ''} so far."))
         self._sync()
 
@@ -1802,7 +1799,6 @@ class Agent:
     def _budget_stop(self, stop: metering.Stop) -> None:
         """End the turn for a budget: the entry, the journal event, ("stopped", "budget", ...)."""
         detail = stop.as_dict()
-        self.stopped = {"reason": "budget", **detail}
         self._j("budget", what="stop", **{k: v for k, v in detail.items() if k != "text"})
         self.post(M.system("error", stop.text))
         self._ui_post((M.STOPPED, "budget", detail))
@@ -2087,6 +2083,15 @@ def _total_tokens(usage: dict) -> int | None:
     if total is None and usage.get("prompt_tokens") is not None:
         total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
     return total if isinstance(total, int) and not isinstance(total, bool) else None
+
+
+def _started_text(stamp) -> str:
+    """When a resumed session started, from its header's `time` (epoch seconds), for the
+    screen: a header without a usable time (an old or hand-made journal) says so, never 1970."""
+    try:
+        return "started " + time.strftime("%Y-%m-%d %H:%M", time.localtime(float(stamp)))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "started at an unknown time"
 
 
 def _model_listed(name: str, models: list) -> bool:

@@ -306,6 +306,23 @@ def test_a_refused_request_teaches_the_window_compacts_and_is_sent_once_more(rig
     final = chat_bodies(rig)[-1]
     assert C.estimate_tokens(final["messages"], final.get("tools")) <= 6000 * 0.8
     assert not [m for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+    # every turn gets its own retry: a later refusal (a smaller window still) compacts again
+    refuse = [json_reply(400, {"error": {"message": "This model's maximum context length is 5000 tokens. However, "
+                                                    "your messages resulted in 5200 tokens.",
+                                         "type": "invalid_request_error", "code": "context_length_exceeded"}})]
+
+    def respond(req):
+        if is_summary(req):
+            return summariser(req)
+        return refuse.pop() if refuse else answer("after the second refusal")
+
+    rig.server.responder = respond
+    t = rig.prompt("and one more")
+    rig.wait_idle(t, timeout=20)
+    assert not refuse and rig.agent._ctx.window == 5000
+    assert rig.out.of(M.ASSISTANT_END, t)[-1][1] == "done"
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "after the second refusal"}
+    assert not [m for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
 
 
 def test_a_refusal_with_nothing_to_compact_is_shown_not_sent_again(rig):

@@ -121,7 +121,6 @@ def test_max_turns_reached_after_a_request_runs_none_of_its_calls_and_stops_the_
     assert len(stopped) == 1 and stopped[0][1] == "budget"
     detail = stopped[0][2]
     assert (detail["budget"], detail["limit"], detail["used"], detail["why"]) == ("max_turns", 2, 2, "reached")
-    assert rig.agent.stopped["reason"] == "budget" and rig.agent.stopped["budget"] == "max_turns"
     errors = rig.system(t, "error")
     assert any("Budget reached: 2 of 2 requests to the model (max_turns). The turn is stopped." in e for e in errors)
     rows = {r["id"]: r for r in rig.results(t)}
@@ -213,6 +212,17 @@ def test_usage_command_reports_the_totals_and_budgets(rig):
     t = rig.prompt("/usage now")
     err = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)[2]
     assert "/usage takes no arguments" in err
+
+
+def test_usage_command_counts_the_last_turn_from_its_start(rig):
+    rig.server.push(calls_reply(("c1", "list_directory", {}), usage=U1), answer("a", usage=U2), answer("b", usage=U1))
+    rig.start()
+    for text in ("two requests", "one request"):
+        t = rig.prompt(text)
+        rig.wait_idle(t)
+    t = rig.prompt("/usage")
+    report = rig.out.wait(lambda m: m[0] == M.SYSTEM and "Usage since" in m[2], since=t)[2]
+    assert "  last turn: 1 request, 1,050 tokens" in report, report
 
 
 # ---- the repeat guard ------------------------------------------------------------------------------
