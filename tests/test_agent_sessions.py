@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from urwid.testing import render_text
@@ -238,6 +239,68 @@ def test_resume_answers_the_open_calls_and_tells_the_model(rig):
     again = S.load(j.path)
     assert not again.open_turn and again.model_notes == [] and again.turns == 2
     assert again.conversation == json.loads(json.dumps(agent.messages))
+
+
+def test_a_resume_says_when_the_session_started_and_journals_it_synced(rig):
+    rig.server.push(answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("hello"))
+    quit_agent(rig)
+    header = json.loads(j.path.read_bytes().splitlines()[0])
+    loaded = S.load(j.path)
+    j2 = Journal(j.path, {"id": j.path.stem}, existing=True, next_seq=loaded.next_seq)
+    synced = []
+    real_sync = j2.sync
+
+    def sync():
+        synced.append([json.loads(x)["type"] for x in j2.path.read_bytes().splitlines()])
+        real_sync()
+
+    j2.sync = sync
+    rig.out = Outbox()
+    start(rig, j2, resumed=loaded)
+    said = rig.out.wait(lambda m: m[0] == M.SYSTEM and "Resumed session" in m[2])[2]
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(header["time"]))
+    assert said == f"Resumed session {j.path.stem}, started {when}: 1 turn so far."
+    quit_agent(rig)
+    assert synced[0][-2:] == ["resume", "ui"]  # on disk before the first prompt, then at the end
+    assert synced[1][-1] == "end" and len(synced) == 2
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    assert [e for e in events if e["type"] == "resume"][0]["interrupted"] is False
+
+
+def test_a_journal_whose_header_has_no_time_resumes_started_at_an_unknown_time(rig):
+    rig.server.push(answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("hello"))
+    quit_agent(rig)
+    lines = j.path.read_bytes().splitlines(keepends=True)
+    header = json.loads(lines[0])
+    del header["time"]
+    j.path.write_bytes(json.dumps(header).encode() + b"\n" + b"".join(lines[1:]))
+    restart(rig, j.path)
+    said = [t for t in rig.system(level="info") if "Resumed session" in t]
+    assert said == [f"Resumed session {j.path.stem}, started at an unknown time: 1 turn so far."]
+
+
+def test_mode_and_revoke_are_audit_events_in_the_journal(rig, caplog):
+    rig.server.push(answer("ok"))
+    j = journal_for(rig)
+    agent = start(rig, j)
+    agent.policy.allow_exact("execute_command", {"command": "make test"})
+    for text in ("/mode read-only", "/permissions revoke 1"):
+        rig.out.wait_kind(M.TURN_END, since=rig.prompt(text))
+    rig.wait_idle(rig.prompt("hello"))  # the journal begins with the first prompt, earlier events kept
+    quit_agent(rig)
+    audits = [{k: e[k] for k in e if k not in ("seq", "time", "type")}
+              for e in map(json.loads, j.path.read_bytes().splitlines()) if e["type"] == "audit"]
+    assert audits == [{"what": "mode", "mode": "read-only", "by": "user (/mode)"},
+                      {"what": "revoke", "rule": "execute_command(make test)", "by": "user (/permissions revoke)"}]
+    # the journal is the audit trail: the log does not repeat it
+    assert not [r for r in caplog.records if r.getMessage().startswith("audit: permission mode")
+                or r.getMessage().startswith("audit: session rule revoked")]
 
 
 def test_the_model_note_waits_for_a_prompt_across_resumes(rig):

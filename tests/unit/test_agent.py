@@ -1673,3 +1673,17 @@ def test_permissions_revoke_is_in_the_audit_log_without_a_journal(caplog):
     audit = [r.getMessage() for r in caplog.records if r.getMessage().startswith("audit:")]
     assert audit == ["audit: session rule revoked by the user: execute_command(make test)"]
     quit_(agent)
+
+
+@pytest.mark.parametrize("stamp, shown", [
+    (None, "started at an unknown time"),
+    ("soon", "started at an unknown time"),
+    (float("nan"), "started at an unknown time"),
+    (1e300, "started at an unknown time"),
+    (0, "started " + time.strftime("%Y-%m-%d %H:%M", time.localtime(0))),
+    (1764000000.5, "started " + time.strftime("%Y-%m-%d %H:%M", time.localtime(1764000000.5))),
+])
+def test_when_a_resumed_session_started_reads_its_header_time_or_says_it_is_unknown(stamp, shown):
+    from dashfloat.agent import _started_text
+
+    assert _started_text(stamp) == shown
