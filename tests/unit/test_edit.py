@@ -737,6 +737,18 @@ def test_a_missing_file_is_named_as_given_with_the_escape_hint(root):
     assert got["code"] == "not_found" and "was read as a byte that is not UTF-8" in got["error"], got
 
 
+def test_a_missing_command_cwd_is_named_as_given_with_the_escape_hint(root):
+    """execute_command's preview resolves its cwd with must_exist too: the refusal names the
+    cwd as the model wrote it and says how its \\xNN escapes were read."""
+    from dashfloat.tools import runner
+
+    (root / "sub").mkdir()
+    got = runner.prepare("execute_command", {"command": "ls", "cwd": "sub/../gone"}, str(root))
+    assert got == {"ok": False, "code": "not_found", "error": "no such file or directory: sub/../gone"}
+    got = runner.prepare("execute_command", {"command": "ls", "cwd": "caf\\xe9"}, str(root))
+    assert got["code"] == "not_found" and "was read as a byte that is not UTF-8" in got["error"], got
+
+
 def test_a_file_that_grows_far_past_the_limit_while_read_reports_its_real_size(root, monkeypatch):
     p = root / "a"
     p.write_text("x = 1\n")

@@ -1348,6 +1348,41 @@ def test_children_of_every_thread_are_found(monkeypatch):
         t.join()
 
 
+_TWO_THREADS = """\
+import subprocess, sys, threading
+def work():
+    child = subprocess.Popen(["sleep", "30"], process_group=0)
+    print(child.pid, flush=True)
+    child.wait()
+threading.Thread(target=work, daemon=True).start()
+sys.stdin.read()
+"""
+
+
+def test_a_call_finds_and_kills_the_child_of_a_second_thread_of_a_two_thread_process():
+    """A command with exactly two threads whose second thread starts a program (here in a
+    process group of its own, so the group kill does not reach it): the program is a member
+    of the call, counted, and killed with it."""
+    shell = subprocess.Popen([sys.executable, "-c", _TWO_THREADS], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, start_new_session=True)
+    child = None
+    try:
+        child = int(shell.stdout.readline())
+        assert wait_for(lambda: reaper.read_proc(shell.pid).threads == 2)  # the main thread and work()
+        call = reaper.Call(shell.pid, reaper.new_marker())
+        assert sorted(call.members()) == sorted([shell.pid, child])
+        assert call.census() == 3  # two threads of the shell, and the program
+        call.kill()
+        assert wait_for(lambda: stat_of(child) is None or stat_of(child)[0] in ("Z", "X")), stat_of(child)
+    finally:
+        if child is not None and stat_of(child) is not None and stat_of(child)[0] not in ("Z", "X"):
+            os.kill(child, signal.SIGKILL)
+        shell.kill()
+        shell.wait()
+        shell.stdin.close()
+        shell.stdout.close()
+
+
 def test_descendants_stop_at_the_cap(monkeypatch):
     monkeypatch.setattr(reaper, "_SEEN_CAP", 5)
     monkeypatch.setattr(reaper, "_have_children_files", lambda: True)
