@@ -226,7 +226,9 @@ def test_resume_answers_the_open_calls_and_tells_the_model(rig):
     rows = {r[1]["id"]: r[1] for r in rig.out.of(M.TOOL_RESULT)}
     assert rows["c2"]["status"] == "cancelled" and "unknown" in rows["c2"]["text"]
     assert rows["c3"]["status"] == "cancelled" and "did not run" in rows["c3"]["text"]
-    assert any("The last turn was interrupted" in s for s in rig.system(level="warn"))
+    assert ("The last turn was interrupted: DashFloat stopped before it ended. 2 calls it left open are marked "
+            "cancelled. The model is told so with your next prompt, and checks before repeating anything."
+            in rig.system(level="warn"))
     assert conversation.check(agent.messages) == [], "paired before the first request"
     t = rig.prompt("go on")
     rig.wait_idle(t)
@@ -239,6 +241,36 @@ def test_resume_answers_the_open_calls_and_tells_the_model(rig):
     again = S.load(j.path)
     assert not again.open_turn and again.model_notes == [] and again.turns == 2
     assert again.conversation == json.loads(json.dumps(agent.messages))
+    lines = j.path.read_bytes().splitlines()
+    cut = next(i for i, x in enumerate(lines) if x.endswith(b'\\"ok\\":tr'))
+    events = [json.loads(x) for x in lines[cut + 1 :]]  # the resume's, after the cut-off line
+    assert [(e["id"], e["tool"]) for e in events if e["type"] == "result"] == [
+        ("c2", "execute_command"), ("c3", "write_file")]
+    (resume,) = [e for e in events if e["type"] == "resume"]
+    assert resume["interrupted"] is True and resume["note"] == INTERRUPTED_NOTE
+    assert [e["status"] for e in events if e["type"] == "turn_end"][0] == "interrupted"
+
+
+def test_one_open_call_is_said_in_the_singular_and_the_tokens_known_go_with_the_interruption(rig):
+    j = journal_for(rig)
+    j.begin(title="one thing")
+    j.event("prompt", turn=1, text="hello")
+    j.event("answer", status="done", content="hi")
+    j.event("turn_end", turn=1, status="done", tokens=4321)
+    j.event("prompt", turn=2, text="run it")
+    j.event("answer", status="done", calls=[{"id": "c1", "name": "execute_command",
+                                              "arguments": json.dumps({"command": "make"})}])
+    j.event("run", id="c1", tool="execute_command")
+    j.sync()
+    os.close(j._fd)  # killed
+    restart(rig, j.path)
+    assert [w for w in rig.system(level="warn") if w.startswith("The last turn")] == [
+        "The last turn was interrupted: DashFloat stopped before it ended. 1 call it left open is marked "
+        "cancelled. The model is told so with your next prompt, and checks before repeating anything."]
+    quit_agent(rig)
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    (interrupted,) = [e for e in events if e["type"] == "turn_end" and e["status"] == "interrupted"]
+    assert interrupted["turn"] == 2 and interrupted["tokens"] == 4321
 
 
 def test_a_resume_says_when_the_session_started_and_journals_it_synced(rig):

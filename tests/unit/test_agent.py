@@ -1687,3 +1687,55 @@ def test_when_a_resumed_session_started_reads_its_header_time_or_says_it_is_unkn
     from dashfloat.agent import _started_text
 
     assert _started_text(stamp) == shown
+
+
+def test_instructions_that_fail_to_load_leave_the_prompt_a_note_and_a_traceback_in_the_log(monkeypatch, caplog):
+    from dashfloat import prompt
+
+    def broken(root, environ):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(prompt, "load_instructions", broken)
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    (rec,) = [r for r in caplog.records if r.getMessage() == "loading the instructions failed"]
+    assert rec.levelno == logging.ERROR and rec.exc_info and "disk on fire" in str(rec.exc_info[1])
+    assert agent._ctx.system["role"] == "system"  # the built-in prompt is still sent
+    quit_(agent)
+
+
+def test_a_journal_that_fails_to_close_is_logged_with_its_traceback(tmp_path, caplog):
+    from dashfloat.journal import Journal
+
+    journal = Journal(tmp_path / "s.jsonl", {"id": "s"})
+
+    def close(reason, **fields):
+        raise OSError("no space left on device")
+
+    journal.close = close
+    agent, out = start(lambda *a, **k: result("ok"), journal=journal)
+    out.wait_kind(M.MODEL, "m")
+    quit_(agent)
+    (rec,) = [r for r in caplog.records if r.getMessage() == "closing the journal failed"]
+    assert rec.exc_info and "no space left" in str(rec.exc_info[1])
+    assert not agent.alive
+
+
+def test_a_prompt_while_the_last_turn_end_waits_for_gits_report_ends_that_turn_first(tmp_path, monkeypatch):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    monkeypatch.setattr(agent_module, "_git_report", lambda *a: None)  # a report that never comes
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    out.wait_idle_after_end()
+    assert not any(m[0] == M.TURN_END for m in out.seen)  # held for git's report
+    agent.send((M.PROMPT, "/help"))
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "info")
+    ends = out.wait(lambda m: sum(1 for x in out.seen if x[0] == M.TURN_END) == 2 and m[0] == M.TURN_END)
+    kinds = [m[0] for m in out.seen]
+    first_end = kinds.index(M.TURN_END)
+    help_at = next(i for i, m in enumerate(out.seen) if m[0] == M.SYSTEM and m[1] == "info")
+    assert first_end < help_at and ends == (M.TURN_END, "done")  # the go turn's end, then /help's
+    quit_(agent)
