@@ -150,6 +150,49 @@ def test_the_stream_steps_aside_while_the_ui_is_awake(fake_server, monkeypatch):
     assert "".join(e[1] for e in got if e[0] == "content") == "".join(f"piece {i} " for i in range(50))
 
 
+class _UiDoneAtOnce:
+    """priority._free whose wait() says the UI is done at once (never blocks) and logs each
+    wait; `first` is set at the first one."""
+
+    def __init__(self):
+        self.waits = 0
+        self.first = threading.Event()
+
+    def wait(self, timeout=None) -> bool:
+        self.waits += 1
+        self.first.set()
+        return True
+
+    def set(self) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+
+def test_the_stream_steps_aside_before_each_read_and_each_event(fake_server, monkeypatch):
+    """While the UI is awake the streamer steps aside before it parses a read, even one that
+    completes no event (a keep-alive), and again before each event of a read that holds
+    many. The server sends the events only once the streamer has stepped aside for the
+    keep-alive: a streamer that parsed it without stepping aside would wait for them until
+    its read timeout."""
+    from dashfloat import priority
+
+    spy = _UiDoneAtOnce()
+    monkeypatch.setattr(priority, "_free", spy)
+    monkeypatch.setattr(priority, "_run_until", 0.0)
+    events = sse_chunks([f"piece {i} " for i in range(10)])
+    fake_server.push(Reply(headers={"Content-Type": "text/event-stream"},
+                           chunks=[b": keep-alive\n\n", b"".join(events)], waits={1: spy.first}))
+    priority.busy()
+    try:
+        result, _ = run(fake_server, ep=endpoint(fake_server, read_timeout=2.0))
+    finally:
+        priority.done()
+    assert result.content == "".join(f"piece {i} " for i in range(10))
+    assert spy.waits >= len(events) + 1, spy.waits  # the keep-alive's read, then every event
+
+
 
 def test_content_and_reasoning_are_separate_and_in_order(fake_server):
     fake_server.push(
