@@ -7,6 +7,7 @@ that counts tokens its own way. Real HTTP to the scripted server, real tools in 
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import pytest
@@ -302,7 +303,10 @@ def test_a_refused_request_teaches_the_window_compacts_and_is_sent_once_more(rig
     warns = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "warn"]
     assert any("refused the request as too long" in w and "its window is 6,000 tokens" in w for w in warns)
     assert rig.agent._ctx.window == 6000
-    assert rig.out.of(M.ASSISTANT_END, t)[-1][1] == "done"
+    assert [m[1] for m in rig.out.of(M.ASSISTANT_END, t)] == ["error", "done"], "the refused answer ends as an error"
+    assert [m[2] for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("Compacting the context")][0].startswith(
+        "Compacting the context, the server refused the last request as too long; the window is 6,000 tokens "
+        "(from the server's error)")
     final = chat_bodies(rig)[-1]
     assert C.estimate_tokens(final["messages"], final.get("tools")) <= 6000 * 0.8
     assert not [m for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
@@ -529,3 +533,298 @@ def test_the_first_request_of_a_resumed_session_is_checked_against_the_window(ri
     rig.wait_idle(t)
     assert [m for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("context compacted:")]
     assert C.estimate_tokens(chat_bodies(rig)[-1]["messages"]) <= 8000
+
+
+# ---- the window's answer, the compaction's entries, the metering and a refusal without figures ----
+
+
+def test_the_window_answer_is_logged_and_one_for_another_model_is_ignored(rig, caplog):
+    caplog.set_level(logging.INFO, logger="dashfloat.agent")
+    rig.server.models_reply = json_reply(200, {"object": "list", "data": [{"id": "test-model", "max_model_len": 12288}]})
+    start(rig)
+    wait_until(lambda: rig.agent._ctx.window == 12288, "the window from GET /models")
+    assert "context window of test-model: 12288 tokens (the endpoint's model list)" in caplog.text
+    rig.agent.send((M.WINDOW, "other", 99999, "a list that came too late"))
+    t = rig.prompt("/help")
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("Commands"), since=t)
+    assert rig.agent._ctx.window == 12288, "an answer for a model no longer in use changes nothing"
+    # a later answer for this model that states no window: the default again, and said so
+    rig.agent.send((M.WINDOW, "test-model", None, ""))
+    wait_until(lambda: rig.agent._ctx.window == C.DEFAULT_WINDOW, "the default window")
+    assert rig.agent._ctx.source == "default"
+    assert (f"context window of test-model: not stated (the model list says nothing); {C.DEFAULT_WINDOW} assumed"
+            in caplog.text)
+
+
+def test_a_failing_model_list_is_logged_and_the_default_window_kept(rig, caplog):
+    caplog.set_level(logging.INFO, logger="dashfloat.agent")
+    rig.server.models_reply = json_reply(500, {"error": {"message": "the list is down"}})
+    start(rig)
+    wait_until(lambda: "the endpoint's model list gave no context window: " in caplog.text, "the log line")
+    assert "the list is down" in caplog.text.split("the endpoint's model list gave no context window: ")[1]
+    assert rig.agent._ctx.window == C.DEFAULT_WINDOW
+
+
+def test_compact_says_why_and_the_window_and_nothing_to_compact_is_said(rig, caplog):
+    caplog.set_level(logging.INFO, logger="dashfloat.agent")
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("answer " + prose(200))
+    start(rig, context_window=16000)
+    rig.wait_idle(rig.prompt("turn 0: " + prose(200)))
+    t = rig.prompt("/compact")
+    rig.wait_idle(t)
+    infos = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "info"]
+    (info,) = infos
+    assert re.fullmatch(r"Nothing to compact: the conversation is its first request and its most recent turn "
+                        r"\([\d.]+k tokens; the window is 16,000 tokens \(from the configuration\), compacted "
+                        r"above 80%\)\.", info), info
+    for i in range(1, 4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(200, i)))
+    t = rig.prompt("/compact")
+    rig.wait_idle(t)
+    seen = rig.out.seen[t:]
+    (compacting,) = [m for m in seen if m[0] == M.SYSTEM and m[2].startswith("Compacting the context")]
+    assert compacting[1] == "info" and compacting[2].startswith(
+        "Compacting the context, as asked (/compact); the window is 16,000 tokens (from the configuration), "
+        "compacted above 80%. Summarising ")
+    assert seen.index(M.phase("waiting")) < seen.index(compacting), "waiting for the summary is shown"
+    (done,) = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("context compacted:")]
+    assert done in caplog.text, "the log has the entry"
+
+
+def test_a_crashed_summary_request_is_a_failed_one(rig):
+    from dashfloat.llm import client
+
+    def stream(endpoint, model, request, **kw):
+        if request[0]["content"] == C.SUMMARISER_SYSTEM:
+            raise RuntimeError("boom")
+        return client.stream_chat(endpoint, model, request, **kw)
+
+    rig.server.responder = lambda req: answer("answer " + prose(300))
+    start(rig, context_window=8000, stream_fn=stream)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
+    t = rig.prompt("/compact")
+    rig.wait_idle(t)
+    (entry,) = [m for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("context compacted:")]
+    assert entry[1] == "warn" and "the summary request crashed: RuntimeError: boom" in entry[2]
+    assert rig.agent.messages[1]["content"].startswith(C.DROPPED_PREFIX)
+
+
+def test_a_summary_request_without_usage_is_metered_by_the_estimate_of_what_it_sent_and_got(rig):
+    from dashfloat import metering
+
+    body = "\n\n".join(f"## {h}\nnone" for h in C.SUMMARY_HEADINGS)
+    rig.server.responder = lambda req: (sse_reply([body], reasoning=["thinking it over " * 20]) if is_summary(req)
+                                        else answer("answer " + prose(300)))
+    j = journal_for(rig)
+    start(rig, j, context_window=8000)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
+    t = rig.prompt("/compact")
+    rig.wait_idle(t)
+    assert rig.agent.messages[1]["content"].startswith(C.SUMMARY_PREFIX)
+    rig.server.responder = None
+    quit_agent(rig)
+    (asked,) = summary_bodies(rig)
+    usage = [e for e in events(j) if e["type"] == "usage"][-1]
+    assert usage["estimated"] is True
+    assert usage["prompt"] == C.estimate_tokens(asked["messages"])
+    assert usage["completion"] == metering.estimate_text(body) + metering.estimate_text("thinking it over " * 20)
+
+
+def test_esc_on_the_request_after_an_automatic_compaction_stops_that_request(rig):
+    import threading
+
+    held = threading.Event()
+
+    def respond(req):
+        if is_summary(req):
+            return summariser(req)
+        if summary_bodies(rig):
+            return answer("never shown", hold=held)
+        return answer("answer " + prose(300))
+
+    rig.server.responder = respond
+    start(rig, context_window=8000)
+    for i in range(20):
+        t = rig.prompt(f"turn {i}: " + prose(300, i))
+        rig.out.wait(lambda m: (m[0] == M.PHASE and m[1] == "idle") or m[0] == M.ASSISTANT_START, since=t)
+        if summary_bodies(rig):
+            break
+        rig.wait_idle(t)
+    assert summary_bodies(rig), "an automatic compaction"
+    rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("context compacted:"), since=t)
+    wait_until(lambda: rig.out.of(M.ASSISTANT_START, t), "the request after it")
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    held.set()
+    assert not [m for m in rig.out.of(M.SYSTEM, t) if m[2].startswith("Compaction cancelled")]
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["cancelled"]
+    rig.server.responder = None
+
+
+def test_a_compaction_that_succeeds_resets_the_count_of_failures(rig):
+    asked = []
+
+    def respond(req):
+        if is_summary(req):
+            asked.append(req)
+            return summariser(req) if len(asked) == 3 else json_reply(500, {"error": {"message": "no"}})
+        return answer("ok " + prose(600))
+
+    rig.server.responder = respond
+    start(rig, context_window=8000)
+    stopped = None
+    for i in range(40):
+        t = rig.prompt(f"turn {i} " + prose(100, i))
+        rig.wait_idle(t, timeout=20)
+        errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+        if errors:
+            stopped = errors[0]
+            break
+    assert stopped is not None and stopped.startswith("Context compaction failed 3 times in a row")
+    entries = [m for m in rig.out.seen if m[0] == M.SYSTEM and m[2].startswith("context compacted:")]
+    assert [m[1] for m in entries] == ["warn", "warn", "info", "warn", "warn", "warn"], \
+        "failed, failed, summarised: the count starts again, and the third failure after it stops"
+    rig.server.responder = None
+
+
+def test_a_conversation_that_does_not_fit_even_compacted_ends_the_turn_unsent(rig):
+    """A window smaller than the system message and the tools: the first turns go (nothing to
+    take out), the one after a turn that can be summarised stops unsent, with the entry."""
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("ok " + prose(50))
+    start(rig, context_window=2000)
+    errors: list = []
+    for i in range(5):
+        sent = len(chat_bodies(rig))
+        t = rig.prompt(f"turn {i}: " + prose(50, i))
+        end = rig.out.wait(lambda m: m[0] == M.TURN_END, since=t)
+        errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+        if errors:
+            break
+    assert end[1] == "error" and i >= 1
+    assert errors[0].startswith("The conversation does not fit the context window even compacted: ")
+    assert "/clear starts a fresh conversation" in errors[0] and "raise context_window" in errors[0]
+    assert len(chat_bodies(rig)) == sent, "nothing sent"
+    rig.server.responder = None
+
+
+def refused(message: str):
+    return json_reply(400, {"error": {"message": message, "type": "invalid_request_error",
+                                      "code": "context_length_exceeded"}})
+
+
+def test_a_refusal_that_names_no_window_takes_the_window_below_what_was_sent(rig):
+    rig.server.push(*[answer("ok " + prose(300)) for _ in range(4)], refused("the prompt is too long for this model"))
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("after the refusal")
+    start(rig)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(350, i)))
+    t = rig.prompt("one more")
+    rig.wait_idle(t, timeout=20)
+    refused_body = chat_bodies(rig)[4]
+    sent = C.estimate_tokens(refused_body["messages"], refused_body.get("tools"))
+    window = rig.agent._ctx.window
+    assert 0.9 * sent <= window <= 0.95 * sent, (window, sent)
+    (warn,) = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "warn"]
+    assert f"(the window is taken to be {window:,} tokens): compacting, then sending it once more." in warn
+    assert rig.agent.messages[-1] == {"role": "assistant", "content": "after the refusal"}
+
+
+def test_a_refusal_of_a_small_request_that_names_no_window_takes_at_least_1024(rig):
+    rig.server.push(refused("the prompt is too long for this model"))
+    start(rig, tools_enabled=False)
+    t = rig.prompt("hello")
+    rig.wait_idle(t)
+    (warn,) = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "warn"]
+    assert "(the window is taken to be 1,024 tokens)" in warn
+    assert rig.agent._ctx.window == 1024 and rig.agent._ctx.source == "estimated after a refusal"
+
+
+def test_a_refusal_naming_the_window_already_known_takes_it_below_what_was_sent(rig):
+    """The estimate was too low, not the window wrong: the window is taken from what was sent."""
+    rig.server.push(*[answer("ok " + prose(300)) for _ in range(2)],
+                    refused("This model's maximum context length is 8000 tokens."))
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("after the refusal")
+    start(rig, context_window=8000)
+    for i in range(2):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(350, i)))
+    t = rig.prompt("one more")
+    rig.wait_idle(t, timeout=20)
+    (warn,) = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "warn"]
+    assert "(the window is taken to be " in warn and rig.agent._ctx.window < 8000
+    assert rig.agent._ctx.source == "estimated after a refusal"
+
+
+def test_a_second_refusal_in_the_same_turn_is_shown_not_retried_again(rig):
+    windows = [3000, 6000]
+    rig.server.push(*[answer("ok " + prose(300)) for _ in range(4)])
+
+    def respond(req):
+        if is_summary(req):
+            return summariser(req)
+        if windows:
+            return refused(f"This model's maximum context length is {windows.pop()} tokens.")
+        return answer("never asked")
+
+    rig.server.responder = respond
+    start(rig)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(350, i)))
+    before = len(chat_bodies(rig))
+    t = rig.prompt("one more")
+    rig.wait_idle(t, timeout=20)
+    assert len(chat_bodies(rig)) == before + 2, "sent, refused, compacted, sent once more, refused: shown"
+    assert rig.agent._ctx.window == 6000
+    errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
+    assert errors and "too long for the model's context window" in errors[0]
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["error"]
+    rig.server.responder = None
+
+
+def test_the_answer_of_a_cancelled_summary_request_is_not_taken_for_the_next_ones(rig):
+    """/compact, Esc while the summary request is out (its worker goes on), /compact again:
+    the first request's answer, coming in while the second is out, is not used."""
+    import threading
+
+    from dashfloat.llm import client
+
+    gates = [threading.Event(), threading.Event()]
+    entered: list = []
+
+    def stream(endpoint, model, request, **kw):
+        if request[0]["content"] != C.SUMMARISER_SYSTEM:
+            return client.stream_chat(endpoint, model, request, **kw)
+        n = len(entered)
+        entered.append(threading.current_thread())
+        assert gates[n].wait(10)
+        return client.stream_chat(endpoint, model, request, on_event=kw["on_event"], cancel=client.CancelToken())
+
+    numbered = []
+
+    def respond(req):
+        if not is_summary(req):
+            return answer("answer " + prose(300))
+        numbered.append(req)
+        return sse_reply(["\n\n".join(f"## {h}\nsummary number {len(numbered)}" for h in C.SUMMARY_HEADINGS)])
+
+    rig.server.responder = respond
+    start(rig, context_window=8000, stream_fn=stream)
+    for i in range(4):
+        rig.wait_idle(rig.prompt(f"turn {i}: " + prose(300, i)))
+    t = rig.prompt("/compact")
+    wait_until(lambda: len(entered) == 1, "the first summary request")
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    t = rig.prompt("/compact")
+    wait_until(lambda: len(entered) == 2, "the second summary request")
+    gates[0].set()
+    entered[0].join(10)  # its answer is in the agent's inbox
+    assert not entered[0].is_alive()
+    gates[1].set()
+    rig.wait_idle(t)
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["done"]
+    assert len(numbered) == 2
+    summary = rig.agent.messages[1]["content"]
+    assert summary.startswith(C.SUMMARY_PREFIX) and "summary number 2" in summary and "number 1" not in summary
+    rig.server.responder = None
