@@ -1739,3 +1739,13 @@ def test_a_prompt_while_the_last_turn_end_waits_for_gits_report_ends_that_turn_f
     help_at = next(i for i, m in enumerate(out.seen) if m[0] == M.SYSTEM and m[1] == "info")
     assert first_end < help_at and ends == (M.TURN_END, "done")  # the go turn's end, then /help's
     quit_(agent)
+
+
+def test_a_model_switch_after_an_answer_reports_no_usage_of_that_answer():
+    agent, out = start(lambda *a, **k: result("ok", usage={"total_tokens": 12}), model="m",
+                       list_models_fn=lambda ep: ["m", "other"])
+    out.wait_kind(M.MODEL, "m")
+    assert (M.USAGE, {"total_tokens": 12}) in command(agent, out, "hi")
+    msgs = command(agent, out, "/model other")
+    assert (M.MODEL, "other") in msgs and not [m for m in msgs if m[0] == M.USAGE], msgs
+    quit_(agent)
