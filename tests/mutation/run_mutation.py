@@ -669,7 +669,8 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     result = try_mutant(ws, m, selected, files, coverage, confirm=not args.no_confirm)
                 finally:
-                    ws.write(m.module, original)
+                    if not stop.is_set():  # (when stopped, the workspace is being removed)
+                        ws.write(m.module, original)
                 if stop.is_set():
                     return
                 result.update(src=src_hash, tests_hash=tests_hash, scope_key=m.scope_key, scope_hash=m.scope_hash)
@@ -678,6 +679,10 @@ def main(argv: list[str] | None = None) -> int:
         threads = [threading.Thread(target=worker, args=(ws,), daemon=True) for ws in workspaces]
         for t in threads:
             t.start()
+        # Ctrl-C, and SIGTERM, stop the run keeping its results: also when it was started in the
+        # background of a script, where the shell has SIGINT ignored (Python then keeps it so)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             while any(t.is_alive() for t in threads):
                 for t in threads:
