@@ -1749,3 +1749,34 @@ def test_a_model_switch_after_an_answer_reports_no_usage_of_that_answer():
     msgs = command(agent, out, "/model other")
     assert (M.MODEL, "other") in msgs and not [m for m in msgs if m[0] == M.USAGE], msgs
     quit_(agent)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("/undo 0", "takes a number"), ("/undo 1 2", "takes a number"), ("/undo x", "takes a number"),
+    ("/undo 1", "needs the session journal"), ("/undo 2", "needs the session journal"),
+    ("/undo", "needs the session journal"),
+])
+def test_undo_takes_one_number_of_turns_from_1(text, says):
+    agent, out = start(lambda *a, **k: result("ok"))
+    out.wait_kind(M.MODEL, "m")
+    (err,) = systems(command(agent, out, text), "error")
+    assert says in err, err
+    quit_(agent)
+
+
+def test_clear_refuses_words_says_when_empty_and_starts_afresh_with_the_instructions_as_they_are(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    agent, out = start(lambda *a, **k: result("ok"), root=str(tmp_path), environ={"HOME": str(home)})
+    out.wait_kind(M.MODEL, "m")
+    assert systems(command(agent, out, "/clear")) == ["The conversation is already empty."]
+    command(agent, out, "hi")
+    assert systems(command(agent, out, "/clear all"), "error") == ["/clear takes nothing, not 'all'."]
+    assert len(agent.messages) == 2
+    (tmp_path / "AGENTS.md").write_text("Always answer in French.\n")
+    agent._ctx.failures = 2
+    said = systems(command(agent, out, "/clear"), "info")
+    assert said and said[0].startswith("Started a fresh conversation: the model no longer sees the earlier 2 messages")
+    assert agent.messages == [] and agent._ctx.failures == 0
+    assert "Always answer in French." in json.dumps(agent._ctx.system)
+    quit_(agent)
