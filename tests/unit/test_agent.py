@@ -1780,3 +1780,16 @@ def test_clear_refuses_words_says_when_empty_and_starts_afresh_with_the_instruct
     assert agent.messages == [] and agent._ctx.failures == 0
     assert "Always answer in French." in json.dumps(agent._ctx.system)
     quit_(agent)
+
+
+def test_compact_says_why_it_has_nothing_to_do_or_cannot_without_a_model():
+    def fail(ep):
+        raise ChatError("refused", "no server at http://127.0.0.1:9/v1", "start it")
+
+    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=fail)
+    out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error")
+    assert systems(command(agent, out, "/compact")) == ["Nothing to compact: the conversation is empty."]
+    agent.messages.append({"role": "user", "content": "an earlier question"})  # (idle: the agent reads it next)
+    assert systems(command(agent, out, "/compact")) == [
+        "/compact needs a model to write the summary: choose one with /model NAME."]
+    quit_(agent)
