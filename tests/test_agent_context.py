@@ -193,18 +193,23 @@ def test_when_the_summariser_fails_the_oldest_turns_are_dropped_with_a_marker_an
     assert ev["how"] == "dropped" and "summariser down" in ev["failed"] and ev["after"] < ev["before"]
 
 
-def test_three_failed_compactions_in_a_row_stop_the_turn_with_a_clear_entry(rig):
-    rig.server.responder = lambda req: (json_reply(500, {"error": {"message": "no"}}) if is_summary(req)
-                                        else answer("ok " + prose(600)))
-    start(rig, context_window=8000)
-    stopped = None
-    for i in range(20):
+def prompt_until_an_error(rig, turns: int) -> tuple[int, str] | None:
+    """Prompt turn after turn (each a little longer conversation) until one ends with an error
+    entry: (its mark, the first error's text), or None after `turns` turns."""
+    for i in range(turns):
         t = rig.prompt(f"turn {i} " + prose(100, i))
         rig.wait_idle(t, timeout=20)
         errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
         if errors:
-            stopped = (t, errors[0])
-            break
+            return t, errors[0]
+    return None
+
+
+def test_three_failed_compactions_in_a_row_stop_the_turn_with_a_clear_entry(rig):
+    rig.server.responder = lambda req: (json_reply(500, {"error": {"message": "no"}}) if is_summary(req)
+                                        else answer("ok " + prose(600)))
+    start(rig, context_window=8000)
+    stopped = prompt_until_an_error(rig, 20)
     assert stopped is not None, "three failures never stopped a turn"
     t, text = stopped
     assert text.startswith("Context compaction failed 3 times in a row (last: the summary request failed")
@@ -674,15 +679,8 @@ def test_a_compaction_that_succeeds_resets_the_count_of_failures(rig):
 
     rig.server.responder = respond
     start(rig, context_window=8000)
-    stopped = None
-    for i in range(40):
-        t = rig.prompt(f"turn {i} " + prose(100, i))
-        rig.wait_idle(t, timeout=20)
-        errors = [m[2] for m in rig.out.of(M.SYSTEM, t) if m[1] == "error"]
-        if errors:
-            stopped = errors[0]
-            break
-    assert stopped is not None and stopped.startswith("Context compaction failed 3 times in a row")
+    stopped = prompt_until_an_error(rig, 40)
+    assert stopped is not None and stopped[1].startswith("Context compaction failed 3 times in a row")
     entries = [m for m in rig.out.seen if m[0] == M.SYSTEM and m[2].startswith("context compacted:")]
     assert [m[1] for m in entries] == ["warn", "warn", "info", "warn", "warn", "warn"], \
         "failed, failed, summarised: the count starts again, and the third failure after it stops"

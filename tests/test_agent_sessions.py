@@ -273,12 +273,18 @@ def test_one_open_call_is_said_in_the_singular_and_the_tokens_known_go_with_the_
     assert interrupted["turn"] == 2 and interrupted["tokens"] == 4321
 
 
-def test_a_resume_says_when_the_session_started_and_journals_it_synced(rig):
+def one_turn_session(rig) -> Journal:
+    """A session of one answered turn, ended: its journal."""
     rig.server.push(answer("ok"))
     j = journal_for(rig)
     start(rig, j)
     rig.wait_idle(rig.prompt("hello"))
     quit_agent(rig)
+    return j
+
+
+def test_a_resume_says_when_the_session_started_and_journals_it_synced(rig):
+    j = one_turn_session(rig)
     header = json.loads(j.path.read_bytes().splitlines()[0])
     loaded = S.load(j.path)
     j2 = Journal(j.path, {"id": j.path.stem}, existing=True, next_seq=loaded.next_seq)
@@ -303,11 +309,7 @@ def test_a_resume_says_when_the_session_started_and_journals_it_synced(rig):
 
 
 def test_a_journal_whose_header_has_no_time_resumes_started_at_an_unknown_time(rig):
-    rig.server.push(answer("ok"))
-    j = journal_for(rig)
-    start(rig, j)
-    rig.wait_idle(rig.prompt("hello"))
-    quit_agent(rig)
+    j = one_turn_session(rig)
     lines = j.path.read_bytes().splitlines(keepends=True)
     header = json.loads(lines[0])
     del header["time"]

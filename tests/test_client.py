@@ -33,6 +33,7 @@ from tests.fakeserver import (
     sse_chunks,
     sse_reply,
 )
+from tests.unit.test_priority import CountingFree
 
 MSGS = [{"role": "user", "content": "hi"}]
 
@@ -150,21 +151,17 @@ def test_the_stream_steps_aside_while_the_ui_is_awake(fake_server, monkeypatch):
     assert "".join(e[1] for e in got if e[0] == "content") == "".join(f"piece {i} " for i in range(50))
 
 
-class _UiDoneAtOnce:
-    """priority._free whose wait() says the UI is done at once (never blocks) and logs each
-    wait; `first` is set at the first one."""
+class _UiDoneAtOnce(CountingFree):
+    """priority._free whose wait() says the UI is done at once (never blocks) and counts each
+    wait, busy() or not; `first` is set at the first one."""
 
     def __init__(self):
-        self.waits = 0
+        super().__init__(ready=True)
         self.first = threading.Event()
 
     def wait(self, timeout=None) -> bool:
-        self.waits += 1
         self.first.set()
-        return True
-
-    def set(self) -> None:
-        pass
+        return super().wait(timeout)
 
     def clear(self) -> None:
         pass

@@ -756,10 +756,14 @@ def drain(out):
             return got
 
 
-def slow_model_list(release):
+def slow_model_list(release, served=("m1", "m2"), asked=None):
+    """A model list that answers `served` once `release` is set; each ask is counted in `asked`."""
+
     def models(ep):
+        if asked is not None:
+            asked.append(1)
         release.wait(5)
-        return ["m1", "m2"]
+        return list(served)
 
     return models
 
@@ -1442,13 +1446,8 @@ def test_the_model_list_is_asked_once_while_it_is_being_asked():
     request to the endpoint, and the listing's turn ends when that answer is in."""
     release = threading.Event()
     asked = []
-
-    def models(ep):
-        asked.append(1)
-        release.wait(5)
-        return ["m1", "m2"]
-
-    agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=models)
+    agent, out = start(lambda *a, **k: result("ok"), model=None,
+                       list_models_fn=slow_model_list(release, asked=asked))
     out.wait_kind(M.PHASE, "idle")
     agent.send((M.PROMPT, "/model"))
     agent.send((M.PROMPT, "/help"))  # (handled after /model: its turn may not end before the list)
@@ -1532,12 +1531,8 @@ def test_copy_is_answered_while_a_turn_runs_and_does_not_end_it(tmp_path):
 
 def test_a_model_listing_ends_its_turn_after_the_list_is_shown():
     release = threading.Event()
-
-    def models(ep):
-        release.wait(5)
-        return ["m", "n"]
-
-    agent, out = start(lambda *a, **k: result("ok"), model="m", list_models_fn=models)
+    agent, out = start(lambda *a, **k: result("ok"), model="m",
+                       list_models_fn=slow_model_list(release, served=("m", "n")))
     out.wait_kind(M.MODEL, "m")
     mark = len(out.seen)
     agent.send((M.PROMPT, "/model"))
@@ -1568,15 +1563,9 @@ def test_model_name_with_the_list_unavailable_is_set_unchecked_and_says_why():
 def test_a_model_check_cancelled_by_esc_changes_nothing_when_its_answer_comes_late():
     release = threading.Event()
     asked = []
-
-    def models(ep):
-        asked.append(1)
-        release.wait(5)
-        return ["m", "late"]
-
     agent, out = start(lambda *a, **k: result("ok"), model="m")
     out.wait_kind(M.MODEL, "m")
-    agent._list_models_fn = models
+    agent._list_models_fn = slow_model_list(release, served=("m", "late"), asked=asked)
     agent.send((M.PROMPT, "/model late"))
     out.wait_kind(M.PHASE, "waiting")
     agent.send((M.CANCEL,))
@@ -1612,7 +1601,7 @@ def test_a_model_check_answered_after_a_newer_one_started_is_ignored():
     agent.send((M.PROMPT, "/model second"))
     out.wait(lambda m: m == (M.PHASE, "waiting") and any(x is m for x in out.seen[mark:]))
     gates[0].set()  # the cancelled check answers first: "first" is listed, yet it is not asked now
-    until(lambda: len(calls) == 2)
+    assert until(lambda: len(calls) == 2)
     gates[1].set()
     out.wait(lambda m: m[0] == M.TURN_END and any(x is m for x in out.seen[mark:]))
     assert agent.model == "second" and (M.MODEL, "first") not in out.seen
