@@ -105,7 +105,11 @@ def escape_command(names, mark: str, directory: str, py: str) -> str:
     for name in names:
         escape = ESCAPES[name].format(d=directory, n=name, m=mark, py=py)
         out += escape + (" " if escape.endswith("&") else "; ")
-        out += f"while [ ! -e {directory}/{name}.pid ]; do sleep 0.01; done; "
+        # the pid file, and its process runs sleep already: the mv that wrote the file has
+        # exited (a busy machine counted it among the processes left behind)
+        pid = f"{directory}/{name}.pid"
+        out += (f"while [ ! -e {pid} ] || ! grep -qx sleep /proc/$(cat {pid})/comm 2>/dev/null; "
+                "do sleep 0.01; done; ")
     return out
 
 
