@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from dashfloat.textsafe import visible
 from dashfloat.ui import markdown
+from dashfloat.ui.longtext import LongText
 from dashfloat.ui.theme import Glyphs
 
 # A line is a list or a tuple of (attr, text) segments (an answer keeps tuples: the garbage
@@ -112,7 +113,9 @@ class AssistantEntry(Entry):
     """An answer, streaming or finished, with its reasoning shown apart."""
 
     kind: str = "assistant"
-    content: list[str] = field(default_factory=list)
+    # the answer's text as it came, in pieces (a 4 MiB answer is not copied whole when a
+    # frame's few tokens come: a big block reads just what it has not taken yet)
+    _src: LongText = field(default_factory=LongText)
     reasoning: list[str] = field(default_factory=list)
     status: str = "streaming"  # streaming | done | cancelled | error | empty
     ascii: bool = False
@@ -136,7 +139,9 @@ class AssistantEntry(Entry):
     _big_fence: tuple | None = None
     _big_lines: list = field(default_factory=list)
     _big_pos: int = 0  # offset of the first source line not in _big_lines
-    _big_partial: tuple = (0, "")  # (source length, visible text) of the unfinished line
+    # (source length, visible text) of the unfinished line: a LongText, so a line that
+    # grows by a frame's bytes costs those bytes, not its length (it is a str once complete)
+    _big_partial: tuple = (0, "")
     # lines() took FRAME_BUDGET of a big block's new lines and more wait: the front end asks
     # again soon (App._catch_up) and keys are answered between the parts
     behind: bool = False
@@ -147,7 +152,7 @@ class AssistantEntry(Entry):
     _finished: bool = False
 
     def add_content(self, text: str) -> None:
-        self.content.append(text)
+        self._src = self._src + text
         self.settled = False
         self.version += 1
 
@@ -170,9 +175,7 @@ class AssistantEntry(Entry):
 
     @property
     def text(self) -> str:
-        if len(self.content) > 1:
-            self.content[:] = ["".join(self.content)]
-        return self.content[0] if self.content else ""
+        return str(self._src)
 
     def _markdown_lines(self, glyphs: Glyphs) -> list[Line]:
         """Decorated body lines. Completed blocks are rendered and decorated once and kept
@@ -314,8 +317,10 @@ class AssistantEntry(Entry):
     def _big_advance(self, glyphs: Glyphs) -> None:
         """Take the complete lines that arrived into the big block; finish it at its end
         (a blank line, the closing fence, the end of the answer)."""
-        text, pos = self.text, self._big_pos
-        stop = text.rfind("\n", pos) + 1  # complete lines: text[pos:stop]
+        text, pos = self._src, self._big_pos
+        # complete lines: text[pos:stop]; the partial has no newline, so the search starts
+        # after it (a line of megabytes costs what came since the last call, not its length)
+        stop = text.rfind("\n", pos + self._big_partial[0]) + 1
         self.behind = False
         if stop - pos > FRAME_BUDGET:  # a frame takes so much (its key waits for no more)
             cut = text.rfind("\n", pos, pos + FRAME_BUDGET) + 1
@@ -363,23 +368,23 @@ class AssistantEntry(Entry):
         self._done_upto = end
         self._big, self._big_lines, self._big_partial = "", [], (0, "")
 
-    def _partial_upto(self, text: str, pos: int, upto: int) -> bool:
+    def _partial_upto(self, text: LongText, pos: int, upto: int) -> bool:
         """Make more of text[pos:upto] (part of one line) visible into _big_partial, at
         most FRAME_BUDGET characters a call (visible() of a megabyte that came at once is
         ~40 ms, held from a key typed then): True once it covers upto."""
         n, shown = self._big_partial
         if n < upto - pos:
             take = min(upto - pos, n + FRAME_BUDGET)
-            self._big_partial = (take, shown + visible(text[pos + n : pos + take]))
+            self._big_partial = (take, (shown or LongText()) + visible(text[pos + n : pos + take]))
         return self._big_partial[0] >= upto - pos
 
     def _partial_line(self) -> list | str:
         """The line the partial is, as _big_source makes a complete line (it has been
         made visible already: a plain line is its text, a code line its one segment)."""
-        shown = self._big_partial[1]
+        shown = str(self._big_partial[1])
         return markdown.visible_code_line(shown) if self._big == "fence" else shown
 
-    def _long_line(self, text: str, pos: int, glyphs: Glyphs) -> bool:
+    def _long_line(self, text: LongText, pos: int, glyphs: Glyphs) -> bool:
         """The big block's next complete line is longer than a frame takes: make it
         visible a budget a call (as the unfinished line is), then take it: True if this
         call did that part (`behind`: the rest at the next call). False for a line that
@@ -388,7 +393,7 @@ class AssistantEntry(Entry):
         if not text[pos : pos + FRAME_BUDGET].strip(can_end):
             return False
         self.behind = True
-        nl = text.find("\n", pos)
+        nl = text.find("\n", pos + self._big_partial[0])  # (the partial has none)
         if self._partial_upto(text, pos, nl):
             self._big_add([self._partial_line()], glyphs)
             self._big_pos, self._big_partial = nl + 1, (0, "")
@@ -398,7 +403,7 @@ class AssistantEntry(Entry):
         """The lines of a big block in progress: its complete lines, and the unfinished
         one as far as it came (made visible a piece at a time, at most FRAME_BUDGET a
         call: a megabyte on one line costs per frame what arrived, up to that)."""
-        text, pos = self.text, self._big_pos
+        text, pos = self._src, self._big_pos
         # behind: complete lines are still to come, and the partial is empty, or it is
         # the start of a long one of them, made visible so far (_long_line)
         if not self.behind and not self._partial_upto(text, pos, len(text)):
@@ -419,7 +424,7 @@ class AssistantEntry(Entry):
     def _shown_tail(self) -> str:
         """What of the unfinished tail to show: stable_prefix's part (all of it once the
         stream is quiet), and never less than is on screen already."""
-        tail = self.text[self._done_upto :]
+        tail = self._src[self._done_upto :]
         shown = tail if self.settled else markdown.stable_prefix(tail)
         prev = self._tail_src
         if len(prev) > len(shown) and self._tail_base == len(self._done_lines) and tail.startswith(prev):
@@ -474,10 +479,10 @@ class AssistantEntry(Entry):
         """The answer ended: once every block of it is in _done_lines, keep just those
         (memory grows with what is kept: a 4 MiB answer is not held as text beside its
         lines). Reasoning stays: Ctrl-T shows it again."""
-        if self._big or self._done_upto < len(self.text):
+        if self._big or self._done_upto < len(self._src):
             return
         self._finished = True
-        self.content = []
+        self._src = LongText()
         self._tail_src, self._tail_lines, self._tail_fence, self._big_partial = "", [], None, (0, "")
 
     def _reasoning_lines(self, glyphs: Glyphs, show: bool) -> list[Line]:
@@ -487,7 +492,7 @@ class AssistantEntry(Entry):
         self.reasoning[:] = [text]
         raw_lines = text.split("\n") if text else []
         n = len(raw_lines)
-        active = self.status == "streaming" and not self.content
+        active = self.status == "streaming" and not self._src
         verb = "thinking" if active else "thought"
         if not show:
             head = f"{glyphs.collapsed} {verb}{glyphs.ellipsis if active else ''} ({n} line{'s' if n != 1 else ''}, Ctrl-T shows)"

@@ -179,12 +179,13 @@ class PackedLayout(collections.abc.Sequence):
         self._end.append(e)
         self._mark.append(m)
 
-    def prefix(self, n: int) -> PackedLayout:
-        """A copy of the first `n` rows (to grow again from there)."""
-        out = PackedLayout()
-        out._start, out._end, out._mark = self._start[:n], self._end[:n], self._mark[:n]
-        out._other = {k: v for k, v in self._other.items() if k < n}
-        return out
+    def truncate(self, n: int) -> PackedLayout:
+        """Keep the first `n` rows, in place (to grow again from there: a copy would cost
+        a frame the rows of the whole line, not the rows that changed)."""
+        del self._start[n:], self._end[n:], self._mark[n:]
+        for k in [k for k in self._other if k >= n]:
+            del self._other[k]
+        return self
 
     def __len__(self) -> int:
         return len(self._start)
@@ -304,8 +305,12 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
         return _hang_rows(rows, indent, hang), state
     inner = max(1, width - indent)
     segs = [(a or None, t) for a, t in line if t]
-    text = "".join(t for _a, t in segs)
-    if "\t" in text or not _UTF8 or inner < 2:
+    # the text of one segment is taken as it is: a LongText (a line that grows a frame
+    # at a time) is sliced, never copied whole
+    text = segs[0][1] if len(segs) == 1 else "".join(str(t) for _a, t in segs)
+    if type(text) is not str and len(text) <= LONG_LINE:
+        text, line = str(text), [(a, str(t)) for a, t in line]
+    if (type(text) is str and "\t" in text) or not _UTF8 or inner < 2:  # (a LongText is visible(): no tab)
         return _widget_rows(indent, line, width), None
     pad = [(None, None, b" " * (width - inner))] if width > inner else []
     if not text:
@@ -317,9 +322,11 @@ def long_line_rows(line: Line, width: int, prev: LineLayout | None = None) -> tu
     long = len(text) > LONG_LINE
     keep = 0  # rows of prev that stay
     if long and prev is not None and prev.width == width and prev.indent == indent and len(prev.layout) > 2 \
-            and text.startswith(prev.text) and _bounds_extend(prev.bounds, bounds):
+            and _grew_from(text, prev.text) and _bounds_extend(prev.bounds, bounds):
+        # prev is a hint used once (TranscriptPane.set_line keeps it for the next layout):
+        # its layout and made rows are taken over, not copied
         keep = len(prev.layout) - 2
-        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout.prefix(keep))
+        layout = _layout_text(text, inner, _row_start(prev.layout[keep]), prev.layout.truncate(keep))
     elif long:
         layout = _layout_text(text, inner)
     elif text.isascii() and len(text) <= inner:  # the common case: one row, no layout needed
@@ -352,8 +359,10 @@ class LazyRows(collections.abc.Sequence):
         self._layout, self._text, self._bounds, self._starts = layout, text, bounds, starts
         self._inner, self._pad, self._hang = inner, pad, hang
         self._made: dict = {}
-        if prev is not None:
-            self._made = {k: v for k, v in prev._made.items() if k < keep}
+        if prev is not None:  # its rows below `keep` stay (taken over: prev is not used again)
+            made = self._made = prev._made
+            for k in [k for k in made if k >= keep]:
+                del made[k]
 
     def hung(self, indent: int, hang: tuple) -> LazyRows:
         """The same rows with a hanging prefix (_hang_rows), made on demand too."""
@@ -370,7 +379,7 @@ class LazyRows(collections.abc.Sequence):
         if row is None:
             runs = _row_runs(self._layout[k], self._text, self._bounds, self._starts, self._inner)
             if runs is None:  # a layout part line_rows leaves to urwid: the widget's row
-                runs = list(urwid.Text(self._text).render((self._inner,)).content())[k]
+                runs = list(urwid.Text(str(self._text)).render((self._inner,)).content())[k]
             made = self._made
             if len(made) >= self.MADE:
                 del made[next(iter(made))]
@@ -387,6 +396,14 @@ class LazyRows(collections.abc.Sequence):
         if not 0 <= k < len(self._layout):
             raise IndexError(k)
         return self._row(k)
+
+
+def _grew_from(text, old) -> bool:
+    """Whether `old` is a prefix of `text` (str or LongText: an earlier snapshot of the
+    same LongText is one at once)."""
+    if type(text) is str:
+        return type(old) is str and text.startswith(old)
+    return text.grew_from(old)
 
 
 def _bounds_extend(old: list, new: list) -> bool:
@@ -411,7 +428,7 @@ def _row_runs(row, text: str, bounds: list, starts: list, inner: int):
         if len(part) != 3 or not isinstance(part[2], int):
             return None
         cols, start, end = part
-        used += cols if cols else calc_width(text, start, end)
+        used += cols if cols or start == end else calc_width(text[start:end], 0, end - start)
         k = max(0, bisect.bisect_right(starts, start) - 1)
         while k < len(bounds) and bounds[k][0] < end:
             b0, b1, a = bounds[k]
@@ -436,7 +453,7 @@ def _widget_rows(indent: int, line: Line, width: int) -> list:
 
 
 def _markup(line: Line):
-    segs = [(a, t) if a else t for a, t in line if t]
+    segs = [(a, str(t)) if a else str(t) for a, t in line if t]
     if not segs:
         return ""
     if len(segs) == 1 and isinstance(segs[0], str):

@@ -16,7 +16,7 @@ from dashfloat.ui.widgets import TranscriptView
 
 
 def _texts(lines):
-    return ["".join(t for _a, t in T.segments(line)) for line in lines]
+    return ["".join(str(t) for _a, t in T.segments(line)) for line in lines]
 
 
 def catch_up(model, view) -> int:
@@ -146,6 +146,46 @@ def test_a_frame_costs_what_arrived(kind):
     assert max(times[1:]) < 0.25 and last < 0.5  # (the first frame imports the parser)
 
 
+@pytest.mark.parametrize("kind", ["one_line", "words"])
+def test_a_frame_of_a_line_of_megabytes_allocates_what_arrived(kind):
+    """4 MiB on one line (the ADR's cap), 16 KB a frame: what a frame allocates beyond
+    what it keeps does not grow with the line. It copied the whole line a frame (the
+    answer's text joined, the visible line grown by `+`, the layout's rows copied): a
+    peak of 5 MiB above what it kept near the cap, a stall that grew with the answer.
+    Allocation, not time: the same figure on a busy machine."""
+    import gc
+    import sys
+    import tracemalloc
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from huge_bench import MARK, answer
+
+    text = answer(kind, 4.19)
+    model = T.TranscriptModel()
+    view = TranscriptView(theme.UNICODE)
+    model.user("go")
+    model.start_assistant()
+    extra = []  # (line length, bytes a frame allocated above what it kept)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for i in range(0, len(text), 16_000):
+            model.token(text[i : i + 16_000])
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            view.sync(model.entries, model.touched)
+            view.pane.render((120, 37))
+            extra.append((i, tracemalloc.get_traced_memory()[1] - before))
+    finally:
+        tracemalloc.stop()
+    canvas = view.pane.render((120, 37))
+    shown = b"".join(b"".join(r for _a, _c, r in row) for row in canvas.content())
+    assert MARK.encode() in shown  # the end of the line is on screen
+    late = [b for at, b in extra if at > 3_000_000]
+    assert len(late) > 50 and max(late) < 1 << 20, max(late) / (1 << 20)
+
+
 def test_code_beyond_the_highlight_bound_is_plain():
     code = "def f():\n    return 1\n" * (markdown.HIGHLIGHT_MAX // 20)
     lines = markdown.render("```python\n" + code + "```\n")
@@ -167,7 +207,7 @@ def test_an_ended_answer_keeps_its_lines_not_its_text(end):
         e.lines(theme.UNICODE, False)
     e.end(end)
     final = e.lines(theme.UNICODE, False)
-    assert e.content == []
+    assert not e._src and e.text == ""
     assert e.lines(theme.UNICODE, False) == final
     shown = e.lines(theme.UNICODE, True)
     assert shown[-len(final) + 1 :] == final[1:] and "then that" in _texts(shown)[2]
