@@ -9,6 +9,9 @@ first reach the terminal), and an open code block grows by its new lines only.
 
 from __future__ import annotations
 
+import bisect
+import collections.abc
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -178,27 +181,29 @@ class AssistantEntry(Entry):
         return str(self._src)
 
     def _markdown_lines(self, glyphs: Glyphs) -> list[Line]:
-        """Decorated body lines. Completed blocks are rendered and decorated once and kept
-        (the same list objects every call, so the view skips them by identity); the tail
-        is rendered again only when what it shows grew."""
+        """Decorated body lines, as LineChain parts. Completed blocks are rendered and
+        decorated once and kept (the same list objects every call, so the view skips them
+        by identity); the tail is rendered again only when what it shows grew."""
+        done = self._done_lines
         if self._finished:
-            self._stable = len(self._done_lines)
-            return self._done_lines
+            self._stable = len(done)
+            return [done]
         self._complete_blocks(glyphs)
-        self._stable = len(self._done_lines)
+        done = self._done_lines
+        self._stable = len(done)
         if self._big:
             return self._big_view(glyphs)
         if self.behind:  # blocks wait to be rendered: the tail after them, once they are
-            return self._done_lines
+            return [done]
         shown = self._shown_tail()
         if not shown or shown.isspace():
-            return self._done_lines
-        if shown != self._tail_src or self._tail_base != len(self._done_lines) or (
+            return [done]
+        if shown != self._tail_src or self._tail_base != len(done) or (
                 self.settled and self._tail_held):  # quiet: a held table shows its rows
             self._render_tail(shown, glyphs)
-        if not self._done_lines:
-            return self._tail_lines
-        return [*self._done_lines, _BLANK, *self._tail_lines]
+        if not done:
+            return [self._tail_lines]
+        return [done, _BLANK_PART, self._tail_lines]
 
     def _complete_blocks(self, glyphs: Glyphs) -> None:
         """Render the blocks completed since the last call into _done_lines; a block
@@ -211,17 +216,21 @@ class AssistantEntry(Entry):
                 self._big_advance(glyphs)
                 if self._big:
                     return
-            text, done = self.text, self._done_upto
-            # the done part ends on a block boundary, so only the rest needs scanning,
-            # and of that a window at a time
+            # the done part ends on a block boundary, so only the rest needs scanning, and
+            # of that a window at a time: `text` is that window (offsets from `base`), read
+            # from the pieces (the whole answer joined would cost its size every frame)
+            src, base, done = self._src, self._done_upto, 0
+            left = len(src) - base
+            stop = len(src)
+            if left > SCAN_WINDOW:
+                stop = src.find("\n", base + SCAN_WINDOW) + 1 or stop
+            text = src[base:stop]
             end = len(text)
-            if end - done > SCAN_WINDOW:
-                end = text.find("\n", done + SCAN_WINDOW) + 1 or end
             upto = markdown.completed_prefix(text, start=done, end=end)
             big = self._big_block(text, done, upto, end)
             if big >= 0:  # a block over BIG_BLOCK, open or completed: line by line
-                self._render_done(text, done, big, glyphs)
-                self._enter_big(text, big, glyphs)
+                self._render_done(text, done, big, glyphs, base)
+                self._enter_big(text, big, glyphs, base)
                 continue
             if upto - done > MARKDOWN_BUDGET:  # many blocks came at once: a frame's worth now
                 cut = pos = done
@@ -232,16 +241,16 @@ class AssistantEntry(Entry):
                         break
                 cut = cut if cut > done else pos  # at least one block
                 if cut < upto:
-                    self._render_done(text, done, cut, glyphs)
+                    self._render_done(text, done, cut, glyphs, base)
                     self.behind = True
                     return
-            if end < len(text):  # the window's blocks now, the text after it at the next call
-                self._render_done(text, done, upto, glyphs)
+            if end < left:  # the window's blocks now, the text after it at the next call
+                self._render_done(text, done, upto, glyphs, base)
                 self.behind = True
                 return
             if self.status != "streaming":
-                upto = len(text)
-            self._render_done(text, done, upto, glyphs)
+                upto = end
+            self._render_done(text, done, upto, glyphs, base)
             return
 
     @staticmethod
@@ -267,7 +276,8 @@ class AssistantEntry(Entry):
             pos = stop
         return upto if end - upto > BIG_BLOCK else -1
 
-    def _render_done(self, text: str, done: int, upto: int, glyphs: Glyphs) -> None:
+    def _render_done(self, text: str, done: int, upto: int, glyphs: Glyphs, base: int) -> None:
+        """Render the completed blocks text[done:upto] (text is the answer from `base`)."""
         if upto <= done:
             return
         block_lines = markdown.render(text[done:upto], ascii=self.ascii)
@@ -275,21 +285,22 @@ class AssistantEntry(Entry):
             self._done_lines.append(_BLANK)
         for line in block_lines:
             self._done_lines.append(self._decorate(line, glyphs))
-        self._done_upto = upto
+        self._done_upto = base + upto
 
     # ---- a block too big for Markdown ----------------------------------------------------
-    def _enter_big(self, text: str, at: int, glyphs: Glyphs) -> None:
+    def _enter_big(self, text: str, at: int, glyphs: Glyphs, base: int) -> None:
         """The block at `at` is over BIG_BLOCK and still open: from now on it is shown line
         by line, plain (a code block: unhighlighted), and finished as it was shown, so a
-        frame's work depends on the text that arrived, not on the size of the block."""
+        frame's work depends on the text that arrived, not on the size of the block.
+        (`text` is the answer from `base`, at least to the end of the block's first line.)"""
         tail = text[at:]
         head = tail[: tail.rfind("\n") + 1]
         fence = markdown.open_fence(head.partition("\n")[0] + "\n") if head else None
         self._big, self._big_fence, self._big_lines = ("fence" if fence else "plain"), fence, []
-        self._big_pos, self._big_partial = at, (0, "")
+        self._big_pos, self._big_partial = base + at, (0, "")
         self._tail_src, self._tail_base, self._tail_lines, self._tail_fence = "", -1, [], None
         if fence is not None:
-            self._big_pos = at + len(head.partition("\n")[0]) + 1
+            self._big_pos = base + at + len(head.partition("\n")[0]) + 1
             if fence[1]:
                 self._big_add([[("md_code_lang", visible(fence[1]))]], glyphs)
 
@@ -399,7 +410,7 @@ class AssistantEntry(Entry):
             self._big_pos, self._big_partial = nl + 1, (0, "")
         return True
 
-    def _big_view(self, glyphs: Glyphs) -> list[Line]:
+    def _big_view(self, glyphs: Glyphs) -> list[list[Line]]:
         """The lines of a big block in progress: its complete lines, and the unfinished
         one as far as it came (made visible a piece at a time, at most FRAME_BUDGET a
         call: a megabyte on one line costs per frame what arrived, up to that)."""
@@ -417,9 +428,9 @@ class AssistantEntry(Entry):
             partial = [self._decorate(line, glyphs, first=first) for line in body]
         if not self._done_lines:
             self._stable = len(lines)
-            return [*lines, *partial]
+            return [lines, partial]
         self._stable = len(self._done_lines) + 1 + len(lines)
-        return [*self._done_lines, _BLANK, *lines, *partial]
+        return [self._done_lines, _BLANK_PART, lines, partial]
 
     def _shown_tail(self) -> str:
         """What of the unfinished tail to show: stable_prefix's part (all of it once the
@@ -502,6 +513,9 @@ class AssistantEntry(Entry):
         return out
 
     def lines(self, glyphs, show_reasoning):
+        """A LineChain: the body's lists are not copied (a block of 200,000 lines would
+        cost its length every frame); its finished lists only grow, and the chain keeps
+        how many of each are its own."""
         out: list[Line] = self._reasoning_lines(glyphs, show_reasoning)
         before = self._kept_done
         body = self._markdown_lines(glyphs)
@@ -511,18 +525,85 @@ class AssistantEntry(Entry):
         n = self._stable
         self.kept = (len(out), min(before[1], n)) if before[0] == len(out) else (0, 0)
         self._kept_done = (len(out), n)
-        out.extend(body)
         if self.status != "streaming" and not self._finished:
             self._finish()
-        if not body and self.status == "streaming" and not self.reasoning:
+        empty = not any(body)
+        if empty and self.status == "streaming" and not self.reasoning:
             out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
-        if not body and not self.reasoning:
+        if empty and not self.reasoning:
             marker = _EMPTY_MARKERS.get(self.status)  # nothing above to call partial
             return [[("marker", marker)]] if marker else []
         marker = _END_MARKERS.get(self.status)
-        if marker:
-            out.append([("marker", INDENT + marker)])
+        return LineChain([out, *body, [[("marker", INDENT + marker)]] if marker else []])
+
+
+_BLANK_PART = (_BLANK,)  # the blank line between blocks, as a LineChain part
+
+
+class LineChain(collections.abc.Sequence):
+    """Lines that are lists one after another, not copied into one: an answer's finished
+    lines (a list that only grows) and what follows them. The length of each list is
+    taken when the chain is made: lines appended to it later are not this chain's (the
+    view compares the chain it has with the next)."""
+
+    __slots__ = ("_parts", "_ends")
+
+    def __init__(self, parts) -> None:
+        self._parts: list = []
+        self._ends: list[int] = []
+        total = 0
+        for part in parts:
+            if part:
+                self._parts.append(part)
+                total += len(part)
+                self._ends.append(total)
+
+    def with_head(self, line: Line) -> LineChain:
+        """This chain after one more line."""
+        out = LineChain(())
+        out._parts = [(line,), *self._parts]
+        out._ends = [1, *(e + 1 for e in self._ends)]
         return out
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def __getitem__(self, k):
+        n = len(self)
+        if isinstance(k, slice):
+            a, b, step = k.indices(n)
+            if step != 1:
+                return list(self)[k]
+            out: list = []
+            i = bisect.bisect_right(self._ends, a)
+            while a < b and i < len(self._parts):
+                start = self._ends[i - 1] if i else 0
+                out.extend(self._parts[i][a - start : min(b, self._ends[i]) - start])
+                a = self._ends[i]
+                i += 1
+            return out
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        i = bisect.bisect_right(self._ends, k)
+        return self._parts[i][k - (self._ends[i - 1] if i else 0)]
+
+    def __iter__(self):
+        start = 0
+        for part, end in zip(self._parts, self._ends, strict=True):
+            yield from itertools.islice(part, end - start)
+            start = end
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, collections.abc.Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LineChain({list(self)!r})"
 
 
 def segments(line) -> Line:

@@ -21,7 +21,7 @@ from urwid.str_util import calc_width
 from dashfloat import commands
 from dashfloat.ui import keymap
 from dashfloat.ui.theme import Glyphs
-from dashfloat.ui.transcript import Entry, Line, segments
+from dashfloat.ui.transcript import Entry, Line, LineChain, segments
 
 _UTF8 = urwid.util.get_encoding() == "utf-8"
 
@@ -711,8 +711,10 @@ class TranscriptView:
     def _entry_rows(self, entry: Entry, first: bool) -> list[Line]:
         lines = entry.lines(self.glyphs, self.show_reasoning)
         self._last_entry_len = len(lines)
-        if lines and not first:
-            lines.insert(0, [])  # one blank row between entries (lines() gives a new list)
+        if lines and not first:  # one blank row between entries
+            if isinstance(lines, LineChain):
+                return lines.with_head([])
+            lines.insert(0, [])  # (lines() gives a new list)
         return lines
 
     def _append(self, entry: Entry) -> None:
