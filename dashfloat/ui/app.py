@@ -493,6 +493,7 @@ class App(Confirming):
         """Copy model changes into rows now (structural events), and the status bar."""
         self._dirty = False
         self.view.sync(self.model.entries, self.model.touched)
+        self.view.pane.prepare()
         self.update_status()
         # an answer that took only part of what arrived (it may have ended meanwhile, and
         # entries come after it): the rest in parts, keys answered between them

@@ -521,12 +521,17 @@ class TranscriptPane(urwid.Widget):
         self.following = True
         self.anchor = (0, 0)  # top (line, row) while not following
         self.last_size: tuple[int, int] = (80, 20)
+        self._changed: set[int] = set()  # lines changed since the last prepare() or frame
 
     # ---- lines ------------------------------------------------------------------------
     def replace(self, start: int, stop: int, lines: list[Line]) -> None:
         """lines[start:stop] = lines (the only way lines change)."""
+        at_end = stop == len(self.lines)
         self.lines[start:stop] = lines
         self._cache[start:stop] = [None] * len(lines)
+        if at_end:  # the last of them (prepare() lays out a screen's worth at most); lines
+            # inserted above others shift indexes: not remembered
+            self._changed.update(range(max(start, start + len(lines) - 512), start + len(lines)))
         line, row = self.anchor
         if not self.following and line >= stop:
             self.anchor = (line + len(lines) - (stop - start), row)
@@ -538,7 +543,22 @@ class TranscriptPane(urwid.Widget):
         # a long line's layout is kept as a hint: when the line only grew, its rows are
         # laid out again from its last two (long_line_rows), not from its start
         self._cache[i] = (None, None, old[2]) if old is not None and old[2] is not None else None
+        self._changed.add(i)
         self._invalidate()
+
+    def prepare(self) -> None:
+        """Lay out the lines changed since the last call, at the last frame's width, now
+        (while following the end: the lines a frame would lay out). A catch-up part
+        (App._catch_up) then carries its own layout, and the frame a key waits for
+        gathers rows instead of laying out every part taken since the frame before."""
+        changed, self._changed = self._changed, set()
+        if not self.following:
+            return
+        width, height = self.last_size
+        first = len(self.lines) - height  # a line above the screen's rows is laid out when shown
+        for i in changed:
+            if first <= i < len(self.lines):
+                self._rows(i, width)
 
     def _rows(self, i: int, width: int) -> list:
         cached = self._cache[i]
@@ -560,6 +580,7 @@ class TranscriptPane(urwid.Widget):
     def render(self, size, focus=False):
         maxcol, maxrow = size
         self.last_size = size
+        self._changed.clear()  # (laid out here if they are on screen)
         if self.following or not self.lines:
             out = self._from_bottom(maxcol, maxrow)
         else:

@@ -313,6 +313,21 @@ def test_a_key_read_in_the_same_pass_is_drawn_before_the_messages_are_taken():
     assert "another" in "\n".join(screen(app))
 
 
+def test_a_refresh_lays_out_the_answer_so_the_frame_only_draws(monkeypatch):
+    """App.refresh (each tick, each catch-up part) lays out what it took: the frame a
+    key waits for does not lay out the parts taken since the frame before."""
+    from dashfloat.ui import widgets as W
+
+    app = make_app()
+    stream_answer(app, "x" * 50_000)
+    before = screen(app)
+    app.apply((M.TOKEN, "y" * 50_000))
+    app.refresh()
+    monkeypatch.setattr(W, "long_line_rows", lambda *a: pytest.fail("laid out in the frame"))
+    after = screen(app)
+    assert after != before and "yyyy" in after[-3]
+
+
 def test_status_markup_is_pure_and_fits():
     markup = status_markup(phase="streaming", spinner="|", model="m", tokens=5, position=None,
                            notice="", width=60, sep="|")
