@@ -527,10 +527,7 @@ class AssistantEntry(Entry):
         self._kept_done = (len(out), n)
         if self.status != "streaming" and not self._finished:
             self._finish()
-        empty = not any(body)
-        if empty and self.status == "streaming" and not self.reasoning:
-            out.append([("dim", glyphs.assistant + " " + glyphs.ellipsis)])
-        if empty and not self.reasoning:
+        if not any(body) and not self.reasoning:  # (waiting for the first token: the status bar says so)
             marker = _EMPTY_MARKERS.get(self.status)  # nothing above to call partial
             return [[("marker", marker)]] if marker else []
         marker = _END_MARKERS.get(self.status)
