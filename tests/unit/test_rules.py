@@ -556,6 +556,8 @@ def test_session_exact_rule():
     rm_session = [layer(USER, (DENY, "execute_command(rm *)")),
                   (SESSION, [exact_rule(C, {"command": "rm -rf build"})])]
     assert _who(rm_session, C, "rm -rf build").decision == DENY  # deny still wins
+    with pytest.raises(ValueError):
+        exact_rule(C, {"command": "ls"}, decision="permit")
     edits = [(SESSION, [exact_rule("edit_file", {"path": "./src/x.py"})])]
     assert _who(edits, "edit_file", "src/x.py").decision == ALLOW
     assert _who(edits, "edit_file", "/work/proj/src/x.py").decision == ALLOW
@@ -657,6 +659,12 @@ def test_parse_rule_fields():
         ("execute_command(ls\x00)", "NUL"),
         ("execute_command(ls\n)", "control character"),
         ("read_file(a\u200bb)", "invisible"),
+        ("read_file(a\u3164b)", "invisible character U+3164"),  # a Hangul filler: blank, but a letter
+        ("read_file(a\x1fb)", "control character U+001F"),
+        ("read_file(a\x7fb)", "control character U+007F"),
+        ("read_file(a\x9fb)", "control character U+009F"),
+        ("read_file(a)b", "after the closing ')': 'b'"),
+        ("read_file(a)(b)", "unbalanced parentheses in the pattern"),
         ("(ls)", "no tool name"),
         ("execute_command(ls; rm)", "one simple command"),
         ("execute_command(ls | wc)", "pipe"),
@@ -682,6 +690,12 @@ def test_parse_errors(text, needle):
         parse_rule(text, DENY)
     assert needle in str(exc.value)
     assert isinstance(exc.value, ValueError)
+
+
+def test_an_unknown_tool_gets_no_made_up_suggestion():
+    with pytest.raises(RuleError) as exc:
+        parse_rule("Foo(x)")
+    assert "unknown tool 'Foo'" in str(exc.value) and "did you mean" not in str(exc.value)
 
 
 def test_parse_rule_rejects_bad_inputs():
@@ -855,6 +869,12 @@ def test_simple_commands(command, argv):
     assert a.simple == [argv]
     assert not a.opaque
     assert a.shape == ""
+
+
+def test_a_quoted_ligature_is_text_not_a_look_alike():
+    # NFKC changes "ﬁ" into "fi", but nothing in it looks like shell syntax
+    assert analyze_command("echo 'ﬁle'").flags == frozenset()
+    assert analyze_command("echo '｜'").flags == {rules.LOOKALIKE}
 
 
 def test_analysis_collects_every_simple_command():
