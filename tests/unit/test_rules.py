@@ -951,6 +951,15 @@ def test_analysis_never_raises_and_is_bounded():
     assert not analyze_command(123).is_simple  # type: ignore[arg-type]
 
 
+def test_the_analysis_bounds_are_exact():
+    assert not analyze_command("echo " + "a" * (65536 - 5)).unparsable
+    assert analyze_command("echo " + "a" * (65537 - 5)).problems == ["too long to analyse"]
+    assert not analyze_command("$(" * 31 + "x" + ")" * 31).unparsable
+    assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
+    assert analyze_command("nohup" + " x" * 64).unparsable
+
+
 def test_analysis_is_fast_on_big_inputs():
     start = time.monotonic()
     analyze_command("echo " + "a" * 60000)
