@@ -615,7 +615,9 @@ def test_an_html_page_with_a_client_error_status_is_that_error():
     (300, "https://api.example.com/v1/chat/completions answered HTTP 300 Multiple Choices, a redirect"),
     (200, "https://api.example.com/v1/chat/completions answered HTTP 200 OK but not with a chat completion"),
     (204, "https://api.example.com/v1/chat/completions answered HTTP 204 No Content but not with a chat completion"),
+    (299, "https://api.example.com/v1/chat/completions answered HTTP 299 but not with a chat completion"),
     (102, "https://api.example.com/v1/chat/completions answered HTTP 102 Processing:"),
+    (199, "https://api.example.com/v1/chat/completions answered HTTP 199:"),
     (413, "the request is too large (HTTP 413"),
     (402, "api.example.com refused the request: payment required (HTTP 402"),
     (405, "https://api.example.com/v1/chat/completions does not accept this request (HTTP 405"),
@@ -669,7 +671,7 @@ def test_bad_json_of_whitespace_is_empty():
 
 
 @pytest.mark.parametrize(("n", "text"), [
-    (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1536 bytes"), (1 << 20, "1 MiB"), (3 << 19, "1536 KiB"),
+    (0, "0 bytes"), (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1536 bytes"), (1 << 20, "1 MiB"), (3 << 19, "1536 KiB"),
     ((1 << 20) - 1024, "1023 KiB"), (2 << 20, "2 MiB"),
 ])
 def test_human_size(n, text):

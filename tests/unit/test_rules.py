@@ -556,6 +556,8 @@ def test_session_exact_rule():
     rm_session = [layer(USER, (DENY, "execute_command(rm *)")),
                   (SESSION, [exact_rule(C, {"command": "rm -rf build"})])]
     assert _who(rm_session, C, "rm -rf build").decision == DENY  # deny still wins
+    with pytest.raises(ValueError):
+        exact_rule(C, {"command": "ls"}, decision="permit")
     edits = [(SESSION, [exact_rule("edit_file", {"path": "./src/x.py"})])]
     assert _who(edits, "edit_file", "src/x.py").decision == ALLOW
     assert _who(edits, "edit_file", "/work/proj/src/x.py").decision == ALLOW
@@ -657,6 +659,12 @@ def test_parse_rule_fields():
         ("execute_command(ls\x00)", "NUL"),
         ("execute_command(ls\n)", "control character"),
         ("read_file(a\u200bb)", "invisible"),
+        ("read_file(a\u3164b)", "invisible character U+3164"),  # a Hangul filler: blank, but a letter
+        ("read_file(a\x1fb)", "control character U+001F"),
+        ("read_file(a\x7fb)", "control character U+007F"),
+        ("read_file(a\x9fb)", "control character U+009F"),
+        ("read_file(a)b", "after the closing ')': 'b'"),
+        ("read_file(a)(b)", "unbalanced parentheses in the pattern"),
         ("(ls)", "no tool name"),
         ("execute_command(ls; rm)", "one simple command"),
         ("execute_command(ls | wc)", "pipe"),
@@ -682,6 +690,12 @@ def test_parse_errors(text, needle):
         parse_rule(text, DENY)
     assert needle in str(exc.value)
     assert isinstance(exc.value, ValueError)
+
+
+def test_an_unknown_tool_gets_no_made_up_suggestion():
+    with pytest.raises(RuleError) as exc:
+        parse_rule("Foo(x)")
+    assert "unknown tool 'Foo'" in str(exc.value) and "did you mean" not in str(exc.value)
 
 
 def test_parse_rule_rejects_bad_inputs():
@@ -857,6 +871,12 @@ def test_simple_commands(command, argv):
     assert a.shape == ""
 
 
+def test_a_quoted_ligature_is_text_not_a_look_alike():
+    # NFKC changes "ﬁ" into "fi", but nothing in it looks like shell syntax
+    assert analyze_command("echo 'ﬁle'").flags == frozenset()
+    assert analyze_command("echo '｜'").flags == {rules.LOOKALIKE}
+
+
 def test_analysis_collects_every_simple_command():
     a = analyze_command("A=1 git status && (ls -l | wc) ; echo $(date) `id`")
     assert a.simple[0] == ["git", "status"]
@@ -929,6 +949,15 @@ def test_analysis_never_raises_and_is_bounded():
     assert not analyze_command(ticks).is_simple
     assert analyze_command("x" * 70000).unparsable
     assert not analyze_command(123).is_simple  # type: ignore[arg-type]
+
+
+def test_the_analysis_bounds_are_exact():
+    assert not analyze_command("echo " + "a" * (65536 - 5)).unparsable
+    assert analyze_command("echo " + "a" * (65537 - 5)).problems == ["too long to analyse"]
+    assert not analyze_command("$(" * 31 + "x" + ")" * 31).unparsable
+    assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
+    assert analyze_command("nohup" + " x" * 64).unparsable
 
 
 def test_analysis_is_fast_on_big_inputs():
