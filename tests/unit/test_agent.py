@@ -1294,6 +1294,32 @@ def test_the_answer_of_a_cancelled_request_that_comes_late_is_dropped():
     agent.join(2)
 
 
+def test_the_late_answer_of_a_cancelled_request_is_not_taken_for_the_next_ones():
+    late, threads = threading.Event(), []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        threads.append(threading.current_thread())
+        if len(threads) == 1:
+            until(lambda: cancel.cancelled)
+            late.wait(5)  # it answers once the next request is on its way
+            return result("LATE")
+        until(lambda: not threads[0].is_alive())  # the late answer is in the inbox before this one
+        return result("second")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    assert until(lambda: threads)
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    agent.send((M.PROMPT, "again"))
+    assert until(lambda: len(threads) == 2)
+    late.set()
+    out.wait_kind(M.TURN_END, "done")
+    assert agent.messages[-1] == {"role": "assistant", "content": "second"}
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 def test_quit_on_an_open_question_leaves_the_turn_for_a_resume_to_close(tmp_path):
     """Only a streaming answer is stopped as Esc stops it on the way out; a question open at
     quit is not answered "rejected" here (a resume says it was never decided)."""
