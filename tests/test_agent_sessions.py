@@ -639,12 +639,17 @@ def test_an_undo_whose_look_at_the_files_fails_says_so_and_leaves_the_turn_to_un
         return real(root, item)
 
     monkeypatch.setattr(U, "inspect", inspect)
-    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "a\n"})), answer("ok"))
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "a\n"})), answer("ok"),
+                    calls_reply(("c2", "execute_command", {"command": "true"})), answer("ran it"))
     start(rig, journal_for(rig))
     rig.wait_idle(rig.prompt("write"))
     t = rig.prompt("/undo")
     rig.out.wait_kind(M.TURN_END, "error", since=t)
     assert rig.system(t) == ["/undo failed: OSError: the disk went away (details in the log)."]
+    assert rig.out.of(M.PHASE, t)[-1] == (M.PHASE, "idle")
+    t = rig.prompt("run true")  # the next turn's question is its own, not the failed /undo's
+    rig.decide(rig.confirm(t)[1], "approved")
+    rig.out.wait_kind(M.TURN_END, "done", since=t)
     assert "a.txt: removed (DashFloat had created it)" in undo(rig)[-1], "tried again, it is undone"
     assert not (rig.root / "a.txt").exists()
 
