@@ -89,6 +89,9 @@ def test_a_turn_streams_tokens_then_ends_idle_with_usage():
     tokens = [m[1] for m in out.seen if m[0] == M.TOKEN]
     assert tokens == ["Hel", "lo"]
     assert (M.REASONING, "hmm") in out.seen
+    # streaming is said once, with the first piece (here the reasoning), not with every piece
+    assert [m[1] for m in out.seen if m[0] == M.PHASE][-3:] == ["waiting", "streaming", "idle"]
+    assert out.seen.index((M.PHASE, "streaming")) == out.seen.index((M.REASONING, "hmm")) - 1
     assert (M.USAGE, {"total_tokens": 12}) in out.seen
     assert out.kinds().index(M.USAGE) < len(out.kinds()) - 1  # usage before the phase change
     assert agent.messages[-1] == {"role": "assistant", "content": "Hello"}
