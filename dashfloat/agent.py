@@ -1093,6 +1093,12 @@ class Agent:
             return
         if payload.get("failed"):
             self.post(M.system("error", f"/undo failed: {payload['failed']} (details in the log)."))
+            if payload["step"] == "inspect":  # what it did is not known: its turns are left to undo again
+                self._undo = None
+                self._busy = False
+                self._set_phase("idle")
+                self.post(M.turn_end("error"))
+                return
         if payload["step"] == "inspect":
             run.outcomes.extend(payload["outcomes"])
             run.asks.extend(payload["asks"])

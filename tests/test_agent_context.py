@@ -17,7 +17,7 @@ from dashfloat import conversation
 from dashfloat import messages as M
 from dashfloat import sessions as S
 from tests.fakeserver import json_reply, sse_reply
-from tests.test_agent_sessions import journal_for, quit_agent, restart, start
+from tests.test_agent_sessions import journal_for, quit_agent, restart, start, sync_spy
 from tests.test_agent_tools import answer, calls_reply, crash_on, wait_until
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]
@@ -219,8 +219,10 @@ def test_three_failed_compactions_in_a_row_stop_the_turn_with_a_clear_entry(rig)
 
 
 def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(rig):
-    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("answer " + prose(200))
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer(
+        "answer " + prose(200), usage={"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200})
     j = journal_for(rig)
+    synced = sync_spy(j)
     start(rig, j, context_window=16000)
     for i in range(4):
         rig.wait_idle(rig.prompt(f"turn {i}: " + prose(200, i)))
@@ -233,12 +235,16 @@ def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(r
     assert len(rig.agent.messages) < before and rig.agent.messages[1]["content"].startswith(C.SUMMARY_PREFIX)
     assert not rig.out.of(M.USER, t), "/compact is not a prompt"
     assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["done"]
+    assert not rig.out.of(M.USAGE, t), "the last turn's usage is not shown again"
     ((_, c),) = rig.out.of(M.COMPACTED, t)  # what a headless run's compaction event says
     assert c["reason"] == "/compact" and c["how"] == "summary" and c["after"] < c["before"] and c["failed"] is None
     assert rig.agent.meter.run.requests == 5, "the summary request is metered like the four turns"
     t = rig.prompt("/clear")
     cleared = rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("Started a fresh conversation"), since=t)
     assert "no longer sees the earlier" in cleared[2]
+    rig.out.wait_kind(M.TURN_END, since=t)
+    types = [json.loads(x)["type"] for x in j.path.read_bytes().splitlines()]
+    assert "clear" in types and synced[-1] == types[-1], "synced with the clear in it"
     rig.wait_idle(rig.prompt("new topic"))
     assert rig.messages_of(len(rig.bodies())) == [{"role": "user", "content": "new topic"}]
     rig.server.responder = None
@@ -705,6 +711,22 @@ def test_a_conversation_that_does_not_fit_even_compacted_ends_the_turn_unsent(ri
     assert "/clear starts a fresh conversation" in errors[0] and "raise context_window" in errors[0]
     assert len(chat_bodies(rig)) == sent, "nothing sent"
     rig.server.responder = None
+
+
+def test_a_request_exactly_at_the_threshold_goes_as_it_is(rig):
+    for i in range(2):
+        (rig.root / f"f{i}.txt").write_text(prose(900, i) + "\n")
+    rig.server.push(calls_reply(("r0", "read_file", {"path": "f0.txt"})), answer("read f0"),
+                    calls_reply(("r1", "read_file", {"path": "f1.txt"})), answer("read f1"), answer("fine"))
+    start(rig, context_window=10**6, compact_threshold=1.0)
+    for i in range(2):
+        rig.wait_idle(rig.prompt(f"read f{i}.txt"))
+    agent, prompt = rig.agent, {"role": "user", "content": "and now?"}
+    agent._ctx.set_window(agent._ctx.estimate(agent.messages + [prompt], agent._tools()), "test")  # at rest
+    nxt = chat_bodies(rig)[-1]["messages"] + [{"role": "assistant", "content": "read f1"}, prompt]
+    t = rig.prompt("and now?")
+    rig.wait_idle(t)
+    assert chat_bodies(rig)[-1]["messages"] == nxt and rig.system(t) == [], "sent as it was: nothing compacted"
 
 
 def refused(message: str):

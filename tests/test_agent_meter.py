@@ -84,7 +84,10 @@ def test_a_provider_without_usage_is_estimated_and_marked(rig):
     (m,) = meters(rig, t)
     assert m["estimated"] is True and m["requests"] == 1
     (body,) = rig.bodies()  # the estimate of what went (system message and tools array) and of the answer
-    assert m["tokens"] == context.estimate_tokens(body["messages"], body["tools"]) + metering.estimate_text("x" * 400)
+    sent = context.estimate_tokens(body["messages"], body["tools"])
+    # the agent adds the system message to the rest's estimate, rounded down apart: one token less at
+    # most, as the length of the root's path in the system message falls
+    assert sent - 1 <= m["tokens"] - metering.estimate_text("x" * 400) <= sent
     (u,) = events(j, "usage")
     assert u["estimated"] is True and u["completion"] == metering.estimate_text("x" * 400) == 114
 

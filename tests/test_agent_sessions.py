@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -25,6 +26,7 @@ from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox as UIOutbox
 from tests.test_agent_tools import (
     MODEL,
+    WAIT,
     Outbox,
     answer,
     calls_reply,
@@ -128,10 +130,9 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
     assert sum(len(json.dumps(e)) for e in turn2) < 2000
 
 
-def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
+def sync_spy(j: Journal) -> list[str]:
+    """The type of the journal's last event at each of its syncs, from now on."""
     synced = []
-    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo hi"})), answer("ok"))
-    j = journal_for(rig)
     real_sync = j.sync
 
     def sync():
@@ -139,6 +140,13 @@ def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
         real_sync()
 
     j.sync = sync
+    return synced
+
+
+def test_a_turn_is_synced_before_a_side_effect_and_at_its_end(rig, monkeypatch):
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo hi"})), answer("ok"))
+    j = journal_for(rig)
+    synced = sync_spy(j)
     start(rig, j, policy=Policy(mode="unrestricted"))
     t = rig.prompt("run it")
     rig.wait_idle(t)
@@ -368,9 +376,27 @@ def test_a_question_open_at_the_kill_is_closed_on_screen(rig):
 
 
 def undo(rig, arg: str = "") -> list[str]:
+    """/undo [arg] until its turn has ended (the report, the journal synced, idle): its entries."""
     t = rig.prompt("/undo" + (f" {arg}" if arg else ""))
-    rig.out.wait(lambda m: m[0] == M.SYSTEM and ("/undo" in m[2] or "Nothing to undo" in m[2]), since=t)
+    rig.out.wait(lambda m: m[0] == M.SYSTEM, since=t)  # its first entry: the turn before it has ended
+    rig.out.wait_kind(M.TURN_END, since=t + next(i for i, m in enumerate(rig.out.since(t)) if m[0] == M.SYSTEM))
     return rig.system(t)
+
+
+def changed_since(rig, *names: str) -> None:
+    """A turn in which the model wrote each of `names` (each held "original\\n"), then a change
+    of the user's to each: an /undo asks about them, in this order."""
+    for name in names:
+        (rig.root / name).write_text("original\n")
+    rig.server.push(calls_reply(*[(f"c{i}", "write_file", {"path": n, "content": "model\n"}) for i, n in enumerate(names)]),
+                    answer("ok"))
+    rig.wait_idle(rig.prompt("write"))
+    for name in names:
+        (rig.root / name).write_text("user\n")
+
+
+def undo_report(rig, since: int) -> str:
+    return rig.out.wait(lambda m: m[0] == M.SYSTEM and m[2].startswith("/undo of"), since=since)[2]
 
 
 def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(rig):
@@ -404,8 +430,9 @@ def test_undo_puts_back_the_last_turn_then_the_one_before_and_tells_the_model(ri
     assert rig.bodies()[-1]["messages"][-1] == {"role": "user", "content": "and then?"}
 
 
-def test_undo_names_ten_files_and_counts_the_rest(rig):
-    names = [f"f{i:02}.txt" for i in range(12)]
+@pytest.mark.parametrize("count", [12, 10])
+def test_undo_names_ten_files_and_counts_the_rest(rig, count):
+    names = [f"f{i:02}.txt" for i in range(count)]
     rig.server.push(calls_reply(*[(f"c{i}", "write_file", {"path": n, "content": "x"}) for i, n in enumerate(names)]),
                     answer("ok"), answer("noted"))
     start(rig, journal_for(rig))
@@ -413,12 +440,13 @@ def test_undo_names_ten_files_and_counts_the_rest(rig):
     report = undo(rig)[-1]
     for n in names[:10]:
         assert f"  {n}: removed (DashFloat had created it)" in report
-    assert names[10] not in report and names[11] not in report
-    assert "  and 2 more files\n" in report
+    assert not [n for n in names[10:] if n in report]
+    more = count - 10
+    assert ("  and 2 more files\n" in report) if more else ("more files" not in report)
     t = rig.prompt("what now?")
     rig.out.wait_kind(M.ASSISTANT_END, "done", since=t)
     note = rig.bodies()[-1]["messages"][-1]["content"]
-    assert f"Put back as they were before: {', '.join(names[:10])} and 2 more. " in note
+    assert f"Put back as they were before: {', '.join(names[:10])}{f' and {more} more' if more else ''}. " in note
 
 
 def test_undo_n_takes_several_turns_at_once(rig):
@@ -431,10 +459,12 @@ def test_undo_n_takes_several_turns_at_once(rig):
     for i in range(3):
         rig.wait_idle(rig.prompt(f"turn {i}"))
     report = undo(rig, "2")
-    assert (rig.root / "a.txt").read_text() == "1" and "turns 3, 2" in report[-1]
+    assert (rig.root / "a.txt").read_text() == "1" and "turns 3, 2:\n" in report[-1]
     t = rig.prompt("/undo two")
     rig.out.wait(lambda m: m[0] == M.SYSTEM and m[1] == "error", since=t)
     assert "/undo takes a number of turns" in rig.system(t, "error")[0]
+    report = undo(rig, "3")  # one turn is left to undo: that one, and the report says it was all
+    assert (rig.root / "a.txt").read_text() == "0" and "turn 1 (all the turns that changed files):\n" in report[-1]
 
 
 def test_a_file_changed_since_is_shown_as_a_diff_and_asked_about(rig):
@@ -443,6 +473,7 @@ def test_a_file_changed_since_is_shown_as_a_diff_and_asked_about(rig):
     rig.server.push(
         calls_reply(("c1", "edit_file", {"path": "a.txt", "search_block": "original", "replace_block": "by the model"})),
         answer("ok"),
+        answer("noted"),
     )
     start(rig, journal_for(rig))
     rig.wait_idle(rig.prompt("edit"))
@@ -458,25 +489,23 @@ def test_a_file_changed_since_is_shown_as_a_diff_and_asked_about(rig):
     assert "a.txt: left as it is (you said n)" in rig.system(t)[-1]
     assert (M.DECIDED, confirm[2]["id"], "rejected by you") in rig.out.since(t)
     assert "Nothing to undo" in undo(rig)[-1], "that turn is undone"
+    rig.wait_idle(rig.prompt("next"))
+    note = rig.bodies()[-1]["messages"][-1]["content"]
+    assert note.startswith("[DashFloat: the user ran /undo on the file changes of turn 1. Left as they are: a.txt. "
+                           "Read a file again before you change it.]")
 
 
 def test_esc_on_an_undo_question_leaves_that_file_and_the_rest(rig):
-    for name in ("a.txt", "b.txt"):
-        (rig.root / name).write_text("original\n")
-    rig.server.push(
-        calls_reply(("c1", "write_file", {"path": "a.txt", "content": "model\n"}),
-                    ("c2", "write_file", {"path": "b.txt", "content": "model\n"})),
-        answer("ok"))
     start(rig, journal_for(rig))
-    rig.wait_idle(rig.prompt("write"))
-    for name in ("a.txt", "b.txt"):
-        (rig.root / name).write_text("user\n")
+    changed_since(rig, "a.txt", "b.txt")
     t = rig.prompt("/undo")
-    rig.confirm(t)
+    row = rig.confirm(t)[2]["id"]
     rig.agent.send((M.CANCEL,))
     rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
     report = rig.system(t)[-1]
-    assert "a.txt: left as it is (Esc)" in report and "b.txt: left as it is (Esc)" in report
+    assert "  a.txt: left as it is (Esc)\n  b.txt: left as it is (Esc)\n" in report, "in the order of the changes"
+    assert (M.DECIDED, row, "rejected by you") in rig.out.since(t)
+    assert rig.results(t) == [{"id": row, "name": "undo", "status": "rejected", "text": "left as it is", "excerpt": []}]
     assert (rig.root / "a.txt").read_text() == (rig.root / "b.txt").read_text() == "user\n"
     rig.out.wait_kind(M.PHASE, "idle", since=t)
 
@@ -496,6 +525,182 @@ def test_y_on_the_question_puts_the_earlier_content_back(rig):
     rig.out.wait(lambda m: m[0] == M.SYSTEM and "/undo" in m[2], since=t)
     assert target.read_text() == "original\n"
     assert "a.txt: restored (you said y)" in rig.system(t)[-1]
+
+
+def test_each_question_of_an_undo_has_its_own_row_and_a_late_key_answers_none(rig):
+    start(rig, journal_for(rig))
+    changed_since(rig, "a.txt", "b.txt")
+    t = rig.prompt("/undo")
+    first = rig.confirm(t)
+    assert first[2]["summary"] == "undo a.txt"
+    assert rig.out.of(M.TOOL_CALL, t) == [(M.TOOL_CALL, {"id": first[2]["id"], "name": "undo", "summary": "undo a.txt"})]
+    rig.decide(first[1], "approved")
+    second = rig.confirm(t, 2)
+    assert second[2]["summary"] == "undo b.txt"
+    assert second[1] != first[1] and second[2]["id"] != first[2]["id"]
+    rig.decide(first[1], "approved")  # a second key for the first question, come late
+    rig.decide(second[1], "rejected")
+    report = undo_report(rig, t)
+    assert "  a.txt: restored (you said y)\n  b.txt: left as it is (you said n)\n" in report
+    assert (rig.root / "a.txt").read_text() == "original\n" and (rig.root / "b.txt").read_text() == "user\n"
+    seen = rig.out.since(t)
+    assert (M.DECIDED, first[2]["id"], "approved by you") in seen and (M.DECIDED, second[2]["id"], "rejected by you") in seen
+    assert (M.PHASE, "running") in seen[seen.index(first):seen.index(second)], "the restore runs: no question is open"
+    assert rig.results(t) == [
+        {"id": first[2]["id"], "name": "undo", "status": "ok", "text": "restored", "excerpt": []},
+        {"id": second[2]["id"], "name": "undo", "status": "rejected", "text": "left as it is", "excerpt": []}]
+
+
+def test_a_late_key_for_an_earlier_undos_question_answers_no_later_one(rig):
+    start(rig, journal_for(rig))
+    changed_since(rig, "a.txt")
+    t = rig.prompt("/undo")
+    old = rig.confirm(t)
+    rig.decide(old[1], "rejected")
+    rig.wait_idle(t)
+    rig.server.push(calls_reply(("c3", "execute_command", {"command": "true"}),
+                                ("c4", "write_file", {"path": "b.txt", "content": "model\n"})), answer("ok"))
+    t = rig.prompt("run and write")
+    rig.decide(rig.confirm(t)[1], "approved")  # a question of a call between the two /undo's
+    rig.wait_idle(t)
+    (rig.root / "b.txt").write_text("user\n")
+    t = rig.prompt("/undo")
+    new = rig.confirm(t)
+    rig.decide(old[1], "approved")
+    rig.decide(new[1], "rejected")
+    assert "b.txt: left as it is (you said n)" in undo_report(rig, t)
+    assert (rig.root / "b.txt").read_text() == "user\n"
+
+
+def test_a_long_difference_is_asked_about_with_its_whole_diff_and_a_short_one_without(rig):
+    start(rig, journal_for(rig))
+    changed_since(rig, "a.txt", "b.txt")
+    (rig.root / "b.txt").write_text("".join(f"line {i}\n" for i in range(80)))
+    t = rig.prompt("/undo")
+    short = rig.confirm(t)[2]
+    rig.decide(rig.confirm(t)[1], "rejected")
+    long = rig.confirm(t, 2)[2]
+    assert "full" not in short
+    assert len(long["full"]) > len(long["lines"]) and "-line 79" in [text for _kind, text in long["full"]]
+    rig.agent.send((M.CANCEL,))
+    undo_report(rig, t)
+
+
+def test_esc_while_an_approved_restore_runs_leaves_the_questions_not_yet_asked(rig, monkeypatch):
+    from dashfloat.tools import undo as U
+
+    real, entered, release = U.restore, threading.Event(), threading.Event()
+
+    def restore(*a, **k):
+        entered.set()
+        release.wait(WAIT)
+        return real(*a, **k)
+
+    monkeypatch.setattr(U, "restore", restore)
+    start(rig, journal_for(rig))
+    changed_since(rig, "a.txt", "b.txt")
+    t = rig.prompt("/undo")
+    first = rig.confirm(t)
+    rig.decide(first[1], "approved")
+    assert entered.wait(WAIT)
+    rig.agent.send((M.CANCEL,))  # before the restore's answer: that one is kept
+    release.set()
+    report = undo_report(rig, t)
+    assert "  a.txt: restored (you said y)\n  b.txt: left as it is (Esc)\n" in report
+    assert len(rig.out.of(M.CONFIRM, t)) == 1
+    assert rig.out.of(M.DECIDED, t) == [(M.DECIDED, first[2]["id"], "approved by you")]
+    assert (rig.root / "a.txt").read_text() == "original\n" and (rig.root / "b.txt").read_text() == "user\n"
+
+
+def test_a_file_put_back_by_hand_is_said_to_be_as_it_was_and_the_model_is_told_nothing(rig):
+    (rig.root / "a.txt").write_text("original\n")
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "model\n"})), answer("ok"),
+                    answer("fine"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write"))
+    (rig.root / "a.txt").write_text("original\n")
+    t = rig.out.mark()
+    report = undo(rig)[-1]
+    assert report.startswith("/undo of the file changes of turn 1:\n  a.txt: already as it was before\n")
+    assert (M.PHASE, "running") in rig.out.since(t)
+    rig.wait_idle(rig.prompt("next"))
+    assert rig.bodies()[-1]["messages"][-1] == {"role": "user", "content": "next"}
+
+
+def test_an_undo_whose_look_at_the_files_fails_says_so_and_leaves_the_turn_to_undo(rig, monkeypatch):
+    from dashfloat.tools import undo as U
+
+    real, looked = U.inspect, []
+
+    def inspect(root, item):
+        looked.append(item.path)
+        if len(looked) == 1:
+            raise OSError("the disk went away")
+        return real(root, item)
+
+    monkeypatch.setattr(U, "inspect", inspect)
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "a\n"})), answer("ok"),
+                    calls_reply(("c2", "execute_command", {"command": "true"})), answer("ran it"))
+    start(rig, journal_for(rig))
+    rig.wait_idle(rig.prompt("write"))
+    t = rig.prompt("/undo")
+    rig.out.wait_kind(M.TURN_END, "error", since=t)
+    assert rig.system(t) == ["/undo failed: OSError: the disk went away (details in the log)."]
+    assert rig.out.of(M.PHASE, t)[-1] == (M.PHASE, "idle")
+    t = rig.prompt("run true")  # the next turn's question is its own, not the failed /undo's
+    rig.decide(rig.confirm(t)[1], "approved")
+    rig.out.wait_kind(M.TURN_END, "done", since=t)
+    assert "a.txt: removed (DashFloat had created it)" in undo(rig)[-1], "tried again, it is undone"
+    assert not (rig.root / "a.txt").exists()
+
+
+def test_an_undo_is_synced_and_what_the_model_is_told_survives_a_resume(rig):
+    rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "a\n"})), answer("ok"),
+                    answer("noted"))
+    j = journal_for(rig)
+    synced = sync_spy(j)
+    start(rig, j)
+    rig.wait_idle(rig.prompt("go"))
+    undo(rig)
+    types = [json.loads(x)["type"] for x in j.path.read_bytes().splitlines()]
+    assert "undo" in types and synced[-1] == types[-1], "synced with the undo and its report in it"
+    quit_agent(rig)
+    restart(rig, j.path)
+    rig.wait_idle(rig.prompt("next"))
+    assert rig.bodies()[-1]["messages"][-1]["content"] == (
+        "[DashFloat: the user ran /undo on the file changes of turn 1. Put back as they were before: a.txt. "
+        "Read a file again before you change it.]\n\nnext")
+
+
+def test_the_answer_of_an_undo_that_crashed_does_not_go_into_the_next_one(rig, monkeypatch):
+    from dashfloat.tools import undo as U
+
+    real, entered, release, threads = U.inspect, threading.Event(), threading.Event(), []
+
+    def inspect(*a, **k):
+        if not threads:  # the first /undo's look at the files waits
+            threads.append(threading.current_thread())
+            entered.set()
+            release.wait(WAIT)
+        return real(*a, **k)
+
+    monkeypatch.setattr(U, "inspect", inspect)
+    agent = start(rig, journal_for(rig))
+    changed_since(rig, "a.txt")
+    crash_on(agent, M.CANCEL)
+    t = rig.prompt("/undo")
+    assert entered.wait(WAIT)
+    rig.agent.send((M.CANCEL,))  # its handling fails: the turn ends, and the /undo with it
+    rig.out.wait_kind(M.TURN_END, "error", since=t)
+    t = rig.prompt("/undo")
+    confirm = rig.confirm(t)
+    release.set()
+    threads[0].join(WAIT)
+    rig.agent.send((M.T_NOTE, 0, "x", "marker"))  # handled after the dead /undo's answer
+    rig.out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"), since=t)
+    rig.decide(confirm[1], "rejected")
+    assert undo_report(rig, t).count("a.txt:") == 1
+    assert len(rig.out.of(M.CONFIRM, t)) == 1 and rig.system(t, "error") == []
 
 
 def test_undo_never_touches_a_file_dashfloat_did_not_write(rig):

@@ -789,7 +789,7 @@ def broken_conversation() -> list[dict]:
     ]
 
 
-def test_a_broken_conversation_is_repaired_before_the_request_and_said_so(rig):
+def test_a_broken_conversation_is_repaired_before_the_request_and_said_so(rig, caplog):
     rig.server.push(answer("Carrying on."))
     rig.start()
     rig.agent.messages = broken_conversation()  # as if resumed after a crash
@@ -801,6 +801,7 @@ def test_a_broken_conversation_is_repaired_before_the_request_and_said_so(rig):
     assert result_of(msgs, "call_X1")["code"] == "interrupted"
     assert msgs[-1] == {"role": "user", "content": "go on"}
     assert any("Repaired the conversation before sending it" in w for w in rig.system(t, "warn"))
+    assert "conversation repaired before a request: " in caplog.text
     assert rig.agent.messages[: len(msgs)] == msgs  # the repair is kept, not redone each time
 
 

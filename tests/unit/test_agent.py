@@ -89,6 +89,9 @@ def test_a_turn_streams_tokens_then_ends_idle_with_usage():
     tokens = [m[1] for m in out.seen if m[0] == M.TOKEN]
     assert tokens == ["Hel", "lo"]
     assert (M.REASONING, "hmm") in out.seen
+    # streaming is said once, with the first piece (here the reasoning), not with every piece
+    assert [m[1] for m in out.seen if m[0] == M.PHASE][-3:] == ["waiting", "streaming", "idle"]
+    assert out.seen.index((M.PHASE, "streaming")) == out.seen.index((M.REASONING, "hmm")) - 1
     assert (M.USAGE, {"total_tokens": 12}) in out.seen
     assert out.kinds().index(M.USAGE) < len(out.kinds()) - 1  # usage before the phase change
     assert agent.messages[-1] == {"role": "assistant", "content": "Hello"}
@@ -1290,6 +1293,32 @@ def test_the_answer_of_a_cancelled_request_that_comes_late_is_dropped():
     out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
     assert agent.messages[-1] == {"role": "assistant", "content": "part"}
     assert [m for m in out.seen if m[0] == M.ASSISTANT_END] == [(M.ASSISTANT_END, "cancelled")]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_late_answer_of_a_cancelled_request_is_not_taken_for_the_next_ones():
+    late, threads = threading.Event(), []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        threads.append(threading.current_thread())
+        if len(threads) == 1:
+            until(lambda: cancel.cancelled)
+            late.wait(5)  # it answers once the next request is on its way
+            return result("LATE")
+        until(lambda: not threads[0].is_alive())  # the late answer is in the inbox before this one
+        return result("second")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    assert until(lambda: threads)
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    agent.send((M.PROMPT, "again"))
+    assert until(lambda: len(threads) == 2)
+    late.set()
+    out.wait_kind(M.TURN_END, "done")
+    assert agent.messages[-1] == {"role": "assistant", "content": "second"}
     agent.send((M.QUIT,))
     agent.join(2)
 
