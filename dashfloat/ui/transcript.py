@@ -219,54 +219,54 @@ class AssistantEntry(Entry):
             # the done part ends on a block boundary, so only the rest needs scanning, and
             # of that a window at a time: `text` is that window (offsets from `base`), read
             # from the pieces (the whole answer joined would cost its size every frame)
-            src, base, done = self._src, self._done_upto, 0
+            src, base = self._src, self._done_upto
             left = len(src) - base
             stop = len(src)
             if left > SCAN_WINDOW:
                 stop = src.find("\n", base + SCAN_WINDOW) + 1 or stop
             text = src[base:stop]
             end = len(text)
-            upto = markdown.completed_prefix(text, start=done, end=end)
-            big = self._big_block(text, done, upto, end)
+            upto = markdown.completed_prefix(text, end=end)
+            big = self._big_block(text, upto, end)
             if big >= 0:  # a block over BIG_BLOCK, open or completed: line by line
-                self._render_done(text, done, big, glyphs, base)
+                self._render_done(text, big, glyphs, base)
                 self._enter_big(text, big, glyphs, base)
                 continue
-            if upto - done > MARKDOWN_BUDGET:  # many blocks came at once: a frame's worth now
-                cut = pos = done
-                while pos - done <= MARKDOWN_BUDGET:
+            if upto > MARKDOWN_BUDGET:  # many blocks came at once: a frame's worth now
+                cut = pos = 0
+                while pos <= MARKDOWN_BUDGET:
                     cut = pos
                     pos = markdown.completed_prefix(text, start=pos, first=True, end=end)
                     if pos <= cut or pos > upto:
                         break
-                cut = cut if cut > done else pos  # at least one block
+                cut = cut or pos  # at least one block
                 if cut < upto:
-                    self._render_done(text, done, cut, glyphs, base)
+                    self._render_done(text, cut, glyphs, base)
                     self.behind = True
                     return
             if end < left:  # the window's blocks now, the text after it at the next call
-                self._render_done(text, done, upto, glyphs, base)
+                self._render_done(text, upto, glyphs, base)
                 self.behind = True
                 return
             if self.status != "streaming":
                 upto = end
-            self._render_done(text, done, upto, glyphs, base)
+            self._render_done(text, upto, glyphs, base)
             return
 
     @staticmethod
-    def _big_block(text: str, done: int, upto: int, end: int) -> int:
-        """Where the first block over BIG_BLOCK starts in text[done:end] (the completed
+    def _big_block(text: str, upto: int, end: int) -> int:
+        """Where the first block over BIG_BLOCK starts in text[:end] (the completed
         blocks up to `upto`, then the open rest), or -1: a block is taken line by line
         whether it arrived a little at a time or at once, so the screen does not depend
         on how the answer was cut into frames (nor on the scan's window: an open block
         over BIG_BLOCK inside it is over BIG_BLOCK in the whole text too)."""
         if end - upto > BIG_BLOCK:
             limit = upto  # the open block is big; a completed one before it may be too
-        elif upto - done > BIG_BLOCK:
+        elif upto > BIG_BLOCK:
             limit = upto
         else:
             return -1
-        pos = done
+        pos = 0
         while pos < limit:
             stop = markdown.completed_prefix(text, start=pos, first=True, end=limit)
             if stop <= pos or stop > limit:
@@ -276,11 +276,11 @@ class AssistantEntry(Entry):
             pos = stop
         return upto if end - upto > BIG_BLOCK else -1
 
-    def _render_done(self, text: str, done: int, upto: int, glyphs: Glyphs, base: int) -> None:
-        """Render the completed blocks text[done:upto] (text is the answer from `base`)."""
-        if upto <= done:
+    def _render_done(self, text: str, upto: int, glyphs: Glyphs, base: int) -> None:
+        """Render the completed blocks text[:upto] (text is the answer from `base`)."""
+        if upto <= 0:
             return
-        block_lines = markdown.render(text[done:upto], ascii=self.ascii)
+        block_lines = markdown.render(text[:upto], ascii=self.ascii)
         if block_lines and self._done_lines:
             self._done_lines.append(_BLANK)
         for line in block_lines:

@@ -146,6 +146,33 @@ def test_a_frame_costs_what_arrived(kind):
     assert max(times[1:]) < 0.25 and last < 0.5  # (the first frame imports the parser)
 
 
+def frame_allocations(text: str, sync) -> tuple:
+    """An answer streamed 16 KB a frame (`sync(model, view)`, then the pane drawn at
+    120x37): the model, the view, and (offset, bytes the frame allocated above what it
+    kept before it) for each frame."""
+    import gc
+    import tracemalloc
+
+    model = T.TranscriptModel()
+    view = TranscriptView(theme.UNICODE)
+    model.user("go")
+    model.start_assistant()
+    extra = []
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for i in range(0, len(text), 16_000):
+            model.token(text[i : i + 16_000])
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            sync(model, view)
+            view.pane.render((120, 37))
+            extra.append((i, tracemalloc.get_traced_memory()[1] - before))
+    finally:
+        tracemalloc.stop()
+    return model, view, extra
+
+
 @pytest.mark.parametrize("kind", ["one_line", "words", "lines", "code"])
 def test_a_frame_of_an_answer_of_megabytes_allocates_what_arrived(kind):
     """4 MiB answers (the ADR's cap: on one line, words, 200,000 lines, a code block of
@@ -154,32 +181,14 @@ def test_a_frame_of_an_answer_of_megabytes_allocates_what_arrived(kind):
     visible line grown by `+`, the layout's rows copied: a peak of 5 MiB above what it
     kept near the cap), and the list of the answer's lines (lines() and the view: 2 MiB
     for 200,000 lines). Allocation, not time: the same figure on a busy machine."""
-    import gc
     import sys
-    import tracemalloc
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from huge_bench import MARK, answer
 
     text = answer(kind, 4.19)
-    model = T.TranscriptModel()
-    view = TranscriptView(theme.UNICODE)
-    model.user("go")
-    model.start_assistant()
-    extra = []  # (line length, bytes a frame allocated above what it kept)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        for i in range(0, len(text), 16_000):
-            model.token(text[i : i + 16_000])
-            before = tracemalloc.get_traced_memory()[0]
-            tracemalloc.reset_peak()
-            view.sync(model.entries, model.touched)
-            view.pane.render((120, 37))
-            extra.append((i, tracemalloc.get_traced_memory()[1] - before))
-    finally:
-        tracemalloc.stop()
+    model, view, extra = frame_allocations(text, lambda model, view: view.sync(model.entries, model.touched))
     model.end_assistant("done")
     catch_up(model, view)
     canvas = view.pane.render((120, 37))
@@ -193,26 +202,9 @@ def test_a_frame_of_an_answer_of_many_paragraphs_allocates_what_arrived():
     """1.5 MB of ordinary paragraphs (Markdown, each block small), 16 KB a frame, the
     view caught up every frame (as App._catch_up): a frame reads the window it renders,
     not the whole answer joined (it allocated the answer's size every frame)."""
-    import tracemalloc
-
     para = "Some *words* and `code` in a paragraph that goes on for a while, " * 6 + "\n\n"
     text = para * (1_500_000 // len(para)) + "The end."
-    model = T.TranscriptModel()
-    view = TranscriptView(theme.UNICODE)
-    model.user("go")
-    model.start_assistant()
-    extra = []
-    tracemalloc.start()
-    try:
-        for i in range(0, len(text), 16_000):
-            model.token(text[i : i + 16_000])
-            before = tracemalloc.get_traced_memory()[0]
-            tracemalloc.reset_peak()
-            catch_up(model, view)
-            view.pane.render((120, 37))
-            extra.append((i, tracemalloc.get_traced_memory()[1] - before))
-    finally:
-        tracemalloc.stop()
+    model, view, extra = frame_allocations(text, catch_up)
     model.end_assistant("done")
     catch_up(model, view)
     assert [t.strip() for t in _texts(view.pane.lines)[-2:]] == ["", "The end."]
