@@ -187,6 +187,11 @@ class OracleSession:
             os.close(self._pipe[1])
             self._input.close()  # not left to the collector: an App's first idle freezes what
             # is alive (gc.freeze), and a run of sessions ran out of descriptors select() takes
+            for fd in (self.app.outbox._fd, self.app._sig_fd):  # the loop's two watch pipes
+                if self.loop.remove_watch_pipe(fd):
+                    os.close(fd)
+            self.screen._resize_pipe_rd.close()  # urwid's screen opens it and never closes it
+            self.screen._resize_pipe_wr.close()
 
     # ---- the frame and the check -------------------------------------------------------
     def draw(self) -> None:

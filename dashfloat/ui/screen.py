@@ -12,12 +12,13 @@
    * scrolls: it finds the shift k that lines up the previous frame's transcript rows
      with the new ones and, if that spares rows, scrolls the region by k line feeds at
      its bottom margin (DECSTBM margins, set once and kept; VT100-safe);
-   * writes every changed row but the last itself (render_rows, pure): from the column
-     where the row changed, with the shortest SGR step, a line feed instead of a cursor
-     address to the next row, an erase only over old content;
-   * leaves urwid's own draw for frames that change the last row (the prompt: urwid's
-     bottom-right-cell trick) or use a charset, after updating urwid's record of the
-     screen so it re-sends nothing already there.
+   * writes every changed row itself (render_rows, pure): from the column where the row
+     changed, with the shortest SGR step, a line feed instead of a cursor address to the
+     next row, an erase only over old content. The last row is ours only while its last
+     cell is blank (the prompt as it is typed: no echo waits for urwid's whole-frame pass);
+   * leaves urwid's own draw for frames whose last row fills its last cell (the
+     bottom-right-cell trick stays urwid's) or that use a charset, after updating urwid's
+     record of the screen so it re-sends nothing already there.
 
    Correct for any frame: the record always matches the terminal (tests/widget and the
    Ctrl-L comparison in tests/e2e/test_drawing.py check it cell by cell, colours too).
@@ -177,7 +178,8 @@ class DashScreen(urwid.display.raw.Screen):
         self.early_input = b""  # bytes typed before the screen started (ui/early.py)
         self._last_canvas = None
         self._pending: tuple[str, str] | None = None  # (output, SGR state) for the next frame
-        self._all_ours = False  # _before_draw wrote every changed row but the last
+        self._pending_rows = 0  # the rows that output writes (a scroll counts as one)
+        self._all_ours = False  # _before_draw wrote every changed row it was given
         self._reset_known = False  # the terminal is in the default rendition (our last write)
         self._margins = None  # (bottom margin, screen size) while scrolling margins are set
         self._cursor_at = None  # where the last frame left the (shown) cursor
@@ -357,6 +359,11 @@ class DashScreen(urwid.display.raw.Screen):
             x, y = frame.cursor
             out.append(f"\x1b[{y + 1};{x + 1}H{SHOW}")
             self._cy = y
+        if self.modes.synchronized_output and self._pending_rows > 1:
+            # more than one row: painted at once where the terminal confirmed it can
+            # (as urwid's frames are), never half a frame in a slow link's first packet
+            out.insert(0, SYNC_BEGIN)
+            out.append(SYNC_END)
         out.append(self._question())
         self.write("".join(out))
         self.flush()
@@ -411,9 +418,11 @@ class DashScreen(urwid.display.raw.Screen):
             else:  # urwid writes the rows (a charset, not UTF-8): the scroll alone first
                 out.append(f"\x1b[{region}H" + "\n" * k)
         if self.utf8:
-            # every changed row but the last (urwid's bottom-right-cell trick stays urwid's)
+            # every changed row; the last only while nothing is written in its last cell
+            # (a character there is urwid's: its bottom-right-cell trick)
             ours = set(done)
-            changes = [(y, old[y], rows[y]) for y in range(maxrow - 1) if y not in ours and old[y] != rows[y]]
+            last = maxrow - 1 if _ends_blank(rows[-1], maxcol, self._attr_to_escape) else maxrow - 2
+            changes = [(y, old[y], rows[y]) for y in range(last + 1) if y not in ours and old[y] != rows[y]]
             bottom = self._margins[0] - 1 if self._margins is not None else None
             text, state, drawn_now = render_rows(changes, self._attr_to_escape, self.newline, bottom)
             out.append(text)
@@ -423,6 +432,7 @@ class DashScreen(urwid.display.raw.Screen):
                 drawn[y] = [(self._attr_to_escape(a), cs, run) for a, cs, run in rows[y]]
         if out:
             self._pending = ("".join(out), state)
+            self._pending_rows = (1 if k else 0) + len(done) + (len(drawn_now) if self.utf8 else 0)
 
     def write(self, data: str) -> None:
         """urwid's frame, with what _before_draw prepared put inside it: one write, one
@@ -481,6 +491,7 @@ HIDE = "\x1b[?25l"
 SHOW = "\x1b[?25h"
 SAVE, RESTORE = "\x1b7", "\x1b8"
 SYNC_BEGIN = "\x1b[?2026h"  # urwid brackets its frames so when the terminal confirmed it
+SYNC_END = "\x1b[?2026l"
 RESET = "\x1b[m"  # the default rendition (no parameter: 0)
 _ANSWER = re.compile(rb"\x1b\[\d+;\d+R")  # a cursor-position report
 # urwid's frame starts with a cursor-home and a move to 1;1; both are redundant when a
@@ -506,6 +517,12 @@ def _trim_blank_end(row: list, escape_of) -> tuple[list, int]:
             break
         runs.pop()
     return runs, sum(_width(r[2]) for r in runs)
+
+
+def _ends_blank(row: list, cols: int, escape_of) -> bool:
+    """Whether the row's last cell (of `cols`) is a space in the default rendition:
+    writing the row leaves it alone, so the cursor never reaches the bottom-right corner."""
+    return _trim_blank_end(row, escape_of)[1] < cols
 
 
 def render_rows(changes: list, escape_of, newline: str = "\r\n",

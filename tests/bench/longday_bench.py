@@ -38,6 +38,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import statistics
 import sys
 import tempfile
@@ -154,11 +155,14 @@ def make_project(root: Path) -> None:
 
 
 class LongDay:
-    def __init__(self, server, tmp: Path, profile: Path | None = None):
+    def __init__(self, server, tmp: Path, profile: Path | None = None, keys_dir: Path | None = None):
         self.server = server
         proj = tmp / "proj"
         make_project(proj)
         env = clean_env(tmp)
+        if keys_dir is not None:  # SIGUSR1/SIGUSR2 profile the main thread (apptrace/sitecustomize.py)
+            env.update(PYTHONPATH=str(Path(__file__).resolve().parent / "apptrace"), DF_PROFILE_DIR=str(keys_dir))
+        self.keys_dir = keys_dir
         args = ["--base-url", server.url, "--model", "bench-model", "-C", str(proj)]
         argv = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "dashfloat", *args] \
             if profile is not None else [dashfloat_bin(), *args]
@@ -218,8 +222,23 @@ class LongDay:
         except (OSError, ValueError, IndexError):
             return ProcSample.take(self.pid).cpu_main
 
-    def echo(self, probes: int = ECHO_PROBES) -> list[float]:
-        """`probes` times an x and its backspace: the latency of each echo."""
+    def echo(self, probes: int = ECHO_PROBES, profiled: bool = False) -> list[float]:
+        """`probes` times an x and its backspace: the latency of each echo (profiled and with
+        keys_dir: under a cProfile of the main thread, written to keys_dir/main-N.pstats)."""
+        t = self.t
+        if profiled and self.keys_dir is not None:
+            os.kill(self.pid, signal.SIGUSR1)
+            try:
+                return self._echo(probes)
+            finally:
+                n = len(list(self.keys_dir.glob("main-*.pstats")))
+                os.kill(self.pid, signal.SIGUSR2)
+                deadline = time.monotonic() + 10
+                while len(list(self.keys_dir.glob("main-*.pstats"))) <= n and time.monotonic() < deadline:
+                    t.read(0.02)
+        return self._echo(probes)
+
+    def _echo(self, probes: int) -> list[float]:
         t = self.t
         out = []
         for _ in range(probes):
@@ -297,7 +316,8 @@ def checkpoints(turns: int) -> list[int]:
     return sorted({1, max(1, turns // 4), max(1, turns // 2), max(1, 3 * turns // 4), turns})
 
 
-def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None) -> tuple[list, dict]:
+def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None,
+        keys_dir: Path | None = None) -> tuple[list, dict]:
     """(the table's rows, every figure)."""
     from tests.fakeserver import ScriptedServer
 
@@ -312,14 +332,14 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None)
     t_start = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="dashfloat-longday-") as tmp:
-            day = LongDay(server, Path(tmp), profile)
+            day = LongDay(server, Path(tmp), profile, keys_dir)
             try:
                 for n in range(1, turns + 1):
                     first.append(day.turn(n, model))
                     if n in marks:
                         day.t.quiet(0.3)
                         c0 = day.main_cpu()
-                        echo = day.echo()
+                        echo = day.echo(profiled=True)
                         c1 = day.main_cpu()
                         pgup = day.pgup()
                         c2 = day.main_cpu()
@@ -414,16 +434,52 @@ def table(turns, marks, first, at, summaries, elapsed, both=None) -> tuple[list,
     return rows, figures
 
 
+def print_key_profiles(keys_dir: Path, top: int = 25) -> None:
+    """The functions whose own time (tottime) over the echo probes grew most from the first
+    checkpoint's profile to the last, per key, beside their call counts."""
+    import pstats
+
+    files = sorted(keys_dir.glob("main-*.pstats"), key=lambda p: int(p.stem.split("-")[1]))
+    if len(files) < 2:
+        print(f"key profiles: {len(files)} written in {keys_dir}, two are needed")
+        return
+    keys = 2 * ECHO_PROBES
+
+    def own(path):
+        st = pstats.Stats(str(path)).stats
+        return {f"{Path(f).name}:{line}({name})": (tt / keys, nc / keys) for (f, line, name), (_cc, nc, tt, _ct, _c) in st.items()}
+
+    a, z = own(files[0]), own(files[-1])
+    total_a, total_z = sum(v[0] for v in a.values()), sum(v[0] for v in z.values())
+    print(f"main thread under cProfile, per key: {total_a * 1000:.2f} ms ({files[0].name}) -> "
+          f"{total_z * 1000:.2f} ms ({files[-1].name}); the functions whose own time grew most:")
+    grew = sorted(z, key=lambda k: z[k][0] - a.get(k, (0, 0))[0], reverse=True)[:top]
+    for k in grew:
+        ta, na = a.get(k, (0.0, 0.0))
+        tz, nz = z[k]
+        print(f"  {(tz - ta) * 1e6:+8.1f} us  {ta * 1e6:8.1f} -> {tz * 1e6:8.1f} us, calls {na:7.1f} -> {nz:7.1f}  {k}")
+
+
 def main(argv=None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--turns", type=int, default=TURNS)
     ap.add_argument("--profile", metavar="FILE", help="run dashfloat under cProfile, writing FILE")
+    ap.add_argument("--profile-keys", metavar="DIR",
+                    help="profile the main thread over each checkpoint's echo probes (DIR/main-N.pstats) and "
+                         "print the functions whose time per key grew most from the first to the last")
     args = ap.parse_args(argv)
+    keys_dir = Path(args.profile_keys) if args.profile_keys else None
+    if keys_dir is not None:
+        keys_dir.mkdir(parents=True, exist_ok=True)
+        for old in keys_dir.glob("main-*.pstats"):
+            old.unlink()
     print(f"a long day: {args.turns} turns, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
-    rows, _ = run(args.turns, profile=Path(args.profile) if args.profile else None)
+    rows, _ = run(args.turns, profile=Path(args.profile) if args.profile else None, keys_dir=keys_dir)
     missed = print_rows([HEAD, *rows])
+    if keys_dir is not None:
+        print_key_profiles(keys_dir)
     print(f"long-day figures missing their target: {missed}; load average {os.getloadavg()[0]:.2f}")
     return 0
 

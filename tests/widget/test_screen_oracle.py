@@ -63,6 +63,43 @@ def test_a_multi_line_prompt_on_a_full_screen(terminal):
 
 
 @pytest.mark.parametrize("terminal", TERMINALS)
+def test_a_prompt_typed_into_the_bottom_right_cell_and_past_it(terminal):
+    """The prompt is the last row: while its last cell stays blank, DashFloat's own writer
+    draws each key; the key that fills the bottom-right cell is urwid's (its corner trick),
+    then the prompt wraps. Every frame equals a full repaint, typed and erased again."""
+    s = OracleSession(40, 12, **TERMINALS[terminal])
+    s.draw()
+    answer(s, tokens=60)
+    for ch in "x" * 90:
+        s.do("key", ch)
+    assert s.term.display[-1].startswith("  xxx")  # wrapped onto a row of its own
+    for _ in range(90):
+        s.do("key", "backspace")
+    s.close()
+
+
+def test_a_key_typed_at_the_prompt_is_drawn_without_urwids_whole_frame(monkeypatch):
+    """An echo is the frame a person waits for: it writes the one changed cell and the
+    cursor, without urwid's pass over every row of the screen."""
+    import urwid
+
+    s = OracleSession(80, 24)
+    s.draw()
+    answer(s, tokens=60)
+    whole = []
+    base = urwid.display.raw.Screen.draw_screen
+    monkeypatch.setattr(urwid.display.raw.Screen, "draw_screen",
+                        lambda self, size, canvas: whole.append(size) or base(self, size, canvas))
+    for ch in "make it so":
+        s.do("key", ch)
+        assert len(s.out.frames[-1]) <= 30, s.out.frames[-1]
+    s.do("key", "backspace")
+    assert not whole
+    assert s.term.display[-1].startswith("❯ make it s ")
+    s.close()
+
+
+@pytest.mark.parametrize("terminal", TERMINALS)
 @pytest.mark.parametrize("small", [(30, 8), (60, 6), (20, 5)])
 def test_shrinking_during_a_stream_and_back(terminal, small):
     """Shrinking to 30x8 or 60x6 during a stream and back to 80x24 left wrong lines and
@@ -193,3 +230,20 @@ def test_the_direct_reference_equals_the_emulators_full_paint():
             runs.append((None, None, b" " * (cols - width)))
             rows.append(runs)
         assert expected_cells(rows, cols, escape_of) == buffer_cells(full_paint(rows, cols, escape_of, None))
+
+
+def test_a_closed_session_leaves_no_descriptor_open():
+    """Hundreds of sessions run in one test process: each one's pipes and sockets (the
+    loop's watch pipes, urwid's resize socket pair) are closed with it, or a later test's
+    select() meets a descriptor over 1024."""
+    def open_fds():
+        return len(os.listdir("/proc/self/fd"))
+
+    OracleSession(80, 24).close()  # first-use imports and caches
+    before = open_fds()
+    for _ in range(3):
+        s = OracleSession(80, 24)
+        s.draw()
+        s.close()
+    assert open_fds() == before
+

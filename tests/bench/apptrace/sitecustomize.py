@@ -11,11 +11,37 @@ DF_TRACE, and the app (any process that imports it) writes, with time.monotonic(
 
 tests/bench/trace_huge.py lines this up with the huge bench's echo probes. Nothing is
 patched without DF_TRACE.
+
+Apart from DF_TRACE, DF_PROFILE_DIR names a directory: SIGUSR1 starts a cProfile of the main
+thread's CPU time and SIGUSR2 stops it and writes DIR/main-N.pstats (N counts from 1). The long day's
+--profile-keys profiles its echo probes at each checkpoint with it, turn 1 beside turn 300.
 """
 
 import os
 import sys
 import time
+
+_PROFILE_DIR = os.environ.get("DF_PROFILE_DIR")
+if _PROFILE_DIR:
+    import cProfile
+    import signal
+
+    _prof = {"p": None, "n": 0}
+
+    def _start(_sig, _frame):
+        _prof["p"] = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU, not wall: a busy machine moves it less
+        _prof["p"].enable()
+
+    def _stop(_sig, _frame):
+        p = _prof.pop("p", None)
+        _prof["p"] = None
+        if p is not None:
+            p.disable()
+            _prof["n"] += 1
+            p.dump_stats(os.path.join(_PROFILE_DIR, f"main-{_prof['n']}.pstats"))
+
+    signal.signal(signal.SIGUSR1, _start)
+    signal.signal(signal.SIGUSR2, _stop)
 
 _PATH = os.environ.get("DF_TRACE")
 if _PATH:
