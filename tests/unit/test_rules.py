@@ -958,6 +958,18 @@ def test_the_analysis_bounds_are_exact():
     assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
     assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
     assert analyze_command("nohup" + " x" * 64).unparsable
+    commands = lambda n: ";".join(f"ls {i}" for i in range(n))  # noqa: E731 - n candidate commands
+    assert not analyze_command(commands(2048)).unparsable
+    assert analyze_command(commands(2049)).problems == ["too many words or nested commands"]
+
+
+def test_a_look_alike_spelling_of_a_denied_non_ascii_argument_is_still_denied():
+    """The folded form keeps the letters NFKC gives (only blanks become spaces): a
+    full-width "ｃ" in "ｃafé" folds to "café", which the deny rule names."""
+    deny = [layer(USER, (DENY, "execute_command(rm café)"))]
+    assert analyze_command("ls ｃafé").candidates == [["ls", "ｃafé"], ["ls", "café"]]
+    for command in ("rm café", "rm ｃafé"):
+        assert evaluate(deny, C, {"command": command}, root=ROOT, mode="unrestricted").decision == DENY
 
 
 def test_analysis_is_fast_on_big_inputs():
