@@ -78,6 +78,22 @@ def test_a_prompt_typed_into_the_bottom_right_cell_and_past_it(terminal):
     s.close()
 
 
+def test_with_synchronized_output_a_frame_of_many_rows_is_bracketed_and_an_echo_is_not():
+    """Where the terminal confirmed synchronized output, a frame that writes more than one
+    row is painted at once (as urwid's own frames are); a key's echo (one row) is not
+    worth the 16 bytes."""
+    s = OracleSession(80, 24, sync=True)
+    s.draw()
+    s.do("msg", (M.USER, "run"), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"))
+    s.do("tokens", ["First paragraph.\n\nSecond paragraph, ", "with more.\n\n- a\n- b\n"])
+    frame = s.out.frames[-1]
+    assert frame.startswith("\x1b[?2026h") and frame.count("\x1b[?2026l") == 1, frame
+    s.do("msg", (M.ASSISTANT_END, "done"), (M.PHASE, "idle"))
+    s.do("key", "x")
+    assert "\x1b[?2026" not in s.out.frames[-1] and "x" in s.out.frames[-1]
+    s.close()
+
+
 def test_a_key_typed_at_the_prompt_is_drawn_without_urwids_whole_frame(monkeypatch):
     """An echo is the frame a person waits for: it writes the one changed cell and the
     cursor, without urwid's pass over every row of the screen."""
