@@ -646,18 +646,8 @@ class Analysis:
     @property
     def shape(self) -> str:
         """The flags in a fixed order, e.g. "list, pipe" ("" for a simple command)."""
-        if not self.flags and len(self.simple) > 1:
-            return LIST
         return ", ".join(f for f in FLAG_ORDER if f in self.flags)
 
-    has_list = property(lambda self: LIST in self.flags)
-    has_pipe = property(lambda self: PIPE in self.flags)
-    has_substitution = property(lambda self: SUBSTITUTION in self.flags)
-    has_redirection = property(lambda self: REDIRECTION in self.flags)
-    has_env_prefix = property(lambda self: ENV_PREFIX in self.flags)
-    has_subshell = property(lambda self: SUBSHELL in self.flags or COMPOUND in self.flags)
-    has_variable_expansion = property(lambda self: EXPANSION in self.flags)
-    has_glob = property(lambda self: GLOB in self.flags or BRACE in self.flags)
     unparsable = property(lambda self: UNPARSABLE in self.flags)
 
 
@@ -1368,7 +1358,7 @@ def _analyze(command: str, depth: int) -> Analysis:
     col = _Collector()
     if not isinstance(command, str):
         return Analysis(repr(command), [], frozenset((UNPARSABLE,)), [], [], [], True,
-                        ["not a string"])
+                        ["not a string"], deeply_opaque=True)
     text = command
     _prescan(text, col)
     if len(text) > _MAX_COMMAND:

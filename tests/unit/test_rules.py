@@ -783,6 +783,21 @@ def test_normalize_path(path, root, expected):
         ("a/**/**", ["a", "a/b"], ["b"]),
         ("lit\\*", ["lit*"], ["litx"]),
         ("we[ird", ["we[ird"], ["weird"]),
+        # escapes and bracket expressions, as a shell's glob reads them
+        ("a\\*b\\?c", ["a*b?c"], ["axbyc", "a*bxc"]),
+        ("end\\", ["end\\"], ["end"]),  # a trailing backslash is itself
+        ("[ab].py", ["a.py", "b.py"], ["].py", "ab.py", "c.py", "[ab].py"]),
+        ("[!ab].py", ["c.py", "!.py", "].py"], ["a.py", "b.py", "cd.py"]),
+        ("[^ab].py", ["c.py", "^.py"], ["a.py"]),
+        ("[]a].py", ["].py", "a.py"], ["b.py"]),  # a first ']' is in the set
+        ("[!]a].py", ["b.py"], ["].py", "a.py"]),
+        ("[a-c]x", ["bx"], ["dx", "-x"]),
+        ("[a^&~|]x", ["^x", "&x", "~x", "|x", "ax"], ["bx"]),  # regex syntax inside is literal
+        ("[!]", ["[!]"], ["a", "!"]),  # never closed: literal
+        ("x[", ["x["], ["x"]),
+        ("[]]x", ["]x"], ["[]]x", "ax"]),  # the set of one ']'
+        ("[!]]x", ["ax"], ["]x"]),
+        ("*.txt", ["a.txt", ".txt"], ["atxt", "a.txtx"]),
     ],
 )
 def test_path_globs(pattern, yes, no):
@@ -882,14 +897,13 @@ def test_analysis_collects_every_simple_command():
     assert a.simple[0] == ["git", "status"]
     for argv in (["ls", "-l"], ["wc"], ["date"], ["id"]):
         assert argv in a.simple
-    assert a.has_list and a.has_pipe and a.has_substitution and a.has_env_prefix
-    assert a.has_subshell and not a.has_redirection and not a.unparsable
+    assert a.flags == {rules.LIST, rules.PIPE, rules.SUBSTITUTION, rules.ENV_PREFIX, rules.SUBSHELL}
     assert "A=1" in a.words
 
 
 def test_analysis_properties_and_shape():
     a = analyze_command("ls $X * > y")
-    assert a.has_variable_expansion and a.has_glob and a.has_redirection
+    assert a.flags == {rules.EXPANSION, rules.GLOB, rules.REDIRECTION}
     assert a.shape == "redirection, expansion, glob"
     assert a.opaque
 
@@ -897,7 +911,7 @@ def test_analysis_properties_and_shape():
 def test_here_document_body_is_not_a_command_unless_it_expands():
     a = analyze_command("cat <<'EOF'\nrm -rf /\nEOF\necho done")
     assert ["rm", "-rf", "/"] not in a.candidates
-    assert ["echo", "done"] in a.simple and a.has_list
+    assert ["echo", "done"] in a.simple and rules.LIST in a.flags
     b = analyze_command("cat <<-EOF\n\t$(rm -rf /)\n\tEOF")
     assert ["rm", "-rf", "/"] in b.candidates and not b.unparsable
 
@@ -940,6 +954,7 @@ def test_analysis_never_raises_and_is_bounded():
         a = analyze_command(text)
         assert isinstance(a.flags, frozenset)
         assert all(isinstance(w, str) for argv in a.candidates for w in argv)
+        assert a.deeply_opaque or not a.unparsable  # fail closed: nothing unparsable is judged by its words
     deep = "$(" * 500 + "rm -rf /" + ")" * 500
     a = analyze_command(deep)
     assert a.unparsable and not a.is_simple
@@ -949,6 +964,7 @@ def test_analysis_never_raises_and_is_bounded():
     assert not analyze_command(ticks).is_simple
     assert analyze_command("x" * 70000).unparsable
     assert not analyze_command(123).is_simple  # type: ignore[arg-type]
+    assert analyze_command(123).deeply_opaque  # type: ignore[arg-type]
 
 
 def test_the_analysis_bounds_are_exact():
