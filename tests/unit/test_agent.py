@@ -367,7 +367,7 @@ def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(
 
 
 @pytest.mark.parametrize("death", [SystemExit(1), KeyboardInterrupt(), Custom("odd")], ids=ids)
-def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch, death):
+def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch, caplog, death):
     from dashfloat.tools import pipeline
 
     def pre_execute(ctx):
@@ -376,12 +376,15 @@ def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch
     monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = start(stream, root=str(tmp_path))
-    agent.send((M.PROMPT, "list"))
-    row = out.wait_kind(M.TOOL_RESULT)[1]
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
     assert row["status"] == "error" and f"checking list_directory failed: {type(death).__name__}" in row["text"]
     out.wait_kind(M.TOKEN, "noted")
     out.wait_idle_after_end()
     assert requests[1][-1]["tool_call_id"] == "c1"
+    record = next(r for r in caplog.records if r.getMessage() == "gate for list_directory failed")
+    assert record.exc_info is not None and record.exc_info[0] is type(death)
 
 
 @pytest.mark.parametrize("death", [SystemExit(1), Custom("odd")], ids=ids)
@@ -860,6 +863,16 @@ def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkey
         return real(name, *a, **k)
 
     monkeypatch.setattr(runner, "execute", execute)
+    from dashfloat.tools import pipeline
+
+    gated = []
+    real_gate = pipeline.pre_execute
+
+    def pre_execute(ctx):  # a pre_tool_use hook would run here: for the eleventh, only after the ten ran
+        gated.append(ctx.call_id)
+        return real_gate(ctx)
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
     calls = [{"id": f"c{i:02}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in range(12)]
     for c in calls:  # each a different directory: the same call thrice in a row would ask (the repeat guard)
         (tmp_path / c["args"]["path"]).mkdir()
@@ -872,6 +885,7 @@ def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkey
         agent.send((M.T_NOTE, 0, "c00", "marker"))  # handled after every start of the batch
         out.wait(lambda m: m == (M.TOOL_NOTE, "c00", "marker"))
         assert sorted(agent._running) == [c["id"] for c in calls[:10]]
+        assert sorted(gated) == [c["id"] for c in calls[:10]]
     finally:
         release.set()
     out.wait_kind(M.TURN_END, "done")
@@ -1025,6 +1039,74 @@ def test_a_prompt_that_reads_deadline_is_answered_like_any_other():
     assert asked == [{"role": "user", "content": "deadline"}]
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_a_refused_read_between_two_running_ones_shows_its_row_as_soon_as_the_one_before_finishes(tmp_path,
+                                                                                                   monkeypatch):
+    from dashfloat.tools import runner
+
+    release = {"d1": threading.Event(), "d3": threading.Event()}
+    started = queue.SimpleQueue()
+    real = runner.execute
+
+    def execute(name, args, *a, **k):
+        started.put(args["path"])
+        release[args["path"]].wait(5)
+        return real(name, args, *a, **k)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    for d in ("d1", "d3"):
+        (tmp_path / d).mkdir()
+    calls = [{"id": "c1", "name": "list_directory", "args": {"path": "d1"}, "error": None},
+             {"id": "c2", "name": "list_directory", "args": {"path": "../outside"}, "error": None},
+             {"id": "c3", "name": "list_directory", "args": {"path": "d3"}, "error": None}]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"d1", "d3"}  # the two reads run together
+        release["d1"].set()
+        out.wait(lambda m: m[0] == M.TOOL_RESULT and m[1]["id"] == "c1")
+        agent.send((M.T_NOTE, 0, "c3", "marker"))  # handled after the first read's result
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c3", "marker"))
+        rows = [m[1]["id"] for m in out.seen if m[0] == M.TOOL_RESULT]
+        assert rows == ["c1", "c2"]  # the refusal is shown at once, not once the third read ends
+    finally:
+        release["d3"].set()
+    out.wait_kind(M.TURN_END, "done")
+    assert [m["tool_call_id"] for m in requests[1] if m["role"] == "tool"] == ["c1", "c2", "c3"]
+
+
+def test_esc_while_two_calls_are_checked_ends_the_turn_once_both_checks_stopped(tmp_path, monkeypatch):
+    """A check that stops late (a slow pre_tool_use hook, say) still answers before the turn
+    ends: its notes are shown, and the turn ends after the last check, not the first."""
+    from dashfloat.tools import pipeline
+
+    started = queue.SimpleQueue()
+    late = threading.Event()
+
+    def pre_execute(ctx):
+        started.put(ctx.call_id)
+        until(lambda: ctx.cancel.cancelled)
+        if ctx.call_id == "c2":
+            late.wait(5)
+        ctx.notes.append(f"{ctx.call_id} stopped")
+        return ("done", {"ok": False, "error": {"code": "cancelled", "message": "stopped"}})
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
+    calls = [{"id": c, "name": "list_directory", "args": {"path": d}, "error": None} for c, d in (("c1", "."), ("c2", "x"))]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"c1", "c2"}
+        agent.send((M.CANCEL,))
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "c1 stopped"))
+    finally:
+        late.set()
+    end = out.wait_kind(M.TURN_END, "cancelled")
+    assert out.seen.index((M.TOOL_NOTE, "c2", "c2 stopped")) < out.seen.index(end)
+    assert len(requests) == 1 and [m.get("tool_call_id") for m in agent.messages if m["role"] == "tool"] == ["c1", "c2"]
 
 
 # ---- what runs when a turn crashes or the agent stops ---------------------------------------------
