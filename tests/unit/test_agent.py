@@ -348,7 +348,7 @@ def tools_then_answer(*episodes):
 
 
 @pytest.mark.parametrize("death", DEATHS, ids=ids)
-def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch, death):
+def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch, caplog, death):
     from dashfloat.tools import runner
 
     def execute(*a, **k):
@@ -357,8 +357,11 @@ def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(
     monkeypatch.setattr(runner, "execute", execute)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = start(stream, root=str(tmp_path))
-    agent.send((M.PROMPT, "list"))
-    row = out.wait_kind(M.TOOL_RESULT)[1]
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+    record = next(r for r in caplog.records if r.getMessage() == "tool list_directory crashed")
+    assert record.exc_info is not None and record.exc_info[0] is type(death)
     assert row["status"] == "error" and type(death).__name__ in row["text"]
     out.wait_kind(M.ASSISTANT_END, "done")
     out.wait_idle_after_end()
@@ -413,6 +416,57 @@ def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_pat
     out.wait_kind(M.TOKEN, "noted")
     out.wait_idle_after_end()
     assert requests[1][-1]["tool_call_id"] == "c1"
+
+
+def test_a_post_execute_that_fails_is_an_error_result_in_the_log_and_its_notes_are_shown(tmp_path, monkeypatch,
+                                                                                         caplog):
+    from dashfloat.tools import pipeline
+
+    def post_execute(ctx, res):  # a post_tool_use hook said something, then the stage broke
+        ctx.notes.append("post hook: looked at it")
+        raise ValueError("bad hook output")
+
+    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "post hook: looked at it"))
+    assert row["status"] == "error" and "post-processing failed: ValueError" in row["text"]
+    record = next(r for r in caplog.records if r.getMessage() == "post-execute of list_directory failed")
+    assert record.exc_info is not None and record.exc_info[0] is ValueError
+    out.wait_idle_after_end()
+
+
+def test_a_command_whose_worker_dies_before_gits_report_ends_its_turn_without_waiting_for_it(tmp_path, monkeypatch):
+    """The worker sends the T_GIT its report thread would have sent: the turn's end, which
+    waits for git's report, does not wait for one that will never come (here the clock
+    stands still: it would wait for ever)."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions, pipeline, runner
+
+    monkeypatch.setattr(agent_module, "time", FakeClock())
+    monkeypatch.setattr(runner, "execute", lambda *a, **k: {"ok": True, "exit_code": 0, "output": ""})
+
+    class Notes:
+        def __iter__(self):
+            raise Custom("odd")
+
+    real = pipeline.post_execute
+
+    def post_execute(ctx, res):
+        out_ = real(ctx, res)
+        ctx.notes = Notes()
+        return out_
+
+    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and "Custom" in row["text"]
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
 
 
 def test_spawn_puts_exactly_one_terminal_message_however_the_work_ends():
@@ -644,11 +698,25 @@ class FakeClock:
         return getattr(time, name)
 
 
+def test_a_turn_end_held_for_gits_report_comes_by_itself_when_the_report_never_does(tmp_path, monkeypatch):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    monkeypatch.setattr(agent_module, "REPORT_WAIT", 0.2)
+    monkeypatch.setattr(agent_module, "_git_report", lambda *a: None)  # a report that never comes
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")  # no message wakes the agent: its own timeout does
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 @pytest.mark.parametrize("name, args, limit", [
     ("list_directory", {}, 60),  # a file tool: FILE_TOOL_TIMEOUT
     ("execute_command", {"command": "sleep 1000"}, 37),  # its own timeout (32 s here) and 5 s more
 ], ids=["file-tool", "command"])
-def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name, args, limit):
+def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, caplog, name, args, limit):
     from dashfloat import agent as agent_module
     from dashfloat.tools import permissions, runner
 
@@ -657,15 +725,19 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
     release = threading.Event()
     started = threading.Event()
 
-    def execute(*a, **k):
+    cancels = []
+
+    def execute(*a, cancel, **k):
+        cancels.append(cancel)
         started.set()
         release.wait(10)
         return {"ok": True}
 
     monkeypatch.setattr(runner, "execute", execute)
     stream, requests = tools_then_answer(one_call(name=name, args=args), "noted")
-    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=False,
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=True,
                        policy=permissions.Policy(mode="unrestricted"))
+    caplog.set_level("WARNING", logger="dashfloat.agent")
     try:
         agent.send((M.PROMPT, "go"))
         assert started.wait(5)
@@ -678,7 +750,10 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
         agent.send(("deadline",))
         row = out.wait_kind(M.TOOL_RESULT)[1]
         assert row["status"] == "error" and f"did not finish within {limit}s; abandoned" in row["text"]
+        assert cancels[0].cancelled  # the abandoned work is told to stop
+        assert any(r.getMessage() == f"abandoned {name} after {float(limit)}s" for r in caplog.records)
         out.wait_kind(M.ASSISTANT_END, "done")
+        out.wait_kind(M.TURN_END, "done")  # a stuck command's git report is not waited for
     finally:
         release.set()
     out.wait_idle_after_end()
@@ -686,7 +761,7 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
     agent.join(2)
 
 
-def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch):
+def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch, caplog):
     from dashfloat import agent as agent_module
     from dashfloat.tools import permissions
 
@@ -705,8 +780,11 @@ def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkey
     out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
     assert not any(m[0] == M.TURN_END for m in out.seen)
     clock.now += 0.5
+    caplog.set_level("WARNING", logger="dashfloat.agent")
     agent.send(("deadline",))
     assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    assert any(r.getMessage() == f"git status reports still missing after {agent_module.REPORT_WAIT}s: ['c1']"
+               for r in caplog.records)
     agent.send((M.QUIT,))
     agent.join(2)
 
@@ -1075,6 +1153,41 @@ def test_a_refused_read_between_two_running_ones_shows_its_row_as_soon_as_the_on
         release["d3"].set()
     out.wait_kind(M.TURN_END, "done")
     assert [m["tool_call_id"] for m in requests[1] if m["role"] == "tool"] == ["c1", "c2", "c3"]
+
+
+def test_esc_while_two_reads_run_ends_the_turn_with_both_their_results(tmp_path, monkeypatch):
+    """Esc stops what runs; each call's own (honest) result is kept, and the turn ends once
+    the last one has come, not the first."""
+    from dashfloat.tools import runner
+
+    started = queue.SimpleQueue()
+    late = threading.Event()
+
+    def execute(name, args, *a, cancel, **k):
+        started.put(args["path"])
+        until(lambda: cancel.cancelled)
+        if args["path"] == "d2":
+            late.wait(5)
+        return {"ok": True, "entries": [], "path": args["path"]}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    for d in ("d1", "d2"):
+        (tmp_path / d).mkdir()
+    calls = [{"id": f"c{i}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in (1, 2)]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"d1", "d2"}
+        agent.send((M.CANCEL,))
+        assert until(lambda: list(agent._running) == ["c2"])  # the first has stopped, the second not yet
+    finally:
+        late.set()
+    out.wait_kind(M.TURN_END, "cancelled")
+    rows = {m[1]["id"]: m[1]["status"] for m in out.seen if m[0] == M.TOOL_RESULT}
+    assert rows == {"c1": "ok", "c2": "ok"}
+    tools = [json.loads(m["content"]) for m in agent.messages if m["role"] == "tool"]
+    assert [t["path"] for t in tools] == ["d1", "d2"] and len(requests) == 1
 
 
 def test_esc_while_two_calls_are_checked_ends_the_turn_once_both_checks_stopped(tmp_path, monkeypatch):
