@@ -867,6 +867,57 @@ def test_esc_while_the_first_prompt_waits_for_the_model_list_ends_the_turn_cance
     agent.join(2)
 
 
+def test_a_prompt_cancelled_while_it_waited_for_the_model_list_is_not_sent_when_the_list_comes():
+    release = threading.Event()
+    asked = []
+
+    def stream(*a, **k):
+        asked.append(1)
+        return result("ok")
+
+    agent, out = start(stream, model=None, list_models_fn=slow_model_list(release, served=("m1",)))
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    release.set()
+    model = out.wait_kind(M.MODEL, "m1")  # the list came: the only model is taken
+    agent.send((M.T_NOTE, 0, "x", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    after = out.seen[out.seen.index(model):]
+    assert not any(m[0] in (M.ASSISTANT_START, M.TURN_END) for m in after) and asked == [], after
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_cancel_that_fails_is_logged_with_its_traceback_and_the_turn_still_ends(monkeypatch, caplog):
+    release = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("content", "part"))
+        release.wait(5)
+        return result("part")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "part")
+
+    def broken(self):
+        raise OSError("the socket is gone")
+
+    monkeypatch.setattr(CancelToken, "cancel", broken)
+    try:
+        with caplog.at_level("ERROR", logger="dashfloat.agent"):
+            agent.send((M.CANCEL,))
+            out.wait_kind(M.TURN_END, "cancelled")
+    finally:
+        release.set()
+    record = next(r for r in caplog.records if r.getMessage() == "cancel failed")
+    assert record.exc_info is not None and record.exc_info[0] is OSError
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
     release = threading.Event()
     agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
@@ -2006,3 +2057,71 @@ def test_compact_says_why_it_has_nothing_to_do_or_cannot_without_a_model():
     assert systems(command(agent, out, "/compact")) == [
         "/compact needs a model to write the summary: choose one with /model NAME."]
     quit_(agent)
+
+
+def test_gits_report_runs_on_a_thread_that_never_keeps_the_process_from_exiting(tmp_path, monkeypatch):
+    """git can hang (a network file system, a lock): its report must not keep DashFloat from exiting."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    daemons = []
+    real = agent_module._git_report
+
+    def report(*a):
+        daemons.append(threading.current_thread().daemon)
+        real(*a)
+
+    monkeypatch.setattr(agent_module, "_git_report", report)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    assert daemons == [True]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_deadline_of_a_command_that_finished_does_not_drop_gits_report_on_it(tmp_path, monkeypatch):
+    """A command ends; the next request takes longer than the command's own deadline: when that
+    deadline passes, nothing is abandoned, and the turn's end still waits for git's report."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    reported, answer_now = threading.Event(), threading.Event()
+    real = agent_module._git_report
+
+    def report(*a):
+        reported.wait(5)
+        real(*a)
+
+    monkeypatch.setattr(agent_module, "_git_report", report)
+    asked = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, tools=None):
+        asked.append(1)
+        if len(asked) == 1:
+            return result("", tool_calls=one_call(name="execute_command", args={"command": "true"}))
+        answer_now.wait(5)
+        on_event(("content", "noted"))
+        return result("noted")
+
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=True,
+                       policy=permissions.Policy(mode="unrestricted"))
+    try:
+        agent.send((M.PROMPT, "go"))
+        assert out.wait_kind(M.TOOL_RESULT)[1]["status"] == "ok"
+        clock.now += 60  # past the command's deadline (32 s and 5 s more) while the answer is on its way
+        agent.send(("deadline",))
+        answer_now.set()
+        out.wait(lambda m: m == (M.ASSISTANT_END, "done") and out.seen.count(m) == 2)
+        agent.send((M.T_NOTE, 0, "c1", "marker"))
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+        assert not any(m[0] == M.TURN_END for m in out.seen)  # still waiting for git
+    finally:
+        answer_now.set()
+        reported.set()
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
