@@ -93,6 +93,25 @@ def test_a_provider_without_usage_is_estimated_and_marked(rig):
     assert u["estimated"] is True and u["completion"] == metering.estimate_text("x" * 400) == 114
 
 
+def test_an_answer_without_usage_counts_its_calls_in_the_estimate_of_its_output(rig):
+    rig.server.push(calls_reply(("c1", "list_directory", {"path": "."})), answer("x"))
+    j = journal_for(rig)
+    rig.start(journal=j)
+    rig.wait_idle(rig.prompt("look"))
+    first = events(j, "usage")[0]
+    assert first["estimated"] is True
+    assert first["completion"] == metering.estimate_text('list_directory{"path": "."}')
+
+
+def test_the_journal_keeps_a_requests_cost_to_eight_decimals(rig):
+    rig.server.push(answer("x", usage={"prompt_tokens": 1000, "completion_tokens": 0}))
+    j = journal_for(rig)
+    rig.start(journal=j, prices={MODEL: Price(input=0.123456789, output=0.0)})
+    rig.wait_idle(rig.prompt("a"))
+    (u,) = events(j, "usage")
+    assert u["cost"] == 0.00012346  # 1,000 tokens at 0.123456789 per million: 0.000123456789
+
+
 def test_a_cancelled_stream_is_still_metered_as_an_estimate(rig):
     gate = threading.Event()
     rig.server.push(sse_reply(["partial "] * 3, waits={2: gate}))  # the role chunk, one piece, then a wait

@@ -1079,6 +1079,26 @@ def test_copy_takes_the_last_turns_answer_only(tmp_path):
     agent.join(2)
 
 
+def test_copy_takes_a_code_block_by_number_lists_them_and_refuses_what_is_not_there(tmp_path):
+    from dashfloat import copyout
+
+    environ = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    text = "Two blocks:\n```python\nfirst()\n```\nand\n```sh\nsecond\n```\nand a blank one:\n```\n   \n```\n"
+    agent, out = start(lambda *a, **k: result(text), environ=environ)
+    command(agent, out, "hi")
+    blocks = copyout.answer_blocks([text])
+    assert [b.text for b in blocks] == ["first()", "second", "   "]
+    assert (M.CLIPBOARD, "first()") in command(agent, out, "/copy 1")
+    assert (M.CLIPBOARD, "second") in command(agent, out, "/copy 2")
+    assert systems(command(agent, out, "/copy 3"), "error") == ["Nothing to copy: code block 3 is empty."]
+    assert systems(command(agent, out, "/copy 4"), "error") == [copyout.out_of_range(4, blocks)]
+    assert systems(command(agent, out, "/copy list"), "info") == [copyout.list_text(blocks)]
+    assert systems(command(agent, out, "/copy a b"), "error") == [copyout.parse_args("a b")]
+    (said,) = systems(command(agent, out, "/sessions all"), "error")
+    assert said.startswith("/sessions takes no arguments, not 'all'")
+    quit_(agent)
+
+
 @pytest.mark.parametrize("success_first", [False, True], ids=["from start-up", "after a success"])
 def test_the_third_crash_in_a_row_stops_the_agent(success_first):
     agent, out = crashing_agent()
