@@ -1542,6 +1542,8 @@ class Agent:
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
+        if call.gate is None or call.gate[0] != "ask":
+            return  # a repeated key: its question is answered, the next call is still being checked
         key = {"always": "a", "approved": "y"}.get(decision, "n")
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"

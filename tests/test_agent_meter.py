@@ -17,6 +17,7 @@ from dashfloat.journal import Journal
 from dashfloat.metering import Budgets, Price
 from dashfloat.tools.permissions import Policy
 from dashfloat.tools.rules import parse_rule
+from tests.fakeserver import json_reply
 from tests.test_agent_tools import MODEL, answer, calls_reply, result_of, sse_reply
 
 U1 = {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050,
@@ -92,6 +93,25 @@ def test_a_provider_without_usage_is_estimated_and_marked(rig):
     assert u["estimated"] is True and u["completion"] == metering.estimate_text("x" * 400) == 114
 
 
+def test_an_answer_without_usage_counts_its_calls_in_the_estimate_of_its_output(rig):
+    rig.server.push(calls_reply(("c1", "list_directory", {"path": "."})), answer("x"))
+    j = journal_for(rig)
+    rig.start(journal=j)
+    rig.wait_idle(rig.prompt("look"))
+    first = events(j, "usage")[0]
+    assert first["estimated"] is True
+    assert first["completion"] == metering.estimate_text('list_directory{"path": "."}')
+
+
+def test_the_journal_keeps_a_requests_cost_to_eight_decimals(rig):
+    rig.server.push(answer("x", usage={"prompt_tokens": 1000, "completion_tokens": 0}))
+    j = journal_for(rig)
+    rig.start(journal=j, prices={MODEL: Price(input=0.123456789, output=0.0)})
+    rig.wait_idle(rig.prompt("a"))
+    (u,) = events(j, "usage")
+    assert u["cost"] == 0.00012346  # 1,000 tokens at 0.123456789 per million: 0.000123456789
+
+
 def test_a_cancelled_stream_is_still_metered_as_an_estimate(rig):
     gate = threading.Event()
     rig.server.push(sse_reply(["partial "] * 3, waits={2: gate}))  # the role chunk, one piece, then a wait
@@ -105,6 +125,50 @@ def test_a_cancelled_stream_is_still_metered_as_an_estimate(rig):
         gate.set()
     (m,) = meters(rig, t)
     assert m["requests"] == 1 and m["estimated"] is True
+
+
+def test_a_request_that_fails_after_only_reasoning_came_is_metered_and_its_reasoning_journaled(rig):
+    """The provider answered part (reasoning, no content yet) before the stream broke: the
+    request is paid, its output estimated from that reasoning, which the journal keeps."""
+    thought = "Let me think about the files first. " * 10
+    rig.server.push(sse_reply([], reasoning=[thought], finish_reason=None, done=False, abort=True))
+    j = journal_for(rig)
+    rig.start(journal=j)
+    t = rig.prompt("go")
+    rig.wait_idle(t)
+    assert rig.out.of(M.ASSISTANT_END, t) == [(M.ASSISTANT_END, "error")]
+    (m,) = meters(rig, t)
+    assert m["requests"] == 1 and m["estimated"] is True
+    (u,) = events(j, "usage")
+    assert u["completion"] == metering.estimate_text(thought)
+    (r,) = events(j, "reasoning")
+    assert r["text"] == thought
+
+
+def test_a_request_refused_before_any_answer_is_not_metered_nor_is_an_earlier_episodes_usage_shown(rig):
+    rig.server.push(calls_reply(("c1", "list_directory", {}), usage=U1),
+                    json_reply(503, {"error": {"message": "overloaded"}}))
+    rig.start()
+    t = rig.prompt("look")
+    rig.wait_idle(t)
+    assert rig.system(t, "error") and len(rig.bodies()) == 2
+    assert [m["requests"] for m in meters(rig, t)] == [1]  # the first request only: the refused one costs nothing
+    assert rig.out.of(M.USAGE, t) == []  # the failed final episode reported none: U1 is not the turn's
+
+
+def test_the_estimate_of_a_request_learns_from_the_providers_count_of_the_last_one(rig):
+    """The provider counted far more input than the estimate (here 2.5 times, the bound): the
+    next request without usage is metered with the calibrated estimate of what it sent."""
+    rig.server.push(answer("one", usage={"prompt_tokens": 10_000_000, "completion_tokens": 3}), answer("two"))
+    j = journal_for(rig)
+    rig.start(journal=j)
+    rig.wait_idle(rig.prompt("a"))
+    rig.wait_idle(rig.prompt("b"))
+    body = rig.bodies()[1]
+    sent = context.estimate_tokens(body["messages"], body["tools"])
+    (_u1, u2) = events(j, "usage")
+    assert u2["estimated"] is True
+    assert int((sent - 1) * 2.5) <= u2["prompt"] <= int(sent * 2.5)
 
 
 # ---- budgets ---------------------------------------------------------------------------------------
@@ -174,12 +238,16 @@ def test_the_80_percent_warning_then_a_whole_answer_reaching_the_budget_then_the
 
 def test_a_whole_answer_that_uses_the_budget_up_says_so_at_once(rig):
     rig.server.push(answer("done", usage={"prompt_tokens": 9000, "completion_tokens": 1500}))
-    rig.start(budgets=Budgets(max_tokens=10_000))
+    j = journal_for(rig)
+    rig.start(journal=j, budgets=Budgets(max_tokens=10_000))
     t = rig.prompt("a")
     rig.wait_idle(t)
     (warn,) = rig.system(t, "warn")
     assert "Budget reached: 10.5k of 10k tokens" in warn and "No further request will go" in warn
     assert not rig.out.of(M.STOPPED, t)  # the turn itself was not cut short
+    (ev,) = events(j, "budget")  # the journal says which budget, without the entry's text
+    assert ev["what"] == "reached" and ev["budget"] == "max_tokens" and ev["used"] == 10_500
+    assert ev["limit"] == 10_000 and ev["why"] == "reached" and "text" not in ev
 
 
 def test_max_cost_needs_a_price_for_the_model_and_stops_when_spent(rig):

@@ -345,6 +345,36 @@ def test_mode_and_revoke_are_audit_events_in_the_journal(rig, caplog):
                 or r.getMessage().startswith("audit: session rule revoked")]
 
 
+def test_the_a_keys_session_rule_is_an_audit_event_in_the_journal(rig):
+    rig.server.push(calls_reply(("c1", "execute_command", {"command": "echo hi"})), answer("ok"))
+    j = journal_for(rig)
+    start(rig, j)
+    t = rig.prompt("run it")
+    rig.decide(rig.confirm(t)[1], "always")
+    rig.wait_idle(t)
+    quit_agent(rig)
+    audits = [{k: e[k] for k in e if k not in ("seq", "time", "type")}
+              for e in map(json.loads, j.path.read_bytes().splitlines()) if e["type"] == "audit"]
+    assert audits == [{"what": "session_rule", "rule": "execute_command(echo hi)", "by": "user key a"}]
+
+
+def test_calls_a_crash_answered_get_no_row_on_screen_after_a_resume_either(rig):
+    """The calls of a turn that crashed are answered for the model ("not run") without a
+    row on screen: a resumed session draws none for them either."""
+    rig.server.push(calls_reply(("c1", "list_directory", {}), ("c2", "list_directory", {"path": "."})))
+    j = journal_for(rig)
+    start(rig, j)
+    crash_on(rig.agent, M.T_DONE)
+    t = rig.prompt("list")
+    rig.wait_idle(t)
+    quit_agent(rig)
+    assert rig.out.of(M.TOOL_RESULT, t) == []
+    loaded = S.load(j.path)
+    tools = [m for m in loaded.conversation if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tools] == ["c1", "c2"] and all("not run" in m["content"] for m in tools)
+    assert [m for m in S.ui_messages(loaded) if m[0] == M.TOOL_RESULT] == []
+
+
 def test_the_model_note_waits_for_a_prompt_across_resumes(rig):
     j = interrupted_journal(rig)
     restart(rig, j.path)
@@ -866,7 +896,8 @@ def test_a_command_in_a_work_tree_says_which_files_it_changed(rig):
     git(rig.root, "add", ".")
     git(rig.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
     (rig.root / "dirty.txt").write_text("v2\n")  # modified before the command, and again by it
-    rig.server.push(calls_reply(("c1", "execute_command",
+    rig.server.push(calls_reply(("c0", "write_file", {"path": "w.txt", "content": "w\n"}),
+                                ("c1", "execute_command",
                                  {"command": "echo x > made.txt; echo v2 >> tracked.txt; echo v3 >> dirty.txt"})),
                     answer("ok"))
     start(rig, journal_for(rig), policy=Policy(mode="unrestricted"), git_report=True)
@@ -874,6 +905,11 @@ def test_a_command_in_a_work_tree_says_which_files_it_changed(rig):
     note = rig.out.wait(lambda m: m[0] == M.TOOL_NOTE and "git status" in m[2], since=t)[2]
     assert "changed 3 files" in note and "made.txt (new)" in note and "tracked.txt (modified)" in note
     assert "dirty.txt (modified)" in note and "/undo does not cover changes made by commands" in note
+    rig.out.wait_kind(M.TURN_END, "done", since=t)
+    # git is asked about commands only: DashFloat's own write is said by its row, not by git
+    assert [m[1] for m in rig.out.of(M.TOOL_NOTE, t) if "git status" in m[2]] == ["c1"]
+    assert [m[1:] for m in rig.out.of(M.FILES, t) if m[1] == "c0"] == [("c0", [{"path": "w.txt", "change": "created"}],
+                                                                       "tool")]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

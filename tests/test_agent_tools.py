@@ -335,6 +335,8 @@ def test_write_file_confirm_with_diff_then_approve(rig):
     lines = info["lines"]
     assert ("add", "+alpha") in lines and ("add", "+beta") in lines
     assert not any(kind == "del" for kind, _ in lines)  # a new file is all "+"
+    assert "full" not in info  # the window shows it all
+    assert info["always"] == "write_file(sub/new.txt)"  # the session rule the a key would add
     assert rig.out.wait_kind(M.PHASE, "confirming", since=t)
     assert not (rig.root / "sub").exists()  # nothing before the decision
     assert len(rig.bodies()) == 1
@@ -349,6 +351,18 @@ def test_write_file_confirm_with_diff_then_approve(rig):
     assert msgs[1]["content"] == ""  # a string, never null: llama-cpp-python and LM Studio reject null
     assert result_of(msgs, "call_W1") == {"ok": True, "path": "sub/new.txt", "bytes": 11, "created": True}
     assert len(rig.out.of(M.CONFIRM, t)) == 1
+
+
+def test_a_question_whose_preview_the_window_cuts_carries_the_whole_preview(rig):
+    content = "".join(f"line {i}\n" for i in range(120))
+    rig.server.push(calls_reply(("call_W2", "write_file", {"path": "long.txt", "content": content})), answer("ok"))
+    rig.start()
+    t = rig.prompt("write it")
+    _, ref, info = rig.confirm(t)
+    assert len(info["full"]) > len(info["lines"]) and ("add", "+line 119") in info["full"]
+    assert ("add", "+line 119") not in info["lines"]
+    rig.decide(ref, "rejected")
+    rig.wait_idle(t)
 
 
 def test_write_file_rejected_is_not_written_and_the_turn_goes_on(rig):
@@ -936,6 +950,30 @@ def test_a_stale_confirm_decision_is_ignored(rig):
     t2 = rig.prompt("ok")
     rig.wait_idle(t2)
     assert not (rig.root / "q2.txt").exists()
+
+
+def test_a_repeated_key_while_the_next_call_is_checked_decides_nothing_for_it(rig):
+    """A key sent twice (the second before the agent has taken the first): the repeat comes
+    while the next call is still being checked, the question answered but no other asked
+    yet. It must not be taken for a decision on that next call, which was never shown."""
+    rig.server.push(
+        calls_reply(("call_R1", "write_file", {"path": "r1.txt", "content": "1"}),
+                    ("call_R2", "write_file", {"path": "r2.txt", "content": "2"})),
+        answer("Done."),
+    )
+    rig.start()
+    t = rig.prompt("two writes")
+    _, ref1, info1 = rig.confirm(t)
+    assert info1["id"] == "call_R1"
+    rig.decide(ref1, "rejected")
+    rig.decide(ref1, "approved")  # queued before the second call's check can answer
+    _, ref2, info2 = rig.confirm(t, nth=2)  # the second call is asked about all the same
+    assert info2["id"] == "call_R2"
+    assert [m[1:] for m in rig.out.of(M.DECIDED, t)] == [("call_R1", "rejected by you")]
+    rig.decide(ref2, "rejected")
+    rig.wait_idle(t)
+    assert not (rig.root / "r1.txt").exists() and not (rig.root / "r2.txt").exists()
+    assert [r["status"] for r in rig.results(t)] == ["rejected", "rejected"]
 
 
 def test_esc_on_a_later_confirmation_keeps_earlier_results_and_rejects_the_rest(rig):

@@ -162,7 +162,8 @@ def test_a_write_posts_the_file_it_changed(rig):
 
 def test_a_decision_by_a_program_tells_the_model_why_and_adds_no_rule(rig):
     rig.server.push(calls_reply(("c1", "write_file", {"path": "a.txt", "content": "x"}),
-                                ("c2", "write_file", {"path": "b.txt", "content": "y"})),
+                                ("c2", "write_file", {"path": "b.txt", "content": "y"}),
+                                ("c3", "write_file", {"path": "c.txt", "content": "z"})),
                     answer("ok"))
     journal = journal_for(rig)
     rig.start(journal=journal)
@@ -172,11 +173,14 @@ def test_a_decision_by_a_program_tells_the_model_why_and_adds_no_rule(rig):
     rig.agent.send((M.CONFIRM_DECISION, ref, "rejected", by))
     ref2 = rig.confirm(t, 2)[1]
     rig.agent.send((M.CONFIRM_DECISION, ref2, "always", {"who": "approvals program x", "shown": "approved"}))
+    ref3 = rig.confirm(t, 3)[1]
+    rig.agent.send((M.CONFIRM_DECISION, ref3, "rejected", {"who": "approvals program x", "shown": "rejected"}))
     assert wait_end(rig, t) == "done"
     assert rig.out.of(M.DECIDED, t) == [(M.DECIDED, "c1", "rejected: approval required"),
-                                        (M.DECIDED, "c2", "approved")]
+                                        (M.DECIDED, "c2", "approved"), (M.DECIDED, "c3", "rejected")]
     msgs = rig.messages_of(2)
     assert result_of(msgs, "c1") == {"ok": False, "rejected": True, "error": "no one could approve it"}
+    assert result_of(msgs, "c3") == {"ok": False, "rejected": True}  # no reason given: none told
     assert result_of(msgs, "c2")["ok"] is True
     assert not (rig.root / "a.txt").exists() and (rig.root / "b.txt").read_text() == "y"
     assert rig.agent.policy.session_rules() == [], "a program's approval added a session rule"
@@ -185,7 +189,12 @@ def test_a_decision_by_a_program_tells_the_model_why_and_adds_no_rule(rig):
     decisions = [json.loads(line) for line in journal.path.read_text().splitlines()]
     answers = [(e["id"], e["decision"], e["by"]) for e in decisions
                if e["type"] == "decision" and e["decision"] != "ask"]
-    assert answers == [("c1", "deny", "approvals stdin"), ("c2", "allow", "approvals program x")], answers
+    assert answers == [("c1", "deny", "approvals stdin"), ("c2", "allow", "approvals program x"),
+                       ("c3", "deny", "approvals program x")], answers
+    # the rule's decision to ask says why; an answer by a person or a program has no reason of its own
+    asked = [e for e in decisions if e["type"] == "decision" and e["decision"] == "ask"]
+    assert len(asked) == 3 and all(e["reason"] for e in asked), asked
+    assert not [e for e in decisions if e["type"] == "decision" and e["decision"] != "ask" and "reason" in e]
 
 
 def test_a_cancel_on_a_question_with_a_reason_says_so_on_its_row(rig):

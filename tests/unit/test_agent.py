@@ -348,7 +348,7 @@ def tools_then_answer(*episodes):
 
 
 @pytest.mark.parametrize("death", DEATHS, ids=ids)
-def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch, death):
+def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(tmp_path, monkeypatch, caplog, death):
     from dashfloat.tools import runner
 
     def execute(*a, **k):
@@ -357,8 +357,11 @@ def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(
     monkeypatch.setattr(runner, "execute", execute)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = start(stream, root=str(tmp_path))
-    agent.send((M.PROMPT, "list"))
-    row = out.wait_kind(M.TOOL_RESULT)[1]
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+    record = next(r for r in caplog.records if r.getMessage() == "tool list_directory crashed")
+    assert record.exc_info is not None and record.exc_info[0] is type(death)
     assert row["status"] == "error" and type(death).__name__ in row["text"]
     out.wait_kind(M.ASSISTANT_END, "done")
     out.wait_idle_after_end()
@@ -367,7 +370,7 @@ def test_a_tool_killed_by_any_exception_is_an_error_result_and_the_turn_goes_on(
 
 
 @pytest.mark.parametrize("death", [SystemExit(1), KeyboardInterrupt(), Custom("odd")], ids=ids)
-def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch, death):
+def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch, caplog, death):
     from dashfloat.tools import pipeline
 
     def pre_execute(ctx):
@@ -376,12 +379,15 @@ def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch
     monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = start(stream, root=str(tmp_path))
-    agent.send((M.PROMPT, "list"))
-    row = out.wait_kind(M.TOOL_RESULT)[1]
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
     assert row["status"] == "error" and f"checking list_directory failed: {type(death).__name__}" in row["text"]
     out.wait_kind(M.TOKEN, "noted")
     out.wait_idle_after_end()
     assert requests[1][-1]["tool_call_id"] == "c1"
+    record = next(r for r in caplog.records if r.getMessage() == "gate for list_directory failed")
+    assert record.exc_info is not None and record.exc_info[0] is type(death)
 
 
 @pytest.mark.parametrize("death", [SystemExit(1), Custom("odd")], ids=ids)
@@ -410,6 +416,57 @@ def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_pat
     out.wait_kind(M.TOKEN, "noted")
     out.wait_idle_after_end()
     assert requests[1][-1]["tool_call_id"] == "c1"
+
+
+def test_a_post_execute_that_fails_is_an_error_result_in_the_log_and_its_notes_are_shown(tmp_path, monkeypatch,
+                                                                                         caplog):
+    from dashfloat.tools import pipeline
+
+    def post_execute(ctx, res):  # a post_tool_use hook said something, then the stage broke
+        ctx.notes.append("post hook: looked at it")
+        raise ValueError("bad hook output")
+
+    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    stream, requests = tools_then_answer(one_call(), "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        agent.send((M.PROMPT, "list"))
+        row = out.wait_kind(M.TOOL_RESULT)[1]
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "post hook: looked at it"))
+    assert row["status"] == "error" and "post-processing failed: ValueError" in row["text"]
+    record = next(r for r in caplog.records if r.getMessage() == "post-execute of list_directory failed")
+    assert record.exc_info is not None and record.exc_info[0] is ValueError
+    out.wait_idle_after_end()
+
+
+def test_a_command_whose_worker_dies_before_gits_report_ends_its_turn_without_waiting_for_it(tmp_path, monkeypatch):
+    """The worker sends the T_GIT its report thread would have sent: the turn's end, which
+    waits for git's report, does not wait for one that will never come (here the clock
+    stands still: it would wait for ever)."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions, pipeline, runner
+
+    monkeypatch.setattr(agent_module, "time", FakeClock())
+    monkeypatch.setattr(runner, "execute", lambda *a, **k: {"ok": True, "exit_code": 0, "output": ""})
+
+    class Notes:
+        def __iter__(self):
+            raise Custom("odd")
+
+    real = pipeline.post_execute
+
+    def post_execute(ctx, res):
+        out_ = real(ctx, res)
+        ctx.notes = Notes()
+        return out_
+
+    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    row = out.wait_kind(M.TOOL_RESULT)[1]
+    assert row["status"] == "error" and "Custom" in row["text"]
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
 
 
 def test_spawn_puts_exactly_one_terminal_message_however_the_work_ends():
@@ -641,11 +698,25 @@ class FakeClock:
         return getattr(time, name)
 
 
+def test_a_turn_end_held_for_gits_report_comes_by_itself_when_the_report_never_does(tmp_path, monkeypatch):
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    monkeypatch.setattr(agent_module, "REPORT_WAIT", 0.2)
+    monkeypatch.setattr(agent_module, "_git_report", lambda *a: None)  # a report that never comes
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")  # no message wakes the agent: its own timeout does
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 @pytest.mark.parametrize("name, args, limit", [
     ("list_directory", {}, 60),  # a file tool: FILE_TOOL_TIMEOUT
     ("execute_command", {"command": "sleep 1000"}, 37),  # its own timeout (32 s here) and 5 s more
 ], ids=["file-tool", "command"])
-def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name, args, limit):
+def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, caplog, name, args, limit):
     from dashfloat import agent as agent_module
     from dashfloat.tools import permissions, runner
 
@@ -654,15 +725,19 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
     release = threading.Event()
     started = threading.Event()
 
-    def execute(*a, **k):
+    cancels = []
+
+    def execute(*a, cancel, **k):
+        cancels.append(cancel)
         started.set()
         release.wait(10)
         return {"ok": True}
 
     monkeypatch.setattr(runner, "execute", execute)
     stream, requests = tools_then_answer(one_call(name=name, args=args), "noted")
-    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=False,
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=True,
                        policy=permissions.Policy(mode="unrestricted"))
+    caplog.set_level("WARNING", logger="dashfloat.agent")
     try:
         agent.send((M.PROMPT, "go"))
         assert started.wait(5)
@@ -675,7 +750,10 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
         agent.send(("deadline",))
         row = out.wait_kind(M.TOOL_RESULT)[1]
         assert row["status"] == "error" and f"did not finish within {limit}s; abandoned" in row["text"]
+        assert cancels[0].cancelled  # the abandoned work is told to stop
+        assert any(r.getMessage() == f"abandoned {name} after {float(limit)}s" for r in caplog.records)
         out.wait_kind(M.ASSISTANT_END, "done")
+        out.wait_kind(M.TURN_END, "done")  # a stuck command's git report is not waited for
     finally:
         release.set()
     out.wait_idle_after_end()
@@ -683,7 +761,7 @@ def test_a_call_is_abandoned_exactly_at_its_deadline(tmp_path, monkeypatch, name
     agent.join(2)
 
 
-def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch):
+def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkeypatch, caplog):
     from dashfloat import agent as agent_module
     from dashfloat.tools import permissions
 
@@ -702,8 +780,11 @@ def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkey
     out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
     assert not any(m[0] == M.TURN_END for m in out.seen)
     clock.now += 0.5
+    caplog.set_level("WARNING", logger="dashfloat.agent")
     agent.send(("deadline",))
     assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    assert any(r.getMessage() == f"git status reports still missing after {agent_module.REPORT_WAIT}s: ['c1']"
+               for r in caplog.records)
     agent.send((M.QUIT,))
     agent.join(2)
 
@@ -786,6 +867,57 @@ def test_esc_while_the_first_prompt_waits_for_the_model_list_ends_the_turn_cance
     agent.join(2)
 
 
+def test_a_prompt_cancelled_while_it_waited_for_the_model_list_is_not_sent_when_the_list_comes():
+    release = threading.Event()
+    asked = []
+
+    def stream(*a, **k):
+        asked.append(1)
+        return result("ok")
+
+    agent, out = start(stream, model=None, list_models_fn=slow_model_list(release, served=("m1",)))
+    agent.send((M.PROMPT, "hi"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    release.set()
+    model = out.wait_kind(M.MODEL, "m1")  # the list came: the only model is taken
+    agent.send((M.T_NOTE, 0, "x", "marker"))
+    out.wait(lambda m: m == (M.TOOL_NOTE, "x", "marker"))
+    after = out.seen[out.seen.index(model):]
+    assert not any(m[0] in (M.ASSISTANT_START, M.TURN_END) for m in after) and asked == [], after
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_a_cancel_that_fails_is_logged_with_its_traceback_and_the_turn_still_ends(monkeypatch, caplog):
+    release = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        on_event(("content", "part"))
+        release.wait(5)
+        return result("part")
+
+    agent, out = start(stream)
+    agent.send((M.PROMPT, "go"))
+    out.wait_kind(M.TOKEN, "part")
+
+    def broken(self):
+        raise OSError("the socket is gone")
+
+    monkeypatch.setattr(CancelToken, "cancel", broken)
+    try:
+        with caplog.at_level("ERROR", logger="dashfloat.agent"):
+            agent.send((M.CANCEL,))
+            out.wait_kind(M.TURN_END, "cancelled")
+    finally:
+        release.set()
+    record = next(r for r in caplog.records if r.getMessage() == "cancel failed")
+    assert record.exc_info is not None and record.exc_info[0] is OSError
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
 def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
     release = threading.Event()
     agent, out = start(lambda *a, **k: result("ok"), model=None, list_models_fn=slow_model_list(release))
@@ -860,6 +992,16 @@ def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkey
         return real(name, *a, **k)
 
     monkeypatch.setattr(runner, "execute", execute)
+    from dashfloat.tools import pipeline
+
+    gated = []
+    real_gate = pipeline.pre_execute
+
+    def pre_execute(ctx):  # a pre_tool_use hook would run here: for the eleventh, only after the ten ran
+        gated.append(ctx.call_id)
+        return real_gate(ctx)
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
     calls = [{"id": f"c{i:02}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in range(12)]
     for c in calls:  # each a different directory: the same call thrice in a row would ask (the repeat guard)
         (tmp_path / c["args"]["path"]).mkdir()
@@ -872,6 +1014,7 @@ def test_ten_read_only_calls_run_at_once_and_the_eleventh_waits(tmp_path, monkey
         agent.send((M.T_NOTE, 0, "c00", "marker"))  # handled after every start of the batch
         out.wait(lambda m: m == (M.TOOL_NOTE, "c00", "marker"))
         assert sorted(agent._running) == [c["id"] for c in calls[:10]]
+        assert sorted(gated) == [c["id"] for c in calls[:10]]
     finally:
         release.set()
     out.wait_kind(M.TURN_END, "done")
@@ -934,6 +1077,26 @@ def test_copy_takes_the_last_turns_answer_only(tmp_path):
     assert out.wait_kind(M.CLIPBOARD) == (M.CLIPBOARD, "the second")
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_copy_takes_a_code_block_by_number_lists_them_and_refuses_what_is_not_there(tmp_path):
+    from dashfloat import copyout
+
+    environ = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    text = "Two blocks:\n```python\nfirst()\n```\nand\n```sh\nsecond\n```\nand a blank one:\n```\n   \n```\n"
+    agent, out = start(lambda *a, **k: result(text), environ=environ)
+    command(agent, out, "hi")
+    blocks = copyout.answer_blocks([text])
+    assert [b.text for b in blocks] == ["first()", "second", "   "]
+    assert (M.CLIPBOARD, "first()") in command(agent, out, "/copy 1")
+    assert (M.CLIPBOARD, "second") in command(agent, out, "/copy 2")
+    assert systems(command(agent, out, "/copy 3"), "error") == ["Nothing to copy: code block 3 is empty."]
+    assert systems(command(agent, out, "/copy 4"), "error") == [copyout.out_of_range(4, blocks)]
+    assert systems(command(agent, out, "/copy list"), "info") == [copyout.list_text(blocks)]
+    assert systems(command(agent, out, "/copy a b"), "error") == [copyout.parse_args("a b")]
+    (said,) = systems(command(agent, out, "/sessions all"), "error")
+    assert said.startswith("/sessions takes no arguments, not 'all'")
+    quit_(agent)
 
 
 @pytest.mark.parametrize("success_first", [False, True], ids=["from start-up", "after a success"])
@@ -1025,6 +1188,109 @@ def test_a_prompt_that_reads_deadline_is_answered_like_any_other():
     assert asked == [{"role": "user", "content": "deadline"}]
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_a_refused_read_between_two_running_ones_shows_its_row_as_soon_as_the_one_before_finishes(tmp_path,
+                                                                                                   monkeypatch):
+    from dashfloat.tools import runner
+
+    release = {"d1": threading.Event(), "d3": threading.Event()}
+    started = queue.SimpleQueue()
+    real = runner.execute
+
+    def execute(name, args, *a, **k):
+        started.put(args["path"])
+        release[args["path"]].wait(5)
+        return real(name, args, *a, **k)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    for d in ("d1", "d3"):
+        (tmp_path / d).mkdir()
+    calls = [{"id": "c1", "name": "list_directory", "args": {"path": "d1"}, "error": None},
+             {"id": "c2", "name": "list_directory", "args": {"path": "../outside"}, "error": None},
+             {"id": "c3", "name": "list_directory", "args": {"path": "d3"}, "error": None}]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"d1", "d3"}  # the two reads run together
+        release["d1"].set()
+        out.wait(lambda m: m[0] == M.TOOL_RESULT and m[1]["id"] == "c1")
+        agent.send((M.T_NOTE, 0, "c3", "marker"))  # handled after the first read's result
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c3", "marker"))
+        rows = [m[1]["id"] for m in out.seen if m[0] == M.TOOL_RESULT]
+        assert rows == ["c1", "c2"]  # the refusal is shown at once, not once the third read ends
+    finally:
+        release["d3"].set()
+    out.wait_kind(M.TURN_END, "done")
+    assert [m["tool_call_id"] for m in requests[1] if m["role"] == "tool"] == ["c1", "c2", "c3"]
+
+
+def test_esc_while_two_reads_run_ends_the_turn_with_both_their_results(tmp_path, monkeypatch):
+    """Esc stops what runs; each call's own (honest) result is kept, and the turn ends once
+    the last one has come, not the first."""
+    from dashfloat.tools import runner
+
+    started = queue.SimpleQueue()
+    late = threading.Event()
+
+    def execute(name, args, *a, cancel, **k):
+        started.put(args["path"])
+        until(lambda: cancel.cancelled)
+        if args["path"] == "d2":
+            late.wait(5)
+        return {"ok": True, "entries": [], "path": args["path"]}
+
+    monkeypatch.setattr(runner, "execute", execute)
+    for d in ("d1", "d2"):
+        (tmp_path / d).mkdir()
+    calls = [{"id": f"c{i}", "name": "list_directory", "args": {"path": f"d{i}"}, "error": None} for i in (1, 2)]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"d1", "d2"}
+        agent.send((M.CANCEL,))
+        assert until(lambda: list(agent._running) == ["c2"])  # the first has stopped, the second not yet
+    finally:
+        late.set()
+    out.wait_kind(M.TURN_END, "cancelled")
+    rows = {m[1]["id"]: m[1]["status"] for m in out.seen if m[0] == M.TOOL_RESULT}
+    assert rows == {"c1": "ok", "c2": "ok"}
+    tools = [json.loads(m["content"]) for m in agent.messages if m["role"] == "tool"]
+    assert [t["path"] for t in tools] == ["d1", "d2"] and len(requests) == 1
+
+
+def test_esc_while_two_calls_are_checked_ends_the_turn_once_both_checks_stopped(tmp_path, monkeypatch):
+    """A check that stops late (a slow pre_tool_use hook, say) still answers before the turn
+    ends: its notes are shown, and the turn ends after the last check, not the first."""
+    from dashfloat.tools import pipeline
+
+    started = queue.SimpleQueue()
+    late = threading.Event()
+
+    def pre_execute(ctx):
+        started.put(ctx.call_id)
+        until(lambda: ctx.cancel.cancelled)
+        if ctx.call_id == "c2":
+            late.wait(5)
+        ctx.notes.append(f"{ctx.call_id} stopped")
+        return ("done", {"ok": False, "error": {"code": "cancelled", "message": "stopped"}})
+
+    monkeypatch.setattr(pipeline, "pre_execute", pre_execute)
+    calls = [{"id": c, "name": "list_directory", "args": {"path": d}, "error": None} for c, d in (("c1", "."), ("c2", "x"))]
+    stream, requests = tools_then_answer(calls, "noted")
+    agent, out = start(stream, root=str(tmp_path))
+    try:
+        agent.send((M.PROMPT, "list"))
+        assert {started.get(timeout=5), started.get(timeout=5)} == {"c1", "c2"}
+        agent.send((M.CANCEL,))
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "c1 stopped"))
+    finally:
+        late.set()
+    end = out.wait_kind(M.TURN_END, "cancelled")
+    assert out.seen.index((M.TOOL_NOTE, "c2", "c2 stopped")) < out.seen.index(end)
+    assert len(requests) == 1 and [m.get("tool_call_id") for m in agent.messages if m["role"] == "tool"] == ["c1", "c2"]
 
 
 # ---- what runs when a turn crashes or the agent stops ---------------------------------------------
@@ -1811,3 +2077,71 @@ def test_compact_says_why_it_has_nothing_to_do_or_cannot_without_a_model():
     assert systems(command(agent, out, "/compact")) == [
         "/compact needs a model to write the summary: choose one with /model NAME."]
     quit_(agent)
+
+
+def test_gits_report_runs_on_a_thread_that_never_keeps_the_process_from_exiting(tmp_path, monkeypatch):
+    """git can hang (a network file system, a lock): its report must not keep DashFloat from exiting."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    daemons = []
+    real = agent_module._git_report
+
+    def report(*a):
+        daemons.append(threading.current_thread().daemon)
+        real(*a)
+
+    monkeypatch.setattr(agent_module, "_git_report", report)
+    stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
+    agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
+    agent.send((M.PROMPT, "go"))
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    assert daemons == [True]
+    agent.send((M.QUIT,))
+    agent.join(2)
+
+
+def test_the_deadline_of_a_command_that_finished_does_not_drop_gits_report_on_it(tmp_path, monkeypatch):
+    """A command ends; the next request takes longer than the command's own deadline: when that
+    deadline passes, nothing is abandoned, and the turn's end still waits for git's report."""
+    from dashfloat import agent as agent_module
+    from dashfloat.tools import permissions
+
+    clock = FakeClock()
+    monkeypatch.setattr(agent_module, "time", clock)
+    reported, answer_now = threading.Event(), threading.Event()
+    real = agent_module._git_report
+
+    def report(*a):
+        reported.wait(5)
+        real(*a)
+
+    monkeypatch.setattr(agent_module, "_git_report", report)
+    asked = []
+
+    def stream(endpoint, model, messages, *, on_event, cancel, tools=None):
+        asked.append(1)
+        if len(asked) == 1:
+            return result("", tool_calls=one_call(name="execute_command", args={"command": "true"}))
+        answer_now.wait(5)
+        on_event(("content", "noted"))
+        return result("noted")
+
+    agent, out = start(stream, root=str(tmp_path), exec_timeout=32.0, git_report=True,
+                       policy=permissions.Policy(mode="unrestricted"))
+    try:
+        agent.send((M.PROMPT, "go"))
+        assert out.wait_kind(M.TOOL_RESULT)[1]["status"] == "ok"
+        clock.now += 60  # past the command's deadline (32 s and 5 s more) while the answer is on its way
+        agent.send(("deadline",))
+        answer_now.set()
+        out.wait(lambda m: m == (M.ASSISTANT_END, "done") and out.seen.count(m) == 2)
+        agent.send((M.T_NOTE, 0, "c1", "marker"))
+        out.wait(lambda m: m == (M.TOOL_NOTE, "c1", "marker"))
+        assert not any(m[0] == M.TURN_END for m in out.seen)  # still waiting for git
+    finally:
+        answer_now.set()
+        reported.set()
+    assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
+    agent.send((M.QUIT,))
+    agent.join(2)
