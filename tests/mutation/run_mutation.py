@@ -770,7 +770,7 @@ def try_mutant(ws: Workspace, m: Mutant, selected: list[str], files: list[str], 
         if status == "failed" and code == 5 and passed:
             status = "passed"   # no test left: all of them ran in step 1
         if status == "failed":
-            if code not in (1, 2):
+            if not crashed(code) and code not in (1, 2):
                 # 3 internal error, 4 usage error, 5 no tests: a problem of the run, unless
                 # the mutant broke the import of the package pytest is loading
                 if "Traceback" not in out and "Error" not in out:
@@ -783,6 +783,14 @@ def try_mutant(ws: Workspace, m: Mutant, selected: list[str], files: list[str], 
         if step == "lines":
             passed = list(tests)
     return {"status": "survived", "seconds": round(time.monotonic() - start, 1)}
+
+
+def crashed(code: int | None) -> bool:
+    """Whether the test process died of an abort or a crash (SIGABRT, SIGSEGV, SIGBUS): the
+    tests did not pass, so the mutant is killed. A mutant's endless loop that grows memory
+    can end so at the data limit (Python aborts when it cannot even raise MemoryError) instead
+    of failing a test. The runner's own kill at the time limit is a timeout, not this."""
+    return code is not None and -code in (signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS)
 
 
 def quickest_first(module: str, files: list[str], coverage: Coverage) -> list[str]:

@@ -293,6 +293,19 @@ def test_a_mutant_that_eats_memory_fails_at_the_data_limit(fake_workspace, fork,
 
 
 @pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
+def test_a_mutant_that_makes_the_test_process_abort_is_a_kill_not_a_run_error(fake_workspace, fork):
+    """An aborted test process (exit -6: Python aborts when memory runs out at the data
+    limit even for raising MemoryError) did not pass its tests: the runner counts a kill,
+    where it counted "error: exit -6" and left the mutant a survivor."""
+    ws = fake_workspace(fork)
+    ws.write("fakemod.py", b"import os\n\ndef answer():\n    os.abort()\n")
+    status, code, _out = ws.pytest(["tests/test_checks.py"], timeout=60)
+    assert (status, code) == ("failed", -6)
+    assert run_mutation.crashed(code)
+    assert not any(run_mutation.crashed(c) for c in (None, 0, 1, 2, 3, 4, 5, -9, -15))
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["fork-server", "new-interpreter"])
 def test_what_the_tests_leave_running_is_killed_after_the_run_but_not_the_fork_server(fake_workspace, fork, tmp_path):
     ws = fake_workspace(fork)
     assert ws.pytest(["tests/test_daemon.py"], timeout=60)[:2] == ("passed", 0)
