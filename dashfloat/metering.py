@@ -378,7 +378,7 @@ def tokens_text(n: float) -> str:
     n = int(n)
     if n < 10_000:
         return f"{n:,}"
-    if n < 1_000_000:
+    if n < 999_950:  # (from there it would round to "1000k")
         return f"{n / 1000:.1f}".removesuffix(".0") + "k"
     return f"{n / 1_000_000:.2f}".removesuffix(".00") + "M"
 

@@ -28,6 +28,17 @@ def test_collect_takes_the_key_and_secret_looking_headers_longest_first():
     assert "not a secret at all" not in values
     assert values == sorted(values, key=len, reverse=True)
     assert dict(SECRETS)["hdr-secret-998877"] == "[redacted: X-Api-Key header]"
+    # a header that is no secret does not end the search for those that are
+    assert [v for v, _ in collect(None, {"X-Title": "not a secret at all", "X-Api-Key": "hdr-secret-998877"})] == [
+        "hdr-secret-998877"]
+
+
+def test_pairs_and_bare_values_are_normalized_longest_first_and_short_ones_dropped():
+    assert masking.normalize([("abc1234", API_KEY_LABEL), ("abcd1234", "[x]")]) == (("abcd1234", "[x]"),)
+    # a key registered after a prefix of it is still masked whole: no tail of it is left
+    secrets = masking.normalize([KEY[:12], KEY])
+    assert [v for v, _ in secrets] == [KEY, KEY[:12]]
+    assert mask(f"key {KEY}", secrets) == f"key {API_KEY_LABEL}"
 
 
 def test_short_values_are_never_secrets():
@@ -49,6 +60,22 @@ def test_a_key_cut_off_at_the_end_or_the_start_is_masked():
     assert mask(f"{KEY[-10:]} was the rest", SECRETS) == f"{API_KEY_LABEL} was the rest"
     # fewer than MIN_LENGTH characters of it are not a leak worth mangling text for
     assert mask("ends with sk-live", SECRETS) == "ends with sk-live"
+    assert mask(f"the body said: {KEY[:8]}", SECRETS) == f"the body said: {API_KEY_LABEL}"  # MIN_LENGTH of it
+    assert mask(f"the body said: {KEY[:-1]}", SECRETS) == f"the body said: {API_KEY_LABEL}"  # all but one
+    assert mask(f"{KEY[1:]} was the rest", SECRETS) == f"{API_KEY_LABEL} was the rest"
+
+
+@pytest.mark.parametrize("secret, text, expected", [
+    # the start of the key shows twice near the end: only the one that ends the text is the cut key
+    (KEY, f"x {KEY[:8]}, {KEY[:14]}", f"x {KEY[:8]}, {API_KEY_LABEL}"),
+    (KEY, f"{KEY[:8]}, {KEY[:8]}", f"{KEY[:8]}, {API_KEY_LABEL}"),
+    (KEY, f"{KEY[:8]}, and {KEY[:7]}", f"{KEY[:8]}, and {KEY[:7]}"),  # 7 characters: no leak
+    # a key whose characters repeat: the cut starts one character after the first candidate
+    ("aaaaaaaab-secret-123", "note: aaaaaaaaab-secret", f"note: a{API_KEY_LABEL}"),
+    ("key-aaaaaaaaaab", "aaaaaaaaab rest", f"{API_KEY_LABEL} rest"),
+])
+def test_a_cut_key_is_found_among_lookalikes(secret, text, expected):
+    assert mask(text, collect(secret), patterns=False) == expected
 
 
 def test_url_encoded_key_is_masked():
@@ -69,6 +96,10 @@ def test_credentials_in_urls_and_bearer_tokens_need_no_configuration(text, kept,
     assert gone not in out and kept in out and MASK in out
 
 
+def test_a_configured_key_in_a_url_query_keeps_its_label():
+    assert mask(f"https://h/v1?key={KEY}&x=1", SECRETS) == f"https://h/v1?key={API_KEY_LABEL}&x=1"
+
+
 def test_patterns_are_off_for_what_the_model_reads():
     text = "https://x.test/a?token=keepme1234"
     assert mask(text, (), patterns=False) == text
@@ -77,6 +108,8 @@ def test_patterns_are_off_for_what_the_model_reads():
 def test_innocent_text_is_untouched():
     for text in ("a = b", "x@y.z", "monkey=1", "?sort=asc&page=2", "the bearer of news", ""):
         assert mask(text, SECRETS) == text
+    for value in (None, 42, b"bytes"):  # not text: passed through as it is
+        assert mask(value, SECRETS) == value
 
 
 def test_mask_deep_keeps_the_shape():
@@ -84,6 +117,9 @@ def test_mask_deep_keeps_the_shape():
     out = mask_deep(msg, SECRETS)
     assert out == ("tool_result", {"id": "c1", "text": API_KEY_LABEL, "lines": [("add", f"+{API_KEY_LABEL}")],
                                    "n": 3})
+    # the patterns too, unless told otherwise
+    assert mask_deep(["https://x.test/?token=abcdef123"], ()) == [f"https://x.test/?token={MASK}"]
+    assert mask_deep(["https://x.test/?token=abcdef123"], (), patterns=False) == ["https://x.test/?token=abcdef123"]
 
 
 def test_mask_bytes():
@@ -97,6 +133,7 @@ def test_registered_secrets_are_the_default():
     assert mask(KEY) == API_KEY_LABEL
     masking.register(["another-secret-value"])  # a bare value is an API key
     assert mask("another-secret-value and " + KEY) == f"{API_KEY_LABEL} and {API_KEY_LABEL}"
+    assert dict(masking.registered()) == {**dict(SECRETS), "another-secret-value": API_KEY_LABEL}
 
 
 # ---- the sinks ------------------------------------------------------------------------
@@ -166,8 +203,10 @@ def test_stderr_while_the_ui_runs_is_masked():
     masking.register(collect(KEY))
     out = io.StringIO()
     stream = masking.MaskingStream(out)
-    stream.write(f"Exception ignored in: {KEY}\n")
+    text = f"Exception ignored in: {KEY}\n"
+    assert stream.write(text) == len(text)  # what was asked to be written
     assert out.getvalue() == f"Exception ignored in: {API_KEY_LABEL}\n"
+    assert stream.isatty() is False and stream.getvalue() == out.getvalue()  # the rest is the stream's
 
 
 def test_the_history_file_never_holds_the_configured_key(tmp_path):
