@@ -60,10 +60,6 @@ class Usage:
     completion: int = 0
     estimated: bool = False
 
-    @property
-    def total(self) -> int:
-        return self.prompt + self.completion
-
 
 def normalize(raw) -> Usage | None:
     """A provider's usage object as a Usage; None when it says nothing usable.
