@@ -291,3 +291,51 @@ def test_the_window_an_overflow_error_names(text, tokens):
 ])
 def test_the_count_an_overflow_error_names(text, tokens):
     assert C.count_from_error(text) == tokens
+
+
+# ---- the numbers, at their boundaries ------------------------------------------------------
+
+
+def test_a_long_argument_becomes_a_note_from_601_characters():
+    assert C.stub_args(json.dumps({"path": "a", "content": "x" * 600})) is None
+    stubbed = json.loads(C.stub_args(json.dumps({"path": "a", "content": "x" * 601})))
+    assert stubbed["path"] == "a" and stubbed["content"] == C.ARGS_NOTE.format(n=601, lines=1)
+
+
+def test_an_old_tool_output_is_stubbed_from_601_characters():
+    msgs = calls(("c1", "read_file", {"path": "a"}, {"ok": True}))
+    for size, stubbed in ((600, False), (601, True)):
+        msgs[1]["content"] = "r" * size
+        out = C.apply_ops(msgs, [("stub", ["c1"])])
+        assert C.is_stub(out[1]["content"]) is stubbed, size
+
+
+def test_the_summariser_reads_1500_characters_of_each_tool_output():
+    for size, whole in ((1500, True), (1501, False)):
+        text = C.render(calls(("c1", "read_file", {"path": "a"}, {})) [:1] + [
+            {"role": "tool", "tool_call_id": "c1", "content": "z" * size}])
+        assert ("z" * size in text) is whole, size
+        assert ("…[1 more characters]" in text) is not whole
+        assert "z" * 1500 in text
+
+
+def test_a_cut_output_keeps_at_least_400_characters_of_its_longest_field():
+    out = json.loads(C.cut_text(json.dumps({"ok": True, "content": "c" * 5000}), 10, tool=True))
+    assert out["content"] == "c" * 400 and out["cut_by_dashfloat"].startswith("4,600 more characters")
+    args = json.loads(C._cut_args(json.dumps({"content": "d" * 5000}), 10))
+    assert args["content"].startswith("d" * 400 + "\n") and "d" * 401 not in args["content"]
+
+
+@pytest.mark.parametrize(("window", "words"), [(1_000, 210), (2_990, 210), (3_010, 210), (10_000, 700),
+                                               (19_990, 1399), (20_010, 1400), (128_000, 1400)])
+def test_a_summary_may_take_10_percent_of_the_window_between_300_and_2000_tokens(window, words):
+    """Asked in words: 0.7 words a token."""
+    m = manager(window=window)
+    plan = m.plan(long_conversation(turns=30 if window <= 10_000 else 400))
+    assert plan.request is not None
+    assert f"At most {words} words." in plan.request[-1]["content"]
+
+
+def test_without_a_configured_or_stated_window_it_is_32768_tokens():
+    assert C.ContextManager().window == 32_768
+    assert C.ContextManager(None).limit == int(32_768 * C.DEFAULT_THRESHOLD)
