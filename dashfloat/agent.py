@@ -108,6 +108,7 @@ class Call:
         self.result: dict | None = None
         self.recorded = False  # its result is in the journal
         self.repeats = 0  # identical calls just before it in the turn (the repeat guard)
+        self.asked_ref = None  # the ref of the question shown for it: only a key for that ref decides it
 
 
 def _always_asks(call: Call) -> str:
@@ -1448,6 +1449,7 @@ class Agent:
                 continue
             if kind == "ask":
                 self._confirm_ref += 1
+                call.asked_ref = self._confirm_ref
                 self._set_phase("confirming")
                 self.post((M.CONFIRM, self._confirm_ref, self._confirm_info(call, payload)))
                 return
@@ -1542,8 +1544,10 @@ class Agent:
         if self._phase != "confirming" or ref != self._confirm_ref:
             return  # a stale or duplicate key
         call = self._calls[self._call_index]
-        if call.gate is None or call.gate[0] != "ask":
-            return  # a repeated key: its question is answered, the next call is still being checked
+        if call.asked_ref != ref:
+            # a repeated key: its question is answered and the next call's is not shown yet
+            # (still being checked, or checked while others of its group still are)
+            return
         key = {"always": "a", "approved": "y"}.get(decision, "n")
         verdict = "allow" if key in ("a", "y") else "deny"
         who = f"user key {key}"

@@ -1162,3 +1162,48 @@ def test_without_prepare_the_tools_load_once_the_first_request_is_on_its_way(rig
     rig.wait_idle(rig.prompt("hello"))
     assert agent._pipeline_mod is not None
     assert [r["path"] for r in rig.server.requests if r["method"] == "POST"] == ["/v1/chat/completions"]
+
+
+def test_a_repeated_key_never_answers_a_read_whose_question_waits_for_its_group(rig):
+    """Reads are checked together. One that asks (.env, by a rule) can be checked while the other is
+    still being checked, so its question is not shown yet: a repeated key of the question
+    before must not answer it."""
+    (rig.root / ".env").write_text("KEY=1\n")
+    (rig.root / "a.txt").write_text("A\n")
+    rig.server.push(
+        calls_reply(("call_W", "write_file", {"path": "w.txt", "content": "w"}),
+                    ("call_E", "read_file", {"path": ".env"}),
+                    ("call_A", "read_file", {"path": "a.txt"})),
+        answer("Done."),
+    )
+    from dashfloat.tools.permissions import Policy
+    from dashfloat.tools.rules import parse_rule
+
+    agent = rig.start(policy=Policy([("user config", [parse_rule("read_file(.env)", "ask", "user config")])]))
+    hold = threading.Event()
+    gate = agent._gate
+
+    def held(call, cancel):  # call_A's check waits until the repeated key is in
+        out = gate(call, cancel)
+        if call.id == "call_A":
+            hold.wait(WAIT)
+        return out
+
+    agent._gate = held
+    t = rig.prompt("write, then read two")
+    _, ref1, info1 = rig.confirm(t)
+    assert info1["id"] == "call_W"
+    rig.decide(ref1, "rejected")
+    call_e = next(c for c in agent._calls if c.id == "call_E")
+    deadline = time.monotonic() + WAIT
+    while call_e.gate is None and time.monotonic() < deadline:  # checked: it asks, not shown yet
+        time.sleep(0.01)
+    assert call_e.gate is not None and call_e.gate[0] == "ask"
+    rig.decide(ref1, "approved")  # the repeat, taken before call_A's check comes back
+    hold.set()
+    _, ref2, info2 = rig.confirm(t, nth=2)
+    assert info2["id"] == "call_E"
+    rig.decide(ref2, "rejected")
+    rig.wait_idle(t)
+    assert [(r["id"], r["status"]) for r in rig.results(t)] == [
+        ("call_W", "rejected"), ("call_E", "rejected"), ("call_A", "ok")]
