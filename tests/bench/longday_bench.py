@@ -223,20 +223,25 @@ class LongDay:
             return ProcSample.take(self.pid).cpu_main
 
     def echo(self, probes: int = ECHO_PROBES, profiled: bool = False) -> list[float]:
-        """`probes` times an x and its backspace: the latency of each echo (profiled and with
-        keys_dir: under a cProfile of the main thread, written to keys_dir/main-N.pstats)."""
+        """`probes` times an x and its backspace: the latency of each echo (profiled: see
+        _profiled)."""
+        return self._profiled(lambda: self._echo(probes)) if profiled else self._echo(probes)
+
+    def _profiled(self, probe):
+        """`probe()` under a cProfile of the main thread, when keys_dir is set (written to
+        keys_dir/main-N.pstats, N counting the profiles of the process from 1)."""
+        if self.keys_dir is None:
+            return probe()
         t = self.t
-        if profiled and self.keys_dir is not None:
-            os.kill(self.pid, signal.SIGUSR1)
-            try:
-                return self._echo(probes)
-            finally:
-                n = len(list(self.keys_dir.glob("main-*.pstats")))
-                os.kill(self.pid, signal.SIGUSR2)
-                deadline = time.monotonic() + 10
-                while len(list(self.keys_dir.glob("main-*.pstats"))) <= n and time.monotonic() < deadline:
-                    t.read(0.02)
-        return self._echo(probes)
+        os.kill(self.pid, signal.SIGUSR1)
+        try:
+            return probe()
+        finally:
+            n = len(list(self.keys_dir.glob("main-*.pstats")))
+            os.kill(self.pid, signal.SIGUSR2)
+            deadline = time.monotonic() + 10
+            while len(list(self.keys_dir.glob("main-*.pstats"))) <= n and time.monotonic() < deadline:
+                t.read(0.02)
 
     def _echo(self, probes: int) -> list[float]:
         t = self.t
@@ -265,8 +270,10 @@ class LongDay:
         t.sync()
         return (last - t0) if last is not None else None
 
-    def pgup(self, cycles: int = PGUP_CYCLES) -> list[float]:
-        """`cycles` times three PgUps then End: the time of each PgUp."""
+    def pgup(self, cycles: int = PGUP_CYCLES, profiled: bool = False) -> list[float]:
+        """`cycles` times three PgUps then End: the time of each PgUp (profiled: see _profiled)."""
+        if profiled:
+            return self._profiled(lambda: self.pgup(cycles))
         t = self.t
         out = []
         for _ in range(cycles):
@@ -341,7 +348,7 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None,
                         c0 = day.main_cpu()
                         echo = day.echo(profiled=True)
                         c1 = day.main_cpu()
-                        pgup = day.pgup()
+                        pgup = day.pgup(profiled=True)
                         c2 = day.main_cpu()
                         rec = {"rss": vm_kib(day.pid, "VmRSS") / 1024, "echo": echo, "pgup": pgup,
                                "echo_cpu": (c1 - c0) / len(echo), "pgup_cpu": (c2 - c1) / (len(pgup) + PGUP_CYCLES),
@@ -435,29 +442,31 @@ def table(turns, marks, first, at, summaries, elapsed, both=None) -> tuple[list,
 
 
 def print_key_profiles(keys_dir: Path, top: int = 25) -> None:
-    """The functions whose own time (tottime) over the echo probes grew most from the first
+    """The functions whose own time (tottime) over the echo probes, then over the PgUps, grew most from the first
     checkpoint's profile to the last, per key, beside their call counts."""
     import pstats
 
     files = sorted(keys_dir.glob("main-*.pstats"), key=lambda p: int(p.stem.split("-")[1]))
-    if len(files) < 2:
-        print(f"key profiles: {len(files)} written in {keys_dir}, two are needed")
+    if len(files) < 4:
+        print(f"key profiles: {len(files)} written in {keys_dir}, four are needed")
         return
-    keys = 2 * ECHO_PROBES
 
-    def own(path):
+    def own(path, keys):
         st = pstats.Stats(str(path)).stats
         return {f"{Path(f).name}:{line}({name})": (tt / keys, nc / keys) for (f, line, name), (_cc, nc, tt, _ct, _c) in st.items()}
 
-    a, z = own(files[0]), own(files[-1])
-    total_a, total_z = sum(v[0] for v in a.values()), sum(v[0] for v in z.values())
-    print(f"main thread under cProfile, per key: {total_a * 1000:.2f} ms ({files[0].name}) -> "
-          f"{total_z * 1000:.2f} ms ({files[-1].name}); the functions whose own time grew most:")
-    grew = sorted(z, key=lambda k: z[k][0] - a.get(k, (0, 0))[0], reverse=True)[:top]
-    for k in grew:
-        ta, na = a.get(k, (0.0, 0.0))
-        tz, nz = z[k]
-        print(f"  {(tz - ta) * 1e6:+8.1f} us  {ta * 1e6:8.1f} -> {tz * 1e6:8.1f} us, calls {na:7.1f} -> {nz:7.1f}  {k}")
+    # at each checkpoint: the echo probes' profile, then the PgUps'
+    for what, first, last, keys in (("echo", files[0], files[-2], 2 * ECHO_PROBES),
+                                     ("PgUp/End", files[1], files[-1], PGUP_CYCLES * (PGUP_PER_CYCLE + 1))):
+        a, z = own(first, keys), own(last, keys)
+        total_a, total_z = sum(v[0] for v in a.values()), sum(v[0] for v in z.values())
+        print(f"{what}: main thread under cProfile, per key: {total_a * 1000:.2f} ms ({first.name}) -> "
+              f"{total_z * 1000:.2f} ms ({last.name}); the functions whose own time grew most:")
+        grew = sorted(z, key=lambda k: z[k][0] - a.get(k, (0, 0))[0], reverse=True)[:top]
+        for k in grew:
+            ta, na = a.get(k, (0.0, 0.0))
+            tz, nz = z[k]
+            print(f"  {(tz - ta) * 1e6:+8.1f} us  {ta * 1e6:8.1f} -> {tz * 1e6:8.1f} us, calls {na:7.1f} -> {nz:7.1f}  {k}")
 
 
 def main(argv=None) -> int:
@@ -467,7 +476,7 @@ def main(argv=None) -> int:
     ap.add_argument("--turns", type=int, default=TURNS)
     ap.add_argument("--profile", metavar="FILE", help="run dashfloat under cProfile, writing FILE")
     ap.add_argument("--profile-keys", metavar="DIR",
-                    help="profile the main thread over each checkpoint's echo probes (DIR/main-N.pstats) and "
+                    help="profile the main thread over each checkpoint's echo and PgUp probes (DIR/main-N.pstats) and "
                          "print the functions whose time per key grew most from the first to the last")
     args = ap.parse_args(argv)
     keys_dir = Path(args.profile_keys) if args.profile_keys else None
