@@ -1151,3 +1151,27 @@ def test_module_is_pure():
     src = open(rules.__file__, encoding="utf-8").read()
     for forbidden in ("import urwid", "import subprocess", "open(", "os.stat", "os.path.realpath"):
         assert forbidden not in src
+
+
+@pytest.mark.parametrize(("command", "simple", "flags"), [
+    ("ls \\\n-l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
+    ("ls\\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
+    ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
+    ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
+    ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
+    ("ls # a note", [["ls"]], {rules.COMMENT}),
+    ("ls #", [["ls"]], {rules.COMMENT}),
+])
+def test_line_continuations_and_comments(command, simple, flags):
+    a = analyze_command(command)
+    assert (a.simple, set(a.flags), a.problems) == (simple, flags, [])
+
+
+def test_a_command_continued_on_the_next_line_is_still_denied():
+    assert evaluate(DENY_RM, C, {"command": "rm \\\n-rf /"}, root=ROOT, mode="unrestricted").decision == DENY
+
+
+def test_a_stray_closing_parenthesis_ends_the_command_before_it():
+    a = analyze_command("ls a) rm x")
+    assert a.unparsable and a.problems == ["')' without '('"]
+    assert a.simple == [["ls", "a"], ["rm", "x"]]
