@@ -166,7 +166,12 @@ def html_title(body: bytes) -> str | None:
     m = re.search(rb"<title[^>]*>(.*?)</title>", body[:65536], re.IGNORECASE | re.DOTALL)
     if not m:
         return None
-    import html  # an HTML error page is rare: not loaded before the first request
+    # An HTML error page is rare: not loaded before the first request. Imported as
+    # html.entities, not html: the streamer thread gets here while the UI's warm-up thread
+    # may be importing html.entities (markdown-it does), and `import html` takes the two
+    # module locks in the other order (html, then html.entities for html/__init__), which
+    # Python answers with a _DeadlockError in one thread: "the stream crashed".
+    import html.entities  # noqa: F401 - binds `html` with unescape, locks in markdown-it's order
 
     text = html.unescape(m.group(1).decode("utf-8", "replace")).strip()
     return clean(text) if text else None
