@@ -225,7 +225,18 @@ class LongDay:
     def echo(self, probes: int = ECHO_PROBES, profiled: bool = False) -> list[float]:
         """`probes` times an x and its backspace: the latency of each echo (profiled: see
         _profiled)."""
-        return self._profiled(lambda: self._echo(probes)) if profiled else self._echo(probes)
+        if profiled:
+            return self._profiled(lambda: self.echo(probes))
+        t = self.t
+        out = []
+        for _ in range(probes):
+            for ch, shown in (("x", True), ("\x7f", False)):
+                t0 = time.monotonic()
+                t.send(ch)
+                t_read = t.wait_screen(lambda s, shown=shown: s.prompt_row().endswith("x") == shown, 10, "an echo")
+                out.append(max(0.0, t_read - t0))
+            t.read(0.02)
+        return out
 
     def _profiled(self, probe):
         """`probe()` under a cProfile of the main thread, when keys_dir is set (written to
@@ -242,18 +253,6 @@ class LongDay:
             deadline = time.monotonic() + 10
             while len(list(self.keys_dir.glob("main-*.pstats"))) <= n and time.monotonic() < deadline:
                 t.read(0.02)
-
-    def _echo(self, probes: int) -> list[float]:
-        t = self.t
-        out = []
-        for _ in range(probes):
-            for ch, shown in (("x", True), ("\x7f", False)):
-                t0 = time.monotonic()
-                t.send(ch)
-                t_read = t.wait_screen(lambda s, shown=shown: s.prompt_row().endswith("x") == shown, 10, "an echo")
-                out.append(max(0.0, t_read - t0))
-            t.read(0.02)
-        return out
 
     def _settle(self, t0: float, quiet: float = 0.1, timeout: float = 10.0) -> float:
         """Read until `quiet` s pass without output; the time of the last read after t0."""
@@ -477,7 +476,8 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", metavar="FILE", help="run dashfloat under cProfile, writing FILE")
     ap.add_argument("--profile-keys", metavar="DIR",
                     help="profile the main thread over each checkpoint's echo and PgUp probes (DIR/main-N.pstats) and "
-                         "print the functions whose time per key grew most from the first to the last")
+                         "print the functions whose time per key grew most from the first to the last (the "
+                         "times of such a run are the profiler's)")
     args = ap.parse_args(argv)
     keys_dir = Path(args.profile_keys) if args.profile_keys else None
     if keys_dir is not None:

@@ -390,10 +390,9 @@ def test_a_gate_killed_by_any_exception_is_an_error_result(tmp_path, monkeypatch
     assert record.exc_info is not None and record.exc_info[0] is type(death)
 
 
-@pytest.mark.parametrize("death", [SystemExit(1), Custom("odd")], ids=ids)
-def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_path, monkeypatch, death):
-    """post_execute's handler and the notes loop are inside the worker; a death there (here:
-    the call's context, whose notes the worker reads) is still one T_DONE."""
+def notes_that_raise(monkeypatch, death: BaseException) -> None:
+    """After post_execute, the call's notes raise `death` when the worker reads them: a
+    death inside the worker but beyond its own handlers."""
     from dashfloat.tools import pipeline
 
     class Notes:
@@ -408,6 +407,13 @@ def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_pat
         return out_
 
     monkeypatch.setattr(pipeline, "post_execute", post_execute)
+
+
+@pytest.mark.parametrize("death", [SystemExit(1), Custom("odd")], ids=ids)
+def test_a_worker_thread_that_dies_beyond_its_own_handlers_still_answers(tmp_path, monkeypatch, death):
+    """post_execute's handler and the notes loop are inside the worker; a death there (here:
+    the call's context, whose notes the worker reads) is still one T_DONE."""
+    notes_that_raise(monkeypatch, death)
     stream, requests = tools_then_answer(one_call(), "noted")
     agent, out = start(stream, root=str(tmp_path))
     agent.send((M.PROMPT, "list"))
@@ -444,23 +450,11 @@ def test_a_command_whose_worker_dies_before_gits_report_ends_its_turn_without_wa
     waits for git's report, does not wait for one that will never come (here the clock
     stands still: it would wait for ever)."""
     from dashfloat import agent as agent_module
-    from dashfloat.tools import permissions, pipeline, runner
+    from dashfloat.tools import permissions, runner
 
     monkeypatch.setattr(agent_module, "time", FakeClock())
     monkeypatch.setattr(runner, "execute", lambda *a, **k: {"ok": True, "exit_code": 0, "output": ""})
-
-    class Notes:
-        def __iter__(self):
-            raise Custom("odd")
-
-    real = pipeline.post_execute
-
-    def post_execute(ctx, res):
-        out_ = real(ctx, res)
-        ctx.notes = Notes()
-        return out_
-
-    monkeypatch.setattr(pipeline, "post_execute", post_execute)
+    notes_that_raise(monkeypatch, Custom("odd"))
     stream, requests = tools_then_answer(one_call(name="execute_command", args={"command": "true"}), "noted")
     agent, out = start(stream, root=str(tmp_path), git_report=True, policy=permissions.Policy(mode="unrestricted"))
     agent.send((M.PROMPT, "go"))

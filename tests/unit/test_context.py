@@ -311,9 +311,10 @@ def test_an_old_tool_output_is_stubbed_from_601_characters():
 
 
 def test_the_summariser_reads_1500_characters_of_each_tool_output():
+    msgs = calls(("c1", "read_file", {"path": "a"}, {}))
     for size, whole in ((1500, True), (1501, False)):
-        text = C.render(calls(("c1", "read_file", {"path": "a"}, {})) [:1] + [
-            {"role": "tool", "tool_call_id": "c1", "content": "z" * size}])
+        msgs[1]["content"] = "z" * size
+        text = C.render(msgs)
         assert ("z" * size in text) is whole, size
         assert ("…[1 more characters]" in text) is not whole
         assert "z" * 1500 in text

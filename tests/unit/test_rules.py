@@ -974,9 +974,9 @@ def test_the_analysis_bounds_are_exact():
     assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
     assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
     assert analyze_command("nohup" + " x" * 64).unparsable
-    commands = lambda n: ";".join(f"ls {i}" for i in range(n))  # noqa: E731 - n candidate commands
-    assert not analyze_command(commands(2048)).unparsable
-    assert analyze_command(commands(2049)).problems == ["too many words or nested commands"]
+    many = {n: ";".join(f"ls {i}" for i in range(n)) for n in (2048, 2049)}  # n candidate commands
+    assert not analyze_command(many[2048]).unparsable
+    assert analyze_command(many[2049]).problems == ["too many words or nested commands"]
 
 
 def test_a_look_alike_spelling_of_a_denied_non_ascii_argument_is_still_denied():

@@ -14,7 +14,8 @@ patched without DF_TRACE.
 
 Apart from DF_TRACE, DF_PROFILE_DIR names a directory: SIGUSR1 starts a cProfile of the main
 thread's CPU time and SIGUSR2 stops it and writes DIR/main-N.pstats (N counts from 1). The long day's
---profile-keys profiles its echo probes at each checkpoint with it, turn 1 beside turn 300.
+--profile-keys profiles its echo and PgUp probes at each checkpoint with it, turn 1 beside
+turn 300.
 """
 
 import os
@@ -33,8 +34,7 @@ if _PROFILE_DIR:
         _prof["p"].enable()
 
     def _stop(_sig, _frame):
-        p = _prof.pop("p", None)
-        _prof["p"] = None
+        p, _prof["p"] = _prof["p"], None
         if p is not None:
             p.disable()
             _prof["n"] += 1
