@@ -642,17 +642,53 @@ def _version() -> str:
     return __version__
 
 
-def install_signals(put) -> dict:
-    """SIGINT, SIGTERM, SIGHUP: a message for the main loop (SimpleQueue.put is safe in a
-    signal handler). SIGPIPE stays ignored (Python's default): a gone reader is EPIPE."""
-    old = {}
+def install_signals(put):
+    """SIGINT, SIGTERM, SIGHUP: a message for the main loop; returns `restore`.
 
-    def handler(signum, frame):
-        put((M.H_SIGNAL, signum))
+    Not put by the Python-level handler: Python runs it on the main thread only, between
+    bytecodes, and the kernel gives a signal sent to the process to any one of its threads.
+    When a worker thread takes it, the main thread, asleep in the queue's get(), is not
+    woken, and the handler waits for the next message: a SIGTERM during a quiet command was
+    handled 30 s late, when the command's time limit ended it (seen in CI). CPython's C-level
+    handler, on whichever thread it runs, writes the signal's number to the wake-up fd
+    (signal.set_wakeup_fd): a thread of ours reads that pipe and puts the message, one per
+    byte. The Python-level handler only replaces the default action (dying).
+    SIGPIPE stays ignored (Python's default): a gone reader is EPIPE."""
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    r, w = os.pipe()
+    os.set_blocking(w, False)  # a full pipe drops a byte, never stalls a handler
+    old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    old = {sig: signal.signal(sig, _signal_noted) for sig in signals}
 
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        old[sig] = signal.signal(sig, handler)
-    return old
+    def reader() -> None:
+        while True:
+            try:
+                data = os.read(r, 512)
+            except OSError:
+                break
+            if not data:  # restore() closed the write end
+                break
+            for signum in data:
+                if signum in signals:
+                    put((M.H_SIGNAL, signum))
+        os.close(r)
+
+    threading.Thread(target=reader, name="signals", daemon=True).start()
+
+    def restore() -> None:
+        for sig, handler in old.items():
+            try:
+                signal.signal(sig, handler)
+            except (OSError, ValueError, TypeError):
+                pass
+        signal.set_wakeup_fd(old_fd)
+        os.close(w)
+
+    return restore
+
+
+def _signal_noted(signum, frame) -> None:
+    """The Python-level handler of install_signals: the wake-up byte has told the loop."""
 
 
 def run(config, opts: Options, *, journal=None, resumed=None) -> int:
@@ -686,7 +722,7 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
     from dashfloat import storage
 
     storage.attach(lambda text: inbox.put(M.system("warn", text)))  # what could not be written: once each
-    old = install_signals(inbox.put)
+    restore_signals = install_signals(inbox.put)
     status = E.OUTCOMES["error"]
     try:
         status = r.run(agent.start)
@@ -699,11 +735,7 @@ def run(config, opts: Options, *, journal=None, resumed=None) -> int:
         exec_module = sys.modules.get("dashfloat.tools.exec")
         if exec_module is not None:  # no command outlives the run, whatever the agent is doing
             exec_module.kill_all()
-        for sig, handler in old.items():
-            try:
-                signal.signal(sig, handler)
-            except (OSError, ValueError):
-                pass
+        restore_signals()
     if r.output_gone:
         from dashfloat.cli import EXIT_PIPE
 

@@ -17,6 +17,14 @@ def wait_for(condition, timeout: float = 3.0, interval: float = 0.005):
         time.sleep(interval)
 
 
+def worker_threads(pid: int) -> list[int]:
+    """The thread ids of `pid` but its main thread."""
+    try:
+        return [int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid]
+    except FileNotFoundError:
+        return []
+
+
 def live_with_marker(mark: str) -> list[int]:
     """Pids of live (not zombie) processes, other than this one, whose command line
     contains `mark`."""

@@ -32,7 +32,7 @@ from tests.e2e.test_tools import (
     wait_posts,
 )
 from tests.fakeserver import json_reply, sse_reply
-from tests.procs import live_with_marker, wait_for
+from tests.procs import live_with_marker, wait_for, worker_threads
 from tests.schema_check import check_stream, errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -455,13 +455,21 @@ def test_a_slow_program_is_killed_and_rejects(server, tmp_path, project):
 # ---- signals, the journal, resuming ----------------------------------------------------------------
 
 
-def test_sigterm_in_the_middle_of_a_command_leaves_no_process_and_a_complete_journal(server, tmp_path, project, live):
+@pytest.mark.parametrize("to", ["process", "worker thread"])
+def test_sigterm_in_the_middle_of_a_command_leaves_no_process_and_a_complete_journal(to, server, tmp_path, project,
+                                                                                      live):
+    """`to`: kill(2) of the pid, or of a worker thread's id (the process's signal, taken by
+    that thread: a kill the kernel hands to a thread other than the main one, which once left
+    the run waiting for the command's own time limit)."""
     marker = f"47.{uuid.uuid4().int % 10**6:06d}"
     server.push(calls_reply(call("execute_command", {"command": f"sleep {marker} & sleep {marker}"})))
     r = live("-p", "hang", "--output-format", "stream-json", "--permission-mode", "unrestricted")
     r.next(lambda e: e["type"] == "tool.call")
     assert wait_for(lambda: len(live_with_marker(marker)) >= 2, 10), "the command never started"
-    r.proc.send_signal(signal.SIGTERM)
+    if to == "process":
+        r.proc.send_signal(signal.SIGTERM)
+    else:
+        os.kill(worker_threads(r.proc.pid)[0], signal.SIGTERM)
     code, result = r.finish()
     assert code == 130
     assert (result["outcome"], result["signal"], result["stop_reason"]) == ("interrupted", "SIGTERM", "cancelled")

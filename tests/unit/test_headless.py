@@ -296,6 +296,36 @@ def test_a_turn_that_does_not_end_after_a_signal_is_abandoned():
     assert (result["stop_reason"], result["exit_status"]) == ("abandoned", 130)
 
 
+def test_a_signal_a_worker_thread_takes_reaches_a_loop_asleep_in_get_once():
+    """The kernel may give the process's signal to any thread; Python runs its handler on
+    the main thread only, when it next runs bytecode. pthread_kill makes a worker take it
+    while this (main) thread sleeps in get(): the message must come all the same, once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are installed from the main thread only")
+    q: queue.SimpleQueue = queue.SimpleQueue()
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    restore = headless.install_signals(q.put)
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, daemon=True)
+    worker.start()
+    try:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.pthread_kill(worker.ident, signum)
+            assert q.get(timeout=10) == (M.H_SIGNAL, signum)
+    finally:
+        release.set()
+        restore()
+    readers = [t for t in threading.enumerate() if t.name == "signals"]
+    for t in readers:
+        t.join(10)
+    assert q.empty()  # one message a signal: the Python-level handler puts nothing
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+    assert signal.set_wakeup_fd(-1) == -1  # the wake-up fd was put back
+
+
 @pytest.mark.parametrize("run, expected", [
     ({"ok": True, "output": '{"decision": "approve"}'}, ("approve", "", None)),
     ({"ok": True, "output": '{"decision": "reject", "reason": "no"}'}, ("reject", "no", None)),
