@@ -657,7 +657,8 @@ The question reads
 .B Apply?
 when a y or n pressed now would count and
 .B Wait...
-(dimmed) when it would not; a key that decides nothing says why in the status bar.
+(dimmed) when it would not, and the status bar offers the keys that decide only when
+they would (Esc alone meanwhile); a key that decides nothing says why in the status bar.
 Keys typed on a question are not typed into the prompt, which keeps its text: the
 question lists them as \(lqtyped here, not used\(rq, so what you typed stays in sight.
 A paste while a question waits is dropped the same way.

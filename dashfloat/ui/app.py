@@ -606,6 +606,13 @@ class App(Confirming):
         entry = self.model.tools.get(self.confirm[1])
         return bool(entry is not None and entry.always_asks)
 
+    def _question_ready(self) -> bool:
+        """The pending question's line reads Apply? (a y or n would count): the bar agrees."""
+        if self.confirm is None:
+            return True
+        entry = self.model.tools.get(self.confirm[1])
+        return entry is None or entry.ready
+
     def update_status(self) -> None:
         # the whole preview shows where it is in its own title row
         position = None if self.view.following or self.view_widget is not None else self.view.position()
@@ -624,6 +631,7 @@ class App(Confirming):
             dot=self.glyphs.system,
             session_rule=not self._question_always_asks(),
             meter=self.meter,
+            ready=self._question_ready(),
         )
         if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
             self._status_markup = markup

@@ -20,11 +20,13 @@ def status_markup(
     dot: str = "·",
     session_rule: bool = True,
     meter: dict | None = None,
+    ready: bool = True,
 ) -> list:
     """Pure: the status bar's markup for the current state (tested without a screen).
     `session_rule`: the pending question can become a session rule (a a); not for a call
     that always asks. `meter`: the totals and budgets (metering.Meter.view), shown once a
-    request was made or a budget is set."""
+    request was made or a budget is set. `ready`: a y or n would count now (ui/confirmgate.py);
+    until then a confirmation's bar offers Esc only, as its question reads "Wait"."""
     left: list = []
     active = phase != "idle"
     left.append(("status_phase", f" {spinner if active else ' '} {phase} "))
@@ -44,7 +46,9 @@ def status_markup(
     figure = meter_text(meter)  # after the warnings: at 80 columns it is what the ellipsis cuts
     if figure:
         left.append(("status_error" if meter_near(meter) else "status", f"{sep} {figure} "))
-    if phase == "confirming":
+    if phase == "confirming" and not ready:
+        hints = [keymap.hint_for("stop_turn")]
+    elif phase == "confirming":
         hints = [keymap.hint_for("approve"), *([keymap.hint_for("approve_always")] if session_rule else []),
                  keymap.hint_for("reject"), keymap.hint_for("stop_turn")]
     elif phase in ("waiting", "streaming", "running"):

@@ -35,6 +35,7 @@ from tests.e2e.test_tools import (
     call,
     calls_reply,
     chat_posts,
+    close_whole_preview,
     tool_messages,
     wait_confirming,
 )
@@ -264,8 +265,7 @@ def test_the_full_screen_app_a_confirmed_tool_call_the_help_and_a_clean_exit(exe
     wait_confirming(term)
     term.type("v")  # the whole preview in the pager
     term.wait_for(lambda t: t.lines[0].startswith("write_file made.txt") and "lines 1-" in t.lines[0], what="the pager")
-    term.type("q")
-    wait_confirming(term)
+    close_whole_preview(term)
     term.type("y")
     term.wait_text("The executable wrote it.", timeout=30)
     term.wait_status("idle")

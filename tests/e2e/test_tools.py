@@ -105,6 +105,16 @@ def wait_confirming(t) -> None:
     t.wait_for(lambda t: APPLY in t.text and " confirming " in t.status(), what="a pending preview, confirming")
 
 
+def close_whole_preview(t) -> None:
+    """q, then until the question is back and would take a y or n. Not before the pager
+    is off row 0: a frame can reach the terminal in more than one read, so the rows of
+    the frame before it (the question, reading "Apply?") can still be on screen below the
+    new title, and a y typed then comes right after the v and q, which is typing."""
+    t.type("q")
+    t.wait_for(lambda t: "q back " not in t.lines[0], what="back in the transcript")
+    wait_confirming(t)
+
+
 def prompt_row(t) -> str:
     return t.lines[-1]
 
@@ -877,10 +887,8 @@ def test_the_whole_preview_pages_through_a_500_line_write(agent, server, project
     t.wait_for(lambda t: t.lines[1].strip().startswith("new file"), what="the top again")
     t.send(END)
     t.wait_for(lambda t: "+line 499" in t.text, what="the end")
-    t.type("q")
-    t.wait_for(lambda t: "lines 1-" not in t.lines[0] and APPLY in t.text, what="back in the transcript")
+    close_whole_preview(t)
     assert not (project / "long.txt").exists()
-    wait_confirming(t)
     t.type("y")
     t.wait_text("Long file written.")
     assert (project / "long.txt").read_text() == content
@@ -918,11 +926,7 @@ def test_a_200_kb_line_and_3000_blank_lines_are_shown_honestly(agent, server, pr
         t.wait_for(lambda t, title=title: t.lines[0] != title, what="the next page")
     assert "… [180,001 more chars] …" in t.flat, t.dump()
     assert "lines 7-" in t.lines[0] and " · row " in t.lines[0], t.dump()  # inside the long line
-    t.type("q")
-    # the pager's page shows "Apply?" too: wait until it is gone, else the decision comes
-    # with the q, in one burst, which the gate rightly does not take for a decision
-    t.wait_for(lambda t: "q back " not in t.lines[0], what="back in the transcript")
-    wait_confirming(t)
+    close_whole_preview(t)
     t.type("y")
     t.wait_text("Odd file written.")
     assert (project / "odd.txt").read_text() == content
@@ -1047,9 +1051,7 @@ def test_a_200_kb_command_shows_its_end_and_v_shows_all_of_it(agent, server, pro
     t.send(END)
     t.wait_for(lambda t: "aaaa > /dev/null; touch pwned" in t.flat and "more characters" not in t.flat,
                what="the end of the whole command, unclipped")
-    t.type("q")
-    t.wait_for(lambda t: "q back " not in t.lines[0], what="back in the transcript (see above)")
-    wait_confirming(t)
+    close_whole_preview(t)
     t.type("n")
     t.wait_text("Ran.")
     assert not (project / "pwned").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 import pytest
 import urwid
@@ -576,6 +577,24 @@ def test_a_file_that_always_asks_says_why_beside_the_keys_and_a_adds_no_rule():
     text = "\n".join(screen(app))
     assert "approved by you, once (it always asks)" in text
     assert "allowed for the rest of the session" not in text
+
+
+def test_the_bar_offers_the_decision_keys_only_when_they_would_count():
+    """The question reads Wait… in the grace, after typing and while a letter is held; the
+    status bar then offers Esc alone, never a y that would not be taken."""
+    app, clock = confirm_app()
+    tick(app, clock, 100.2)
+    rows = screen(app)
+    assert "Wait…" in "\n".join(rows) and rows[-2].rstrip().endswith("Esc stop"), rows
+    assert "y approve" not in rows[-2] and "n reject" not in rows[-2]
+    tick(app, clock, 101.0)
+    rows = screen(app)
+    assert "Apply? y approve" in "\n".join(rows) and "y approve" in rows[-2] and "n reject" in rows[-2], rows
+    keys_in(app, clock, 102.0, "x")  # a stray key: typing, Wait again until a pause
+    rows = screen(app)  # (the notice names the keys that decide: "y approves · n rejects …")
+    assert not re.search(r"y approve\b", rows[-2]), rows
+    tick(app, clock, 102.7)
+    assert "y approve" in screen(app)[-2]
 
 
 def test_the_bar_offers_a_session_rule_on_an_ordinary_question():
