@@ -221,7 +221,11 @@ class DashScreen(urwid.display.raw.Screen):
             os.killpg(os.getpgrp(), signal.SIGTSTP)
         finally:
             self.start()
-            self._resized = True  # as urwid's own suspend: the size may have changed meanwhile
+            # the size may have changed meanwhile: a resize, as urwid's own suspend records
+            # it, and the loop woken to handle it. urwid draws nothing while a resize is
+            # unhandled, and an idle loop wakes only for input: without the wake-up the
+            # screen stayed blank after `fg` until a key was pressed
+            self._sigwinch_handler()
             self.clear()
 
     def _stop(self, *args, **kwargs):

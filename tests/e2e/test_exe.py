@@ -307,6 +307,9 @@ def test_ctrl_z_suspends_to_the_shell_and_fg_comes_back(exe, tmp_path):
             term.type("fg\r")
             # the screen before the suspend is still there: wait for urwid to run again
             term.wait_for(lambda t: b"\x1b[?2004h" in t.raw[mark:], timeout=15, what="the app running again")
+            # and drawn again, without a key (the old screen is still in the emulator: the bytes count)
+            term.wait_for(lambda t: b" idle " in t.raw[mark:] and b"draft text" in t.raw[mark:], timeout=15,
+                          what="the screen drawn again after fg")
             term.wait_status("idle")
             term.wait_text("draft text")
             mark = len(term.raw)

@@ -27,9 +27,15 @@ def test_ctrl_z_suspends_and_fg_restores(tmp_path):
             term.wait_for(lambda t: b"Stopped" in t.raw[mark:] or "Stopped" in t.text, what="the job to stop")
             tail = bytes(term.raw[mark:])
             assert tail.rfind(b"\x1b[?1049l") >= 0, "the alternate screen was not left on suspend"
+            resumed = len(term.raw)
             term.type(f"stty -g > {tmp_path}/during; fg\r")
             during = tmp_path / "during"  # the shell creates it before stty writes its line
             term.wait_for(lambda t: during.exists() and during.read_text().endswith("\n"), what="stty during suspend")
+            # drawn again, without a key: the emulator keeps the old screen through the
+            # alternate-screen switch (pyte has none), so the bytes after fg are what counts
+            # (the screen once stayed blank until a key was pressed)
+            term.wait_for(lambda t: b" idle " in t.raw[resumed:] and b"draft text" in t.raw[resumed:],
+                          what="the screen drawn again after fg")
             term.wait_status("idle")
             term.wait_text("draft text")  # the prompt survived the suspend
             assert (tmp_path / "during").read_text() == (tmp_path / "before").read_text()
