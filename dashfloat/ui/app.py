@@ -53,6 +53,7 @@ CATCH_UP = 0.001  # seconds between the parts of a big block (a pass of the loop
 # want the GIL at the same moment switch more often; a quiet stream does not notice. 1 ms, not
 # 0.5: in the huge-answer bench 0.5 ms doubled the worst echo of the 4 MiB cap (250 vs 87-208).
 SWITCH_INTERVAL = 0.001
+LEAVING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)  # their bytes end the app
 QUIET_KINDS = frozenset((M.TOKEN, M.REASONING, M.TOOL_OUTPUT))  # collected by the tick
 
 
@@ -266,25 +267,31 @@ class App(Confirming):
         return size[1] if size and not self.too_small else 0
 
     def install_signal_handlers(self) -> dict:
+        """The loop hears of a signal from the wake-up fd: the pipe it watches is made
+        CPython's set_wakeup_fd, which the C-level handler writes the signal's number to on
+        whichever thread the kernel gave the signal to. (The Python-level handler runs on
+        the main thread only, when it next runs bytecode: a SIGTERM the agent's thread took
+        once waited, on an idle screen, for the next key.) The Python-level handler does only
+        what cannot wait for the loop: a SIGHUP noted, an external editor ended."""
         fd = self._sig_fd
+        os.set_blocking(fd, False)  # a full pipe drops a byte, never stalls a handler
+        self._old_wake_fd = signal.set_wakeup_fd(fd, warn_on_full_buffer=False)
 
-        def handler(signum, frame):  # runs between bytecodes: ring a pipe (and end the editor)
-            try:
-                os.write(fd, bytes([signum]))
-            except OSError:
-                pass
+        def handler(signum, frame):
             if signum == signal.SIGHUP:
                 self._hung_up = True
             if signum in (signal.SIGHUP, signal.SIGTERM) and self._editor is not None:
                 self._end_editor(self._editor)
 
         old = {}
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
+        for sig in LEAVING_SIGNALS:
             old[sig] = signal.signal(sig, handler)
         return old
 
     def _on_signal(self, data: bytes):
         for signum in data:
+            if signum not in LEAVING_SIGNALS:  # urwid's own (SIGWINCH, SIGCONT) ring the pipe too
+                continue
             if signum == signal.SIGINT:
                 self.command("interrupt")
             elif signum == signal.SIGHUP:
@@ -988,6 +995,7 @@ class App(Confirming):
         finally:
             sys.setswitchinterval(switch)
             threading.excepthook = hook
+            signal.set_wakeup_fd(self._old_wake_fd)
             for sig, handler in old.items():
                 if sig == signal.SIGHUP and self.quit_reason == "hangup":
                     # the hangup's SIGHUP may still be on its way: it must not kill DashFloat

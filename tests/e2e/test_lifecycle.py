@@ -17,6 +17,7 @@ import pytest
 from tests.e2e.conftest import wait_ready
 from tests.e2e.harness import Term, child_pids, clean_env, dashfloat_bin
 from tests.fakeserver import sse_reply
+from tests.procs import worker_threads
 
 # ---- resize ------------------------------------------------------------------------------
 
@@ -143,6 +144,20 @@ def test_signal_restores_terminal_while_streaming(signum, spawn, server, tmp_pat
     os.kill(pid, signum)
     _check_restored(t, tmp_path, signum)
     assert not hold.is_set()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_signal_the_agent_thread_takes_still_ends_an_idle_app(signum, spawn, server, tmp_path):
+    """kill(2) of a thread id sends the signal to the process, and that thread takes it: here
+    the agent's, asleep on its inbox once its start-up request is done. Python runs the
+    handler on the main thread only, and an idle loop has nothing to wake it: the app once
+    stayed until the next key."""
+    t, pid = _wrapped(spawn, server, tmp_path)
+    t.wait_for(lambda t: "context window of" in t.log_tail(50), what="the agent's start-up request done")
+    t.wait_quiet(0.5)  # and what it told the screen drawn: the loop asleep, nothing on its way to wake it
+    (agent,) = t.wait_for(lambda t: worker_threads(pid), what="the agent's thread")
+    os.kill(agent, signum)
+    _check_restored(t, tmp_path, signum)
 
 
 def test_sigterm_after_scrolling_resets_the_margins(spawn, server, tmp_path):
