@@ -18,6 +18,9 @@ class XTerm(pyte.Screen):
     * DECSTBM, also the reset `ESC[r`, moves the cursor home;
     * DECRC restores the saved row as it was (pyte clamps it into the margins);
     * a combining character after the last column joins the last cell (pyte wraps first);
+    * the alternate screen (?1049h/l, ?1047, ?47): the normal screen is kept aside and comes
+      back when the program leaves (pyte has none: the program's last frame stayed on
+      screen after it left, and a test could read a frame that was no longer there);
     * `keep_margins_on_resize`: a terminal that keeps the margins across a resize,
       clamped to the smaller size and still clamped after it grows back (the worst case;
       pyte and xterm reset them).
@@ -25,6 +28,40 @@ class XTerm(pyte.Screen):
 
     keep_margins_on_resize = False
     region_scrolls = 0
+    ALTERNATE = frozenset((1049, 1047, 47))
+    _normal = None  # the normal screen (cells, cursor) while the alternate one is shown
+
+    def set_mode(self, *modes, **kwargs) -> None:
+        if kwargs.get("private") and self.ALTERNATE.intersection(modes):
+            self._enter_alternate(1049 in modes)
+            modes = tuple(m for m in modes if m not in self.ALTERNATE)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes, **kwargs) -> None:
+        if kwargs.get("private") and self.ALTERNATE.intersection(modes):
+            self._leave_alternate(1049 in modes)
+            modes = tuple(m for m in modes if m not in self.ALTERNATE)
+        super().reset_mode(*modes, **kwargs)
+
+    def _enter_alternate(self, save_cursor: bool) -> None:
+        if self._normal is not None:
+            return
+        self._normal = ({y: dict(line) for y, line in self.buffer.items()},
+                        (self.cursor.x, self.cursor.y) if save_cursor else None)
+        self.erase_in_display(2)
+
+    def _leave_alternate(self, restore_cursor: bool) -> None:
+        if self._normal is None:
+            return
+        cells, at = self._normal
+        self._normal = None
+        self.buffer.clear()
+        for y, line in cells.items():
+            if y < self.lines:
+                self.buffer[y].update({x: c for x, c in line.items() if x < self.columns})
+        self.dirty.update(range(self.lines))
+        if restore_cursor and at is not None:
+            self.cursor.x, self.cursor.y = min(at[0], self.columns), min(at[1], self.lines - 1)
 
     def _inside(self) -> Margins | None:
         m = self.margins

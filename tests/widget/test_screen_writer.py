@@ -280,3 +280,20 @@ def test_a_deep_indent_after_a_line_feed_is_a_column_move():
     rows = [make_row([(None, "  def f():")]), make_row([(None, "            return 1")])]
     text, _state, _ = render_rows([(0, blank_row(), rows[0]), (1, blank_row(), rows[1])], escape_of, "\n")
     assert text == "\x1b[1;3Hdef f():\n\x1b[13Greturn 1"
+
+
+def test_the_emulator_has_an_alternate_screen_like_xterm():
+    """The tests' terminal (tests/xterm.py) keeps the shell's screen aside while a program
+    shows the alternate one, and brings it back when the program leaves: what a test reads
+    after dashfloat left is the shell's screen, never dashfloat's last frame. A sequence
+    split between two reads counts too."""
+    screen = XTerm(20, 4)
+    stream = pyte.ByteStream(screen)
+    stream.feed(b"SHELL$ dashfloat\r\n")
+    stream.feed(b"\x1b[?10")
+    stream.feed(b"49h\x1b[HAPP FRAME")
+    assert [row.rstrip() for row in screen.display] == ["APP FRAME", "", "", ""]
+    stream.feed(b"\x1b[?1049h")  # entered twice (the early frame, then urwid): still one aside
+    stream.feed(b"\x1b[2;1Hmore\x1b[?1049l")
+    assert [row.rstrip() for row in screen.display] == ["SHELL$ dashfloat", "", "", ""]
+    assert (screen.cursor.x, screen.cursor.y) == (0, 1)  # 1049 restores the cursor too
