@@ -105,6 +105,14 @@ class Term:
             self._answer_queries(data)
         return len(data)
 
+    def drain(self, quiet: float = 0.01) -> None:
+        """Read on until nothing more comes within `quiet`: a frame is one write, but the
+        pty hands it over in pieces, and a condition tested between two pieces sees the new
+        frame's first rows over the old frame's last (a pager's title over a question that
+        read "Apply?", which the test then answered while the app showed "Wait")."""
+        while self.pump(timeout=quiet):
+            pass
+
     def _answer(self, data: str) -> None:
         self.answers += 1
         os.write(self.child.child_fd, data.encode())  # not send(): it sleeps 50 ms first
@@ -141,7 +149,8 @@ class Term:
                 if result:
                     return result
                 raise AssertionError(f"process ended while waiting for {what}; screen:\n{self.dump()}")
-            self.pump()
+            if self.pump():
+                self.drain()
 
     def log_tail(self, lines: int = 15) -> str:
         """The end of this dashfloat's log (for a failure's report), if it has one."""
