@@ -602,6 +602,50 @@ def test_an_error_line_ends_its_hint_before_the_partial_note():
 
     line = _error_line({"message": "the stream broke", "hint": "check the provider's status", "partial": True})
     assert line == "the stream broke. Check the provider's status. (The text above is incomplete.)"
+    assert _error_line({"message": "refused.", "hint": "see the log!"}) == "refused. See the log!"  # no stop added
+
+
+@pytest.mark.parametrize("usage, total", [
+    ({"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 15}, 15),  # the provider's total as it is
+    ({"prompt_tokens": 10, "completion_tokens": 2}, 12),
+    ({"prompt_tokens": 0, "completion_tokens": 5}, 5),
+    ({"prompt_tokens": 7}, 7),
+    ({"completion_tokens": 7}, None),
+    ({"total_tokens": "12"}, None),
+    ({"total_tokens": True}, None),
+])
+def test_the_conversations_size_is_the_providers_total_else_its_input_and_output(usage, total):
+    """What the journal's turn_end records as the conversation's tokens (and a resume shows)."""
+    from dashfloat.agent import _total_tokens
+
+    assert _total_tokens(usage) == total
+
+
+def test_json_dumps_is_canonical_and_keeps_non_ascii_text_as_it_is():
+    """The repeat guard's key (the same call whatever order the model wrote its arguments in)
+    and the estimate of calls the provider did not count."""
+    from dashfloat.agent import json_dumps
+
+    assert json_dumps({"path": "café ☕", "a": 1}) == json_dumps({"a": 1, "path": "café ☕"}) == \
+        '{"a": 1, "path": "café ☕"}'
+
+
+def test_a_git_status_that_fails_is_logged_with_its_traceback_and_the_report_still_comes(monkeypatch, caplog):
+    from dashfloat.agent import _git_report, _git_snapshot
+    from dashfloat.tools import gitchanges
+
+    def snapshot(root):
+        raise OSError("git vanished")
+
+    monkeypatch.setattr(gitchanges, "snapshot", snapshot)
+    got = queue.SimpleQueue()
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        assert _git_snapshot("/nowhere") is None
+        _git_report("/nowhere", object(), got, 3, "c1")
+    assert got.get_nowait() == (M.T_GIT, 3, "c1", None, [])  # the turn's end waits for it
+    for when in ("before", "after"):
+        record = next(r for r in caplog.records if r.getMessage() == f"git status {when} a command failed")
+        assert record.exc_info is not None and record.exc_info[0] is OSError
 
 
 @pytest.mark.parametrize("how", ["done", "cancelled", "error"])
@@ -789,6 +833,8 @@ def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkey
     assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
     assert any(r.getMessage() == f"git status reports still missing after {agent_module.REPORT_WAIT}s: ['c1']"
                for r in caplog.records)
+    # the missing report holds no later turn: the next one ends at once (the clock stands still)
+    assert command(agent, out, "and now?")[-1] == (M.TURN_END, "done")
     agent.send((M.QUIT,))
     agent.join(2)
 
