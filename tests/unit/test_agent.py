@@ -279,6 +279,30 @@ def test_the_episode_limit_counts_the_episodes_of_one_turn(tmp_path):
     quit_(agent)
 
 
+def test_esc_during_compact_stops_its_summary_request():
+    from dashfloat import context
+
+    asked, stopped = threading.Event(), threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        if messages[0]["content"] != context.SUMMARISER_SYSTEM:
+            return result("an answer")
+        asked.set()
+        wait_until(lambda: cancel.cancelled, "the summary request stopped")
+        stopped.set()
+        return result("", cancelled=True)
+
+    agent, out = start(stream)
+    command(agent, out, "one")
+    command(agent, out, "two")
+    agent.send((M.PROMPT, "/compact"))
+    assert asked.wait(5)
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    assert stopped.wait(5), "the summary request was left running"
+    quit_(agent)
+
+
 # ---- supervision: every way a thread can end reaches the UI ----------------------------
 
 
