@@ -301,6 +301,36 @@ def test_a_crash_during_the_summary_request_ends_that_turn_and_leaves_the_conver
     assert not rig.out.of(M.COMPACTED), "the summary that came after the crash was not used"
 
 
+def test_a_crash_just_after_an_automatic_compaction_leaves_the_next_prompt_checked_against_the_window(
+        rig, monkeypatch):
+    """A bug between the compaction and the request it made room for ends that turn: the next
+    prompt's request is checked again, not sent as one that was just compacted for."""
+    crashed = []
+    real = conversation.repair
+
+    def repair(messages):
+        if summary_bodies(rig) and not crashed:  # the request after the summary
+            crashed.append(True)
+            raise RuntimeError("boom")
+        return real(messages)
+
+    monkeypatch.setattr(conversation, "repair", repair)
+    rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer("answer " + prose(300))
+    start(rig, context_window=8000)
+    for i in range(20):
+        t = rig.prompt(f"turn {i}: " + prose(300, i))
+        rig.out.wait_kind(M.TURN_END, since=t)
+        if crashed:
+            break
+    assert crashed, "an automatic compaction, then the crash"
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["error"]
+    t = rig.prompt("and now this: " + prose(4500))  # over the window with what the compaction left
+    rig.out.wait_kind(M.TURN_END, since=t)
+    for body in chat_bodies(rig):
+        assert C.estimate_tokens(body["messages"], body.get("tools")) <= 8000
+    rig.server.responder = None
+
+
 def test_a_refused_request_teaches_the_window_compacts_and_is_sent_once_more(rig):
     overflow = json_reply(400, {"error": {"message": "This model's maximum context length is 6000 tokens. However, "
                                                      "your messages resulted in 9100 tokens.",

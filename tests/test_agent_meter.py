@@ -399,6 +399,10 @@ def test_sessions_command_lists_this_directorys_sessions_and_marks_this_one(rig,
                     {"id": "ffee000011112222", "cwd": str(rig.root.resolve()), "model": MODEL})
     other.begin(title="an older session")
     other.close()
+    # this session is not recorded before its first prompt: listed without it, nothing marked
+    before = sessions_text(str(rig.root), "0011223344556677")
+    assert "an older session" in before and "this session" not in before
+    assert before.endswith("--resume ID resumes one (after /quit).")
     j = Journal(S.project_dir({"XDG_STATE_HOME": str(state)}, str(rig.root.resolve())) / "0011223344556677.jsonl",
                 {"id": "0011223344556677", "cwd": str(rig.root.resolve()), "model": MODEL})
     rig.start(journal=j)
@@ -407,7 +411,7 @@ def test_sessions_command_lists_this_directorys_sessions_and_marks_this_one(rig,
     t = rig.prompt("/sessions")
     text = rig.out.wait(lambda m: m[0] == M.SYSTEM and "Sessions in" in m[2], since=t)[2]
     lines = text.split("\n")
-    assert lines[1].startswith("  ID")
+    assert lines[1].startswith("  ID") and "DIRECTORY" not in lines[1], "this directory's: no directory column"
     mine = [ln for ln in lines if "hello there" in ln]
     theirs = [ln for ln in lines if "an older session" in ln]
     assert mine[0].startswith("* 00112233") and theirs[0].startswith("  ffee0000")

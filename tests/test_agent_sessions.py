@@ -118,6 +118,9 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
     live_screen = app_screen(live, replay=False)
     replayed = app_screen(S.ui_messages(loaded), replay=True)
     assert replayed == [line.replace(KEY, "[redacted: API key]") for line in live_screen]
+    # the usage the first turn ended with comes back with it (the second turn's answer reported none)
+    assert [m for m in S.ui_messages(loaded) if m[0] == M.USAGE] == [
+        (M.USAGE, {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100})]
     assert any("approved by you" in line for line in replayed)
     # the audit trail: structured decisions, the rule or key that decided
     events = [json.loads(x) for x in j.path.read_bytes().splitlines()]

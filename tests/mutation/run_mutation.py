@@ -524,6 +524,20 @@ def match_equivalent(reviewed: list[Reviewed], module: str, found: list[Mutant],
     return out
 
 
+def in_span(reviewed: list[Reviewed], module: str, found: list[Mutant], lines: list[str],
+            span: str | None) -> tuple[list[Mutant], dict[str, Reviewed]]:
+    """The mutants on the lines of `span` ("A-B", --lines; all without one) and their reviews.
+    The entries are matched over the whole module first: an entry for a line outside the span
+    must not take a mutant of the same text inside it (which would then never be tried)."""
+    equivalent = match_equivalent(reviewed, module, found, lines)
+    if span:
+        lo, _, hi = span.partition("-")
+        found = [m for m in found if int(lo) <= m.line <= int(hi or lo)]
+        kept = {m.ident for m in found}
+        equivalent = {ident: entry for ident, entry in equivalent.items() if ident in kept}
+    return found, equivalent
+
+
 # -- the run -----------------------------------------------------------------------------------
 def killer_unchanged(old: dict) -> bool:
     """The test that killed a mutant is as it was (or was not recorded: an import failure)."""
@@ -607,11 +621,8 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:
             source = (ROOT / module).read_bytes()
             found = mutants(module, source)
-            if args.lines:
-                lo, _, hi = args.lines.partition("-")
-                found = [m for m in found if int(lo) <= m.line <= int(hi or lo)]
             lines = source.decode("utf-8").splitlines()
-            equivalent = match_equivalent(reviewed, module, found, lines)
+            found, equivalent = in_span(reviewed, module, found, lines, args.lines)
             src_hash = hashlib.sha256(source).hexdigest()[:20]
             info = {"mutants": found, "lines": lines, "equivalent": equivalent, "src": src_hash}
             per_module[module] = info

@@ -149,6 +149,19 @@ def test_a_mutant_keeps_its_scope_key_when_lines_move_and_loses_it_when_its_func
     assert all(k not in edited or edited[k].scope_hash != before[k].scope_hash for k in first_keys)
 
 
+def test_a_review_of_a_line_outside_the_lines_asked_for_takes_no_mutant_inside_them():
+    src = b"def first():\n    x = 0\n    return x\n\n\ndef second():\n    x = 0\n    return x\n"
+    lines = src.decode().splitlines()
+    found = mutants("m.py", src)
+    (late,) = [m for m in found if m.line == 7 and m.desc == "`0` -> `1`"]
+    review = run_mutation.Reviewed("m.py", 2, late.col, late.desc, "x = 0", "why", 1)
+    inside, reviewed = run_mutation.in_span([review], "m.py", found, lines, "6-8")
+    assert late in inside and all(m.line >= 6 for m in inside)
+    assert reviewed == {}, "the entry is the first function's: the second's mutant is still tried"
+    _all, reviewed = run_mutation.in_span([review], "m.py", found, lines, "1-4")
+    assert list(reviewed.values()) == [review] and review.line_now == 2
+
+
 def test_results_are_carried_over_to_an_edited_module_where_the_function_is_unchanged():
     old_src = "a" * 20
     tried = mutants("m.py", SCOPED)

@@ -14,7 +14,7 @@ from dashfloat import messages as M
 from dashfloat.agent import Agent
 from dashfloat.llm.client import CancelToken, Endpoint, StreamResult
 from dashfloat.llm.errors import ChatError
-from tests.test_agent_tools import crash_on
+from tests.test_agent_tools import crash_on, wait_until
 
 ENDPOINT = Endpoint(base_url="http://127.0.0.1:9/v1")
 
@@ -267,6 +267,40 @@ def test_the_episode_limit_ends_a_turn_that_keeps_calling_tools(tmp_path):
     # every call got its result, in order, before the limit ended the turn
     tool_ids = [m["tool_call_id"] for m in agent.messages if m["role"] == "tool"]
     assert tool_ids == ["c1", "c2", "c3"]
+
+
+def test_the_episode_limit_counts_the_episodes_of_one_turn(tmp_path):
+    stream, requests = tools_then_answer(one_call("c1"), "first done", one_call("c2"), "second done")
+    agent, out = start(stream, root=str(tmp_path), max_episodes=2)
+    assert command(agent, out, "one")[-1] == (M.TURN_END, "done")
+    said = command(agent, out, "two")  # two episodes again: the first turn's are not counted
+    assert said[-1] == (M.TURN_END, "done") and (M.TOKEN, "second done") in said
+    assert len(requests) == 4
+    quit_(agent)
+
+
+def test_esc_during_compact_stops_its_summary_request():
+    from dashfloat import context
+
+    asked, stopped = threading.Event(), threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        if messages[0]["content"] != context.SUMMARISER_SYSTEM:
+            return result("an answer")
+        asked.set()
+        wait_until(lambda: cancel.cancelled, "the summary request stopped")
+        stopped.set()
+        return result("", cancelled=True)
+
+    agent, out = start(stream)
+    command(agent, out, "one")
+    command(agent, out, "two")
+    agent.send((M.PROMPT, "/compact"))
+    assert asked.wait(5)
+    agent.send((M.CANCEL,))
+    out.wait_kind(M.TURN_END, "cancelled")
+    assert stopped.wait(5), "the summary request was left running"
+    quit_(agent)
 
 
 # ---- supervision: every way a thread can end reaches the UI ----------------------------
@@ -592,6 +626,50 @@ def test_an_error_line_ends_its_hint_before_the_partial_note():
 
     line = _error_line({"message": "the stream broke", "hint": "check the provider's status", "partial": True})
     assert line == "the stream broke. Check the provider's status. (The text above is incomplete.)"
+    assert _error_line({"message": "refused.", "hint": "see the log!"}) == "refused. See the log!"  # no stop added
+
+
+@pytest.mark.parametrize("usage, total", [
+    ({"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 15}, 15),  # the provider's total as it is
+    ({"prompt_tokens": 10, "completion_tokens": 2}, 12),
+    ({"prompt_tokens": 0, "completion_tokens": 5}, 5),
+    ({"prompt_tokens": 7}, 7),
+    ({"completion_tokens": 7}, None),
+    ({"total_tokens": "12"}, None),
+    ({"total_tokens": True}, None),
+])
+def test_the_conversations_size_is_the_providers_total_else_its_input_and_output(usage, total):
+    """What the journal's turn_end records as the conversation's tokens (and a resume shows)."""
+    from dashfloat.agent import _total_tokens
+
+    assert _total_tokens(usage) == total
+
+
+def test_json_dumps_is_canonical_and_keeps_non_ascii_text_as_it_is():
+    """The repeat guard's key (the same call whatever order the model wrote its arguments in)
+    and the estimate of calls the provider did not count."""
+    from dashfloat.agent import json_dumps
+
+    assert json_dumps({"path": "café ☕", "a": 1}) == json_dumps({"a": 1, "path": "café ☕"}) == \
+        '{"a": 1, "path": "café ☕"}'
+
+
+def test_a_git_status_that_fails_is_logged_with_its_traceback_and_the_report_still_comes(monkeypatch, caplog):
+    from dashfloat.agent import _git_report, _git_snapshot
+    from dashfloat.tools import gitchanges
+
+    def snapshot(root):
+        raise OSError("git vanished")
+
+    monkeypatch.setattr(gitchanges, "snapshot", snapshot)
+    got = queue.SimpleQueue()
+    with caplog.at_level("ERROR", logger="dashfloat.agent"):
+        assert _git_snapshot("/nowhere") is None
+        _git_report("/nowhere", object(), got, 3, "c1")
+    assert got.get_nowait() == (M.T_GIT, 3, "c1", None, [])  # the turn's end waits for it
+    for when in ("before", "after"):
+        record = next(r for r in caplog.records if r.getMessage() == f"git status {when} a command failed")
+        assert record.exc_info is not None and record.exc_info[0] is OSError
 
 
 @pytest.mark.parametrize("how", ["done", "cancelled", "error"])
@@ -779,6 +857,8 @@ def test_the_turn_end_waits_ten_seconds_at_most_for_gits_report(tmp_path, monkey
     assert out.wait_kind(M.TURN_END) == (M.TURN_END, "done")
     assert any(r.getMessage() == f"git status reports still missing after {agent_module.REPORT_WAIT}s: ['c1']"
                for r in caplog.records)
+    # the missing report holds no later turn: the next one ends at once (the clock stands still)
+    assert command(agent, out, "and now?")[-1] == (M.TURN_END, "done")
     agent.send((M.QUIT,))
     agent.join(2)
 
@@ -910,6 +990,53 @@ def test_a_cancel_that_fails_is_logged_with_its_traceback_and_the_turn_still_end
     assert record.exc_info is not None and record.exc_info[0] is OSError
     agent.send((M.QUIT,))
     agent.join(2)
+
+
+def test_a_crash_while_a_model_name_is_checked_ends_that_turn_and_the_late_answer_changes_nothing():
+    release = threading.Event()
+    agent, out = crashing_agent(list_models_fn=slow_model_list(release, served=("m", "other")))
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "/model other"))
+    out.wait_kind(M.PHASE, "waiting")
+    agent.send((M.T_NOTE, 0, "x", "crash"))
+    out.wait_kind(M.TURN_END, "error")
+    release.set()
+    wait_until(lambda: not any(t.name == "model-check" for t in threading.enumerate()), "the check's answer sent")
+    command(agent, out, "/usage")  # handled after that answer
+    assert agent.model == "m" and (M.MODEL, "other") not in out.seen
+    assert [m[1] for m in out.seen[mark:] if m[0] == M.TURN_END] == ["error", "done"]
+    quit_(agent)
+
+
+@pytest.mark.parametrize("stage", ["gate", "run"])
+def test_a_crash_while_a_call_is_checked_or_runs_leaves_the_next_turns_calls_free_to_run(tmp_path, monkeypatch,
+                                                                                        stage):
+    """The crashed turn's call goes with it: the next turn's call is checked and run, not kept
+    waiting behind one that no longer belongs to a turn."""
+    from dashfloat.tools import pipeline, runner
+
+    entered, release = threading.Event(), threading.Event()
+    module, name = (pipeline, "pre_execute") if stage == "gate" else (runner, "execute")
+    real = getattr(module, name)
+
+    def held(*args, **kwargs):
+        if not entered.is_set():
+            entered.set()
+            release.wait(5)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    stream, _requests = tools_then_answer(one_call(), one_call("c2"), "listed")
+    agent, out = crashing_agent(stream, root=str(tmp_path))
+    agent.send((M.PROMPT, "list"))
+    assert entered.wait(5)
+    agent.send((M.T_NOTE, 0, "c1", "crash"))
+    out.wait_kind(M.TURN_END, "error")
+    release.set()
+    said = command(agent, out, "list again")
+    assert [m[1]["id"] for m in said if m[0] == M.TOOL_RESULT] == ["c2"]
+    assert (M.TOKEN, "listed") in said and said[-1] == (M.TURN_END, "done")
+    quit_(agent)
 
 
 def test_a_crash_while_the_first_prompt_waits_for_the_model_list_ends_that_turn_only():
@@ -1815,6 +1942,55 @@ def test_copy_is_answered_while_a_turn_runs_and_does_not_end_it(tmp_path):
     assert not any(m[0] == M.TURN_END for m in out.seen)  # /copy beside a turn ends nothing
     gate.set()
     out.wait_kind(M.TURN_END, "done")
+    quit_(agent)
+
+
+def test_copy_ends_its_own_turn_after_its_answer_and_beside_a_turn_ends_nothing(tmp_path):
+    """/copy's answer comes from its worker: alone, its turn ends after that answer; beside a
+    running turn it copies the last finished answer and that turn still ends once, by itself."""
+    gate = threading.Event()
+
+    def stream(endpoint, model, messages, *, on_event, cancel, **kw):
+        if len(messages) > 2:  # the second prompt's answer streams until the test lets it end
+            on_event(("content", "partial"))
+            gate.wait(5)
+            return result("partial")
+        return result("the first")
+
+    agent, out = start(stream, environ={"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "s")})
+    command(agent, out, "one")
+    alone = command(agent, out, "/copy")
+    assert [m[0] for m in alone[-2:]] == [M.SYSTEM, M.TURN_END], alone
+    assert alone[-2][2].startswith("Copied the last answer") and alone[-1] == (M.TURN_END, "done")
+    mark = len(out.seen)
+    agent.send((M.PROMPT, "two"))
+    out.wait_kind(M.TOKEN, "partial")
+    agent.send((M.PROMPT, "/copy"))
+    out.wait(lambda m: m[0] == M.SYSTEM and "Copied" in m[2] and any(x is m for x in out.seen[mark:]))
+    assert (M.CLIPBOARD, "the first") in out.seen[mark:]
+    gate.set()
+
+    def ended() -> bool:
+        after = out.seen[mark:]
+        return any(m[0] == M.TURN_END and (M.ASSISTANT_END, "done") in after[:i] for i, m in enumerate(after))
+
+    out.wait(lambda m: ended())
+    assert [m[1] for m in out.seen[mark:] if m[0] == M.TURN_END] == ["done"]
+    quit_(agent)
+
+
+def test_a_copy_file_that_cannot_be_written_is_said_and_logged(tmp_path, caplog):
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the state directory should be")
+    agent, out = start(lambda *a, **k: result("the answer"),
+                       environ={"HOME": str(tmp_path), "XDG_STATE_HOME": str(blocker)})
+    command(agent, out, "hi")
+    caplog.set_level("WARNING", logger="dashfloat.agent")
+    (said,) = systems(command(agent, out, "/copy"), "info")
+    path = blocker / "dashfloat" / "copy.txt"
+    assert f"{path} could not be written (Not a directory" in said
+    assert any(r.levelname == "WARNING" and r.getMessage().startswith(f"/copy: {path} could not be written: ")
+               for r in caplog.records), caplog.records
     quit_(agent)
 
 

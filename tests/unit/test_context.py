@@ -139,6 +139,20 @@ def test_still_over_after_stubs_a_summary_request_without_tools_in_the_fixed_str
     assert conversation.check(out.messages) == []
 
 
+def test_the_summariser_reads_as_much_of_a_long_transcript_as_its_own_request_has_room_for():
+    """The hard bound less room for the longest summary (2,000 tokens) and 600 tokens more: with a
+    window of 8,000 (hard bound 7,000) the transcript shown is 4,400 tokens' worth of characters
+    (3 a token), its two ends, and what is left out between them is counted."""
+    m = manager(window=8000)
+    msgs = long_conversation()
+    plan = m.plan(msgs)
+    text = C.render(msgs[plan.head:len(msgs) - plan.tail], 150)  # even the shortest outputs are too long
+    assert m.hard == 7000 and len(text) > 13_200
+    keep = 13_200 // 2
+    shown = text[:keep] + f"\n\n[… {len(text) - 2 * keep:,} characters of the transcript left out …]\n\n" + text[-keep:]
+    assert f"<transcript>\n{shown}\n</transcript>" in plan.request[1]["content"]
+
+
 def test_a_summary_not_smaller_than_what_it_replaces_is_rejected_and_the_fallback_drops_with_a_marker():
     m = manager(window=8000)
     msgs = long_conversation()
