@@ -852,7 +852,8 @@ def test_outside_paths_match_no_pattern():
         ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
-        ("cat <<E\nno end", rules.UNPARSABLE), ("", rules.EMPTY), ("  \n ", rules.EMPTY),
+        ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
+        ("", rules.EMPTY), ("  \n ", rules.EMPTY),
     ],
 )
 def test_analysis_flags(command, flag):
@@ -972,6 +973,10 @@ def test_the_analysis_bounds_are_exact():
     assert analyze_command("echo " + "a" * (65537 - 5)).problems == ["too long to analyse"]
     assert not analyze_command("$(" * 31 + "x" + ")" * 31).unparsable
     assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert analyze_command("(" * 40 + "x" + ")" * 40).problems == ["nested too deeply"]  # stops there
+    # a command string counts as one level: `sh -c '((ls))'` is nested like `(((ls)))`
+    assert not analyze_command("sh -c '" + "(" * 30 + "ls" + ")" * 30 + "'").opaque
+    assert analyze_command("sh -c '" + "(" * 31 + "ls" + ")" * 31 + "'").opaque
     assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
     assert analyze_command("nohup" + " x" * 64).unparsable
     many = {n: ";".join(f"ls {i}" for i in range(n)) for n in (2048, 2049)}  # n candidate commands
@@ -1156,6 +1161,7 @@ def test_module_is_pure():
 @pytest.mark.parametrize(("command", "simple", "flags"), [
     ("ls \\\n-l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
     ("ls\\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
+    ("ls \\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),  # alone between blanks: no word
     ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
     ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
     ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
