@@ -1162,6 +1162,7 @@ def test_module_is_pure():
     ("ls \\\n-l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
     ("ls\\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
     ("ls \\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),  # alone between blanks: no word
+    ("ls > \\\n x", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),  # nor before a target
     ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
     ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
     ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
@@ -1175,6 +1176,9 @@ def test_line_continuations_and_comments(command, simple, flags):
 
 def test_a_command_continued_on_the_next_line_is_still_denied():
     assert evaluate(DENY_RM, C, {"command": "rm \\\n-rf /"}, root=ROOT, mode="unrestricted").decision == DENY
+    # the target of a redirection is no argument, also after a line continuation
+    deny = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
+    assert evaluate(deny, C, {"command": "rm -rf / > \\\n x"}, root=ROOT, mode="unrestricted").decision == DENY
 
 
 def test_a_stray_closing_parenthesis_ends_the_command_before_it():
