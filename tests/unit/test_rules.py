@@ -124,6 +124,8 @@ BYPASSES = [
     ("here-doc-substitution-rm", STD, "ask", C, "cat <<EOF\n$(rm -rf /)\nEOF", DENY),
     ("here-doc-quoted-is-text", STD, "ask", C, "cat <<'EOF'\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
+    # bash takes a process substitution's text as an unquoted delimiter: the body expands
+    ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
     # -- environment prefixes and wrappers
     ("git-pager-prefix", STD, "ask", C, "GIT_PAGER=evil git status", ASK),
@@ -1183,6 +1185,7 @@ def test_module_is_pure():
     ("ls\\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
     ("ls \\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),  # alone between blanks: no word
     ("ls > \\\n x", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),  # nor before a target
+    ("ls >\\\nx", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),
     ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
     ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
     ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
