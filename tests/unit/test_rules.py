@@ -124,6 +124,7 @@ BYPASSES = [
     ("here-doc-substitution-rm", STD, "ask", C, "cat <<EOF\n$(rm -rf /)\nEOF", DENY),
     ("here-doc-quoted-is-text", STD, "ask", C, "cat <<'EOF'\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
+    ("here-doc-double-quoted-is-text", STD, "ask", C, 'cat <<"EOF"\n$(rm -rf /)\nEOF', ASK),
     # bash takes a process substitution's text as an unquoted delimiter: the body expands
     ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
@@ -281,6 +282,7 @@ BYPASSES = [
     ("unrestricted-opaque-with-deny", DENY_RM, "unrestricted", C, "r${x}m -rf /", ASK),
     ("unrestricted-opaque-no-rules", NONE, "unrestricted", C, "r${x}m -rf /", ALLOW),
     ("unrestricted-dynamic-command-word", DENY_RM, "unrestricted", C, "$CMD -rf /", ASK),
+    ("unrestricted-quoted-dynamic-command-word", DENY_RM, "unrestricted", C, '"$CMD" -rf /', ASK),
     ("unrestricted-glob-arg-cannot-be-rm", DENY_RM, "unrestricted", C, "pytest tests/*.py", ALLOW),
     ("unrestricted-var-arg-cannot-be-rm", DENY_RM, "unrestricted", C, "echo $HOME", ALLOW),
     ("unrestricted-var-arg-of-rm", DENY_RM, "unrestricted", C, "rm $X", DENY),
