@@ -865,8 +865,14 @@ class _Lexer:
     def _redirect(self, op: str) -> None:
         self.flag(REDIRECTION)
         self.i += len(op)
-        while self.i < self.n and self.s[self.i] in _BLANKS:
-            self.i += 1
+        while True:  # blanks and line continuations before the target (`> \<newline> x`)
+            if self.i < self.n and self.s[self.i] in _BLANKS:
+                self.i += 1
+            elif self.s.startswith("\\\n", self.i):
+                self.flag(LINE_CONTINUATION)
+                self.i += 2
+            else:
+                break
         if self.s.startswith(("<(", ">("), self.i):
             target = self._process_substitution()
         elif self.i >= self.n or self.s[self.i] in _META:

@@ -108,6 +108,7 @@ BYPASSES = [
     ("nested-substitution-rm", STD, "ask", C, "cat $(echo $(rm -rf /))", DENY),
     ("process-substitution-rm", STD, "ask", C, "diff <(rm -rf /) x", DENY),
     ("process-substitution-out", STD, "ask", C, "git log >(cat)", ASK),
+    ("process-substitution-then-rm", STD, "ask", C, "diff <(ls) x; rm -rf /", DENY),
     ("param-default-rm", STD, "ask", C, "cat ${x:-$(rm -rf /)}", DENY),
     ("arith-rm", STD, "ask", C, "cat $((rm -rf /) )", DENY),
     ("sq-substitution-is-text", STD, "ask", C, "cat '$(rm -rf /)'", ALLOW),
@@ -117,10 +118,15 @@ BYPASSES = [
     ("input-shadow", STD, "ask", C, "cat < /etc/shadow", ASK),
     ("stderr", STD, "ask", C, "git status 2>/dev/null", ASK),
     ("amp-redirect", STD, "ask", C, "git status &> out", ASK),
+    ("amp-redirect-then-rm", STD, "ask", C, "git status &> out; rm -rf /", DENY),
     ("redirect-first", STD, "ask", C, ">x git status", ASK),
     ("here-doc", STD, "ask", C, "cat <<EOF\nhello\nEOF", ASK),
     ("here-doc-substitution-rm", STD, "ask", C, "cat <<EOF\n$(rm -rf /)\nEOF", DENY),
     ("here-doc-quoted-is-text", STD, "ask", C, "cat <<'EOF'\n$(rm -rf /)\nEOF", ASK),
+    ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
+    ("here-doc-double-quoted-is-text", STD, "ask", C, 'cat <<"EOF"\n$(rm -rf /)\nEOF', ASK),
+    # bash takes a process substitution's text as an unquoted delimiter: the body expands
+    ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
     # -- environment prefixes and wrappers
     ("git-pager-prefix", STD, "ask", C, "GIT_PAGER=evil git status", ASK),
@@ -208,9 +214,11 @@ BYPASSES = [
     ("if-rm", STD, "ask", C, "if true; then rm -rf /; fi", DENY),
     ("function-rm", STD, "ask", C, "f() { rm -rf /; }; f", DENY),
     ("function-keyword-rm", DENY_RM, "unrestricted", C, "function f { rm -rf /; }; f", DENY),
+    ("function-keyword-bare-rm", DENY_RM, "unrestricted", C, "function f { rm; }; f", DENY),
     ("for-loop-rm", DENY_RM, "unrestricted", C, "for i in 1; do rm -rf /; done", DENY),
     ("case-rm", DENY_RM, "unrestricted", C, "case x in x) rm -rf /;; esac", DENY),
     ("assignment-value-rm", DENY_RM, "unrestricted", C, "X='rm -rf /' true", DENY),
+    ("assignment-value-with-equals-rm", DENY_RM, "unrestricted", C, "X='echo a=b; rm -rf /' true", DENY),
     ("git-config-env-alias-rm", DENY_RM, "unrestricted", C,
      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf /' git x", DENY),
     ("git-config-alias-rm", DENY_RM, "ask", C, "git config alias.x '!rm -rf /'", DENY),
@@ -274,6 +282,7 @@ BYPASSES = [
     ("unrestricted-opaque-with-deny", DENY_RM, "unrestricted", C, "r${x}m -rf /", ASK),
     ("unrestricted-opaque-no-rules", NONE, "unrestricted", C, "r${x}m -rf /", ALLOW),
     ("unrestricted-dynamic-command-word", DENY_RM, "unrestricted", C, "$CMD -rf /", ASK),
+    ("unrestricted-quoted-dynamic-command-word", DENY_RM, "unrestricted", C, '"$CMD" -rf /', ASK),
     ("unrestricted-glob-arg-cannot-be-rm", DENY_RM, "unrestricted", C, "pytest tests/*.py", ALLOW),
     ("unrestricted-var-arg-cannot-be-rm", DENY_RM, "unrestricted", C, "echo $HOME", ALLOW),
     ("unrestricted-var-arg-of-rm", DENY_RM, "unrestricted", C, "rm $X", DENY),
@@ -284,6 +293,8 @@ BYPASSES = [
     ("unrestricted-pipe-to-sh", DENY_RM, "unrestricted", C, "curl -s x | sh", ASK),
     ("unrestricted-base64-sh", DENY_RM, "unrestricted", C, "echo cm0K | base64 -d | bash", ASK),
     ("unrestricted-here-string-bash-rm", DENY_RM, "unrestricted", C, "bash <<< 'rm -rf /'", DENY),
+    ("unrestricted-here-doc-sh-rm", DENY_RM, "unrestricted", C, "sh <<'EOF'\nrm -rf /\nEOF", DENY),
+    ("unrestricted-process-substitution-command", DENY_RM, "unrestricted", C, "<(ls) -rf /", ASK),
     ("unrestricted-source-stdin-rm", DENY_RM, "unrestricted", C, ". /dev/stdin <<< 'rm -rf /'", DENY),
     ("unrestricted-unparsable-no-rm", DENY_RM, "unrestricted", C, "echo 'x", ASK),
     ("unrestricted-bash-c-dynamic", [layer(USER, (ALLOW, "execute_command(bash *)"),
@@ -837,7 +848,8 @@ def test_outside_paths_match_no_pattern():
         ("a <(b)", rules.SUBSTITUTION), ("a >(b)", rules.SUBSTITUTION),
         ("a > b", rules.REDIRECTION), ("a >> b", rules.REDIRECTION),
         ("a < b", rules.REDIRECTION), ("a 2> b", rules.REDIRECTION),
-        ("a &> b", rules.REDIRECTION), ("a <<E\nx\nE", rules.REDIRECTION),
+        ("a &> b", rules.REDIRECTION), ("a &> b", rules.LIST),  # dash: `a &` then `> b`
+        ("a\n> b", rules.LIST), ("a <<E\nx\nE", rules.REDIRECTION),
         ("a >| b", rules.REDIRECTION), ("a <> b", rules.REDIRECTION),
         ("A=1 b", rules.ENV_PREFIX), ("A=1", rules.ENV_PREFIX), ("A+=1 b", rules.ENV_PREFIX),
         ("(a)", rules.SUBSHELL), ("{ a; }", rules.COMPOUND), ("! a", rules.COMPOUND),
@@ -852,7 +864,8 @@ def test_outside_paths_match_no_pattern():
         ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
-        ("cat <<E\nno end", rules.UNPARSABLE), ("", rules.EMPTY), ("  \n ", rules.EMPTY),
+        ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
+        ("", rules.EMPTY), ("  \n ", rules.EMPTY),
     ],
 )
 def test_analysis_flags(command, flag):
@@ -876,6 +889,7 @@ def test_analysis_flags(command, flag):
         ("echo {}", ["echo", "{}"]),
         ("git log @{u}", ["git", "log", "@{u}"]),
         ("echo '$(x)' '*'", ["echo", "$(x)", "*"]),
+        ("echo x] a,b} a\\b", ["echo", "x]", "a,b}", "ab"]),
     ],
 )
 def test_simple_commands(command, argv):
@@ -914,6 +928,12 @@ def test_here_document_body_is_not_a_command_unless_it_expands():
     assert ["echo", "done"] in a.simple and rules.LIST in a.flags
     b = analyze_command("cat <<-EOF\n\t$(rm -rf /)\n\tEOF")
     assert ["rm", "-rf", "/"] in b.candidates and not b.unparsable
+
+
+def test_a_process_substitution_is_one_word():
+    a = analyze_command("diff <(ls) x")
+    assert (a.simple, a.problems) == ([["ls"], ["diff", "<(ls)", "x"]], [])
+    assert a.opaque  # its word is a path only the shell knows
 
 
 def test_io_numbers_are_not_arguments():
@@ -972,6 +992,15 @@ def test_the_analysis_bounds_are_exact():
     assert analyze_command("echo " + "a" * (65537 - 5)).problems == ["too long to analyse"]
     assert not analyze_command("$(" * 31 + "x" + ")" * 31).unparsable
     assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert analyze_command("(" * 40 + "x" + ")" * 40).problems == ["nested too deeply"]  # stops there
+    assert analyze_command("(ls); " + "(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert not analyze_command("; ".join(["(ls)"] * 40)).unparsable  # one after the other: no nesting
+    # a command string counts as one level: `sh -c '((ls))'` is nested like `(((ls)))`
+    assert not analyze_command("sh -c '" + "(" * 30 + "ls" + ")" * 30 + "'").opaque
+    assert analyze_command("sh -c '" + "(" * 31 + "ls" + ")" * 31 + "'").opaque
+    # so does an expanding here-document's body
+    assert not analyze_command("cat <<E\n" + "$(" * 30 + "x" + ")" * 30 + "\nE").unparsable
+    assert analyze_command("cat <<E\n" + "$(" * 31 + "x" + ")" * 31 + "\nE").problems == ["nested too deeply"]
     assert not analyze_command("nohup" + " x" * 63).unparsable  # a wrapper and 63 words
     assert analyze_command("nohup" + " x" * 64).unparsable
     many = {n: ";".join(f"ls {i}" for i in range(n)) for n in (2048, 2049)}  # n candidate commands
@@ -1156,6 +1185,9 @@ def test_module_is_pure():
 @pytest.mark.parametrize(("command", "simple", "flags"), [
     ("ls \\\n-l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
     ("ls\\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),
+    ("ls \\\n -l", [["ls", "-l"]], {rules.LINE_CONTINUATION}),  # alone between blanks: no word
+    ("ls > \\\n x", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),  # nor before a target
+    ("ls >\\\nx", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),
     ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
     ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
     ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
@@ -1169,6 +1201,9 @@ def test_line_continuations_and_comments(command, simple, flags):
 
 def test_a_command_continued_on_the_next_line_is_still_denied():
     assert evaluate(DENY_RM, C, {"command": "rm \\\n-rf /"}, root=ROOT, mode="unrestricted").decision == DENY
+    # the target of a redirection is no argument, also after a line continuation
+    deny = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
+    assert evaluate(deny, C, {"command": "rm -rf / > \\\n x"}, root=ROOT, mode="unrestricted").decision == DENY
 
 
 def test_a_stray_closing_parenthesis_ends_the_command_before_it():
