@@ -1051,6 +1051,16 @@ def test_dynamic_words_parallel_simple():
     assert analyze_command("echo 'x").deeply_opaque
 
 
+def test_a_backquote_makes_its_whole_word_dynamic():
+    """`...` inside a word: the word goes on after it, and its value is not known, as with
+    $(...): a deny rule might match it (rules.py's word reader)."""
+    a = analyze_command("ls x`y`z w")
+    assert a.simple == [["y"], ["ls", "x`y`z", "w"]]
+    assert a.dynamic_words == [[False], [False, True, False]]
+    deny = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
+    assert _who(deny, C, "r`true`m -rf /", mode="unrestricted").decision == ASK
+
+
 def test_wrapper_chains_still_deny():
     d = evaluate(DENY_RM, C, {"command": "sudo " * 60 + "rm -rf /"}, root=ROOT)
     assert d.decision == DENY
