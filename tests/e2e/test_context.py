@@ -33,9 +33,19 @@ def test_instructions_entry_compact_and_clear(spawn, server, tmp_path):
     wait_ready(t)
     t.wait_flat("Instructions loaded: ")
     t.wait_flat("config/dashfloat/AGENTS.md (24 B), AGENTS.md (24 B).")
+    def answered(t, i: int) -> bool:
+        """Question i is in the transcript with an answer after it, and the turn is over.
+        (Not "one more request and idle": the bar can still read idle from before the
+        question while the request is already at the server, and the next question's
+        Enter then came during the turn and was refused.)"""
+        rows = t.lines[:-2]
+        at = next((k for k, row in enumerate(rows) if row.startswith(f"❯ question {i}")), None)
+        return (at is not None and any(row.startswith("● Answer") for row in rows[at + 1:])
+                and " idle " in t.status() and len(posts(server)) == i + 1)
+
     for i in range(3):
         t.type(f"question {i}\r")
-        t.wait_for(lambda t, i=i: len(posts(server)) == i + 1 and " idle " in t.status(), what=f"answer {i}")
+        t.wait_for(lambda t, i=i: answered(t, i), what=f"answer {i}")
     system = posts(server)[0]["json"]["messages"][0]
     assert system["role"] == "system"
     assert "I prefer short answers." in system["content"] and "Always answer in haiku." in system["content"]
