@@ -25,6 +25,18 @@ def worker_threads(pid: int) -> list[int]:
         return []
 
 
+def kill_a_worker_thread(pid: int, signum: int) -> int:
+    """kill(2) of one of `pid`'s threads but the main one: the process's signal, which that
+    thread takes. Returns its id; a thread that ended meanwhile is passed over."""
+    for tid in worker_threads(pid):
+        try:
+            os.kill(tid, signum)
+        except ProcessLookupError:
+            continue
+        return tid
+    raise AssertionError(f"{pid} has no thread beside its main one")
+
+
 def live_with_marker(mark: str) -> list[int]:
     """Pids of live (not zombie) processes, other than this one, whose command line
     contains `mark`."""

@@ -606,25 +606,16 @@ class App(Confirming):
             self.refresh()
         return False
 
-    def _question_always_asks(self) -> bool:
-        """The pending question is one that always asks (a session rule would never be used)."""
-        if self.confirm is None:
-            return False
-        entry = self.model.tools.get(self.confirm[1])
-        return bool(entry is not None and entry.always_asks)
-
-    def _question_ready(self) -> bool:
-        """The pending question's line reads Apply? (a y or n would count): the bar agrees."""
-        if self.confirm is None:
-            return True
-        entry = self.model.tools.get(self.confirm[1])
-        return entry is None or entry.ready
+    def _pending_entry(self):
+        """The pending question's tool entry, if any."""
+        return self.model.tools.get(self.confirm[1]) if self.confirm is not None else None
 
     def update_status(self) -> None:
         # the whole preview shows where it is in its own title row
         position = None if self.view.following or self.view_widget is not None else self.view.position()
         spinner = self.glyphs.spinner[self.spin % len(self.glyphs.spinner)]
         phase = "agent down" if self.agent_down else self.phase
+        question = self._pending_entry()
         markup = status_markup(
             phase=phase,
             spinner=spinner,
@@ -636,9 +627,10 @@ class App(Confirming):
             width=self._width,
             sep=self.glyphs.sep,
             dot=self.glyphs.system,
-            session_rule=not self._question_always_asks(),
+            # no session rule for a call that always asks; y/n only once its line reads Apply?
+            session_rule=not (question is not None and question.always_asks),
             meter=self.meter,
-            ready=self._question_ready(),
+            ready=question is None or question.ready,
         )
         if markup != self._status_markup:  # an unchanged bar keeps its cached canvas
             self._status_markup = markup

@@ -32,7 +32,7 @@ from tests.e2e.test_tools import (
     wait_posts,
 )
 from tests.fakeserver import json_reply, sse_reply
-from tests.procs import live_with_marker, wait_for, worker_threads
+from tests.procs import kill_a_worker_thread, live_with_marker, wait_for
 from tests.schema_check import check_stream, errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -469,7 +469,7 @@ def test_sigterm_in_the_middle_of_a_command_leaves_no_process_and_a_complete_jou
     if to == "process":
         r.proc.send_signal(signal.SIGTERM)
     else:
-        os.kill(worker_threads(r.proc.pid)[0], signal.SIGTERM)
+        kill_a_worker_thread(r.proc.pid, signal.SIGTERM)
     code, result = r.finish()
     assert code == 130
     assert (result["outcome"], result["signal"], result["stop_reason"]) == ("interrupted", "SIGTERM", "cancelled")
