@@ -204,6 +204,7 @@ class Agent:
         self._gating: dict[str, object] = {}  # call id -> the Cancel of its gate thread
         self._deadlines: dict[str, tuple[float, float]] = {}  # call id -> (monotonic deadline, limit)
         self._stopping = False  # a cancel arrived while a tool ran: finish it, then stop
+        self._stop_why = ""  # the front end's reason for that cancel ("" for Esc or Ctrl-C)
         self._final_usage: dict | None = None
         self._discovering = False
         self._pending_prompt: str | None = None
@@ -1714,6 +1715,7 @@ class Agent:
         if self._undo is not None:
             self._undo_cancel()
             return
+        self._stop_why = why
         if self._turn_open:
             self._j("cancel", **({"by": why} if why else {}))
         if self._model_check is not None:
@@ -1727,7 +1729,7 @@ class Agent:
             self._compaction[3].cancel()
             self._compaction = None
             self.post(M.system("info", "Compaction cancelled: the conversation is as it was."
-                                       + (" Turn stopped. Say what to do instead." if self._turn_open else "")))
+                                       + (" " + self._stopped_text() if self._turn_open else "")))
             self._end_turn("cancelled")
             return
         if self._running or self._gating:
@@ -1765,8 +1767,13 @@ class Agent:
         for call in self._calls:
             self._append_result(call)
         self._calls = []
-        self.post(M.system("info", "Turn stopped. Say what to do instead."))
+        self.post(M.system("info", self._stopped_text()))
         self._end_turn("cancelled")
+
+    def _stopped_text(self) -> str:
+        """A stopped turn invites the person to go on, unless the front end stopped it for a
+        reason of its own (a signal: the process is ending, there is nobody to ask)."""
+        return f"Turn stopped ({self._stop_why})." if self._stop_why else "Turn stopped. Say what to do instead."
 
     def _cancel_stream(self) -> None:
         if self._cancel is not None:

@@ -995,13 +995,35 @@ def test_esc_on_a_later_confirmation_keeps_earlier_results_and_rejects_the_rest(
     assert [(r["id"], r["status"]) for r in rig.results(t)] == [
         ("call_F1", "ok"), ("call_F2", "rejected"), ("call_F3", "rejected")]
     assert (rig.root / "a.txt").read_text() == "A\n" and not (rig.root / "ran.txt").exists()
-    assert any("Turn stopped" in s for s in rig.system(t))
+    assert "Turn stopped. Say what to do instead." in rig.system(t)
     t2 = rig.prompt("stop there")
     rig.wait_idle(t2)
     msgs = rig.messages_of(2)
     assert [m["tool_call_id"] for m in tool_messages(msgs)] == ["call_F1", "call_F2", "call_F3"]
     assert result_of(msgs, "call_F1")["content"] == "A\n"
     assert result_of(msgs, "call_F3") == {"ok": False, "rejected": True}
+
+
+def test_a_turn_stopped_by_a_signal_invites_nobody_and_the_next_one_does(rig):
+    """A front end that stops a turn for a reason of its own (SIGTERM: the process ends) is
+    told so, not "Say what to do instead."; the reason belongs to that turn only."""
+    edit = ("call_S1", "edit_file", {"path": "a.txt", "search_block": "A", "replace_block": "B"})
+    (rig.root / "a.txt").write_text("A\n")
+    rig.server.push(calls_reply(edit), calls_reply(edit))
+    rig.start()
+    t = rig.prompt("edit")
+    rig.confirm(t)
+    rig.agent.send((M.CANCEL, "SIGTERM"))
+    rig.wait_idle(t)
+    assert [m[1:] for m in rig.out.of(M.DECIDED, t)] == [("call_S1", "rejected: the turn was stopped (SIGTERM)")]
+    assert "Turn stopped (SIGTERM)." in rig.system(t)
+    assert not any("Say what to do" in s for s in rig.system(t))
+    t2 = rig.prompt("edit again")
+    rig.confirm(t2)
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t2)
+    assert "Turn stopped. Say what to do instead." in rig.system(t2)
+    assert (rig.root / "a.txt").read_text() == "A\n"
 
 
 def test_provider_variants_ids_are_echoed_and_missing_ones_synthesised(rig):

@@ -474,6 +474,8 @@ def test_sigterm_in_the_middle_of_a_command_leaves_no_process_and_a_complete_jou
     assert code == 130
     assert (result["outcome"], result["signal"], result["stop_reason"]) == ("interrupted", "SIGTERM", "cancelled")
     assert [c["status"] for c in result["calls"]] == ["cancelled"]
+    assert {"type": "notice", "level": "info", "text": "Turn stopped (SIGTERM)."}.items() <= next(
+        e for e in r.events if e["type"] == "notice").items()  # nobody is asked what to do instead
     assert wait_for(lambda: live_with_marker(marker) == [], 5), live_with_marker(marker)
     journal = Path(r.events[0]["journal"])
     lines = [json.loads(line) for line in journal.read_text().splitlines()]
