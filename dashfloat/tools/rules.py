@@ -919,9 +919,10 @@ class _Lexer:
             if c in _META:
                 break
             if c == "\\":
-                if self.i + 1 >= n:
+                if self.i + 1 >= n:  # sh passes it on as a backslash
                     self.problem("a backslash at the very end")
-                    self.i += 1
+                    val.append(c)
+                    self.i = n
                     break
                 nxt = s[self.i + 1]
                 self.i += 2

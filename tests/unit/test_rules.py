@@ -900,6 +900,26 @@ def test_simple_commands(command, argv):
     assert a.shape == ""
 
 
+@pytest.mark.parametrize(
+    ("command", "argv", "problem"),
+    [
+        # sh refuses these (exit 2), but the words still name what the user meant: the checks
+        # of .git, .dashfloat and git's -C directories read them
+        ("echo 'a b", ["echo", "a b"], "unterminated single quote"),
+        ("cat a'.git/config", ["cat", "a.git/config"], "unterminated single quote"),
+        ("echo x'", ["echo", "x"], "unterminated single quote"),
+        # sh runs this one, with the backslash as a word of its own
+        ("git status \\", ["git", "status", "\\"], "a backslash at the very end"),
+        ("echo a\\", ["echo", "a\\"], "a backslash at the very end"),
+    ],
+)
+def test_words_of_a_command_that_does_not_parse(command, argv, problem):
+    a = analyze_command(command)
+    assert a.simple == [argv]
+    assert a.problems == [problem]
+    assert a.unparsable and a.deeply_opaque
+
+
 def test_a_quoted_ligature_is_text_not_a_look_alike():
     # NFKC changes "ﬁ" into "fi", but nothing in it looks like shell syntax
     assert analyze_command("echo 'ﬁle'").flags == frozenset()
