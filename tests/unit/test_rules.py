@@ -853,6 +853,7 @@ def test_outside_paths_match_no_pattern():
         ("a >| b", rules.REDIRECTION), ("a <> b", rules.REDIRECTION),
         ("A=1 b", rules.ENV_PREFIX), ("A=1", rules.ENV_PREFIX), ("A+=1 b", rules.ENV_PREFIX),
         ("(a)", rules.SUBSHELL), ("{ a; }", rules.COMPOUND), ("! a", rules.COMPOUND),
+        ("f() (a)", rules.COMPOUND), ("a\n(b)", rules.LIST),
         ("a $B", rules.EXPANSION), ("a ${B}", rules.EXPANSION), ("a $1", rules.EXPANSION),
         ("a $((1+2))", rules.EXPANSION), ('a $"x"', rules.EXPANSION),
         ("a *", rules.GLOB), ("a ?", rules.GLOB), ("a [ab]", rules.GLOB),
@@ -933,6 +934,13 @@ def test_analysis_collects_every_simple_command():
         assert argv in a.simple
     assert a.flags == {rules.LIST, rules.PIPE, rules.SUBSTITUTION, rules.ENV_PREFIX, rules.SUBSHELL}
     assert "A=1" in a.words
+
+
+def test_a_parenthesis_after_words_ends_their_command():
+    # `echo x(y) z` is a syntax error in sh, but a function definition `f() (...)` is not;
+    # either way the words before the parenthesis are a command of their own
+    assert analyze_command("echo x(y) z").simple == [["echo", "x"], ["y"], ["z"]]
+    assert analyze_command("f() (rm -rf /)").simple == [["f"], ["rm", "-rf", "/"]]
 
 
 def test_analysis_properties_and_shape():
