@@ -110,6 +110,8 @@ BYPASSES = [
     ("process-substitution-out", STD, "ask", C, "git log >(cat)", ASK),
     ("process-substitution-then-rm", STD, "ask", C, "diff <(ls) x; rm -rf /", DENY),
     ("param-default-rm", STD, "ask", C, "cat ${x:-$(rm -rf /)}", DENY),
+    # bash: "bad substitution" ends `${}` (that part fails); the pipe's next part still runs
+    ("bad-substitution-pipe-rm", STD, "unrestricted", C, "echo ${} | rm -rf / }", DENY),
     ("arith-rm", STD, "ask", C, "cat $((rm -rf /) )", DENY),
     ("sq-substitution-is-text", STD, "ask", C, "cat '$(rm -rf /)'", ALLOW),
     # -- redirections
@@ -126,8 +128,12 @@ BYPASSES = [
     ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-double-quoted-is-text", STD, "ask", C, 'cat <<"EOF"\n$(rm -rf /)\nEOF', ASK),
     ("here-doc-ansi-c-quoted-is-text", STD, "ask", C, "cat <<$'EOF'\n$(rm -rf /)\nEOF", ASK),
+    ("here-doc-locale-quoted-is-text", STD, "ask", C, 'cat <<$"EOF"\n$(rm -rf /)\nEOF', ASK),
     # bash takes a process substitution's text as an unquoted delimiter: the body expands
     ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
+    ("here-doc-arithmetic-delimiter-rm", STD, "ask", C, "cat <<$((1))\n$(rm -rf /)\n$((1))", DENY),
+    ("here-doc-substitution-delimiter-rm", STD, "ask", C, "cat <<$(x)\n$(rm -rf /)\n$(x)", DENY),
+    ("here-doc-parameter-delimiter-rm", STD, "ask", C, "cat <<${x}\n$(rm -rf /)\n${x}", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
     # -- environment prefixes and wrappers
     ("git-pager-prefix", STD, "ask", C, "GIT_PAGER=evil git status", ASK),
@@ -939,6 +945,9 @@ def test_here_document_body_is_not_a_command_unless_it_expands():
     assert ["echo", "done"] in a.simple and rules.LIST in a.flags
     b = analyze_command("cat <<-EOF\n\t$(rm -rf /)\n\tEOF")
     assert ["rm", "-rf", "/"] in b.candidates and not b.unparsable
+    for body in ("$((1+2))", "$(true)", "${X}", "$X"):  # its text is known only when it runs
+        assert analyze_command(f"cat <<E\n{body}\nE").opaque, body
+    assert not analyze_command("cat <<E\nhi $\nE").opaque
 
 
 def test_a_process_substitution_is_one_word():
@@ -1062,6 +1071,9 @@ def test_dynamic_words_parallel_simple():
     assert a.dynamic_words == [[False, True, False], [False, True]]
     assert a.opaque and not a.deeply_opaque
     assert analyze_command("echo 'x").deeply_opaque
+    b = analyze_command("echo $(((1)+2))x $(id)y ${X}z $'a'w $\"b\"v")  # dash: $'a' is other text
+    assert (b.simple, b.problems) == ([["id"], ["echo", "$(((1)+2))x", "$(id)y", "${X}z", "aw", "bv"]], [])
+    assert b.dynamic_words == [[False], [False, True, True, True, True, True]]
 
 
 def test_a_backquote_makes_its_whole_word_dynamic():
