@@ -110,6 +110,8 @@ BYPASSES = [
     ("process-substitution-out", STD, "ask", C, "git log >(cat)", ASK),
     ("process-substitution-then-rm", STD, "ask", C, "diff <(ls) x; rm -rf /", DENY),
     ("param-default-rm", STD, "ask", C, "cat ${x:-$(rm -rf /)}", DENY),
+    # bash: "bad substitution" ends `${}` (that part fails); the pipe's next part still runs
+    ("bad-substitution-pipe-rm", STD, "unrestricted", C, "echo ${} | rm -rf / }", DENY),
     ("arith-rm", STD, "ask", C, "cat $((rm -rf /) )", DENY),
     ("sq-substitution-is-text", STD, "ask", C, "cat '$(rm -rf /)'", ALLOW),
     # -- redirections
@@ -125,8 +127,13 @@ BYPASSES = [
     ("here-doc-quoted-is-text", STD, "ask", C, "cat <<'EOF'\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-double-quoted-is-text", STD, "ask", C, 'cat <<"EOF"\n$(rm -rf /)\nEOF', ASK),
+    ("here-doc-ansi-c-quoted-is-text", STD, "ask", C, "cat <<$'EOF'\n$(rm -rf /)\nEOF", ASK),
+    ("here-doc-locale-quoted-is-text", STD, "ask", C, 'cat <<$"EOF"\n$(rm -rf /)\nEOF', ASK),
     # bash takes a process substitution's text as an unquoted delimiter: the body expands
     ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
+    ("here-doc-arithmetic-delimiter-rm", STD, "ask", C, "cat <<$((1))\n$(rm -rf /)\n$((1))", DENY),
+    ("here-doc-substitution-delimiter-rm", STD, "ask", C, "cat <<$(x)\n$(rm -rf /)\n$(x)", DENY),
+    ("here-doc-parameter-delimiter-rm", STD, "ask", C, "cat <<${x}\n$(rm -rf /)\n${x}", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
     # -- environment prefixes and wrappers
     ("git-pager-prefix", STD, "ask", C, "GIT_PAGER=evil git status", ASK),
@@ -152,6 +159,7 @@ BYPASSES = [
     ("escaped-space-one-word", STD, "ask", C, "git\\ status", ASK),
     ("ansi-c-quoting", STD, "ask", C, "$'git' status", ASK),
     ("ansi-c-hex-rm", STD, "ask", C, "$'\\x72m' -rf /", DENY),
+    ("ansi-c-then-text-rm", STD, "ask", C, "$'r'm -rf /", DENY),  # one word: "rm"
     ("backslash-rm", STD, "ask", C, "\\rm -rf /", DENY),
     ("quoted-rm", STD, "ask", C, "r''m -rf /", DENY),
     ("line-continuation", STD, "ask", C, "git sta\\\ntus", ASK),
@@ -457,6 +465,8 @@ def test_may_match_lines_up_dynamic_words():
         assert _who(push, C, cmd, mode="unrestricted").decision == expected, cmd
     exact = [layer(USER, (DENY, "execute_command(make deploy)"))]
     assert _who(exact, C, "make $T", mode="unrestricted").decision == ASK
+    assert _who(exact, C, "make ~", mode="unrestricted").decision == ASK  # $HOME may be "deploy"
+    assert _who(exact, C, "make [d]eploy", mode="unrestricted").decision == ASK  # a file "deploy"
     assert _who(exact, C, "make $T build", mode="unrestricted").decision == ALLOW  # never exact
     assert _who(exact, C, "make build $T", mode="unrestricted").decision == ALLOW
     assert _who(exact, C, "make deploy $T", mode="unrestricted").decision == ASK
@@ -470,6 +480,8 @@ def test_may_match_lines_up_dynamic_words():
     star = [layer(USER, (DENY, "execute_command(* --force)"))]
     assert _who(star, C, "git push $F", mode="unrestricted").decision == ASK
     assert _who(star, C, "ls $F -l", mode="unrestricted").decision == ALLOW
+    kill = [layer(USER, (DENY, "execute_command(kill -9 1 *)"))]  # too many to expand: {1..99} may be it
+    assert _who(kill, C, "kill -9 {1..99}", mode="unrestricted").decision == ASK
     d = _who(star, C, "git push --force 'x", mode="unrestricted")  # unparsable: it may match
     assert (d.decision, d.who) == (ASK, "command shape: unparsable")
     allow_ls = [layer(USER, (ALLOW, "execute_command(ls *)"))]  # only deny and ask rules count
@@ -687,6 +699,7 @@ def test_parse_rule_fields():
         ("execute_command((ls))", "subshell"),
         ("execute_command(git log*)", "whole word"),
         ("execute_command(ls *.py)", "whole word"),
+        ("execute_command(ls [ab].py)", "whole word"),
         ("execute_command('unterminated)", "does not parse"),
         ("execute_command(ls；rm)", "look-alike"),
         ("execute_command(ls # c)", "comment"),
@@ -857,12 +870,14 @@ def test_outside_paths_match_no_pattern():
         ("a $B", rules.EXPANSION), ("a ${B}", rules.EXPANSION), ("a $1", rules.EXPANSION),
         ("a $((1+2))", rules.EXPANSION), ('a $"x"', rules.EXPANSION),
         ("a *", rules.GLOB), ("a ?", rules.GLOB), ("a [ab]", rules.GLOB),
+        ("a x[]", rules.GLOB),  # bash reads this `[]` literally: over-approximated, fails closed
+        ("a [b][", rules.GLOB), ("a {b,c}{", rules.BRACE),  # the first [ or { counts
         ("a {b,c}", rules.BRACE), ("a {1..3}", rules.BRACE), ("a ~", rules.TILDE),
         ("a x=~/y", rules.TILDE), ("$'a'", rules.ANSI_C), ("a\\\nb", rules.LINE_CONTINUATION),
         ("a # c", rules.COMMENT), ("\u00e4", rules.NON_ASCII), ("a\u00a0b", rules.LOOKALIKE),
         ("a ＂b＂", rules.LOOKALIKE), ("a \u201cb\u201d", rules.LOOKALIKE),
         ("a\u200b", rules.INVISIBLE), ("a \u2066b", rules.INVISIBLE),
-        ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
+        ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ('a "\\"', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
         ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
@@ -891,6 +906,8 @@ def test_analysis_flags(command, flag):
         ("git log @{u}", ["git", "log", "@{u}"]),
         ("echo '$(x)' '*'", ["echo", "$(x)", "*"]),
         ("echo x] a,b} a\\b", ["echo", "x]", "a,b}", "ab"]),
+        ("echo a][ b}{", ["echo", "a][", "b}{"]),  # a ] or } before the [ or { closes nothing
+        ('echo "a$" "$\'b\'"', ["echo", "a$", "$'b'"]),  # no expansion: $ as text, no $'' in "..."
     ],
 )
 def test_simple_commands(command, argv):
@@ -956,6 +973,9 @@ def test_here_document_body_is_not_a_command_unless_it_expands():
     assert ["echo", "done"] in a.simple and rules.LIST in a.flags
     b = analyze_command("cat <<-EOF\n\t$(rm -rf /)\n\tEOF")
     assert ["rm", "-rf", "/"] in b.candidates and not b.unparsable
+    for body in ("$((1+2))", "$(true)", "${X}", "$X"):  # its text is known only when it runs
+        assert analyze_command(f"cat <<E\n{body}\nE").opaque, body
+    assert not analyze_command("cat <<E\nhi $\nE").opaque
 
 
 def test_a_process_substitution_is_one_word():
@@ -1011,6 +1031,8 @@ def test_analysis_never_raises_and_is_bounded():
     ticks = "echo " + "`" * 200
     assert not analyze_command(ticks).is_simple
     assert analyze_command("x" * 70000).unparsable
+    assert analyze_command("a\x7f").shape == "unparsable"  # DEL: a control character, ASCII
+    assert analyze_command("a\x80").shape == "non-ascii, unparsable"
     assert not analyze_command(123).is_simple  # type: ignore[arg-type]
     assert analyze_command(123).deeply_opaque  # type: ignore[arg-type]
 
@@ -1077,16 +1099,21 @@ def test_dynamic_words_parallel_simple():
     assert a.dynamic_words == [[False, True, False], [False, True]]
     assert a.opaque and not a.deeply_opaque
     assert analyze_command("echo 'x").deeply_opaque
+    b = analyze_command("echo $(((1)+2))x $(id)y ${X}z $'a'w $\"b\"v")  # dash: $'a' is other text
+    assert (b.simple, b.problems) == ([["id"], ["echo", "$(((1)+2))x", "$(id)y", "${X}z", "aw", "bv"]], [])
+    assert b.dynamic_words == [[False], [False, True, True, True, True, True]]
 
 
 def test_a_backquote_makes_its_whole_word_dynamic():
     """`...` inside a word: the word goes on after it, and its value is not known, as with
     $(...): a deny rule might match it (rules.py's word reader)."""
-    a = analyze_command("ls x`y`z w")
-    assert a.simple == [["y"], ["ls", "x`y`z", "w"]]
-    assert a.dynamic_words == [[False], [False, True, False]]
+    for command in ("ls x`y`z w", 'ls "x`y`z" w'):  # also inside double quotes
+        a = analyze_command(command)
+        assert (a.simple, a.problems) == ([["y"], ["ls", "x`y`z", "w"]], []), command
+        assert a.dynamic_words == [[False], [False, True, False]], command
     deny = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
     assert _who(deny, C, "r`true`m -rf /", mode="unrestricted").decision == ASK
+    assert _who(deny, C, 'r"`true`"m -rf /', mode="unrestricted").decision == ASK
 
 
 def test_wrapper_chains_still_deny():
@@ -1227,6 +1254,7 @@ def test_module_is_pure():
     ("ls > \\\n x", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),  # nor before a target
     ("ls >\\\nx", [["ls"]], {rules.LINE_CONTINUATION, rules.REDIRECTION}),
     ("echo a\\\nb", [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # inside a word: joined
+    ('echo "a\\\nb"', [["echo", "ab"]], {rules.LINE_CONTINUATION}),  # also in double quotes
     ("ls \\\n-l\nrm \\\n-rf x", [["ls", "-l"], ["rm", "-rf", "x"]], {rules.LINE_CONTINUATION, rules.LIST}),
     ("ls # a note\nls -l", [["ls"], ["ls", "-l"]], {rules.COMMENT, rules.LIST}),
     ("ls # a note", [["ls"]], {rules.COMMENT}),
