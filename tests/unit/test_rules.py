@@ -159,6 +159,8 @@ BYPASSES = [
     ("unbalanced-quote", STD, "ask", C, "git status '", ASK),
     ("unbalanced-quote-rm", STD, "ask", C, "echo 'x; rm -rf /", DENY),
     ("unbalanced-paren-rm", STD, "ask", C, "rm -rf / )", DENY),
+    # the quoted text does not parse: its words are judged, and the name of a path too
+    ("unbalanced-quote-path-rm", STD, "ask", C, "echo '/bin/rm -rf /", DENY),
     ("variable-command", STD, "ask", C, "$CMD status", ASK),
     ("variable-in-word", STD, "ask", C, "r${x}m -rf /", ASK),
     ("brace-expansion-rm", STD, "ask", C, "{rm,-rf,/}", DENY),
@@ -864,6 +866,7 @@ def test_outside_paths_match_no_pattern():
         ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
+        ("a $'\\", rules.UNPARSABLE), ("a $'\\'", rules.UNPARSABLE), ("a $'\\c", rules.UNPARSABLE),
         ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
         ("", rules.EMPTY), ("  \n ", rules.EMPTY),
     ],
@@ -964,6 +967,54 @@ def test_ansi_c_decoding():
     a = analyze_command("$'\\x72\\u006d' $'a\\tb' $'\\101' $'\\cA'")
     assert a.simple == [["rm", "a\tb", "A", "\x01"]]
     assert a.opaque and not a.is_simple
+
+
+@pytest.mark.parametrize(
+    ("command", "word", "problems"),
+    [
+        ("$'\\x726'", "r6", []),  # \x takes two hex digits at most, \u four, \U eight
+        ("$'\\u00726'", "r6", []),
+        ("$'\\U00000072m'", "rm", []),
+        ("$'\\U000000726'", "r6", []),
+        ("$'\\1011'", "A1", []),  # an octal escape takes three digits, of which the low 8 bits
+        ("$'\\501'", "A", []),
+        ("$'\\x' $'\\xg'", "\\x", []),  # no digit, no escape
+        ("$'\\q\\8'", "\\q\\8", []),
+        ("$'\\U110000'", "", ["bad \\u escape"]),
+    ],
+)
+def test_ansi_c_escapes(command, word, problems):
+    a = analyze_command(command)
+    assert (a.simple[0][0], a.problems) == (word, problems)
+
+
+@pytest.mark.parametrize(
+    ("command", "expanded"),
+    [
+        ("echo {1..3}", ["echo", "1", "2", "3"]),
+        ("echo {3..1}", ["echo", "3", "2", "1"]),
+        ("echo {-1..1}", ["echo", "-1", "0", "1"]),
+        ("echo {a..c}", ["echo", "a", "b", "c"]),
+        ("echo {c..a}", ["echo", "c", "b", "a"]),
+        ("echo x{1..2}y", ["echo", "x1y", "x2y"]),
+        ("echo {1..64}", ["echo", *(str(i) for i in range(1, 65))]),  # 64 words at most
+        ("echo {1..65}", None),
+        ("echo {" + ",".join("x" * 64) + "}", ["echo", *"x" * 64]),
+        ("echo {" + ",".join("x" * 65) + "}", None),
+        ("echo {1..a}", None),
+        ("echo {a}", None),
+    ],
+)
+def test_brace_expansion_candidates(command, expanded):
+    a = analyze_command(command)
+    assert [argv for argv in a.candidates if argv not in a.simple] == ([expanded] if expanded else [])
+
+
+def test_a_backquote_is_a_nested_command_string():
+    """It nests like `sh -c '...'`: one level for the backquote, one for its command."""
+    assert analyze_command("$(" * 29 + "`x`" + ")" * 29).simple[0] == ["x"]
+    for k in (30, 31):
+        assert analyze_command("$(" * k + "`x`" + ")" * k).problems == ["nested too deeply"]
 
 
 def test_analysis_never_raises_and_is_bounded():
