@@ -1329,9 +1329,13 @@ class _Expander:
         self.loose.extend(sub.loose_words)
         for argv in sub.candidates:
             key = tuple(argv)
-            if key not in self.seen and len(self.seen) < _MAX_CANDIDATES:
-                self.seen.add(key)
-                self.out.append(argv)
+            if key in self.seen:
+                continue
+            if len(self.seen) >= _MAX_CANDIDATES:  # not judged: fail closed, as add() does
+                self.unparsable = True
+                return
+            self.seen.add(key)
+            self.out.append(argv)
 
 
 def _prescan(text: str, col: _Collector) -> None:
