@@ -1300,6 +1300,8 @@ class _Expander:
                     self.nested(w.split("=", 1)[1])
             if key_base in ("eval", "ssh") and len(plain) > 1:
                 self.nested(" ".join(plain))
+            if key_base == "eval" and args:  # eval runs all its words, options or not
+                self.nested(" ".join(args[1:] if args[0] == "--" else args))
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:

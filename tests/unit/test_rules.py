@@ -233,6 +233,13 @@ BYPASSES = [
     ("alias-value-with-assignment-rm", DENY_RM, "unrestricted", C, "alias git-wipe='LC_ALL=C rm -rf /'", DENY),
     ("git-c-alias-with-assignment-rm", DENY_RM, "unrestricted", C, "git -c alias.x='!A=1 rm -rf /' x", DENY),
     ("command-string-repeats-a-command", DENY_RM, "unrestricted", C, "ls; sh -c 'ls; rm -rf /'", DENY),
+    ("eval-joins-its-words", DENY_RM_ROOT, "unrestricted", C, "eval rm -rf /", DENY),
+    ("eval-joins-two-words", DENY_RM_ROOT, "unrestricted", C, "eval 'rm -rf' /", DENY),
+    ("eval-after-dashes", DENY_RM_ROOT, "unrestricted", C, "eval -- rm -rf /", DENY),
+    ("find-name-plus-then-exec", DENY_RM_ROOT, "unrestricted", C, "find . -name + -exec rm -rf / \\;", DENY),
+    ("git-upload-pack-last-word", DENY_RM_ROOT, "unrestricted", C, "git fetch --upload-pack 'rm -rf /'", DENY),
+    ("git-upload-pack-equals", DENY_RM_ROOT, "unrestricted", C, "git log --upload-pack='rm -rf /'", DENY),
+    ("sh-c-unbalanced-quote-rm", DENY_RM, "unrestricted", C, "sh -c \"echo 'x; rm -rf /\"", DENY),
     # a command string after 2047 commands: its commands are over the limit of 2048 candidates
     ("many-commands-then-sh-c-rm", DENY_RM, "unrestricted", C,
      ";".join(f"ls {i}" for i in range(2047)) + "; sh -c 'rm -rf /'", DENY),
@@ -1112,6 +1119,12 @@ def test_the_candidates_of_a_command_string_count_toward_the_limit():
     assert ["rm", "x"] in a.candidates and not a.unparsable
     b = analyze_command(fill + "; ls; sh -c 'rm x'")
     assert ["rm", "x"] not in b.candidates and b.problems == ["too many words or nested commands"]
+
+
+def test_control_characters_are_named():
+    assert analyze_command("ls\x00").problems == ["a NUL character"]
+    assert analyze_command("ls\x00").unparsable
+    assert analyze_command("ls\x07").problems == ["a control character U+0007"]
 
 
 def test_what_cannot_be_analysed_fails_closed():
