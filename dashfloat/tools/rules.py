@@ -1301,6 +1301,8 @@ class _Expander:
                     self.nested(w.split("=", 1)[1])
             if key_base in ("eval", "ssh") and len(plain) > 1:
                 self.nested(" ".join(plain))
+            if key_base == "eval" and args:  # eval runs all its words, options or not
+                self.nested(" ".join(args[1:] if args[0] == "--" else args))
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:
@@ -1330,9 +1332,13 @@ class _Expander:
         self.loose.extend(sub.loose_words)
         for argv in sub.candidates:
             key = tuple(argv)
-            if key not in self.seen and len(self.seen) < _MAX_CANDIDATES:
-                self.seen.add(key)
-                self.out.append(argv)
+            if key in self.seen:
+                continue
+            if len(self.seen) >= _MAX_CANDIDATES:  # not judged: fail closed, as add() does
+                self.unparsable = True
+                return
+            self.seen.add(key)
+            self.out.append(argv)
 
 
 def _prescan(text: str, col: _Collector) -> None:

@@ -8,8 +8,10 @@ look-alikes, trailing whitespace...), each asserting the final decision of `eval
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import random
+import sys
 import time
 
 import pytest
@@ -68,6 +70,7 @@ PERMISSIVE_PROJECT = STD + [layer(PROJECT, (ALLOW, "execute_command(*)"),
                                   (ALLOW, "write_file(**)"), (ALLOW, "read_file(**)"))]
 NONE: list = []
 DENY_RM = [layer(USER, (DENY, "execute_command(rm *)"))]
+DENY_RM_ROOT = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
 ALLOW_ALL_WRITES = [layer(PROJECT, (ALLOW, "write_file(**)"), (ALLOW, "edit_file(**)"))]
 
 C = "execute_command"
@@ -167,6 +170,8 @@ BYPASSES = [
     ("unbalanced-quote", STD, "ask", C, "git status '", ASK),
     ("unbalanced-quote-rm", STD, "ask", C, "echo 'x; rm -rf /", DENY),
     ("unbalanced-paren-rm", STD, "ask", C, "rm -rf / )", DENY),
+    # the quoted text does not parse: its words are judged, and the name of a path too
+    ("unbalanced-quote-path-rm", STD, "ask", C, "echo '/bin/rm -rf /", DENY),
     ("variable-command", STD, "ask", C, "$CMD status", ASK),
     ("variable-in-word", STD, "ask", C, "r${x}m -rf /", ASK),
     ("brace-expansion-rm", STD, "ask", C, "{rm,-rf,/}", DENY),
@@ -198,6 +203,7 @@ BYPASSES = [
     ("find-exec-other", STD, "ask", C, "find . -exec chmod 777 {} +", ASK),
     ("find-delete", STD, "ask", C, "find . -delete", ASK),
     ("find-execdir-sh-rm", STD, "ask", C, "find . -execdir sh -c 'rm -rf \"$1\"' _ {} \\;", DENY),
+    ("find-exec-ends-at-semicolon", DENY_RM_ROOT, "unrestricted", C, "find . -exec rm -rf / \\;", DENY),
     ("find-fprint", STD, "ask", C, "find . -fprint /home/u/.bashrc", ASK),
     # -- unicode look-alikes
     ("fullwidth-semicolon-rm", STD, "ask", C, "git status；rm -rf /", DENY),
@@ -231,6 +237,20 @@ BYPASSES = [
      "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf /' git x", DENY),
     ("git-config-alias-rm", DENY_RM, "ask", C, "git config alias.x '!rm -rf /'", DENY),
     ("mapfile-callback-rm", DENY_RM, "unrestricted", C, "mapfile -C 'rm -rf /' -c 1 < f", DENY),
+    # the value of an alias or of a git -c alias is a command that may start with assignments
+    ("alias-value-with-assignment-rm", DENY_RM, "unrestricted", C, "alias git-wipe='LC_ALL=C rm -rf /'", DENY),
+    ("git-c-alias-with-assignment-rm", DENY_RM, "unrestricted", C, "git -c alias.x='!A=1 rm -rf /' x", DENY),
+    ("command-string-repeats-a-command", DENY_RM, "unrestricted", C, "ls; sh -c 'ls; rm -rf /'", DENY),
+    ("eval-joins-its-words", DENY_RM_ROOT, "unrestricted", C, "eval rm -rf /", DENY),
+    ("eval-joins-two-words", DENY_RM_ROOT, "unrestricted", C, "eval 'rm -rf' /", DENY),
+    ("eval-after-dashes", DENY_RM_ROOT, "unrestricted", C, "eval -- rm -rf /", DENY),
+    ("find-name-plus-then-exec", DENY_RM_ROOT, "unrestricted", C, "find . -name + -exec rm -rf / \\;", DENY),
+    ("git-upload-pack-last-word", DENY_RM_ROOT, "unrestricted", C, "git fetch --upload-pack 'rm -rf /'", DENY),
+    ("git-upload-pack-equals", DENY_RM_ROOT, "unrestricted", C, "git log --upload-pack='rm -rf /'", DENY),
+    ("sh-c-unbalanced-quote-rm", DENY_RM, "unrestricted", C, "sh -c \"echo 'x; rm -rf /\"", DENY),
+    # a command string after 2047 commands: its commands are over the limit of 2048 candidates
+    ("many-commands-then-sh-c-rm", DENY_RM, "unrestricted", C,
+     ";".join(f"ls {i}" for i in range(2047)) + "; sh -c 'rm -rf /'", DENY),
     ("command-v-is-a-query", DENY_RM, "unrestricted", C, "command -v rm", ALLOW),
     ("command-runs-rm", DENY_RM, "unrestricted", C, "command -p rm -rf /", DENY),
     # -- protection through the shell
@@ -405,6 +425,25 @@ def test_who_names_the_dangerous_argument():
     assert _who(tar, C, "tar tf a.tar").decision == ALLOW
     d = _who(tar, C, "tar tIf ./p.sh a.tar")  # (GNU tar runs ./p.sh to decompress)
     assert (d.decision, d.who) == (ASK, 'dangerous argument "tIf" (tar)')
+
+
+def test_a_shape_question_names_the_allow_rule_it_is_about():
+    d = _who(STD, C, "git status | cat")
+    assert (d.who, d.rule.text) == ("command shape: pipe", "execute_command(git status)")
+
+
+def test_an_ask_rule_keeps_its_name_and_gets_the_reason_of_the_protection():
+    ask = [layer(USER, (ASK, "write_file(**)"))]
+    d = _who(ask, "write_file", ".git/hooks/pre-commit")
+    assert (d.decision, d.who) == (ASK, f'rule "write_file(**)" in {USER}')
+    assert d.always_asks == "git runs these hooks on commit, merge, checkout and push"
+
+
+def test_who_names_the_script():
+    sed = [layer(USER, (ALLOW, "execute_command(sed *)"))]
+    d = _who(sed, C, "sed 'w out' a.txt")
+    assert (d.decision, d.who) == (ASK, "sed script: writes a file: the w command")
+    assert d.reason == f'rule "execute_command(sed *)" in {USER} would allow it, but its sed script writes a file: the w command'
 
 
 def test_who_names_the_protection():
@@ -697,6 +736,9 @@ def test_parse_rule_fields():
         ("execute_command(ls $(x))", "substitution"),
         ("execute_command(ls $HOME)", "variable expansion"),
         ("execute_command((ls))", "subshell"),
+        # a pattern is analysed from the top level: 31 parentheses are a subshell, 32 too deep
+        ("execute_command(" + "(" * 31 + "ls" + ")" * 31 + ")", "it contains a subshell"),
+        ("execute_command(" + "(" * 32 + "ls" + ")" * 32 + ")", "does not parse: nested too deeply"),
         ("execute_command(git log*)", "whole word"),
         ("execute_command(ls *.py)", "whole word"),
         ("execute_command(ls [ab].py)", "whole word"),
@@ -880,6 +922,7 @@ def test_outside_paths_match_no_pattern():
         ("a '", rules.UNPARSABLE), ('a "', rules.UNPARSABLE), ('a "\\"', rules.UNPARSABLE), ("a `b", rules.UNPARSABLE),
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
+        ("a $'\\", rules.UNPARSABLE), ("a $'\\'", rules.UNPARSABLE), ("a $'\\c", rules.UNPARSABLE),
         ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
         ("", rules.EMPTY), ("  \n ", rules.EMPTY),
     ],
@@ -1014,6 +1057,55 @@ def test_ansi_c_decoding():
     assert a.opaque and not a.is_simple
 
 
+@pytest.mark.parametrize(
+    ("command", "word", "problems"),
+    [
+        ("$'\\x726'", "r6", []),  # \x takes two hex digits at most, \u four, \U eight
+        ("$'\\u00726'", "r6", []),
+        ("$'\\U00000072m'", "rm", []),
+        ("$'\\U000000726'", "r6", []),
+        ("$'\\1011'", "A1", []),  # an octal escape takes three digits, of which the low 8 bits
+        ("$'\\501'", "A", []),
+        ("$'\\x' $'\\xg'", "\\x", []),  # no digit, no escape
+        ("$'\\q\\8'", "\\q\\8", []),
+        ("$'\\cAb'", "\x01b", []),
+        ("$'\\U110000'", "", ["bad \\u escape"]),
+    ],
+)
+def test_ansi_c_escapes(command, word, problems):
+    a = analyze_command(command)
+    assert (a.simple[0][0], a.problems) == (word, problems)
+
+
+@pytest.mark.parametrize(
+    ("command", "expanded"),
+    [
+        ("echo {1..3}", ["echo", "1", "2", "3"]),
+        ("echo {3..1}", ["echo", "3", "2", "1"]),
+        ("echo {-1..1}", ["echo", "-1", "0", "1"]),
+        ("echo {a..c}", ["echo", "a", "b", "c"]),
+        ("echo {c..a}", ["echo", "c", "b", "a"]),
+        ("echo x{1..2}y", ["echo", "x1y", "x2y"]),
+        ("echo {1..64}", ["echo", *(str(i) for i in range(1, 65))]),  # 64 words at most
+        ("echo {1..65}", None),
+        ("echo {" + ",".join("x" * 64) + "}", ["echo", *"x" * 64]),
+        ("echo {" + ",".join("x" * 65) + "}", None),
+        ("echo {1..a}", None),
+        ("echo {a}", None),
+    ],
+)
+def test_brace_expansion_candidates(command, expanded):
+    a = analyze_command(command)
+    assert [argv for argv in a.candidates if argv not in a.simple] == ([expanded] if expanded else [])
+
+
+def test_a_backquote_is_a_nested_command_string():
+    """It nests like `sh -c '...'`: one level for the backquote, one for its command."""
+    assert analyze_command("$(" * 29 + "`x`" + ")" * 29).simple[0] == ["x"]
+    for k in (30, 31):
+        assert analyze_command("$(" * k + "`x`" + ")" * k).problems == ["nested too deeply"]
+
+
 def test_analysis_never_raises_and_is_bounded():
     rng = random.Random(1234)
     alphabet = list("ab $()`'\"\\;&|<>{}[]*?~#=!\n\t-/") + ["；", "\u200d", "\u00a0", "é", "\x00"]
@@ -1056,6 +1148,66 @@ def test_the_analysis_bounds_are_exact():
     many = {n: ";".join(f"ls {i}" for i in range(n)) for n in (2048, 2049)}  # n candidate commands
     assert not analyze_command(many[2048]).unparsable
     assert analyze_command(many[2049]).problems == ["too many words or nested commands"]
+
+
+@pytest.mark.parametrize(("link", "levels"), [("sudo ", 1), ("/usr/bin/sudo ", 2), ("find -exec ", 1),
+                                             ("{a,b} ", 1)])
+def test_unwrapping_is_bounded_like_nesting(link, levels):
+    """Each wrapper, path, find -exec or brace unwrapped for the candidates is one level."""
+    assert not analyze_command(link * (32 // levels) + "rm x").unparsable
+    assert analyze_command(link * (32 // levels + 1) + "rm x").problems == ["too many words or nested commands"]
+
+
+def test_unwrapping_in_a_command_string_starts_one_level_down():
+    assert not analyze_command("sh -c '" + "sudo " * 31 + "rm x'").opaque
+    assert analyze_command("sh -c '" + "sudo " * 32 + "rm x'").opaque
+
+
+def test_the_candidates_of_a_command_string_count_toward_the_limit():
+    fill = ";".join(f"ls {i}" for i in range(2046))
+    a = analyze_command(fill + "; sh -c 'rm x'")  # 2046 + sh -c + rm x: 2048 candidates
+    assert ["rm", "x"] in a.candidates and not a.unparsable
+    b = analyze_command(fill + "; ls; sh -c 'rm x'")
+    assert ["rm", "x"] not in b.candidates and b.problems == ["too many words or nested commands"]
+
+
+def test_control_characters_are_named():
+    assert analyze_command("ls\x00").problems == ["a NUL character"]
+    assert analyze_command("ls\x00").unparsable
+    assert analyze_command("ls\x07").problems == ["a control character U+0007"]
+
+
+def test_what_cannot_be_analysed_fails_closed():
+    deep = "$(" * 31 + "rm -rf /" + ")" * 31
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 50)  # (the analysis runs out of stack)
+    try:
+        a = analyze_command(deep)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert (a.command, a.problems, a.flags, a.opaque, a.deeply_opaque) == (
+        deep, ["nested too deeply"], {rules.UNPARSABLE}, True, True)
+    assert "rm" in a.loose_words
+    b = analyze_command(["rm", "-rf", "/"])  # type: ignore[arg-type]
+    assert (b.command, b.problems, b.opaque, b.deeply_opaque) == ("['rm', '-rf', '/']", ["not a string"], True, True)
+
+
+def test_the_folded_spelling_is_analysed_one_level_deeper():
+    for k, parsed in ((30, True), (31, False)):
+        command = "$(" * k + "ｒｍ x" + ")" * k
+        a = analyze_command(command)
+        assert (["rm", "x"] in a.candidates) is parsed  # else its words are judged
+        assert evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision == DENY
+
+
+def test_quoted_text_is_not_folded():
+    assert analyze_command("echo 'ｒｍ'").candidates == [["echo", "ｒｍ"]]
+
+
+@pytest.mark.parametrize("command", ["echo ｒｍ x | sh", "sh -c 'rm x'; bash -c 'rm x'"])
+def test_a_command_is_a_candidate_once(command):
+    a = analyze_command(command)
+    assert len(a.candidates) == len({tuple(argv) for argv in a.candidates})
 
 
 def test_a_look_alike_spelling_of_a_denied_non_ascii_argument_is_still_denied():
@@ -1221,6 +1373,32 @@ def test_parse_call_uses_first_open_and_last_close():
                 "x\x00(y)"):
         with pytest.raises(RuleError):
             parse_call(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("git status", "expected Tool(argument), e.g. 'execute_command(git status)'; got 'git status'"),
+        ("execute_command(x", "expected Tool(argument), e.g. 'execute_command(git status)'; got 'execute_command(x'"),
+        (")x(", "expected Tool(argument)"),
+        ("(x)", "rule '(x)': unknown tool ''"),
+        ("execute_command(x) y", "unexpected text after the closing ')': ' y'"),
+        ("execute_command(x)y", "unexpected text after the closing ')': 'y'"),
+        ("x\x00(y)", "the call contains a NUL character"),
+        (5, "a call must be a string"),
+    ],
+)
+def test_parse_call_errors(text, message):
+    with pytest.raises(RuleError) as err:
+        parse_call(text)
+    assert str(err.value).startswith(message)
+
+
+def test_a_call_keeps_non_ascii_text():
+    assert format_call("read_file", {"path": ["café"]}) == 'read_file(["café"])'
+    canon = json.dumps({"args": {"command": "café"}, "name": C}, sort_keys=True, separators=(",", ":"),
+                       ensure_ascii=False)
+    assert args_hash(C, {"command": "café"}) == hashlib.sha256(canon.encode()).hexdigest()
 
 
 def test_policy_check_example_from_the_issue():
