@@ -137,6 +137,8 @@ BYPASSES = [
     ("here-doc-arithmetic-delimiter-rm", STD, "ask", C, "cat <<$((1))\n$(rm -rf /)\n$((1))", DENY),
     ("here-doc-substitution-delimiter-rm", STD, "ask", C, "cat <<$(x)\n$(rm -rf /)\n$(x)", DENY),
     ("here-doc-parameter-delimiter-rm", STD, "ask", C, "cat <<${x}\n$(rm -rf /)\n${x}", DENY),
+    ("here-doc-special-parameter-delimiter-rm", STD, "ask", C, "cat <<$1\n$(rm -rf /)\n$1", DENY),
+    ("here-doc-variable-delimiter-rm", STD, "ask", C, "cat <<$X\n$(rm -rf /)\n$X", DENY),
     ("here-string", STD, "ask", C, "cat <<< hi", ASK),
     # -- environment prefixes and wrappers
     ("git-pager-prefix", STD, "ask", C, "GIT_PAGER=evil git status", ASK),
@@ -244,6 +246,8 @@ BYPASSES = [
     ("eval-joins-its-words", DENY_RM_ROOT, "unrestricted", C, "eval rm -rf /", DENY),
     ("eval-joins-two-words", DENY_RM_ROOT, "unrestricted", C, "eval 'rm -rf' /", DENY),
     ("eval-after-dashes", DENY_RM_ROOT, "unrestricted", C, "eval -- rm -rf /", DENY),
+    ("special-parameter-may-be-root", DENY_RM_ROOT, "unrestricted", C, "rm -rf $1", ASK),
+    ("special-parameter-then-a-list-rm", DENY_RM_ROOT, "unrestricted", C, "echo $1; rm -rf /", DENY),
     ("ssh-joins-the-remote-words", DENY_RM_ROOT, "unrestricted", C, "ssh -p 22 host 'rm -rf' /", DENY),
     ("ssh-joins-words-after-a-quoted-one", DENY_RM_ROOT, "unrestricted", C, "ssh host rm '-rf /'", DENY),
     ("ssh-one-remote-word", DENY_RM_ROOT, "unrestricted", C, "ssh host 'rm -rf /'", DENY),
@@ -985,6 +989,14 @@ def test_words_of_a_command_that_does_not_parse(command, argv, problem):
     assert a.unparsable and a.deeply_opaque
 
 
+def test_special_parameters_are_expansions_of_their_own():
+    # `$?` and `$*` are not globs; the word keeps its text
+    a = analyze_command("echo $? $*x $1y")
+    assert a.flags == {rules.EXPANSION}
+    assert a.simple == [["echo", "$?", "$*x", "$1y"]]
+    assert a.dynamic_words == [[False, True, True, True]]
+
+
 def test_a_quoted_ligature_is_text_not_a_look_alike():
     # NFKC changes "ﬁ" into "fi", but nothing in it looks like shell syntax
     assert analyze_command("echo 'ﬁle'").flags == frozenset()
@@ -1020,7 +1032,7 @@ def test_here_document_body_is_not_a_command_unless_it_expands():
     assert ["echo", "done"] in a.simple and rules.LIST in a.flags
     b = analyze_command("cat <<-EOF\n\t$(rm -rf /)\n\tEOF")
     assert ["rm", "-rf", "/"] in b.candidates and not b.unparsable
-    for body in ("$((1+2))", "$(true)", "${X}", "$X"):  # its text is known only when it runs
+    for body in ("$((1+2))", "$(true)", "${X}", "$X", "$1"):  # its text is known only when it runs
         assert analyze_command(f"cat <<E\n{body}\nE").opaque, body
     assert not analyze_command("cat <<E\nhi $\nE").opaque
 
