@@ -1301,9 +1301,9 @@ class _Expander:
                     self.nested(w.split("=", 1)[1])
             if key_base == "eval" and args:  # eval runs all its words, options or not
                 self.nested(" ".join(args[1:] if args[0] == "--" else args))
-            elif key_base == "ssh":  # the remote shell runs the words after the destination,
-                for k in range(len(args)):  # joined; where the options end is not known here
-                    self.nested(" ".join(args[k:]))
+            elif key_base == "ssh":  # the remote shell runs the words after the destination
+                for k in range(1, len(args)):  # (args[0] or later), joined; where the options
+                    self.nested(" ".join(args[k:]))  # end is not known here: every tail
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:
