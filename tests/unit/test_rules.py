@@ -992,6 +992,35 @@ def test_words_of_a_command_that_does_not_parse(command, argv, problem):
     assert a.unparsable and a.deeply_opaque
 
 
+@pytest.mark.parametrize(
+    ("command", "simple", "inner"),
+    [
+        # quotes, a backslash and substitutions inside $(( )) hide their parentheses; the
+        # inside is also read as a command (bash re-reads `$((cmd) )` as a substitution)
+        ("echo $(( 1 \\) 2 )) x", [["echo", "$(( 1 \\) 2 ))", "x"]], [["1", ")", "2"]]),
+        ("echo $(( ')' )) x", [["echo", "$(( ')' ))", "x"]], [[")"]]),
+        ('echo $(( ")" )) x', [["echo", '$(( ")" ))', "x"]], [[")"]]),
+        ("echo $(( $')' )) x", [["echo", "$(( $')' ))", "x"]], [[")"]]),
+        ("echo $(( $(echo ')') )) x", [["echo", ")"], ["echo", "$(( $(echo ')') ))", "x"]], [["$(echo ')')"]]),
+        ("echo $(( (1) )) x", [["echo", "$(( (1) ))", "x"]], [["1"]]),
+        ("echo $((rm -rf /) ) x", [["echo", "$((rm -rf /) )", "x"]], [["rm", "-rf", "/"]]),
+    ],
+)
+def test_arithmetic_expansion_ends_at_its_own_close(command, simple, inner):
+    a = analyze_command(command)
+    assert a.simple == simple
+    assert [argv for argv in a.candidates if argv not in simple] == inner
+    assert a.problems == [] and a.flags >= {rules.EXPANSION}
+
+
+def test_an_unclosed_arithmetic_expansion_does_not_parse():
+    a = analyze_command("echo $((1 + 2")
+    assert a.problems == ["'$((' is never closed"]
+    assert [argv for argv in a.candidates if argv not in a.simple] == [["1", "+", "2"]]
+    b = analyze_command("echo $(( `echo )` )) x")  # the backquote's own text does not parse
+    assert b.unparsable and rules.SUBSTITUTION in b.flags
+
+
 def test_special_parameters_are_expansions_of_their_own():
     # `$?` and `$*` are not globs; the word keeps its text
     a = analyze_command("echo $? $*x $1y")
