@@ -1301,9 +1301,11 @@ class _Expander:
                     self.nested(w.split("=", 1)[1])
             if key_base == "eval" and args:  # eval runs all its words, options or not
                 self.nested(" ".join(args[1:] if args[0] == "--" else args))
-            elif key_base == "ssh":  # the remote shell runs the words after the destination
-                for k in range(1, len(args)):  # (args[0] or later), joined; where the options
-                    self.nested(" ".join(args[k:]))  # end is not known here: every tail
+            elif key_base == "ssh" and len(argv) <= _MAX_WORDS:  # more: unparsable (a wrapper)
+                # the remote shell runs the words after the destination (args[0] or later),
+                # joined; where the options end is not known here: every tail
+                for k in range(1, len(args)):
+                    self.nested(" ".join(args[k:]))
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:

@@ -251,10 +251,11 @@ BYPASSES = [
     ("ssh-joins-the-remote-words", DENY_RM_ROOT, "unrestricted", C, "ssh -p 22 host 'rm -rf' /", DENY),
     ("ssh-joins-words-after-a-quoted-one", DENY_RM_ROOT, "unrestricted", C, "ssh host rm '-rf /'", DENY),
     ("ssh-host-then-two-words", DENY_RM_ROOT, "unrestricted", C, "ssh host 'rm -rf' /", DENY),
-    ("git-message-is-text", DENY_RM_ROOT, "unrestricted", C, "git commit -m 'rm -rf /'", ALLOW),
-    ("git-message-tail-is-text", DENY_RM_ROOT, "unrestricted", C, "git commit -m 'Forbid: rm -rf /'", ALLOW),
     ("ssh-one-remote-word", DENY_RM_ROOT, "unrestricted", C, "ssh host 'rm -rf /'", DENY),
     ("ssh-other-remote-command", DENY_RM_ROOT, "unrestricted", C, "ssh host 'rm -rf' /tmp/x", ALLOW),
+    ("ssh-64-words-are-read", DENY_RM_ROOT, "unrestricted", C, "ssh host " + "x " * 60 + "'rm -rf' /", DENY),
+    ("git-message-is-text", DENY_RM_ROOT, "unrestricted", C, "git commit -m 'rm -rf /'", ALLOW),
+    ("git-message-tail-is-text", DENY_RM_ROOT, "unrestricted", C, "git commit -m 'Forbid: rm -rf /'", ALLOW),
     ("find-name-plus-then-exec", DENY_RM_ROOT, "unrestricted", C, "find . -name + -exec rm -rf / \\;", DENY),
     ("git-upload-pack-last-word", DENY_RM_ROOT, "unrestricted", C, "git fetch --upload-pack 'rm -rf /'", DENY),
     ("git-upload-pack-equals", DENY_RM_ROOT, "unrestricted", C, "git log --upload-pack='rm -rf /'", DENY),
@@ -1171,6 +1172,7 @@ def test_analysis_never_raises_and_is_bounded():
     ticks = "echo " + "`" * 200
     assert not analyze_command(ticks).is_simple
     assert analyze_command("x" * 70000).unparsable
+    assert analyze_command("ssh h" + " a" * 30000).unparsable  # not 30,000 tails re-read: quadratic
     assert analyze_command("a\x7f").shape == "unparsable"  # DEL: a control character, ASCII
     assert analyze_command("a\x80").shape == "non-ascii, unparsable"
     assert not analyze_command(123).is_simple  # type: ignore[arg-type]
