@@ -61,7 +61,8 @@ below. A command is *simple* when it is exactly one simple command and no flag i
 Leading and trailing blanks and newlines are nothing; a newline between two commands is a list.
 Non-ASCII characters outside quotes, look-alike operator characters (fullwidth ``；｜＆``,
 non-ASCII spaces, smart quotes...) anywhere, and invisible characters (zero-width, bidi) anywhere
-are flags too.
+are flags too. Where dash (Debian's /bin/sh) and bash end a construct at different places (quotes
+inside ``$(( ))``, a single quote inside a double-quoted ``${...}``), the line does not parse.
 
 - An allow rule matches only a simple command (so any flag => at least ask).
 - A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
@@ -696,7 +697,7 @@ _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": 
 class _Lexer:
     """A POSIX-sh tokenizer (plus the bash extensions that matter) feeding a _Collector."""
 
-    def __init__(self, text: str, col: _Collector, depth: int) -> None:
+    def __init__(self, text: str, col: _Collector, depth: int, probe: str = "") -> None:
         self.s = text
         self.n = len(text)
         self.i = 0
@@ -704,6 +705,8 @@ class _Lexer:
         self.depth = depth
         self.nest = 0
         self.heredocs: list[tuple[str, bool, bool]] = []
+        self.probe = probe  # "bash" or "dash": a probe finding where "$((" ends (_arithmetic)
+        self.probed: dict[int, int] = {}  # a probe's "$((" already read: start -> end
 
     # helpers
     def flag(self, name: str) -> None:
@@ -903,7 +906,7 @@ class _Lexer:
             body = "\n".join(lines)
             self.col.stdin_texts.append(body)
             if expands:
-                sub = _Lexer(body, self.col, self.depth + 1)
+                sub = _Lexer(body, self.col, self.depth + 1, self.probe)
                 sub._enter()
                 sub._scan_text(None)
 
@@ -1042,7 +1045,7 @@ class _Lexer:
         if nxt == "{":
             self.flag(EXPANSION)
             self.i += 2
-            self._param_expansion()
+            self._param_expansion(in_dq)
             self.col.dynamic = True
             return s[i:self.i], True, False
         if nxt == "'" and not in_dq:
@@ -1073,11 +1076,66 @@ class _Lexer:
         return "$", False, False
 
     def _arithmetic(self) -> None:
-        """After "$((": up to the matching "))". bash re-reads `$((cmd) )` as a command
-        substitution, so the inside is also analysed as a command for deny/ask candidates."""
+        """After "$((": an arithmetic expansion, or bash's command substitution `$((cmd) )`.
+
+        bash and dash end it at different places. bash skips quoted parentheses; when the ")"
+        that balances the second "(" is not followed by ")", bash reads the whole as `$( (cmd)
+        )`, a command substitution. dash reads quotes as text and a ")" that no "(" opened as
+        text, ending only at "))". Where the two ends differ the line does not parse (what one
+        shell runs as commands the other reads as arithmetic). Both expand the arithmetic text
+        as double-quoted text, so a `$(...)` inside single quotes there runs: the text is read
+        that way for its commands. Each "$((" is scanned by two probes that record nothing,
+        then read once: linear in its length, whatever the nesting."""
         self._enter()
         s, n = self.s, self.n
         start = self.i
+        if self.probe:  # each "$((" once: bash's reading scans a substitution twice
+            if start not in self.probed:
+                kind, end = self._dash_arithmetic() if self.probe == "dash" else self._bash_arithmetic()
+                if kind == "substitution":
+                    self.i = start - 1  # at the second "(": `(cmd) )`
+                    self.parse_list(")")
+                else:
+                    self.i = n if end is None else end
+                self.probed[start] = self.i
+            self.i = self.probed[start]
+            self.nest -= 1
+            return
+        kind, end = self._probe_arithmetic("bash")
+        dash_end = self._probe_arithmetic("dash")[1]
+        if kind == "substitution":  # bash: `$( (cmd) )`
+            self.flag(SUBSTITUTION)
+            self.i = start - 1
+            self.parse_list(")")
+            end = self.i
+        else:
+            if end is None:
+                self.problem("'$((' is never closed")
+            self._substitutions_in(s[start:n if end is None else end - 2])
+            self.i = n if end is None else end
+        if end != dash_end:
+            self.problem("sh and bash end this '$((' at different places")
+        self.nest -= 1
+
+    def _probe_arithmetic(self, shell: str) -> tuple[str, int | None]:
+        """(kind, end) of the "$((" being read, as `shell` reads it; a probe records nothing."""
+        probe = _Lexer(self.s, _Collector(), self.depth + self.nest, shell)
+        probe.i = self.i
+        try:
+            kind, end = probe._dash_arithmetic() if shell == "dash" else probe._bash_arithmetic()
+            if kind == "substitution":
+                probe.i = self.i - 1
+                probe.parse_list(")")
+                end = probe.i
+        except _Abort:
+            self.problem("nested too deeply")
+            raise
+        return kind, end
+
+    def _bash_arithmetic(self) -> tuple[str, int | None]:
+        """bash's reading of "$((" from here: ("arithmetic", end after "))"),
+        ("substitution", after the ")" balancing the second "(") or ("", None): never closed."""
+        s, n = self.s, self.n
         depth = 2
         while self.i < n:
             c = s[self.i]
@@ -1087,8 +1145,10 @@ class _Lexer:
             elif c == ")":
                 depth -= 1
                 self.i += 1
-                if depth == 0:
-                    break
+                if depth == 1:
+                    if self.i < n and s[self.i] == ")":
+                        return "arithmetic", self.i + 1
+                    return "substitution", self.i
             elif c == "\\":
                 self.i += 2
             elif c == "'":
@@ -1100,17 +1160,46 @@ class _Lexer:
             elif c == "`":
                 self._backtick()
             elif c == "$":
-                self._dollar(in_dq=True)
+                self._dollar(in_dq=False)  # bash reads $'...' here with its escapes
             else:
                 self.i += 1
-        else:
-            self.problem("'$((' is never closed")
-        inner = s[start - 1:self.i - 1] if depth == 0 else s[start - 1:]
-        sub = _analyze(inner, self.depth + self.nest + 1)
-        self.col.extra.extend(sub.candidates)
-        self.nest -= 1
+        return "", None
 
-    def _param_expansion(self) -> None:
+    def _dash_arithmetic(self) -> tuple[str, int | None]:
+        """dash's reading of "$((" from here: quotes are text; a ")" that no "(" opened is
+        text unless "))" follows. ("arithmetic", end after "))") or ("", None)."""
+        s, n = self.s, self.n
+        level = 0
+        while self.i < n:
+            c = s[self.i]
+            if c == "(":
+                level += 1
+            elif c == ")" and level:
+                level -= 1
+            elif c == ")" and s.startswith("))", self.i):
+                return "arithmetic", self.i + 2
+            elif c == "\\":
+                self.i += 1
+            elif c == "`":
+                self._backtick()
+                continue
+            elif c == "$":
+                self._dollar(in_dq=True)
+                continue
+            self.i += 1
+        return "", None
+
+    def _substitutions_in(self, text: str) -> None:
+        """The commands of text the shells expand as double-quoted text (quotes in it too)."""
+        if "$" in text or "`" in text:
+            _Lexer(text, self.col, self.depth + self.nest, self.probe)._scan_text(None)
+
+    def _param_expansion(self, in_dq: bool) -> None:
+        """After "${": up to its "}". Inside double quotes (or a here-document, or "$(("),
+        shells disagree on a single quote (dash and bash --posix read it as text for
+        `${x:-'...'}`, bash as a quote) and a `$(...)` inside it runs: such a quote makes the
+        line unparsable, and its text is read for substitutions. So does a `$'` (bash decodes
+        it here, dash does not)."""
         self._enter()
         s, n = self.s, self.n
         while self.i < n:
@@ -1125,6 +1214,9 @@ class _Lexer:
                 j = s.find("'", self.i + 1)
                 if j < 0:
                     break
+                if in_dq:
+                    self.problem("a single quote inside a quoted '${' (shells read it differently)")
+                    self._substitutions_in(s[self.i + 1:j])
                 self.i = j + 1
             elif c == '"':
                 self.i += 1
@@ -1132,6 +1224,8 @@ class _Lexer:
             elif c == "`":
                 self._backtick()
             elif c == "$":
+                if s.startswith("$'", self.i):
+                    self.problem("$'...' inside '${' (bash decodes it, sh does not)")
                 self._dollar(in_dq=True)
             else:
                 self.i += 1
@@ -1164,7 +1258,7 @@ class _Lexer:
         if self.depth + self.nest + 1 > _MAX_NEST:
             self.problem("nested too deeply")
             raise _Abort
-        _Lexer("".join(inner), self.col, self.depth + self.nest + 1).run()
+        _Lexer("".join(inner), self.col, self.depth + self.nest + 1, self.probe).run()
         return s[start:self.i]
 
     def _ansi_c(self) -> str:

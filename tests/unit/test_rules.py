@@ -116,6 +116,16 @@ BYPASSES = [
     # bash: "bad substitution" ends `${}` (that part fails); the pipe's next part still runs
     ("bad-substitution-pipe-rm", STD, "unrestricted", C, "echo ${} | rm -rf / }", DENY),
     ("arith-rm", STD, "ask", C, "cat $((rm -rf /) )", DENY),
+    # both shells expand $(( )) as double-quoted text: single quotes hide no substitution
+    ("arith-single-quoted-substitution-rm", STD, "ask", C, "echo $(( '$(rm -rf /)' ))", DENY),
+    # dash reads quotes in $(( )) as text and a lone ")" as text: it ends elsewhere than bash
+    ("arith-dash-ends-at-the-quoted-close-rm", STD, "unrestricted", C, "false && echo $(( '))\nrm -rf /\necho ' ))", DENY),
+    ("arith-dash-runs-on-into-a-quote-rm", STD, "unrestricted", C, "echo $(( 1 ) ) '$(rm -rf /) ))\nx'", DENY),
+    # in "${x:-'...'}" the quote is text (dash, bash --posix): the substitution runs
+    ("param-dq-single-quoted-substitution-rm", STD, "ask", C, "echo \"${x:-'$(rm -rf /)'}\"", DENY),
+    ("param-heredoc-single-quoted-substitution-rm", STD, "ask", C, "cat <<E\n${x:-'$(rm -rf /)'}\nE", DENY),
+    # bash decodes $'\'' inside ${...} and runs the next line's command; dash does not
+    ("param-ansi-c-quote-rm", STD, "unrestricted", C, "echo ${x:-$'\\''}; rm -rf /\n'}", DENY),
     ("sq-substitution-is-text", STD, "ask", C, "cat '$(rm -rf /)'", ALLOW),
     # -- redirections
     ("redirect-bashrc", STD, "ask", C, "git status > ~/.bashrc", ASK),
@@ -993,33 +1003,77 @@ def test_words_of_a_command_that_does_not_parse(command, argv, problem):
     assert a.unparsable and a.deeply_opaque
 
 
+def _arith(text: str) -> list[list[str]]:
+    return [["echo", text, "x"]]
+
+
 @pytest.mark.parametrize(
-    ("command", "simple", "inner"),
+    ("command", "simple"),
     [
-        # quotes, a backslash and substitutions inside $(( )) hide their parentheses; the
-        # inside is also read as a command (bash re-reads `$((cmd) )` as a substitution)
-        ("echo $(( 1 \\) 2 )) x", [["echo", "$(( 1 \\) 2 ))", "x"]], [["1", ")", "2"]]),
-        ("echo $(( ')' )) x", [["echo", "$(( ')' ))", "x"]], [[")"]]),
-        ('echo $(( ")" )) x', [["echo", '$(( ")" ))', "x"]], [[")"]]),
-        ("echo $(( $')' )) x", [["echo", "$(( $')' ))", "x"]], [[")"]]),
-        ("echo $(( $(echo ')') )) x", [["echo", ")"], ["echo", "$(( $(echo ')') ))", "x"]], [["$(echo ')')"]]),
-        ("echo $(( (1) )) x", [["echo", "$(( (1) ))", "x"]], [["1"]]),
-        ("echo $((rm -rf /) ) x", [["echo", "$((rm -rf /) )", "x"]], [["rm", "-rf", "/"]]),
+        # quotes, a backslash and substitutions inside $(( )) hide their parentheses from bash;
+        # dash, which reads quotes there as text, ends each of these at the same "))"
+        ("echo $(( 1 \\) 2 )) x", _arith("$(( 1 \\) 2 ))")),
+        ("echo $(( \\)')' )) x", _arith("$(( \\)')' ))")),
+        ("echo $(( ')' )) x", _arith("$(( ')' ))")),
+        ("echo $((')')) x", _arith("$((')'))")),
+        ("echo $(( '' ')' )) x", _arith("$(( '' ')' ))")),
+        ("echo $(( ('x)') )) x", _arith("$(( ('x)') ))")),
+        ('echo $(( ")" )) x', _arith('$(( ")" ))')),
+        ('echo $(( "" ")" )) x', _arith('$(( "" ")" ))')),
+        ("echo $(( $')' )) x", _arith("$(( $')' ))")),
+        ("echo $(( $'\\')' + 1 )) x", _arith("$(( $'\\')' + 1 ))")),  # bash: with its escapes
+        ("echo $(( (1) )) x", _arith("$(( (1) ))")),
+        ("echo $(( $(echo ')') )) x", [["echo", ")"]] + _arith("$(( $(echo ')') ))")),
+        # both shells expand the inside as double-quoted text: a substitution in quotes runs
+        ("echo $(( '$(id)' )) x", [["id"]] + _arith("$(( '$(id)' ))")),
+        ("echo $(( \"`id`\" )) x", [["id"]] + _arith("$(( \"`id`\" ))")),
+        ("echo $(( '\\$(id)' )) x", _arith("$(( '\\$(id)' ))")),  # an escaped $ is text
     ],
 )
-def test_arithmetic_expansion_ends_at_its_own_close(command, simple, inner):
+def test_arithmetic_expansion_ends_at_its_own_close(command, simple):
     a = analyze_command(command)
-    assert a.simple == simple
-    assert [argv for argv in a.candidates if argv not in simple] == inner
-    assert a.problems == [] and a.flags >= {rules.EXPANSION}
+    assert (a.simple, a.candidates, a.problems) == (simple, simple, [])
+    assert a.flags >= {rules.EXPANSION}
+
+
+@pytest.mark.parametrize(
+    ("command", "simple"),
+    [
+        # bash: the command substitution `$( (rm -rf /) )`; dash: a syntax error
+        ("echo $((rm -rf /) ) x", [["rm", "-rf", "/"]] + _arith("$((rm -rf /) )")),
+        # bash: `$( ( 1 ) )`, then a quoted word; dash: arithmetic up to the "))" inside the
+        # quote, so the `$(id)` runs, and the quote goes on to the next line
+        ("echo $(( 1 ) ) '$(id) ))\nx'", [["1"], ["echo", "$(( 1 ) )", "$(id) ))\nx"]]),
+        # dash reads the quote as text and ends at the first "))": `id` is a command of its own
+        ("false && echo $(( '))\nid\necho ' ))", [["false"], ["echo", "$(( '))\nid\necho ' ))"]]),
+    ],
+)
+def test_where_sh_and_bash_end_arithmetic_differently_the_line_does_not_parse(command, simple):
+    a = analyze_command(command)
+    assert (a.simple, a.problems) == (simple, ["sh and bash end this '$((' at different places"])
+    assert a.unparsable and a.deeply_opaque
 
 
 def test_an_unclosed_arithmetic_expansion_does_not_parse():
-    a = analyze_command("echo $((1 + 2")
-    assert a.problems == ["'$((' is never closed"]
-    assert [argv for argv in a.candidates if argv not in a.simple] == [["1", "+", "2"]]
+    a = analyze_command("echo $((1 + $(id) + 2")
+    assert (a.simple, a.problems) == ([["id"], ["echo", "$((1 + $(id) + 2"]], ["'$((' is never closed"])
     b = analyze_command("echo $(( `echo )` )) x")  # the backquote's own text does not parse
     assert b.unparsable and rules.SUBSTITUTION in b.flags
+
+
+def test_a_single_quote_inside_a_quoted_parameter_expansion_does_not_parse():
+    """dash and bash --posix end "${x:-'a}b'}" at the first "}", bash at the second; all of
+    them run the `$(id)` in "${x:-'$(id)'}" (the quote is text there)."""
+    for command in ('echo "${x:-\'$(id)\'}"', "cat <<E\n${x:-'$(id)'}\nE"):
+        a = analyze_command(command)
+        assert ["id"] in a.simple, command
+        assert a.problems == ["a single quote inside a quoted '${' (shells read it differently)"]
+    a = analyze_command("echo ${x:-'$(id)'}")  # unquoted, it is a quote in every shell
+    assert (a.simple, a.problems) == ([["echo", "${x:-'$(id)'}"]], [])
+    # bash: `$'\''` is a quote, then `; id` runs; dash: all of it is the word
+    b = analyze_command("echo ${x:-$'\\''}; id\n'}")
+    assert b.problems == ["$'...' inside '${' (bash decodes it, sh does not)"]
+    assert "id" in b.loose_words
 
 
 def test_special_parameters_are_expansions_of_their_own():
@@ -1028,6 +1082,8 @@ def test_special_parameters_are_expansions_of_their_own():
     assert a.flags == {rules.EXPANSION}
     assert a.simple == [["echo", "$?", "$*x", "$1y"]]
     assert a.dynamic_words == [[False, True, True, True]]
+    b = analyze_command('echo a$ "b$" $')  # a `$` before nothing it expands is text
+    assert (b.simple, b.dynamic_words, b.flags) == ([["echo", "a$", "b$", "$"]], [[False] * 4], frozenset())
 
 
 def test_a_quoted_ligature_is_text_not_a_look_alike():
@@ -1184,6 +1240,8 @@ def test_the_analysis_bounds_are_exact():
     assert analyze_command("echo " + "a" * (65537 - 5)).problems == ["too long to analyse"]
     assert not analyze_command("$(" * 31 + "x" + ")" * 31).unparsable
     assert analyze_command("$(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
+    assert not analyze_command("$((" * 31 + "1" + "))" * 31).unparsable
+    assert analyze_command("$((" * 32 + "1" + "))" * 32).problems == ["nested too deeply"]
     assert analyze_command("(" * 40 + "x" + ")" * 40).problems == ["nested too deeply"]  # stops there
     assert analyze_command("(ls); " + "(" * 32 + "x" + ")" * 32).problems == ["nested too deeply"]
     assert not analyze_command("; ".join(["(ls)"] * 40)).unparsable  # one after the other: no nesting
@@ -1277,6 +1335,8 @@ def test_analysis_is_fast_on_big_inputs():
     analyze_command(" ".join(["ls"] * 5000))
     analyze_command("[" * 30000 + "]")
     analyze_command("sh -c " * 40 + "x")
+    analyze_command("echo " + "$(( 1 + " * 16 + "'" + "x" * 60000)  # was re-read per level: 2^16
+    analyze_command("echo " + "$((x " * 15 + "y" * 60000 + ") )" * 15)
     assert time.monotonic() - start < 5.0
 
 
