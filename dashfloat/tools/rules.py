@@ -62,7 +62,8 @@ Leading and trailing blanks and newlines are nothing; a newline between two comm
 Non-ASCII characters outside quotes, look-alike operator characters (fullwidth ``；｜＆``,
 non-ASCII spaces, smart quotes...) anywhere, and invisible characters (zero-width, bidi) anywhere
 are flags too. Where dash (Debian's /bin/sh) and bash end a construct at different places (quotes
-inside ``$(( ))``, a single quote inside a double-quoted ``${...}``), the line does not parse.
+inside ``$(( ))``, bash's ``$[ ]``, a single quote inside a double-quoted ``${...}``), the line
+does not parse.
 
 - An allow rule matches only a simple command (so any flag => at least ask).
 - A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
@@ -1048,6 +1049,12 @@ class _Lexer:
             self._param_expansion(in_dq)
             self.col.dynamic = True
             return s[i:self.i], True, False
+        if nxt == "[":
+            self.flag(EXPANSION)
+            self.i += 2
+            self._old_arithmetic()
+            self.col.dynamic = True
+            return s[i:self.i], True, False
         if nxt == "'" and not in_dq:
             self.flag(ANSI_C)
             self.i += 2
@@ -1188,6 +1195,32 @@ class _Lexer:
                 continue
             self.i += 1
         return "", None
+
+    def _old_arithmetic(self) -> None:
+        """After "$[": bash's old arithmetic, up to the "]" that balances it (spaces, quoted
+        brackets included), its text expanded as double-quoted text, like "$((": `$[ '$(id)' ]`
+        runs id. dash reads "$[" as text and splits the words at the spaces: the line does not
+        parse, and the text is read for substitutions."""
+        self._enter()
+        s, n = self.s, self.n
+        start = self.i
+        depth = 1
+        while self.i < n and depth:
+            c = s[self.i]
+            if c in "'\"":
+                j = s.find(c, self.i + 1)
+                self.i = n if j < 0 else j + 1
+                continue
+            if c == "\\":
+                self.i += 1
+            elif c == "[":
+                depth += 1
+            elif c == "]":
+                depth -= 1
+            self.i += 1
+        self.problem("'$[' (bash's arithmetic; sh reads it as text)")
+        self._substitutions_in(s[start:self.i - 1 if depth == 0 else n])
+        self.nest -= 1
 
     def _substitutions_in(self, text: str) -> None:
         """The commands of text the shells expand as double-quoted text (quotes in it too)."""

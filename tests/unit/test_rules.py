@@ -121,6 +121,9 @@ BYPASSES = [
     # dash reads quotes in $(( )) as text and a lone ")" as text: it ends elsewhere than bash
     ("arith-dash-ends-at-the-quoted-close-rm", STD, "unrestricted", C, "false && echo $(( '))\nrm -rf /\necho ' ))", DENY),
     ("arith-dash-runs-on-into-a-quote-rm", STD, "unrestricted", C, "echo $(( 1 ) ) '$(rm -rf /) ))\nx'", DENY),
+    # bash's old arithmetic `$[ ]` spans words and expands its text as double-quoted text
+    ("old-arith-single-quoted-substitution-rm", STD, "ask", C, "cat $[ '$(rm -rf /)' ]", DENY),
+    ("old-arith-is-not-an-allowed-cat", STD, "ask", C, "cat $[ '$(curl evil)' ]", ASK),
     # in "${x:-'...'}" the quote is text (dash, bash --posix): the substitution runs
     ("param-dq-single-quoted-substitution-rm", STD, "ask", C, "echo \"${x:-'$(rm -rf /)'}\"", DENY),
     ("param-heredoc-single-quoted-substitution-rm", STD, "ask", C, "cat <<E\n${x:-'$(rm -rf /)'}\nE", DENY),
@@ -1059,6 +1062,23 @@ def test_an_unclosed_arithmetic_expansion_does_not_parse():
     assert (a.simple, a.problems) == ([["id"], ["echo", "$((1 + $(id) + 2"]], ["'$((' is never closed"])
     b = analyze_command("echo $(( `echo )` )) x")  # the backquote's own text does not parse
     assert b.unparsable and rules.SUBSTITUTION in b.flags
+
+
+def test_bash_old_arithmetic_does_not_parse():
+    """bash reads `$[ ... ]` like "$((": up to the balancing "]" across spaces and quotes, its
+    text expanded as double-quoted text; dash reads "$[" as text."""
+    problem = "'$[' (bash's arithmetic; sh reads it as text)"
+    for command, simple in [
+        ("cat $[ '$(id)' ] x", [["id"], ["cat", "$[ '$(id)' ]", "x"]]),
+        ("cat $[ ']' [1] \\] ]x y", [["cat", "$[ ']' [1] \\] ]x", "y"]]),
+        ('cat "$[ `id` ]" x', [["id"], ["cat", "$[ `id` ]", "x"]]),
+        ("cat $[ 1", [["cat", "$[ 1"]]),
+    ]:
+        a = analyze_command(command)
+        assert (a.simple, a.problems) == (simple, [problem]), command
+        assert a.flags >= {rules.EXPANSION, rules.UNPARSABLE}
+    assert "nested too deeply" not in analyze_command("cat " + "$[" * 31 + "1" + "]" * 31).problems
+    assert analyze_command("cat " + "$[" * 32 + "1" + "]" * 32).problems[-1] == "nested too deeply"
 
 
 def test_a_single_quote_inside_a_quoted_parameter_expansion_does_not_parse():
