@@ -690,6 +690,7 @@ _RESERVED = frozenset(("!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
                        "until", "for", "case", "esac", "select", "function", "time", "coproc",
                        "[[", "in"))
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_SUBSCRIPT = re.compile(r"[A-Za-z0-9_]\[")  # `name[` (a name ends so); linear, unlike name's regex
 _FD_VAR = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -988,9 +989,15 @@ class _Lexer:
             if "}" in tail and ("," in tail or ".." in tail):
                 self.flag(BRACE)
                 dynamic = True
+        value = "".join(val)
+        if quoted and _runs_in_a_subscript(value):
+            # bash evaluates `name[...]` as an array subscript in test -v, [ -eq ], [[ ]],
+            # printf -v, read, let, declare, export, mapfile...: quoted, its `$(...)` runs too
+            self._substitutions_in(value)
+            dynamic = True
         if dynamic:
             self.col.dynamic = True
-        return _Word("".join(val), raw, quoted, dynamic, globbed)
+        return _Word(value, raw, quoted, dynamic, globbed)
 
     def _scan_text(self, terminator: str | None) -> tuple[str, bool]:
         """Double-quoted text (terminator '"') or an expanding here-doc body (None)."""
@@ -1333,6 +1340,13 @@ class _Lexer:
             self.i += 1
         self.problem("unterminated $'")
         return "".join(out)
+
+
+def _runs_in_a_subscript(value: str) -> bool:
+    """Whether bash, reading `value` as an array subscript `name[...]`, might run a `$(...)`
+    or a backquote in it."""
+    m = _SUBSCRIPT.search(value)
+    return bool(m) and ("$(" in value[m.end():] or "`" in value[m.end():])
 
 
 def _loose_words(text: str) -> list[str]:

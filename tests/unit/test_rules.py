@@ -70,6 +70,7 @@ PERMISSIVE_PROJECT = STD + [layer(PROJECT, (ALLOW, "execute_command(*)"),
                                   (ALLOW, "write_file(**)"), (ALLOW, "read_file(**)"))]
 NONE: list = []
 DENY_RM = [layer(USER, (DENY, "execute_command(rm *)"))]
+ALLOW_PRINTF = STD + [layer(USER, (ALLOW, "execute_command(printf *)"))]
 DENY_RM_ROOT = [layer(USER, (DENY, "execute_command(rm -rf /)"))]
 ALLOW_ALL_WRITES = [layer(PROJECT, (ALLOW, "write_file(**)"), (ALLOW, "edit_file(**)"))]
 
@@ -124,6 +125,12 @@ BYPASSES = [
     # bash's old arithmetic `$[ ]` spans words and expands its text as double-quoted text
     ("old-arith-single-quoted-substitution-rm", STD, "ask", C, "cat $[ '$(rm -rf /)' ]", DENY),
     ("old-arith-is-not-an-allowed-cat", STD, "ask", C, "cat $[ '$(curl evil)' ]", ASK),
+    # bash evaluates `name[...]` as an array subscript (test -v, [ -eq ], printf -v, read,
+    # let, declare, export...), and runs a `$(...)` in it even when it is quoted
+    ("subscript-test-v-rm", STD, "ask", C, "test -v 'a[$(rm -rf /)]'", DENY),
+    ("subscript-read-backquote-rm", STD, "ask", C, "read 'a[`rm -rf /`]' < /dev/null", DENY),
+    ("subscript-is-not-an-allowed-printf", ALLOW_PRINTF, "ask", C, "printf -v 'a[$(curl evil)]' x", ASK),
+    ("subscript-without-substitution-allowed", ALLOW_PRINTF, "ask", C, "printf -v 'a[1]' '[%s]' x", ALLOW),
     # in "${x:-'...'}" the quote is text (dash, bash --posix): the substitution runs
     ("param-dq-single-quoted-substitution-rm", STD, "ask", C, "echo \"${x:-'$(rm -rf /)'}\"", DENY),
     ("param-heredoc-single-quoted-substitution-rm", STD, "ask", C, "cat <<E\n${x:-'$(rm -rf /)'}\nE", DENY),
@@ -1079,6 +1086,21 @@ def test_bash_old_arithmetic_does_not_parse():
         assert a.flags >= {rules.EXPANSION, rules.UNPARSABLE}
     assert "nested too deeply" not in analyze_command("cat " + "$[" * 31 + "1" + "]" * 31).problems
     assert analyze_command("cat " + "$[" * 32 + "1" + "]" * 32).problems[-1] == "nested too deeply"
+
+
+def test_a_substitution_in_a_quoted_array_subscript_is_a_command():
+    """bash evaluates `name[...]` in many builtins' arguments (test -v, [ x -eq y ], [[ ]],
+    printf -v, read, let, declare, export, mapfile...) as an array subscript, and runs its
+    `$(...)` or backquote, quoted or not. Any quoted word with `name[` and then a
+    substitution is read for it."""
+    for command in ("test -v 'a[$(id)]'", 'test -v "a[\\$(id)]"', "test -v a[\\$\\(id\\)]",
+                    "[ '1+_9[`id`]' -eq 1 ]", "let 'x=a[\n$(id)]'"):
+        a = analyze_command(command)
+        assert ["id"] in a.simple and a.problems == [], command
+        assert rules.SUBSTITUTION in a.flags and any(a.dynamic_words[-1])
+    for command in ("printf 'a[%s]' x", "echo '[$(id)]'", "echo 'a$(id)['", "echo 'a[]' '$(id)'"):
+        a = analyze_command(command)
+        assert (len(a.simple), a.flags) == (1, frozenset()), command
 
 
 def test_a_single_quote_inside_a_quoted_parameter_expansion_does_not_parse():
