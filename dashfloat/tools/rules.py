@@ -793,6 +793,9 @@ class _Lexer:
                 end()
                 continue
             if c == "(":
+                if (not cur or [w.raw for w in cur] == ["for"]) and not self.probe \
+                        and s.startswith("((", self.i):
+                    self._arithmetic_command()  # bash: `(( ... ))`, `for (( ...; ...; ... ))`
                 self.flag(SUBSHELL)
                 if cur:
                     self.flag(COMPOUND)  # `name()`: a function definition
@@ -1130,6 +1133,18 @@ class _Lexer:
         if end != dash_end:
             self.problem("sh and bash end this '$((' at different places")
         self.nest -= 1
+
+    def _arithmetic_command(self) -> None:
+        """At "((" starting a command. dash reads two subshells, and so does the rest of this
+        lexer; bash reads an arithmetic command (as "$((" reads, _arithmetic) and expands its
+        text as double-quoted text: `(( '$(rm -rf /)' ))` runs rm. Its substitutions are
+        read here."""
+        at = self.i
+        self.i += 2
+        kind, end = self._probe_arithmetic("bash")
+        if kind == "arithmetic":
+            self._substitutions_in(self.s[self.i:end - 2])
+        self.i = at
 
     def _probe_arithmetic(self, shell: str) -> tuple[str, int | None]:
         """(kind, end) of the "$((" being read, as `shell` reads it; a probe records nothing."""

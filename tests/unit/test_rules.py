@@ -122,6 +122,9 @@ BYPASSES = [
     # dash reads quotes in $(( )) as text and a lone ")" as text: it ends elsewhere than bash
     ("arith-dash-ends-at-the-quoted-close-rm", STD, "unrestricted", C, "false && echo $(( '))\nrm -rf /\necho ' ))", DENY),
     ("arith-dash-runs-on-into-a-quote-rm", STD, "unrestricted", C, "echo $(( 1 ) ) '$(rm -rf /) ))\nx'", DENY),
+    # bash's `(( ))` command (dash: two subshells) expands its text as double-quoted text too
+    ("arith-command-single-quoted-substitution-rm", STD, "ask", C, "(( '$(rm -rf /)' ))", DENY),
+    ("arith-for-single-quoted-substitution-rm", STD, "ask", C, "for (( i='$(rm -rf /)'; 0; )); do :; done", DENY),
     # bash's old arithmetic `$[ ]` spans words and expands its text as double-quoted text
     ("old-arith-single-quoted-substitution-rm", STD, "ask", C, "cat $[ '$(rm -rf /)' ]", DENY),
     ("old-arith-is-not-an-allowed-cat", STD, "ask", C, "cat $[ '$(curl evil)' ]", ASK),
@@ -1069,6 +1072,23 @@ def test_an_unclosed_arithmetic_expansion_does_not_parse():
     assert (a.simple, a.problems) == ([["id"], ["echo", "$((1 + $(id) + 2"]], ["'$((' is never closed"])
     b = analyze_command("echo $(( `echo )` )) x")  # the backquote's own text does not parse
     assert b.unparsable and rules.SUBSTITUTION in b.flags
+
+
+def test_an_arithmetic_command_is_read_as_both_shells_read_it():
+    """dash reads `(( ... ))` as two subshells, bash as an arithmetic command whose text is
+    expanded as double-quoted text (`for (( ... ))` too): the commands of both readings."""
+    for command, simple in [
+        ("(( echo x ))", [["echo", "x"]]),
+        ("(( '$(id)' ))", [["id"], ["$(id)"]]),
+        ("(('`id`') )", [["`id`"]]),  # bash: `( ('`id`') )`, subshells as in dash
+        ("for (( i='$(id)'; i < 2; i++ )); do :; done", None),
+    ]:
+        a = analyze_command(command)
+        assert a.problems == [] and rules.SUBSHELL in a.flags, command
+        if simple is None:
+            assert ["id"] in a.simple
+        else:
+            assert a.simple == simple, command
 
 
 def test_bash_old_arithmetic_does_not_parse():
