@@ -124,7 +124,7 @@ BYPASSES = [
     ("arith-dash-runs-on-into-a-quote-rm", STD, "unrestricted", C, "echo $(( 1 ) ) '$(rm -rf /) ))\nx'", DENY),
     # bash's `(( ))` command (dash: two subshells) expands its text as double-quoted text too
     ("arith-command-single-quoted-substitution-rm", STD, "ask", C, "(( '$(rm -rf /)' ))", DENY),
-    ("arith-for-single-quoted-substitution-rm", STD, "ask", C, "for (( i='$(rm -rf /)'; 0; )); do :; done", DENY),
+    ("arith-for-single-quoted-substitution-rm", STD, "ask", C, "for (( ; '$(rm -rf /)'; )); do :; done", DENY),
     # bash's old arithmetic `$[ ]` spans words and expands its text as double-quoted text
     ("old-arith-single-quoted-substitution-rm", STD, "ask", C, "cat $[ '$(rm -rf /)' ]", DENY),
     ("old-arith-is-not-an-allowed-cat", STD, "ask", C, "cat $[ '$(curl evil)' ]", ASK),
@@ -1081,7 +1081,7 @@ def test_an_arithmetic_command_is_read_as_both_shells_read_it():
         ("(( echo x ))", [["echo", "x"]]),
         ("(( '$(id)' ))", [["id"], ["$(id)"]]),
         ("(('`id`') )", [["`id`"]]),  # bash: `( ('`id`') )`, subshells as in dash
-        ("for (( i='$(id)'; i < 2; i++ )); do :; done", None),
+        ("for (( i=0; '$(id)'; i++ )); do :; done", None),
     ]:
         a = analyze_command(command)
         assert a.problems == [] and rules.SUBSHELL in a.flags, command
