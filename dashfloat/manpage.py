@@ -939,6 +939,19 @@ anything that does not parse make a command at least ask
 .RB ( "command shape"
 in
 .BR "policy check" ).
+A line that dash (Debian's
+.BR /bin/sh )
+and bash read differently does not parse: quotes inside
+.BR "$(( ))" ,
+bash's
+.BR "$[ ]" ,
+a single quote inside a double\-quoted
+.BR "${...}" .
+A substitution that bash runs inside quoted text is a command like any other:
+.BR "$(( '$(cmd)' ))" ,
+.BR "(( '$(cmd)' ))" ,
+an array subscript such as
+.BR "test \-v 'a[$(cmd)]'" .
 Arguments that let a harmless\-looking command run programs or write files
 .RB ( "find \-exec" ,
 .BR "find \-delete" ,
