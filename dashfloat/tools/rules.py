@@ -228,7 +228,8 @@ SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", 
 _SCRIPT_READERS = SHELLS | {".", "source"}
 # Commands whose arguments are command strings (besides shells).
 _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
-                             "script", "env", "busybox", "mapfile", "readarray"))
+                             "script", "env", "busybox", "mapfile", "readarray", "flock", "sg",
+                             "compgen", "complete"))  # flock -c, sg GROUP CMD, compgen -C/-W
 _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
@@ -257,6 +258,11 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
             "--rsh-command", "--info-script", "-F", "--new-volume-script"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "sort": ("-o", "--output", "--compress-program"),
+    # bash's compgen/complete run -C's command and -F's function and expand -W's word list
+    "compgen": ("-C", "-F", "-W"),
+    "complete": ("-C", "-F", "-W"),
+    "flock": ("-c", "--command"),  # runs its string with sh -c
+    "env": ("-S", "--split-string"),  # splits its string into a command
 }
 
 _MAX_COMMAND = 65536  # characters analysed; a longer command is unparsable
@@ -690,7 +696,11 @@ _RESERVED = frozenset(("!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
                        "until", "for", "case", "esac", "select", "function", "time", "coproc",
                        "[[", "in"))
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_SUBSCRIPT = re.compile(r"[A-Za-z0-9_]\[")  # `name[` (a name ends so); linear, unlike name's regex
+# `name[` (a name ends so; linear, unlike a regex of the whole name), `=(` (a compound
+# assignment, `declare -a 'a=(...)'`) or `[key]=` starting a word (an element of one)
+_SUBSCRIPT = re.compile(r"[A-Za-z0-9_]\[|=\(|^\[[^\]]*\]=")
+_OPEN_CASE = re.compile(r"(?<![\w-])case(?![\w-])")
+_ESAC = re.compile(r"(?<![\w-])esac(?![\w-])")
 _FD_VAR = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
@@ -739,6 +749,7 @@ class _Lexer:
     def parse_list(self, closer: str | None) -> None:
         self._enter()
         s, n = self.s, self.n
+        start = self.i
         cur: list[_Word] = []
         started = False
         newline_sep = False
@@ -788,14 +799,16 @@ class _Lexer:
                 self.i += 1
                 if closer == ")":
                     end()
+                    if _OPEN_CASE.search(s, start, self.i) and not _ESAC.search(s, start, self.i):
+                        # `$(case x in x) ...;; esac)`: a pattern's ")" is not this one
+                        self.problem("a 'case' pattern's ')' (not read: the line is not analysed)")
                     break
                 self.problem("')' without '('")
                 end()
                 continue
             if c == "(":
-                if (not cur or [w.raw for w in cur] == ["for"]) and not self.probe \
-                        and s.startswith("((", self.i):
-                    self._arithmetic_command()  # bash: `(( ... ))`, `for (( ...; ...; ... ))`
+                if not self.probe and s.startswith("((", self.i):
+                    self._arithmetic_command()  # bash: `(( ))`, `if (( ))`, `for (( ;; ))`...
                 self.flag(SUBSHELL)
                 if cur:
                     self.flag(COMPOUND)  # `name()`: a function definition
@@ -844,6 +857,9 @@ class _Lexer:
                 self.flag(ENV_PREFIX)
             elif w.raw == w.value and w.raw in _RESERVED and not w.quoted:
                 self.flag(COMPOUND)
+                if w.raw == "time":  # bash's `time -p -- cmd`
+                    while k + 1 < len(words) and words[k + 1].value in ("-p", "--"):
+                        k += 1
             else:
                 break
             k += 1
@@ -1023,7 +1039,7 @@ class _Lexer:
                     self.i += 2
                     continue
             if c == "`":
-                val.append(self._backtick())
+                val.append(self._backtick('"' if terminator else "heredoc"))
                 dyn = True
                 continue
             if c == "$":
@@ -1050,7 +1066,12 @@ class _Lexer:
         if nxt == "(":
             self.flag(SUBSTITUTION)
             self.i += 2
+            # the here-documents of the line read after the whole line, `$(...)` lines included
+            outer, self.heredocs = self.heredocs, []
             self.parse_list(")")
+            if self.heredocs:  # bash reads the body after the line, dash ends it at the ")"
+                self.problem("a here-document inside '$(' ends after it (sh and bash differ)")
+            self.heredocs = outer + self.heredocs
             self.col.dynamic = True
             return s[i:self.i], True, False
         if nxt == "{":
@@ -1257,6 +1278,9 @@ class _Lexer:
         it here, dash does not)."""
         self._enter()
         s, n = self.s, self.n
+        start = self.i
+        if start < n and s[start] in " \t\n|":
+            self.problem("'${' and a blank (bash 5.3 runs what follows as a command)")
         while self.i < n:
             c = s[self.i]
             if c == "}":
@@ -1271,6 +1295,7 @@ class _Lexer:
                     break
                 if in_dq:
                     self.problem("a single quote inside a quoted '${' (shells read it differently)")
+                if in_dq or "[" in s[start:self.i]:  # bash evaluates `${a['$(...)']}` too
                     self._substitutions_in(s[self.i + 1:j])
                 self.i = j + 1
             elif c == '"':
@@ -1288,7 +1313,10 @@ class _Lexer:
         self.i = n
         self.nest -= 1
 
-    def _backtick(self) -> str:
+    def _backtick(self, quoted: str = "") -> str:
+        """A backquoted command. Inside double quotes ('"') the shells also turn `\\"` into
+        `"` before reading it; in a here-document ("heredoc") dash does and bash does not:
+        both readings are analysed."""
         self.flag(SUBSTITUTION)
         self.col.dynamic = True
         s, n = self.s, self.n
@@ -1298,8 +1326,8 @@ class _Lexer:
         closed = False
         while self.i < n:
             c = s[self.i]
-            if c == "\\" and self.i + 1 < n and s[self.i + 1] in "$`\\":
-                inner.append(s[self.i + 1])
+            if c == "\\" and self.i + 1 < n and s[self.i + 1] in ('$`\\"' if quoted else "$`\\"):
+                inner.append(s[self.i + 1] if s[self.i + 1] != '"' else "\0")
                 self.i += 2
                 continue
             if c == "`":
@@ -1313,7 +1341,12 @@ class _Lexer:
         if self.depth + self.nest + 1 > _MAX_NEST:
             self.problem("nested too deeply")
             raise _Abort
-        _Lexer("".join(inner), self.col, self.depth + self.nest + 1, self.probe).run()
+        text = "".join(inner)
+        readings = [text.replace("\0", '"')] if quoted == '"' else [text.replace("\0", '\\"')]
+        if quoted == "heredoc" and "\0" in text:
+            readings.append(text.replace("\0", '"'))
+        for reading in readings:
+            _Lexer(reading, self.col, self.depth + self.nest + 1, self.probe).run()
         return s[start:self.i]
 
     def _ansi_c(self) -> str:
@@ -1345,9 +1378,9 @@ class _Lexer:
                     m = re.match("[0-7]{0,2}", s[self.i:])
                     self.i += m.end()
                     out.append(chr(int(e + m.group(0), 8) & 0xFF))
-                elif e == "c" and self.i < n:
-                    out.append(chr(ord(s[self.i]) & 0x1F))
-                    self.i += 1
+                elif e == "c" and self.i < n and s[self.i] != "'":  # the parser pairs `\c`
+                    out.append(chr(ord(s[self.i]) & 0x1F))  # and a quote after it ends $'
+                    self.i += 2 if s[self.i] == "\\" else 1  # `\c\'`: the pair `\'` goes
                 else:
                     out.append("\\" + e)
                 continue
@@ -1358,10 +1391,10 @@ class _Lexer:
 
 
 def _runs_in_a_subscript(value: str) -> bool:
-    """Whether bash, reading `value` as an array subscript `name[...]`, might run a `$(...)`
-    or a backquote in it."""
+    """Whether bash, reading `value` as an array subscript `name[...]` or a compound
+    assignment `a=(...)`, might run a `$(...)` or a backquote in it."""
     m = _SUBSCRIPT.search(value)
-    return bool(m) and ("$(" in value[m.end():] or "`" in value[m.end():])
+    return bool(m) and ("$(" in value[m.start():] or "`" in value[m.start():])
 
 
 def _loose_words(text: str) -> list[str]:
@@ -1450,9 +1483,11 @@ class _Expander:
             for w in scripts:
                 self.nested(w)
         elif key_base in _STRING_RUNNERS:
-            plain = [w for w in args if not w.startswith("-")]
-            for w in plain:
-                self.nested(w)
+            for w in args:
+                if not w.startswith("-"):
+                    self.nested(w)
+                elif not w.startswith("--") and len(w) > 2:  # an attached value: `env -S'rm x'`
+                    self.nested(w[2:])
                 if "=" in w:
                     self.nested(w.split("=", 1)[1])
             if key_base == "eval" and args:  # eval runs all its words, options or not
@@ -1526,6 +1561,25 @@ def analyze_command(command: str) -> Analysis:
                         ["nested too deeply"], deeply_opaque=True)
 
 
+_DOLLAR_QUOTE = re.compile(r"(?<!\\)((?:\\\\)*)\$(?=['\"])")  # an unescaped $' or $"
+
+
+def _other_readings(text: str, flags: set) -> list[str]:
+    """The same line as other shells or other steps read it, each analysed one level deeper
+    for more deny/ask candidates: NFKC-folded (look-alike characters); with every
+    backslash-newline removed (the shells join the lines first: a `$` at the end of a line and
+    `((` on the next, a reserved word or a here-document's delimiter split so); as dash reads
+    `$'..'` and `$".."` (a `$`, then a quote)."""
+    out = []
+    if flags & {NON_ASCII, LOOKALIKE, INVISIBLE}:
+        out.append(_fold_text(text))
+    if "\\\n" in text:
+        out.append(text.replace("\\\n", ""))
+    if "$'" in text or '$"' in text:
+        out.append(_DOLLAR_QUOTE.sub(lambda m: m.group(1) + "\\$", text))
+    return [other for other in out if other != text]
+
+
 def _analyze(command: str, depth: int) -> Analysis:
     col = _Collector()
     if not isinstance(command, str):
@@ -1551,17 +1605,16 @@ def _analyze(command: str, depth: int) -> Analysis:
         exp.add(argv)
     for value in col.assign_values:
         exp.nested(value.lstrip("!"))
-    if col.flags & {NON_ASCII, LOOKALIKE, INVISIBLE} and depth <= _MAX_NEST:
-        folded = _fold_text(text)
-        if folded != text:
-            sub = _analyze(folded, depth + 1)
-            exp.loose.extend(sub.loose_words)
-            for argv in sub.candidates:
-                if tuple(argv) not in exp.seen:
-                    exp.seen.add(tuple(argv))
-                    exp.out.append(argv)
+    for other in _other_readings(text, col.flags) if depth <= _MAX_NEST else ():
+        sub = _analyze(other, depth + 1)
+        exp.loose.extend(sub.loose_words)
+        for argv in sub.candidates:
+            if tuple(argv) not in exp.seen:
+                exp.seen.add(tuple(argv))
+                exp.out.append(argv)
     shellish = any(_basename(argv[0]).casefold() in _SCRIPT_READERS for argv in exp.out)
-    if exp.stdin_shell or (shellish and col.flags & {PIPE, REDIRECTION}):
+    scripted = any(w.startswith("<(") for w in col.words)  # `. <(echo 'rm -rf /')`
+    if exp.stdin_shell or (shellish and (col.flags & {PIPE, REDIRECTION} or scripted)):
         # `echo 'rm -rf /' | sh`, `sh <<EOF`, `. /dev/stdin <<< ...`: the script is data
         # somewhere in the command line; judge every word and here-text as a command too
         exp.opaque = True

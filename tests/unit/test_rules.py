@@ -153,8 +153,11 @@ BYPASSES = [
     ("here-doc-quoted-is-text", STD, "ask", C, "cat <<'EOF'\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-backslash-is-text", STD, "ask", C, "cat <<\\EOF\n$(rm -rf /)\nEOF", ASK),
     ("here-doc-double-quoted-is-text", STD, "ask", C, 'cat <<"EOF"\n$(rm -rf /)\nEOF', ASK),
-    ("here-doc-ansi-c-quoted-is-text", STD, "ask", C, "cat <<$'EOF'\n$(rm -rf /)\nEOF", ASK),
-    ("here-doc-locale-quoted-is-text", STD, "ask", C, 'cat <<$"EOF"\n$(rm -rf /)\nEOF', ASK),
+    # text in both shells, but dash's delimiter is `$EOF`: its here-document runs to the end of
+    # the line, which does not parse here (fail closed: the words are judged)
+    ("here-doc-ansi-c-quoted-is-text", STD, "ask", C, "cat <<$'EOF'\n$(rm -rf /)\nEOF", DENY),
+    ("here-doc-locale-quoted-is-text", STD, "ask", C, 'cat <<$"EOF"\n$(rm -rf /)\nEOF', DENY),
+    ("here-doc-ansi-c-quoted-is-text-in-both", STD, "ask", C, "cat <<$'EOF'\n$(rm -rf /)\nEOF\n$EOF", ASK),
     # bash takes a process substitution's text as an unquoted delimiter: the body expands
     ("here-doc-process-substitution-delimiter-rm", STD, "ask", C, "cat << <(x)\n$(rm -rf /)\n<(x)", DENY),
     ("here-doc-arithmetic-delimiter-rm", STD, "ask", C, "cat <<$((1))\n$(rm -rf /)\n$((1))", DENY),
@@ -400,6 +403,65 @@ def test_bypass_table(layers, mode, tool, arg, expected):
     assert isinstance(got, Decision)
     assert got.decision == expected, got
     assert got.who and got.reason
+
+
+# Found by running each line in dash, bash and bash --posix (2026-12-03): one of them runs the
+# `rm -rf /` (a harmless marker in the experiment) where the analysis did not see it.
+SHELLS_RUN_IT = [
+    ("declare-compound-quoted", "declare -a 'a=($(rm -rf /))'"),
+    ("declare-compound-key", "declare -a 'a=([$(rm -rf /)]=1)'"),
+    ("declare-assoc-value", "declare -A 'a=([x]=$(rm -rf /))'"),
+    ("compound-element-key", "a=( ['$(rm -rf /)']=1 )"),
+    ("expansion-subscript-quoted", "echo ${a['$(rm -rf /)']}"),
+    ("compgen-word-list", "compgen -W '$(rm -rf /)' x"),
+    ("compgen-command", "compgen -C 'rm -rf /' x"),
+    ("flock-command", "flock /tmp/lk -c 'rm -rf /'"),
+    ("sg-command", "sg root 'rm -rf /'"),
+    ("env-split-string-attached", "env '-Srm -rf /'"),
+    ("env-split-string-long", "env --split-string='rm -rf /'"),
+    ("arith-command-after-if", "if (( '$(rm -rf /)' )); then :; fi"),
+    ("arith-command-after-bang", "! (( '$(rm -rf /)' ))"),
+    ("arith-command-in-group", "{ (( '$(rm -rf /)' )); }"),
+    ("arith-command-after-while", "while (( '$(rm -rf /)' )); do :; done"),
+    ("arith-command-function-body", "function f (( '$(rm -rf /)' )); f"),
+    ("continued-dollar-paren", "echo $(\\\n( '$(rm -rf /)' ))"),
+    ("continued-dollar", "echo $\\\n(( '$(rm -rf /)' ))"),
+    ("continued-dollar-quote", "echo $\\\n'\\' x '; rm -rf /; #'"),
+    ("continued-bang", "!\\\n rm -rf /"),
+    ("continued-brace", "{\\\n rm -rf /; }"),
+    ("continued-if", "i\\\nf rm -rf /; then :; fi"),
+    ("continued-delimiter", "cat <<E >/dev/null\nE\\\n\nrm -rf /\nE"),
+    ("case-in-quoted-substitution", 'echo "$(case x in x) rm -rf /;; esac)"'),
+    ("case-in-here-document", "cat <<E\n$(case x in x) rm -rf /;; esac)\nE"),
+    ("case-in-quoted-expansion", 'echo "${x:-$(case x in x) rm -rf /;; esac)}"'),
+    ("case-in-arithmetic", "echo $(( '$(case x in x) rm -rf /;; esac)' ))"),
+    ("here-document-across-substitution", "cat <<E $(\nrm -rf /\nE\n)\nE"),
+    ("here-document-across-quoted-substitution", 'cat <<E "$(\nrm -rf /\nE\n)"\nE'),
+    ("here-document-inside-substitution", "echo $(cat <<E)\nrm -rf /\nE"),
+    ("backquote-escaped-quote-in-quotes", 'echo "`echo \\"\'\\"; rm -rf /; echo \\"\'\\"`"'),
+    ("backquote-escaped-quote-in-here-document", "cat <<E\n`echo \\\"'\\\"; rm -rf /; echo \\\"'\\\"`\nE"),
+    ("ansi-c-control-before-quote", "echo $'\\c'\nrm -rf /\n#'"),
+    ("ansi-c-control-backslash", "echo $'\\c\\' x '; rm -rf /; #'"),
+    ("dash-reads-no-ansi-c", "echo $'\\'\nrm -rf /\n#'"),
+    ("dash-ansi-c-delimiter", "cat <<$'E' >/dev/null\n$E\nrm -rf /\nE"),
+    ("dash-locale-delimiter", 'cat <<$"E" >/dev/null\n$E\nrm -rf /\nE'),
+    ("time-posix-option", "time -p rm -rf /"),
+    ("time-posix-option-dashes", "time -p -- rm -rf /"),
+    ("process-substitution-script", ". <(echo 'rm -rf /')"),
+    ("process-substitution-bash-script", "bash <(echo 'rm -rf /')"),
+    ("bash-5.3-command-expansion", "echo ${ rm -rf /; }"),
+]
+
+
+@pytest.mark.parametrize("command", [c for _, c in SHELLS_RUN_IT], ids=[i for i, _ in SHELLS_RUN_IT])
+def test_what_dash_or_bash_runs_is_judged(command):
+    """A deny rule holds in every mode; an allow rule of the command's first word does not
+    allow it (but for a wrapper such as sg, which runs its command by design, like sudo)."""
+    assert evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision == DENY
+    first = analyze_command(command).simple[0][0]
+    if first.isidentifier() and first not in rules.WRAPPERS and first not in rules._RESERVED:
+        allow = [layer(USER, (ALLOW, f"execute_command({first} *)"))]
+        assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
 
 
 def test_the_table_is_big_and_ids_are_unique():
@@ -1045,7 +1107,8 @@ def _arith(text: str) -> list[list[str]]:
 )
 def test_arithmetic_expansion_ends_at_its_own_close(command, simple):
     a = analyze_command(command)
-    assert (a.simple, a.candidates, a.problems) == (simple, simple, [])
+    assert (a.simple, a.problems) == (simple, [])
+    assert a.candidates[:len(simple)] == simple  # then those of dash's reading of $'...', if any
     assert a.flags >= {rules.EXPANSION}
 
 
