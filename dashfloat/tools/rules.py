@@ -220,6 +220,8 @@ WRAPPERS = frozenset((
     "ltrace", "chroot", "fakeroot", "proxychains", "proxychains4", "torsocks", "firejail",
     "nsenter", "unshare", "busybox", "parallel", "watch", "caffeinate", "ssh", "su", "runuser",
     "script", "catchsegv", "valgrind", "systemd-run", "sg", "pkexec", "entr", "rlwrap", "ltrace",
+    "setarch", "prlimit", "setpriv", "choom", "ssh-agent", "dbus-run-session", "linux32", "linux64",
+    "numactl", "cgexec", "ip", "sudoedit", "tsp", "daemonize", "start-stop-daemon",
 ))
 # Shells: every non-option argument is also analysed as a command string (`sh -c '...'`); a
 # shell with no such argument reads its script from stdin (the command becomes opaque).
@@ -231,6 +233,7 @@ _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", 
                              "script", "env", "busybox", "mapfile", "readarray", "flock", "sg",
                              "compgen", "complete"))  # flock -c, sg GROUP CMD, compgen -C/-W
 _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
+_DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
 # Arguments that make an otherwise harmless-looking command run other programs or write files.
@@ -259,6 +262,21 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "sort": ("-o", "--output", "--compress-program"),
     # bash's compgen/complete run -C's command and -F's function and expand -W's word list
+    "man": ("-P", "--pager", "-H", "--html"),  # runs the pager or browser it names
+    "less": ("-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"),  # #env LESSOPEN=|cmd
+    "zip": ("-TT", "--unzip-command"),
+    "scp": ("-o", "-S", "-F"),  # ProxyCommand=, the ssh program, a config file
+    "sftp": ("-o", "-S", "-F", "-D"),
+    "wget": ("--use-askpass", "-o", "--output-file", "-O", "--output-document", "-a",
+             "--append-output", "-P", "--directory-prefix"),
+    "curl": ("-o", "--output", "-O", "--remote-name", "--remote-name-all", "-D", "--dump-header",
+             "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "-K", "--config",
+             "--libcurl", "--output-dir"),
+    "diff3": ("--diff-program",),
+    "sdiff": ("--diff-program", "-o", "--output"),
+    "shuf": ("-o", "--output"),
+    "pip": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
+    "pip3": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
     "compgen": ("-C", "-F", "-W"),
     "complete": ("-C", "-F", "-W"),
     "flock": ("-c", "--command"),  # runs its string with sh -c
@@ -1405,7 +1423,7 @@ def _loose_words(text: str) -> list[str]:
 
 
 _BRACE_WORD = re.compile(r"(.*?)\{([^{}]*)\}(.*)", re.DOTALL)
-_RANGE = re.compile(r"(-?\d{1,6}|[A-Za-z])\.\.(-?\d{1,6}|[A-Za-z])")
+_RANGE = re.compile(r"(-?\d{1,6}|[A-Za-z])\.\.(-?\d{1,6}|[A-Za-z])(?:\.\.-?\d{1,6})?")  # {a..b..step}
 
 
 def _brace_expand(word: str) -> list[str] | None:
@@ -1426,7 +1444,7 @@ def _brace_expand(word: str) -> list[str] | None:
             step = 1 if hi >= lo else -1
             if abs(hi - lo) >= 64:
                 return None
-            alts = [str(x) for x in range(lo, hi + step, step)]
+            alts = [str(x) for x in range(lo, hi + step, step)]  # every step: a superset
         elif a.isalpha() and b.isalpha():
             step = 1 if ord(b) >= ord(a) else -1
             alts = [chr(x) for x in range(ord(a), ord(b) + step, step)]
@@ -1466,8 +1484,8 @@ class _Expander:
         args = argv[1:]
         for k, w in enumerate(argv):
             alts = _brace_expand(w) if "{" in w else None
-            if alts:
-                self.add(argv[:k] + alts + argv[k + 1:], level + 1)
+            if alts:  # an empty word of a brace expansion is dropped: `{,rm} -rf /`
+                self.add(argv[:k] + [a for a in alts if a] + argv[k + 1:], level + 1)
                 break
         query = key_base == "command" and args[:1] in (["-v"], ["-V"])  # `command -v rm`
         if key_base in WRAPPERS and not query:
@@ -1497,6 +1515,10 @@ class _Expander:
                 # joined; where the options end is not known here: every tail
                 for k in range(1, len(args)):
                     self.nested(" ".join(args[k:]))
+        if key_base in _DECLARES:  # `export PS4='$(cmd)'`: a value run later (set -x...)
+            for w in args:
+                if _ASSIGN.match(w):
+                    self.nested(w.split("=", 1)[1])
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:
@@ -1564,6 +1586,30 @@ def analyze_command(command: str) -> Analysis:
 _DOLLAR_QUOTE = re.compile(r"(?<!\\)((?:\\\\)*)\$(?=['\"])")  # an unescaped $' or $"
 
 
+def _changes_the_reading(col: _Collector) -> None:
+    """Commands after which the shell reads the line differently than this lexer does: an
+    alias (dash and bash --posix expand them in `sh -c`; `alias x=eval` makes the next line's
+    words a command), `hash -p` and BASH_CMDS (a name runs another program), `enable -f`
+    (a builtin from a library), BASH_ALIASES; and bash's `[[ x =~ ... ]]`, whose regex may
+    hold `|`, `(` and `#`. With more than one command, the line does not parse."""
+    for argv in col.simple:
+        base = _basename(argv[0]) if argv else ""
+        if ((base == "alias" and any("=" in w for w in argv[1:]))
+                or (base == "hash" and any(w.startswith("-") and "p" in w for w in argv[1:]))
+                or (base == "enable" and any(w.startswith("-") and "f" in w for w in argv[1:]))) \
+                and len(col.simple) > 1:
+            col.flags.add(UNPARSABLE)
+            col.problems.append(f"'{base}' changes how the commands after it are read")
+            return
+    if "[[" in col.words and "=~" in col.words:
+        col.flags.add(UNPARSABLE)
+        col.problems.append("a '[[ =~ ]]' regex (bash reads | ( # in it as text)")
+        return
+    if any("BASH_ALIASES" in w or "BASH_CMDS" in w for w in col.words) and len(col.simple) > 1:
+        col.flags.add(UNPARSABLE)
+        col.problems.append("BASH_ALIASES or BASH_CMDS changes how the commands after it are read")
+
+
 def _other_readings(text: str, flags: set) -> list[str]:
     """The same line as other shells or other steps read it, each analysed one level deeper
     for more deny/ask candidates: NFKC-folded (look-alike characters); with every
@@ -1600,6 +1646,7 @@ def _analyze(command: str, depth: int) -> Analysis:
             pass
     if not col.simple and not text.strip(" \t\n") and not col.flags:
         col.flags.add(EMPTY)
+    _changes_the_reading(col)
     exp = _Expander(depth)
     for argv in col.simple + col.extra:
         exp.add(argv)
@@ -1739,11 +1786,21 @@ def dangerous_script(argv: Sequence[str]) -> str | None:
     return check(argv) if check is not None else None
 
 
+# Commands whose second operand is a file they write (`uniq in out`): asked, whatever it is
+# (an option's value may count as an operand here: asking is the safe side).
+_OUTPUT_OPERAND = {"uniq": 2, "xxd": 2}
+
+
 def dangerous_argument(argv: Sequence[str]) -> str | None:
-    """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command, or None."""
+    """The first argument of `argv` listed in `DANGEROUS_ARGS` for its command (or the
+    operand an `_OUTPUT_OPERAND` command writes to), or None."""
     if not argv:
         return None
     base = _basename(argv[0])
+    if base in _OUTPUT_OPERAND:
+        operands = [w for w in argv[1:] if not w.startswith("-") or w == "-"]
+        if len(operands) >= _OUTPUT_OPERAND[base]:
+            return operands[_OUTPUT_OPERAND[base] - 1]
     entries = DANGEROUS_ARGS.get(base)
     if not entries:
         return None

@@ -25,34 +25,57 @@ _SED_FILE_READ = set("rR")  # read a file into the output (as cat would): allowe
 _SED_RUNS = {"e": "runs a command", "w": "writes a file", "W": "writes a file"}
 
 
+def _long(word: str, name: str) -> bool:
+    """`word` (`--name` or `--name=value`) names the long option `name` or an abbreviation
+    of it, as getopt accepts (`--expr=` is `--expression=`)."""
+    given = word.split("=", 1)[0]
+    return len(given) > 2 and name.startswith(given)
+
+
 def sed_danger(argv: Sequence[str]) -> str | None:
-    """What makes this sed more than a filter ("runs a command: e", ...), or None."""
+    """What makes this sed more than a filter ("runs a command: e", ...), or None. GNU sed
+    reads options anywhere before `--` (`sed -n 1p f -e '1e cmd'`): the first operand is the
+    script only when no -e/-f gave one."""
     scripts: list[str] = []
+    operands: list[str] = []
     args = list(argv[1:])
     i = 0
-    positional = False
     while i < len(args):
         word = args[i]
-        if not positional and word == "--":
-            positional = True
-        elif not positional and word in ("-e", "--expression"):
-            if i + 1 >= len(args):
-                return "a -e without its script"
-            scripts.append(args[i + 1])
-            i += 1
-        elif not positional and word.startswith("--expression="):
-            scripts.append(word.split("=", 1)[1])
-        elif not positional and (word in _SED_SCRIPT_FILE or word.startswith("--file=")
-                                 or (word.startswith("-") and not word.startswith("--") and "f" in word[1:])):
-            return f"its script is read from a file ({word})"
-        elif not positional and word.startswith("-e") and len(word) > 2 and not word.startswith("--"):
-            scripts.append(word[2:])
-        elif not positional and word.startswith("-") and word != "-":
-            pass  # -n, -E, -r, -s, -u, -z, --posix...: (-i is a dangerous argument of its own)
-        elif not scripts:
-            scripts.append(word)  # the first operand is the script when no -e gave one
-            positional = True
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if word == "--":
+            operands += args[i + 1:]
+            break
+        if word.startswith("--"):
+            value = word.split("=", 1)[1] if "=" in word else None
+            if _long(word, "--expression"):
+                if value is None and nxt is None:
+                    return "a -e without its script"
+                scripts.append(value if value is not None else nxt)
+                i += value is None
+            elif _long(word, "--file"):
+                return f"its script is read from a file ({word})"
+            elif _long(word, "--line-length") and value is None:
+                i += 1  # its value
+        elif word.startswith("-") and word != "-":
+            for k, ch in enumerate(word[1:], 1):
+                rest = word[k + 1:]
+                if ch == "f":
+                    return f"its script is read from a file ({word})"
+                if ch == "e":
+                    if not rest and nxt is None:
+                        return "a -e without its script"
+                    scripts.append(rest or nxt)
+                    i += not rest
+                    break
+                if ch in "li":  # -l N, -i[SUFFIX]: the rest of the word is the value
+                    i += ch == "l" and not rest
+                    break
+        else:
+            operands.append(word)
         i += 1
+    if not scripts and operands:
+        scripts.append(operands[0])  # the first operand is the script when no -e gave one
     for script in scripts:
         found = _sed_script_danger(script)
         if found:
@@ -177,6 +200,8 @@ def awk_danger(argv: Sequence[str]) -> str | None:
             break
         if word in _AWK_SCRIPT_FILE or any(word.startswith(f + "=") for f in _AWK_SCRIPT_FILE if f.startswith("--")):
             return f"its script is read from a file or an extension ({word})"
+        if word.startswith("-W"):  # mawk -W exec FILE, -W interactive...: options of its own
+            return f"an implementation option ({word}) may read the script from a file"
         if word in ("-v", "--assign", "-F", "--field-separator"):
             i += 2
             continue
@@ -204,6 +229,11 @@ _GIT_RUNS = {
                       "--msg-filter", "--commit-filter", "--tag-name-filter"),  # shell code each
     "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
     "instaweb": ("--httpd", "-d", "--browser", "-b"),
+    # clone -u is --upload-pack (a command run for the transfer); a --template's hooks run
+    # at once (clone's post-checkout) or land in .git/hooks without a word naming .git (init)
+    "clone": ("-u", "--template"),
+    "init": ("--template",),
+    "archive": ("-o",),  # writes a file, like the global --output
 }
 _GIT_OWN_OPTIONS = ("--to", "--cc")  # options of their own, not abbreviations of --to-cmd, --cc-cmd
 
@@ -224,10 +254,13 @@ def git_danger(argv: Sequence[str]) -> str | None:
             if arg == "--" and word.startswith("-"):
                 break
             name = arg.split("=", 1)[0]
+            if len(word) == 2 and arg.startswith(word) and not arg.startswith("--"):
+                name = word  # a short option with its value attached: `-ucmd`
             if name == word or (word.startswith("--") and name.startswith("--") and len(name) > 3
                                 and word.startswith(name) and name not in _GIT_OWN_OPTIONS):
                 # (send-email, like git's own parser, takes a unique abbreviation)
-                return f"runs the command given to {command} {word}"
+                what = "writes the file" if (command, word) == ("archive", "-o") else "runs the command"
+                return f"{what} given to {command} {word}"
     return None
 
 

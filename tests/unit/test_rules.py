@@ -450,7 +450,68 @@ SHELLS_RUN_IT = [
     ("process-substitution-script", ". <(echo 'rm -rf /')"),
     ("process-substitution-bash-script", "bash <(echo 'rm -rf /')"),
     ("bash-5.3-command-expansion", "echo ${ rm -rf /; }"),
+    # a second review: aliases, hash -p, BASH_ALIASES, [[ =~ ]], declarations, wrappers, braces
+    ("alias-eval-next-line", "shopt -s expand_aliases 2>/dev/null\nalias x=eval\nx 'rm -rf /'"),
+    ("alias-empty-next-line", "alias x=\nx rm -rf /"),
+    ("alias-wrapper-next-line", "alias x='nice '\nx rm -rf /"),
+    ("hash-p-next-command", "hash -p /bin/rm ls; ls -rf /"),
+    ("bash-aliases-next-line", "shopt -s expand_aliases\ndeclare BASH_ALIASES[ls]='rm -rf /'\nls"),
+    ("regex-bar-hash-substitution", "[[ x =~ x|#$(rm -rf /) ]]"),
+    ("export-ps4-set-x", "export PS4='$(rm -rf /)'; set -x; :"),
+    ("declare-prompt-expansion", "declare x='$(rm -rf /)'; echo \"${x@P}\""),
+    ("wrapper-setarch", "setarch x86_64 rm -rf /"),
+    ("wrapper-prlimit", "prlimit rm -rf /"),
+    ("wrapper-setpriv", "setpriv rm -rf /"),
+    ("wrapper-choom", "choom -n 0 -- rm -rf /"),
+    ("wrapper-ssh-agent", "ssh-agent rm -rf /"),
+    ("wrapper-dbus-run-session", "dbus-run-session -- rm -rf /"),
+    ("brace-empty-word", "{,rm} -rf /"),
+    ("brace-range-step", "{r..r..1}m -rf /"),
 ]
+
+# A second review ran these: one simple command that an allow rule of its first words
+# allowed, running another program or writing a file. Each now asks (a dangerous argument).
+ALLOWED_BUT_RUNS = [
+    ("sed -n *", "sed -n -l 5 '1e touch M' f"),
+    ("sed -n *", "sed -n --line-length 5 '1e touch M' f"),
+    ("sed -n *", "sed -n --expr='1e touch M' p"),  # the file p reads as a harmless script
+    ("sed -n *", "sed -n --fil=e.sed p"),
+    ("sed -n *", "sed -n 1p f -e '1e touch M'"),
+    ("sed *", "sed -ne p -e '1e touch M' f"),
+    ("awk *", "awk -W interactive 'BEGIN{print}'"),
+    ("awk *", "awk -Wexec p.awk"),
+    ("man *", "man -P 'touch M' ls"),
+    ("man *", "man --pager='touch M' ls"),
+    ("less *", "less --lesskey-src=lk f"),
+    ("git *", "git clone -q -u 'touch M;' . cl"),
+    ("git clone *", "git clone -q --template=tpl . cl"),
+    ("git init *", "git init -q --template=tpl"),
+    ("git archive *", "git archive -o M HEAD"),
+    ("zip *", "zip -q -T -TT 'touch M' z.zip f"),
+    ("scp *", "scp -o 'ProxyCommand=touch M' a:b c"),
+    ("scp *", "scp -S ./evil.sh a:b c"),
+    ("wget *", "wget -q --use-askpass=./evil.sh http://127.0.0.1:9/x"),
+    ("diff3 *", "diff3 --diff-program=./evil.sh f f f"),
+    ("sdiff *", "sdiff --diff-program=./evil.sh f f"),
+    ("pip *", "pip --python ./evil.sh list"),
+    ("uniq *", "uniq f .envrc"),
+    ("shuf *", "shuf -o M f"),
+    ("xxd *", "xxd f M"),
+    ("curl *", "curl -s -o M file:///etc/hostname"),
+    ("pip list *", "pip list --log M"),
+    ("compgen *", "compgen -W '$(touch M)' x"),
+    ("flock *", "flock lk -c 'touch M'"),
+    ("declare *", "declare -a 'a=($(touch M))'"),
+    ("test *", "test -v 'a[$(touch M)]'"),
+]
+
+
+@pytest.mark.parametrize(("rule", "command"), ALLOWED_BUT_RUNS)
+def test_an_allow_rule_does_not_allow_what_runs_another_program(rule, command):
+    allow = [layer(USER, (ALLOW, f"execute_command({rule})"))]
+    assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
+    # the rule still allows a plain use: `sed -n x`, `git clone x`, `uniq x`...
+    assert evaluate(allow, C, {"command": rule[:-1] + "x"}, root=ROOT, mode="ask").decision == ALLOW
 
 
 @pytest.mark.parametrize("command", [c for _, c in SHELLS_RUN_IT], ids=[i for i, _ in SHELLS_RUN_IT])
