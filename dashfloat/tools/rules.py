@@ -221,7 +221,7 @@ WRAPPERS = frozenset((
     "nsenter", "unshare", "busybox", "parallel", "watch", "caffeinate", "ssh", "su", "runuser",
     "script", "catchsegv", "valgrind", "systemd-run", "sg", "pkexec", "entr", "rlwrap", "ltrace",
     "setarch", "prlimit", "setpriv", "choom", "ssh-agent", "dbus-run-session", "linux32", "linux64",
-    "numactl", "cgexec", "ip", "sudoedit", "tsp", "daemonize", "start-stop-daemon",
+    "numactl", "cgexec", "ip", "sudoedit", "tsp", "daemonize", "start-stop-daemon", "screen",
 ))
 # Shells: every non-option argument is also analysed as a command string (`sh -c '...'`); a
 # shell with no such argument reads its script from stdin (the command becomes opaque).
@@ -231,7 +231,7 @@ _SCRIPT_READERS = SHELLS | {".", "source"}
 # Commands whose arguments are command strings (besides shells).
 _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
                              "script", "env", "busybox", "mapfile", "readarray", "flock", "sg",
-                             "compgen", "complete"))  # flock -c, sg GROUP CMD, compgen -C/-W
+                             "compgen", "complete", "tmux"))  # flock -c, sg GROUP CMD, compgen -C
 _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
@@ -1515,6 +1515,17 @@ class _Expander:
                 # joined; where the options end is not known here: every tail
                 for k in range(1, len(args)):
                     self.nested(" ".join(args[k:]))
+        entries = DANGEROUS_ARGS.get(base, ())
+        for j, w in enumerate(args):  # `man -P 'rm -rf /'`: a dangerous option's value
+            if any(_dangerous_word(entry, w) for entry in entries):
+                if "=" in w:
+                    self.nested(w.split("=", 1)[1])
+                elif not w.startswith("--") and len(w) > 2:
+                    self.nested(w[2:])
+                if j + 1 < len(args):
+                    self.nested(args[j + 1])
+                    if "=" in args[j + 1]:  # `scp -o ProxyCommand='rm -rf /'`
+                        self.nested(args[j + 1].split("=", 1)[1])
         if key_base in _DECLARES:  # `export PS4='$(cmd)'`: a value run later (set -x...)
             for w in args:
                 if _ASSIGN.match(w):
@@ -1659,6 +1670,12 @@ def _analyze(command: str, depth: int) -> Analysis:
             if tuple(argv) not in exp.seen:
                 exp.seen.add(tuple(argv))
                 exp.out.append(argv)
+    if any(argv[:1] == ["set"] and any(w.startswith("-") and "x" in w or w == "xtrace" for w in argv[1:])
+           for argv in col.simple) or any("@P" in w for w in col.words):
+        # `set -x` expands PS4, `${x@P}` a value, as prompts: text set by printf -v, read...
+        for piece in col.words + col.stdin_texts:
+            if "$(" in piece or "`" in piece:
+                exp.nested(piece)
     shellish = any(_basename(argv[0]).casefold() in _SCRIPT_READERS for argv in exp.out)
     scripted = any(w.startswith("<(") for w in col.words)  # `. <(echo 'rm -rf /')`
     if exp.stdin_shell or (shellish and (col.flags & {PIPE, REDIRECTION} or scripted)):

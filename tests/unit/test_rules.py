@@ -467,6 +467,14 @@ SHELLS_RUN_IT = [
     ("wrapper-dbus-run-session", "dbus-run-session -- rm -rf /"),
     ("brace-empty-word", "{,rm} -rf /"),
     ("brace-range-step", "{r..r..1}m -rf /"),
+    ("set-x-ps4-from-printf", "printf -v PS4 '%s' '$(rm -rf /)'; set -x; :"),
+    ("set-x-ps4-from-read", "read -r PS4 <<< '$(rm -rf /)'; set -x; :"),
+    ("tmux-command", "tmux new -d 'rm -rf /'"),
+    ("screen-command", "screen -dm rm -rf /"),
+    ("dangerous-option-value-man", "man -P 'rm -rf /' ls"),
+    ("dangerous-option-value-scp", "scp -o ProxyCommand='rm -rf /' a:b c"),
+    ("dangerous-option-value-tar", "tar --to-command='rm -rf /' -xf x.tar"),
+    ("dangerous-option-value-rsync", "rsync -e 'rm -rf /' a b:c"),
 ]
 
 # A second review ran these: one simple command that an allow rule of its first words
@@ -517,10 +525,10 @@ def test_an_allow_rule_does_not_allow_what_runs_another_program(rule, command):
 @pytest.mark.parametrize("command", [c for _, c in SHELLS_RUN_IT], ids=[i for i, _ in SHELLS_RUN_IT])
 def test_what_dash_or_bash_runs_is_judged(command):
     """A deny rule holds in every mode; an allow rule of the command's first word does not
-    allow it (but for a wrapper such as sg, which runs its command by design, like sudo)."""
+    allow it (but for a wrapper such as sg, or tmux, which run a command by design, like sudo)."""
     assert evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision == DENY
     first = analyze_command(command).simple[0][0]
-    if first.isidentifier() and first not in rules.WRAPPERS and first not in rules._RESERVED:
+    if first.isidentifier() and first not in rules.WRAPPERS | rules._RESERVED | {"tmux"}:
         allow = [layer(USER, (ALLOW, f"execute_command({first} *)"))]
         assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
 
