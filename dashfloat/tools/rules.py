@@ -72,12 +72,18 @@ does not parse.
   env, timeout, xargs, nohup, ...; not ``command -v``) every suffix of the argv; the words after
   a reserved word inside a command (``function f { rm …; }``); bash brace expansions
   (``{rm,-rf,/}``); the command strings given to shells and string runners (``sh -c '…'``,
-  ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``, ``ssh host …``, ``mapfile -C``);
+  ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``, ``ssh host …``, ``mapfile -C``,
+  ``flock -c``, ``sg``, ``compgen -C/-W``, ``tmux``, ``env -S``); the values of dangerous
+  options (``man -P …``, ``tar --to-command=…``) and of declarations (``export PS4='…'``);
+  substitutions bash runs inside quoted text (``$(( '$(…)' ))``, ``(( ))``, array subscripts
+  ``test -v 'a[$(…)]'``, compound assignments ``declare -a 'a=($(…))'``);
   the values of environment prefixes (``X='rm -rf /' cmd``); ``find -exec/-execdir/-ok/-okdir …
   ;``; ``git -c key=!cmd``, ``git … '!cmd'``, ``--upload-pack=…``, ``--receive-pack=…``,
   ``--exec=…``; when a shell or ``.``/``source`` may read its script from a pipe or a
-  redirection, every word and here-text of the line; and, when look-alike, invisible or
-  non-ASCII characters are present, the candidates of the NFKC-normalised text. If the command
+  redirection (or a process substitution), every word and here-text of the line; and the
+  candidates of the same line read as other steps or shells read it (NFKC-normalised when
+  look-alike, invisible or non-ASCII characters are present; with backslash-newlines
+  removed; as dash reads ``$'…'``). If the command
   does not parse, a deny/ask rule whose command word appears anywhere in it as a word matches
   (fail closed). Limits: rules judge the command line, not what programs do with it
   (``python -c``, ``make``, ``./script.sh``, a PATH change).
