@@ -104,7 +104,10 @@ _PROGRAM_KEYS = (
     "man.*.cmd", "man.*.path", "browser.*.cmd", "browser.*.path", "instaweb.httpd",
     "lfs.customtransfer.*.path", "lfs.extension.*.clean", "lfs.extension.*.smudge",
     "hook.*.command", "tar.*.command", "trailer.*.command", "trailer.*.cmd",
+    "difftool.*.path", "mergetool.*.path",  # the program git difftool/mergetool runs
 )
+# the tool git difftool/mergetool runs: a name with a "/" sources a file (`. $dir/$tool`)
+_TOOL_NAMES = ("diff.tool", "diff.guitool", "merge.tool", "merge.guitool")
 # ... and, failing closed for keys not listed: a variable name that ends like one of these
 _PROGRAM_SUFFIXES = ("cmd", "command", "program", "helper", "driver", "textconv", "tunnel",
                      "hook", "editor", "askpass", "clean", "smudge", "process")
@@ -253,6 +256,8 @@ def untrusted_program(key: str, value: str | None) -> bool:
         return True
     if any(fnmatchcase(low, p) for p in _PROGRAM_KEYS):
         return True
+    if low in _TOOL_NAMES:
+        return value is None or "/" in value or "\\" in value
     return low.rsplit(".", 1)[-1].endswith(_PROGRAM_SUFFIXES)
 
 
@@ -597,15 +602,16 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
                       aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int) -> list[str]:
-    status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel"], d)
+    status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-common-dir"], d)
     if status != 0:
         if "not a git repository" in err or "cannot use bare repository" in err:
             return []  # the command's git finds no repository either (or refuses it)
         return [f"git cannot read the repository at {_shown(d, root_real)}: {visible(err)}"]
     lines = out.decode("utf-8", "surrogateescape").splitlines()
-    if len(lines) != 2:
+    if len(lines) != 3:
         return [f"git does not see a work tree at {_shown(d, root_real)}"]
-    gitdir, top = (os.path.realpath(p) for p in lines)
+    gitdir, top = (os.path.realpath(p) for p in lines[:2])
+    common = os.path.realpath(os.path.join(d, lines[2]))  # relative to d, or absolute
     if (gitdir, top) in seen:
         return []
     seen.add((gitdir, top))
@@ -616,6 +622,10 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     if not _inside(gitdir, root_real) and not _known_gitdir(gitdir, top, root_real):
         reasons.append(f"the repository's .git points outside the working directory, to "
                        f"{visible(gitdir)}")
+    if _inside(gitdir, root_real) and not _inside(common, root_real) and not _inside(gitdir, common):
+        # a `commondir` file: refs, objects and config read from elsewhere
+        reasons.append(f"the repository's objects and refs are outside the working directory, in "
+                       f"{visible(common)} (commondir)")
     if not _inside(os.path.realpath(d), top):
         reasons.append(f"the repository's work tree is elsewhere: {visible(top)} (core.worktree)")
     entries = probe.config(d)

@@ -36,6 +36,11 @@ pytestmark = pytest.mark.usefixtures("git_home")  # (tests/conftest.py)
     ("user.name", "!bob", True),  # a "!" value runs a shell wherever git takes one
     ("tar.tgz.command", "evil", True),
     ("difftool.t.cmd", "evil", True),
+    ("difftool.vimdiff.path", "./.tool.sh", True),  # git difftool runs it
+    ("mergetool.vimdiff.path", "./.tool.sh", True),
+    ("diff.tool", "../../../tmp/evil", True),  # git-mergetool--lib sources $dir/$tool
+    ("merge.guitool", "x/../../evil", True),
+    ("diff.tool", "vimdiff", False),  # a tool git knows by name
     ("sendemail.smtpserver", "/usr/bin/evil", True),
     ("somefuture.newthing.command", "evil", True),  # unknown keys ending like a program: asked
     ("filter.lfs.clean", "git-lfs clean -- %f", False),  # `git lfs install --local`
@@ -242,6 +247,22 @@ def test_an_enclosing_repository_counts(tmp_path):
     (top / "docs").mkdir()
     assert "diff.t.textconv" in repocheck.describe(
         repocheck.check("git status", str(top / "docs"), str(top / "docs")).reasons)
+
+
+def test_a_commondir_outside_the_working_directory_asks(tmp_path):
+    """A `.git` directory inside, whose `commondir` file makes git read the refs, objects and
+    config of a repository outside (`git show HEAD:secret` read it, allowed)."""
+    outside = make_repo(tmp_path / "outside")
+    root = tmp_path / "root"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "commondir").write_text(str(outside / ".git") + "\n")
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert "(commondir)" in repocheck.describe(repocheck.check("git show HEAD", str(root), str(root)).reasons)
+    # a linked worktree of a repository inside the working directory is its own: no reason
+    main = make_repo(tmp_path / "r")
+    git(main, "commit", "-q", "--allow-empty", "-m", "x")
+    git(main, "worktree", "add", "-q", str(main / "wt"))
+    assert repocheck.check("git status", str(main / "wt"), str(main)).reasons == ()
 
 
 def test_a_config_file_inside_the_working_directory_is_the_repositorys_whatever_its_scope(tmp_path, monkeypatch):
