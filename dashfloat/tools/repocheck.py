@@ -643,7 +643,14 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         if depth >= MAX_DEPTH:
             reasons.append("its submodules are nested deeper than DashFloat checks")
         return reasons
-    for path in _gitlinks(probe, top):
+    found = [_finding(e, root_real) for e in _module_configs(probe, gitdir, top)
+             if untrusted_program(e.key, e.value)  # or a FIXED key with no neutral value:
+             or (FIXED.get(e.key.lower(), "") is None and _ENV_FIRST.get(e.key.lower()) not in environ)]
+    if found:
+        more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
+        return ["git would run what a submodule's config names (a diff of the history runs git "
+                "in each submodule, checked out or not): " + "; ".join(found[:MAX_SHOWN]) + more]
+    for path in _gitlinks(probe, top) + _nested_repositories(probe, top):
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
@@ -651,6 +658,38 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
             if reasons:
                 break
     return reasons
+
+
+def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:
+    """The config of every submodule git directory under `<gitdir>/modules` (any depth),
+    includes followed: git uses one when it diffs a submodule's history, even where the
+    submodule is not checked out or not in the index."""
+    entries: list[_Entry] = []
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(os.path.join(gitdir, "modules")):
+        dirnames.sort()
+        if "config" in filenames and "HEAD" in filenames:
+            count += 1
+            if count > MAX_REPOSITORIES:
+                raise _Unreadable("it has more submodules than DashFloat checks")
+            status, out, err = probe.run(["config", "--list", "-z", "--show-scope", "--show-origin",
+                                          "--includes", "--file", os.path.join(dirpath, "config")],
+                                         top, env=probe.config_env)
+            if status != 0:
+                raise _Unreadable(f"git cannot read a submodule's config: {err or f'exit status {status}'}")
+            entries.extend(_parse_config(out, top))
+    return entries
+
+
+def _nested_repositories(probe: _Probe, top: str) -> list[str]:
+    """Directories of the work tree that are repositories of their own but not in the index
+    (git lists them as untracked directories): a diff of the history may run git in them."""
+    status, out, err = probe.run(["ls-files", "-z", "--others", "--directory", "--no-empty-directory"], top,
+                                 keep=lambda r: r.endswith(b"/"))
+    if status != 0:
+        raise _Unreadable(f"git cannot list the repository's files: {err or f'exit status {status}'}")
+    return [os.fsdecode(r[:-1]) for r in out.split(b"\0") if r.endswith(b"/")
+            and os.path.lexists(os.path.join(top, os.fsdecode(r[:-1]), ".git"))]
 
 
 def _gitlinks(probe: _Probe, top: str) -> list[str]:

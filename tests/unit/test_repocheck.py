@@ -249,6 +249,27 @@ def test_an_enclosing_repository_counts(tmp_path):
         repocheck.check("git status", str(top / "docs"), str(top / "docs")).reasons)
 
 
+def test_submodules_not_checked_out_or_not_in_the_index_are_checked(tmp_path):
+    """`git log -p` runs git in every submodule its history changes, with that submodule's
+    config: its git dir under .git/modules when it is not checked out, or a nested repository
+    that is no longer in the index (a review ran diff.external and textconv this way)."""
+    top = make_repo(tmp_path / "t")
+    modules = top / ".git" / "modules" / "sub"
+    modules.mkdir(parents=True)
+    (modules / "HEAD").write_text("ref: refs/heads/main\n")
+    (modules / "config").write_text("[diff]\n\texternal = evil\n")
+    reasons = repocheck.describe(repocheck.check("git log -p", str(top), str(top)).reasons)
+    assert "a submodule's config" in reasons and "diff.external = evil" in reasons
+    other = make_repo(tmp_path / "u")
+    nested = make_repo(other / "vendor")  # a repository of its own, not in other's index
+    config(nested, "diff.t.textconv", "evil")
+    assert "diff.t.textconv = evil (in vendor/.git/config)" in repocheck.describe(
+        repocheck.check("git log -p", str(other), str(other)).reasons)
+    clean = make_repo(tmp_path / "c")
+    make_repo(clean / "vendor")
+    assert repocheck.check("git log -p", str(clean), str(clean)).reasons == ()
+
+
 def test_a_commondir_outside_the_working_directory_asks(tmp_path):
     """A `.git` directory inside, whose `commondir` file makes git read the refs, objects and
     config of a repository outside (`git show HEAD:secret` read it, allowed)."""
