@@ -580,8 +580,10 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     dirs: list[str] = []
     aliases_matter = False
     argvs = _git_argvs(a) or [["git"]]
+    writes = False
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
+        writes |= sub not in _READS_ONLY
         if why:
             reasons.append(why)
         if sub is not None and sub not in probe.about().builtins:
@@ -596,12 +598,13 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
             reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=0))
+                                             budget, depth=0, writes=writes))
     return reasons
 
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
-                      aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int) -> list[str]:
+                      aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int,
+                      writes: bool = True) -> list[str]:
     status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-common-dir"], d)
     if status != 0:
         if "not a git repository" in err or "cannot use bare repository" in err:
@@ -635,6 +638,7 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
             continue
         if untrusted_program(e.key, e.value) or (aliases_matter and e.key.lower().startswith("alias.")):
             found.append(_finding(e, root_real))
+        reasons.extend(_include_reasons(e, probe, top, root_real, writes))
     if found:
         shown = found[:MAX_SHOWN]
         more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
@@ -654,10 +658,45 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=depth + 1))
+                                             budget, depth=depth + 1, writes=writes))
             if reasons:
                 break
     return reasons
+
+
+# git commands that write no file of the work tree (an include there cannot change under them)
+_READS_ONLY = frozenset((
+    "status", "log", "diff", "show", "blame", "annotate", "grep", "ls-files", "ls-tree",
+    "rev-parse", "rev-list", "describe", "shortlog", "cat-file", "for-each-ref", "show-ref",
+    "name-rev", "reflog", "whatchanged", "diff-tree", "diff-files", "diff-index", "count-objects",
+    "help", "version", "var", "check-ignore", "check-attr", "merge-base", "show-branch",
+))
+
+
+def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, writes: bool) -> list[str]:
+    """An include of the repository's config (`include.path`, `includeIf.<cond>.path`): its
+    file's program keys count whatever the condition (`onbranch:` turns on when a command
+    switches branch); a file in the work tree or the working directory, or one that does not
+    exist yet, may be written by the command itself before a git child reads it
+    (`git stash pop` restored one, then ran a filter it named)."""
+    key = e.key.lower()
+    if not (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) \
+            or not e.value:
+        return []
+    base = os.path.dirname(e.path) if e.path else top
+    target = os.path.realpath(os.path.join(base, os.path.expanduser(e.value)))
+    if writes and (not os.path.isfile(target) or _inside(target, top) or _inside(target, root_real)):
+        return [f"the repository's config includes {visible(e.value)}, a file the command "
+                f"itself may write before git reads it"]
+    if not os.path.isfile(target):
+        return []
+    status, out, err = probe.run(["config", "--list", "-z", "--show-scope", "--show-origin",
+                                  "--includes", "--file", target], top, env=probe.config_env)
+    if status != 0:
+        return [f"git cannot read the config the repository includes: {visible(e.value)}"]
+    named = [_finding(i, root_real) for i in _parse_config(out, top)
+             if untrusted_program(i.key, i.value) or FIXED.get(i.key.lower(), "") is None]
+    return ["git would run what a config the repository includes names: " + "; ".join(named[:MAX_SHOWN])] if named else []
 
 
 def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:

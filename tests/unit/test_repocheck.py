@@ -270,6 +270,23 @@ def test_submodules_not_checked_out_or_not_in_the_index_are_checked(tmp_path):
     assert repocheck.check("git log -p", str(clean), str(clean)).reasons == ()
 
 
+def test_an_include_is_read_whatever_its_condition_and_one_the_command_may_write_asks(tmp_path):
+    """`includeIf.onbranch:x.path` is off until a command switches branch (a review's
+    `git worktree add wt evil` ran its smudge filter); an included file that is in the work
+    tree, or does not exist yet, may be written by the command before a git child reads it
+    (`git stash pop` restored one naming a clean filter, then ran it)."""
+    top = make_repo(tmp_path / "t")
+    (top / ".git" / "evil.cfg").write_text('[filter "x"]\n\tsmudge = evil\n')
+    config(top, "includeIf.onbranch:evil.path", "evil.cfg")
+    assert "filter.x.smudge = evil" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+    other = make_repo(tmp_path / "u")
+    config(other, "include.path", "../cfg.inc")  # not there yet: `git stash pop` may bring it
+    may_write = "includes ../cfg.inc, a file the command itself may write"
+    assert may_write in repocheck.describe(repocheck.check("git stash pop", str(other), str(other)).reasons)
+    assert repocheck.check("git log -p", str(other), str(other)).reasons == ()  # it writes nothing
+
+
 def test_a_commondir_outside_the_working_directory_asks(tmp_path):
     """A `.git` directory inside, whose `commondir` file makes git read the refs, objects and
     config of a repository outside (`git show HEAD:secret` read it, allowed)."""
