@@ -580,10 +580,16 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     dirs: list[str] = []
     aliases_matter = False
     argvs = _git_argvs(a) or [["git"]]
-    writes = False
+    writes = pushes = False
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
+        if sub in ("push", "send-pack"):
+            pushes = True
+            rest = argv[argv.index(sub) + 1:]
+            named = [w.split("=", 1)[1] for w in rest if w.startswith("--repo=")]
+            named += [w for w in rest if not w.startswith("-")][:1]  # the repository; then refspecs
+            reasons.extend(_local_push(w) for w in named if _is_local_url(w))
         if why:
             reasons.append(why)
         if sub is not None and sub not in probe.about().builtins:
@@ -595,11 +601,32 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
             dirs.append(os.path.normpath(d))
     seen: set[tuple[str, str]] = set()
     budget = [MAX_REPOSITORIES]
+    for d in dict.fromkeys(dirs) if pushes else ():
+        if os.path.isdir(d):
+            status, out, _ = probe.run(["config", "--get-regexp", r"^remote\..*\.(push)?url$"], d,
+                                       env=probe.config_env)
+            urls = [line.split(" ", 1)[1] for line in out.decode("utf-8", "replace").splitlines() if " " in line]
+            reasons.extend(_local_push(u) for u in urls if _is_local_url(u))
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
             reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen,
                                              budget, depth=0, writes=writes))
     return reasons
+
+
+def _is_local_url(word: str) -> bool:
+    """A repository on this machine: a path or a file:// URL (not `host:path`, not a name)."""
+    if word.startswith("file://"):
+        return True
+    if "://" in word or word.startswith("-"):
+        return False
+    head = word.split("/", 1)[0]
+    return ("/" in word or word.startswith((".", "~"))) and ":" not in head
+
+
+def _local_push(url: str) -> str:
+    return (f"git push to a repository on this machine ({visible(url)}) runs that repository's "
+            f"hooks, which the check does not read")
 
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],

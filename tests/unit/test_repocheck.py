@@ -287,6 +287,20 @@ def test_an_include_is_read_whatever_its_condition_and_one_the_command_may_write
     assert repocheck.check("git log -p", str(other), str(other)).reasons == ()  # it writes nothing
 
 
+def test_a_push_to_a_repository_on_this_machine_asks(tmp_path):
+    """Its receive-pack runs that repository's hooks (a review's pre-receive hook ran), where
+    the environment's core.hooksPath does not reach."""
+    top = make_repo(tmp_path / "t")
+    local = "a repository on this machine"
+    assert local in repocheck.describe(repocheck.check("git push ../r.git main", str(top), str(top)).reasons)
+    assert repocheck.check("git push origin feature/x", str(top), str(top)).reasons == ()  # a refspec
+    git(top, "remote", "add", "origin", str(tmp_path / "r.git"))
+    assert local in repocheck.describe(repocheck.check("git push origin main", str(top), str(top)).reasons)
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    git(top, "remote", "set-url", "origin", "git@example.invalid:x/y.git")
+    assert repocheck.check("git push origin main", str(top), str(top)).reasons == ()
+
+
 def test_a_commondir_outside_the_working_directory_asks(tmp_path):
     """A `.git` directory inside, whose `commondir` file makes git read the refs, objects and
     config of a repository outside (`git show HEAD:secret` read it, allowed)."""
