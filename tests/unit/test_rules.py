@@ -1172,6 +1172,11 @@ def _arith(text: str) -> list[list[str]]:
         ("echo $(( '$(id)' )) x", [["id"]] + _arith("$(( '$(id)' ))")),
         ("echo $(( \"`id`\" )) x", [["id"]] + _arith("$(( \"`id`\" ))")),
         ("echo $(( '\\$(id)' )) x", _arith("$(( '\\$(id)' ))")),  # an escaped $ is text
+        ("echo $(($(id))) x", [["id"]] + _arith("$(($(id)))")),  # its whole text is read
+        ("echo $((1)) x", _arith("$((1))")),
+        ("echo $(( ((1)) )) x", _arith("$(( ((1)) ))")),  # dash counts the "(" too
+        ("echo $(( $(echo ')))') )) x", [["echo", ")))"]] + _arith("$(( $(echo ')))') ))")),
+        ("echo $(( $((1)) + 1 )) x", _arith("$(( $((1)) + 1 ))")),
     ],
 )
 def test_arithmetic_expansion_ends_at_its_own_close(command, simple):
@@ -1212,6 +1217,7 @@ def test_an_arithmetic_command_is_read_as_both_shells_read_it():
     for command, simple in [
         ("(( echo x ))", [["echo", "x"]]),
         ("(( '$(id)' ))", [["id"], ["$(id)"]]),
+        ("(($(id)))", [["id"], ["id"], ["$(id)"]]),  # bash's reading, then dash's
         ("(('`id`') )", [["`id`"]]),  # bash: `( ('`id`') )`, subshells as in dash
         ("for (( i=0; '$(id)'; i++ )); do :; done", None),
     ]:
