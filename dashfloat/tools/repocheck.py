@@ -352,6 +352,14 @@ class _Probe:
             raise _Unreadable(f"git cannot read the config: {err or f'exit status {status}'}")
         return _parse_config(out, cwd)
 
+    def config_file(self, path: str, cwd: str) -> list[_Entry]:
+        """One config file's entries, its includes followed (any condition of theirs aside)."""
+        status, out, err = self.run(["config", "--list", "-z", "--show-scope", "--show-origin",
+                                     "--includes", "--file", path], cwd, env=self.config_env)
+        if status != 0:
+            raise _Unreadable(f"git cannot read the config {visible(path)}: {err or f'exit status {status}'}")
+        return _parse_config(out, cwd)
+
     def about(self) -> _About:
         """This git's version and built-in commands (cached while the binary is the same)."""
         try:
@@ -601,17 +609,17 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
             dirs.append(os.path.normpath(d))
     seen: set[tuple[str, str]] = set()
     budget = [MAX_REPOSITORIES]
-    for d in dict.fromkeys(dirs) if pushes else ():
-        if os.path.isdir(d):
-            status, out, _ = probe.run(["config", "--get-regexp", r"^remote\..*\.(push)?url$"], d,
-                                       env=probe.config_env)
-            urls = [line.split(" ", 1)[1] for line in out.decode("utf-8", "replace").splitlines() if " " in line]
-            reasons.extend(_local_push(u) for u in urls if _is_local_url(u))
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
             reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=0, writes=writes))
+                                             budget, depth=0, writes=writes, pushes=pushes))
     return reasons
+
+
+def _names(what: str, found: list[str]) -> str:
+    """`what` and the first MAX_SHOWN findings, the rest counted."""
+    more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
+    return what + "; ".join(found[:MAX_SHOWN]) + more
 
 
 def _is_local_url(word: str) -> bool:
@@ -631,7 +639,7 @@ def _local_push(url: str) -> str:
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
                       aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int,
-                      writes: bool = True) -> list[str]:
+                      writes: bool = True, pushes: bool = False) -> list[str]:
     status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-common-dir"], d)
     if status != 0:
         if "not a git repository" in err or "cannot use bare repository" in err:
@@ -661,15 +669,15 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     entries = probe.config(d)
     found = _unneutralised(entries, root_real, environ, gitdir)
     for e in entries:
+        if pushes and fnmatchcase(e.key.lower(), "remote.*.*url") and e.value and _is_local_url(e.value):
+            reasons.append(_local_push(e.value))  # any scope: the hooks are the target's
         if _trusted(e, root_real, (gitdir,)):
             continue
         if untrusted_program(e.key, e.value) or (aliases_matter and e.key.lower().startswith("alias.")):
             found.append(_finding(e, root_real))
         reasons.extend(_include_reasons(e, probe, top, root_real, writes))
     if found:
-        shown = found[:MAX_SHOWN]
-        more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
-        reasons.append("git would run what the repository's config names: " + "; ".join(shown) + more)
+        reasons.append(_names("git would run what the repository's config names: ", found))
     if reasons or depth >= MAX_DEPTH:
         if depth >= MAX_DEPTH:
             reasons.append("its submodules are nested deeper than DashFloat checks")
@@ -678,9 +686,8 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
              if untrusted_program(e.key, e.value)  # or a FIXED key with no neutral value:
              or (FIXED.get(e.key.lower(), "") is None and _ENV_FIRST.get(e.key.lower()) not in environ)]
     if found:
-        more = f" and {len(found) - MAX_SHOWN} more" if len(found) > MAX_SHOWN else ""
-        return ["git would run what a submodule's config names (a diff of the history runs git "
-                "in each submodule, checked out or not): " + "; ".join(found[:MAX_SHOWN]) + more]
+        return [_names("git would run what a submodule's config names (a diff of the history "
+                       "runs git in each submodule, checked out or not): ", found)]
     for path in _gitlinks(probe, top) + _nested_repositories(probe, top):
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
@@ -717,13 +724,9 @@ def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, writes:
                 f"itself may write before git reads it"]
     if not os.path.isfile(target):
         return []
-    status, out, err = probe.run(["config", "--list", "-z", "--show-scope", "--show-origin",
-                                  "--includes", "--file", target], top, env=probe.config_env)
-    if status != 0:
-        return [f"git cannot read the config the repository includes: {visible(e.value)}"]
-    named = [_finding(i, root_real) for i in _parse_config(out, top)
+    named = [_finding(i, root_real) for i in probe.config_file(target, top)
              if untrusted_program(i.key, i.value) or FIXED.get(i.key.lower(), "") is None]
-    return ["git would run what a config the repository includes names: " + "; ".join(named[:MAX_SHOWN])] if named else []
+    return [_names("git would run what a config the repository includes names: ", named)] if named else []
 
 
 def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:
@@ -738,12 +741,7 @@ def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:
             count += 1
             if count > MAX_REPOSITORIES:
                 raise _Unreadable("it has more submodules than DashFloat checks")
-            status, out, err = probe.run(["config", "--list", "-z", "--show-scope", "--show-origin",
-                                          "--includes", "--file", os.path.join(dirpath, "config")],
-                                         top, env=probe.config_env)
-            if status != 0:
-                raise _Unreadable(f"git cannot read a submodule's config: {err or f'exit status {status}'}")
-            entries.extend(_parse_config(out, top))
+            entries.extend(probe.config_file(os.path.join(dirpath, "config"), top))
     return entries
 
 

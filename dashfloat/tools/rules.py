@@ -267,7 +267,6 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
             "--rsh-command", "--info-script", "-F", "--new-volume-script"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "sort": ("-o", "--output", "--compress-program"),
-    # bash's compgen/complete run -C's command and -F's function and expand -W's word list
     "man": ("-P", "--pager", "-H", "--html"),  # runs the pager or browser it names
     "less": ("-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"),  # #env LESSOPEN=|cmd
     "zip": ("-TT", "--unzip-command"),
@@ -283,6 +282,7 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "shuf": ("-o", "--output"),
     "pip": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
     "pip3": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
+    # bash's compgen/complete run -C's command and -F's function and expand -W's word list
     "compgen": ("-C", "-F", "-W"),
     "complete": ("-C", "-F", "-W"),
     "flock": ("-c", "--command"),  # runs its string with sh -c
@@ -1153,13 +1153,8 @@ class _Lexer:
         start = self.i
         if self.probe:  # each "$((" once: bash's reading scans a substitution twice
             if start not in self.probed:
-                kind, end = self._dash_arithmetic() if self.probe == "dash" else self._bash_arithmetic()
-                if kind == "substitution":
-                    self.i = start - 1  # at the second "(": `(cmd) )`
-                    self.parse_list(")")
-                else:
-                    self.i = n if end is None else end
-                self.probed[start] = self.i
+                end = self._probe_read()[1]
+                self.probed[start] = n if end is None else end
             self.i = self.probed[start]
             self.nest -= 1
             return
@@ -1196,14 +1191,20 @@ class _Lexer:
         probe = _Lexer(self.s, _Collector(), self.depth + self.nest, shell)
         probe.i = self.i
         try:
-            kind, end = probe._dash_arithmetic() if shell == "dash" else probe._bash_arithmetic()
-            if kind == "substitution":
-                probe.i = self.i - 1
-                probe.parse_list(")")
-                end = probe.i
+            return probe._probe_read()
         except _Abort:
             self.problem("nested too deeply")
             raise
+
+    def _probe_read(self) -> tuple[str, int | None]:
+        """This probe's shell's reading of "$((" from here: (kind, end), end None when never
+        closed; a command substitution (bash) is read by the parser from the second "("."""
+        start = self.i
+        kind, end = self._dash_arithmetic() if self.probe == "dash" else self._bash_arithmetic()
+        if kind == "substitution":
+            self.i = start - 1  # at the second "(": `(cmd) )`
+            self.parse_list(")")
+            end = self.i
         return kind, end
 
     def _bash_arithmetic(self) -> tuple[str, int | None]:
@@ -1346,12 +1347,15 @@ class _Lexer:
         s, n = self.s, self.n
         start = self.i
         self.i += 1
-        inner: list[str] = []
+        inner: list[str] = []  # `\"` read as `"` (inside double quotes; dash in a here-doc)
+        kept: list[str] = []  # `\"` kept (bash in a here-document)
+        escapes = '$`\\"' if quoted else "$`\\"
         closed = False
         while self.i < n:
             c = s[self.i]
-            if c == "\\" and self.i + 1 < n and s[self.i + 1] in ('$`\\"' if quoted else "$`\\"):
-                inner.append(s[self.i + 1] if s[self.i + 1] != '"' else "\0")
+            if c == "\\" and self.i + 1 < n and s[self.i + 1] in escapes:
+                inner.append(s[self.i + 1])
+                kept.append("\\" * (s[self.i + 1] == '"') + s[self.i + 1])
                 self.i += 2
                 continue
             if c == "`":
@@ -1359,17 +1363,15 @@ class _Lexer:
                 closed = True
                 break
             inner.append(c)
+            kept.append(c)
             self.i += 1
         if not closed:
             self.problem("unterminated backquote")
         if self.depth + self.nest + 1 > _MAX_NEST:
             self.problem("nested too deeply")
             raise _Abort
-        text = "".join(inner)
-        readings = [text.replace("\0", '"')] if quoted == '"' else [text.replace("\0", '\\"')]
-        if quoted == "heredoc" and "\0" in text:
-            readings.append(text.replace("\0", '"'))
-        for reading in readings:
+        readings = [inner] if quoted != "heredoc" else [kept, inner]  # bash's, then dash's
+        for reading in dict.fromkeys("".join(r) for r in readings):
             _Lexer(reading, self.col, self.depth + self.nest + 1, self.probe).run()
         return s[start:self.i]
 
