@@ -639,7 +639,7 @@ def _local_push(url: str) -> str:
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
                       aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int,
-                      writes: bool = True, pushes: bool = False) -> list[str]:
+                      writes: bool, pushes: bool = False) -> list[str]:
     status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-common-dir"], d)
     if status != 0:
         if "not a git repository" in err or "cannot use bare repository" in err:

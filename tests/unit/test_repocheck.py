@@ -299,6 +299,20 @@ def test_a_push_to_a_repository_on_this_machine_asks(tmp_path):
     assert repocheck.check("git status", str(top), str(top)).reasons == ()
     git(top, "remote", "set-url", "origin", "git@example.invalid:x/y.git")
     assert repocheck.check("git push origin main", str(top), str(top)).reasons == ()
+    # --repo= names the repository too (a directory "a=b" is a path like any other)
+    assert local in repocheck.describe(repocheck.check("git push --repo=a=b/r.git", str(top), str(top)).reasons)
+    assert repocheck.check("git push --repo=origin", str(top), str(top)).reasons == ()
+
+
+@pytest.mark.parametrize("word, local", [
+    ("file:///srv/r.git", True), ("../r.git", True), ("/srv/r.git", True), ("~/r.git", True),
+    ("./a:b", True),  # a path whose name holds ":" (the host part is before the first "/")
+    ("https://example.invalid/r.git", False), ("ssh://h/r", False), ("a/b://c", False),
+    ("git@example.invalid:x/y.git", False), ("host:path/r", False), ("origin", False),
+    ("-x/y", False), ("main", False),
+])
+def test_which_remote_urls_are_on_this_machine(word, local):
+    assert repocheck._is_local_url(word) is local
 
 
 def test_a_commondir_outside_the_working_directory_asks(tmp_path):
@@ -334,6 +348,14 @@ def test_what_git_cannot_read_asks(tmp_path):
     reasons = repocheck.describe(repocheck.check("git status", str(root), str(root)).reasons)
     assert "git cannot read" in reasons and "bad config" in reasons
     assert repocheck.check("ls", str(root), str(root)).reasons == ()
+    # a submodule's git directory whose config git cannot read: its programs are unknown
+    top = make_repo(tmp_path / "t")
+    modules = top / ".git" / "modules" / "sub"
+    modules.mkdir(parents=True)
+    (modules / "HEAD").write_text("ref: refs/heads/main\n")
+    (modules / "config").write_text("[broken\n")
+    reasons = repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons)
+    assert f"git cannot read the config {modules / 'config'}: fatal: bad config" in reasons
 
 
 def test_an_old_git_asks(tmp_path, monkeypatch):
