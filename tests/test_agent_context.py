@@ -674,6 +674,32 @@ def test_a_summary_request_without_usage_is_metered_by_the_estimate_of_what_it_s
     assert usage["completion"] == metering.estimate_text(body) + metering.estimate_text("thinking it over " * 20)
 
 
+def test_esc_during_an_automatic_compaction_stops_the_turn_and_says_so(rig):
+    """The compaction before a turn's request is that turn's: cancelling it stops the turn,
+    and the entry says both (the conversation as it was, and the turn stopped)."""
+    import threading
+
+    held = threading.Event()
+    rig.server.responder = lambda req: (sse_reply(["## never used"], hold=held) if is_summary(req)
+                                        else answer("answer " + prose(300)))
+    start(rig, context_window=8000)
+    for i in range(20):
+        t = rig.prompt(f"turn {i}: " + prose(300, i))
+        rig.out.wait(lambda m: (m[0] == M.PHASE and m[1] == "idle") or summary_bodies(rig), since=t)
+        if summary_bodies(rig):
+            break
+    assert summary_bodies(rig), "an automatic compaction"
+    before = [dict(m) for m in rig.agent.messages]
+    rig.agent.send((M.CANCEL,))
+    rig.wait_idle(t)
+    held.set()
+    assert ("Compaction cancelled: the conversation is as it was. Turn stopped. Say what to do instead."
+            in rig.system(t, "info"))
+    assert [m[1] for m in rig.out.of(M.TURN_END, t)] == ["cancelled"]
+    assert rig.agent.messages == before
+    rig.server.responder = None
+
+
 def test_esc_on_the_request_after_an_automatic_compaction_stops_that_request(rig):
     import threading
 

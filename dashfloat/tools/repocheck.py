@@ -688,7 +688,7 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     if found:
         return [_names("git would run what a submodule's config names (a diff of the history "
                        "runs git in each submodule, checked out or not): ", found)]
-    for path in _gitlinks(probe, top) + _nested_repositories(probe, top):
+    for path in _gitlinks(probe, top) + _untracked_directories(probe, top):
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
@@ -745,15 +745,15 @@ def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:
     return entries
 
 
-def _nested_repositories(probe: _Probe, top: str) -> list[str]:
-    """Directories of the work tree that are repositories of their own but not in the index
-    (git lists them as untracked directories): a diff of the history may run git in them."""
+def _untracked_directories(probe: _Probe, top: str) -> list[str]:
+    """The untracked directories of the work tree: a repository of its own that is not in the
+    index is one of them, and a diff of the history may run git in it (the caller reads
+    those that have a `.git`)."""
     status, out, err = probe.run(["ls-files", "-z", "--others", "--directory", "--no-empty-directory"], top,
                                  keep=lambda r: r.endswith(b"/"))
     if status != 0:
         raise _Unreadable(f"git cannot list the repository's files: {err or f'exit status {status}'}")
-    return [os.fsdecode(r[:-1]) for r in out.split(b"\0") if r.endswith(b"/")
-            and os.path.lexists(os.path.join(top, os.fsdecode(r[:-1]), ".git"))]
+    return [os.fsdecode(r[:-1]) for r in out.split(b"\0") if r.endswith(b"/")]
 
 
 def _gitlinks(probe: _Probe, top: str) -> list[str]:

@@ -957,3 +957,60 @@ def test_cd_with_two_operands_goes_to_the_first(tmp_path):
     config(make_repo(root / "sub"), "filter.x.clean", "evil")
     for command in ("cd sub x && git status", "cd sub - && git status", "cd sub +1 && git status"):
         assert "filter.x.clean" in repocheck.describe(reasons_of(command, root)), command
+
+
+def submodule_git_dir(top: Path, name: str, config_text: str) -> Path:
+    d = top / ".git" / "modules" / name
+    d.mkdir(parents=True)
+    (d / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "config").write_text(config_text)
+    return d
+
+
+def test_submodule_git_dirs_are_read_up_to_the_limit_and_named_in_order(tmp_path):
+    top = make_repo(tmp_path / "t")
+    for i in range(repocheck.MAX_REPOSITORIES):
+        submodule_git_dir(top, f"m{i:02}", "[core]\n\tbare = false\n")
+    assert repocheck.check("git log -p", str(top), str(top)).reasons == ()
+    submodule_git_dir(top, "m99", "[core]\n\tbare = false\n")
+    assert repocheck.describe(repocheck.check("git log -p", str(top), str(top)).reasons) == \
+        "it has more submodules than DashFloat checks"
+    # the findings in the order of the names, whatever order the directory lists them in
+    other = make_repo(tmp_path / "u")
+    names = ["a", "b", "c", "d", "e", "f"]
+    for name in names:
+        submodule_git_dir(other, name, f"[diff]\n\texternal = evil-{name}\n")
+    reasons = repocheck.describe(repocheck.check("git log -p", str(other), str(other)).reasons)
+    shown = [n for n in names if f"evil-{n} (in " in reasons]
+    assert len(shown) == repocheck.MAX_SHOWN and shown == names[:repocheck.MAX_SHOWN], reasons
+
+
+def test_which_keys_are_includes_and_which_included_files_ask(tmp_path):
+    """An include the command may write (in the work tree, or not there yet) asks before a
+    command that writes; one outside that exists is read; a key that merely ends in `.path`
+    (a submodule's path) is no include."""
+    top = make_repo(tmp_path / "t")
+    config(top, "submodule.vendor.path", "vendor")
+    assert repocheck.check("git stash pop", str(top), str(top)).reasons == ()
+    config(top, "includeIf.gitdir:/nowhere/.path", str(tmp_path / "outside.cfg"))  # not there yet
+    may_write = "a file the command itself may write"
+    assert may_write in repocheck.describe(repocheck.check("git stash pop", str(top), str(top)).reasons)
+    (tmp_path / "outside.cfg").write_text("[core]\n\tbare = false\n")  # there, outside, harmless
+    assert repocheck.check("git stash pop", str(top), str(top)).reasons == ()
+    (top / "inside.cfg").write_text("[core]\n\tbare = false\n")  # harmless, but in the work tree
+    config(top, "include.path", "../inside.cfg")
+    assert may_write in repocheck.describe(repocheck.check("git stash pop", str(top), str(top)).reasons)
+
+
+def test_a_work_tree_git_cannot_list_asks(tmp_path, monkeypatch):
+    top = make_repo(tmp_path / "t")
+    real = repocheck._Probe.run
+
+    def run(self, argv, cwd, **kw):
+        if argv[:2] == ["ls-files", "-z"] and "--others" in argv:
+            return 128, b"", "fatal: index file corrupt"
+        return real(self, argv, cwd, **kw)
+
+    monkeypatch.setattr(repocheck._Probe, "run", run)
+    assert repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons) == \
+        "git cannot list the repository's files: fatal: index file corrupt"
