@@ -1311,6 +1311,36 @@ another root or namespace:
 .BR chroot ,
 .BR systemd\-run ,
 .BR "nsenter \-\-wd" ...);
+when it names
+.BR \-\-bare ;
+when the git directory has symbolic links out of the working directory (git reads and
+writes through them) or
+.B objects/info/alternates
+outside it; when a rebase or cherry-pick in progress would run an
+.B exec
+line or a merge strategy that is not built in; when
+.B "git worktree"
+(other than
+.BR list )
+would act on linked worktrees outside the working directory; when a command that talks to
+another repository
+.RB ( push ,
+.BR fetch ,
+.BR pull ,
+.BR ls\-remote ,
+.BR "archive \-\-remote" ,
+.BR clone ,
+.BR remote )
+would talk to one on this machine (a path,
+.BR file:// ,
+a directory's name, or a URL rewritten to one by
+.BR url. \fIbase\fB .insteadOf ):
+git runs git there, with that repository's config and hooks; when the repository's config
+has an alias that git runs itself
+.RB ( alias.remote\- *,
+.BR alias.merge\- *,
+.BR alias.credential\- *:
+a URL's transport, a merge strategy, a credential helper);
 when git is older than 2.38; and when git cannot read the repository.
 The question and
 .B "policy check"

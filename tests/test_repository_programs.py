@@ -241,6 +241,108 @@ def dash_c_outside(root, marker):
     (elsewhere / "a.txt").write_text("changed\n")
 
 
+def rebase_exec(root, marker):
+    """A rebase stopped at `break`, its todo list's next line an exec (a review ran it)."""
+    make_repo(root)
+    (root / "a.txt").write_text("two\n")
+    git(root, "commit", "-qam", "two")
+    git(root, "checkout", "-qb", "side", "HEAD~1")
+    (root / "c.txt").write_text("c\n")
+    git(root, "add", "c.txt")
+    git(root, "commit", "-qm", "side")
+    editor = f"sed -i '1i break\\nexec {touch(marker)}'"
+    subprocess.run(["git", "rebase", "-q", "-i", "main"], cwd=root, check=True, capture_output=True,
+                   env={**os.environ, "GIT_SEQUENCE_EDITOR": editor})
+    assert (root / ".git" / "rebase-merge" / "git-rebase-todo").exists()
+
+
+def remote_vcs(root, marker):
+    """remote.<name>.vcs runs git-remote-<vcs>: `/../evil.sh` reaches a file of the work tree."""
+    make_repo(root)
+    config(root, "remote.origin.url", "https://example.invalid/x")
+    config(root, "remote.origin.vcs", "/../evil.sh")
+    (root / "git-remote-").mkdir()
+    (root / "git-remote-" / ".keep").write_text("")
+    (root / "evil.sh").write_text(f"#!/bin/sh\n{touch(marker)}\n")
+    (root / "evil.sh").chmod(0o755)
+
+
+def helper_alias(root, marker):
+    """A URL `x::...` runs `git remote-x`, which an alias answers, whatever command runs."""
+    make_repo(root)
+    config(root, "remote.origin.url", "x::foo")
+    config(root, "alias.remote-x", f"!{touch(marker)}; false")
+
+
+def bare_work_tree(root, marker):
+    """A work tree whose files make it a bare repository too: `git --bare` uses them."""
+    make_repo(root)
+    (root / ".gitattributes").write_text("* diff=t\n")
+    git(root, "add", ".gitattributes")
+    git(root, "commit", "-qm", "attrs")
+    bare = root.parent / "bare-src"
+    git(root.parent, "clone", "-q", "--bare", str(root), str(bare))
+    for name in ("HEAD", "objects", "refs", "packed-refs"):
+        if (bare / name).exists():
+            os.rename(bare / name, root / name)
+    (root / "config").write_text(f"[diff \"t\"]\n\ttextconv = \"{touch(marker)}; cat\"\n")
+    (root / "info").mkdir()
+    (root / "info" / "attributes").write_text("* diff=t\n")
+
+
+def local_push(root, marker):
+    """A remote whose URL is a directory's name: git pushes there and runs its pre-receive."""
+    make_repo(root)
+    git(root, "init", "-q", "--bare", "evil.git")
+    hook = root / "evil.git" / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\n{touch(marker)}\n")
+    hook.chmod(0o755)
+    config(root, "remote.origin.url", "evil.git")
+
+
+def rewritten_push(root, marker):
+    local_push(root, marker)
+    config(root, "remote.origin.url", "https://example.invalid/repo")
+    config(root, f"url.{root / 'evil.git'}.pushInsteadOf", "https://example.invalid/repo")
+
+
+def archive_remote(root, marker):
+    """git archive --remote=<a bare repository in the tree> runs its tar.<format>.command."""
+    make_repo(root)
+    git(root, "clone", "-q", "--bare", ".", "evil.git")
+    config(root / "evil.git", "tar.foo.command", f"{touch(marker)}; cat >/dev/null")
+    config(root / "evil.git", "tar.foo.remote", "true")
+
+
+def reflog_link(root, marker):
+    """.git/logs/HEAD a link to a file outside: a commit appends its reflog line there."""
+    make_repo(root)
+    outside = root.parent / "outside"
+    outside.mkdir()
+    (outside / "bashrc").write_text("")
+    os.remove(root / ".git" / "logs" / "HEAD")
+    os.symlink(outside / "bashrc", root / ".git" / "logs" / "HEAD")
+
+
+def worktree_outside(root, marker):
+    """A linked worktree's record pointing outside: `git worktree repair` writes its .git there."""
+    make_repo(root)
+    victim = root.parent / "victim"
+    victim.mkdir()
+    admin = root / ".git" / "worktrees" / "victim"
+    admin.mkdir(parents=True)
+    (admin / "gitdir").write_text(f"{victim / '.git'}\n")
+    (admin / "HEAD").write_text(git(root, "rev-parse", "HEAD"))
+    (admin / "commondir").write_text("../..\n")
+
+
+def alternates_outside(root, marker):
+    """objects/info/alternates naming another repository's objects: git reads them."""
+    make_repo(root)
+    secret = make_repo(root.parent / "secret")
+    (root / ".git" / "objects" / "info" / "alternates").write_text(f"{secret / '.git' / 'objects'}\n")
+
+
 # (id, setup, command, the user's allow rule, expected, what the preview names / the output has)
 CASES = [
     ("fsmonitor", fsmonitor, "git status", "git status", NEUTRALISED, "a.txt"),
@@ -265,6 +367,18 @@ CASES = [
     ("upload-pack", upload_pack, "git fetch origin", "git fetch *", ASKS, "remote.origin.uploadpack"),
     ("make-n", makefile_shell, "make -n", "make -n", ASKS, "can run programs"),
     ("dash-c-outside", dash_c_outside, "git -C ../elsewhere status", "git *", ASKS, "points outside"),
+    ("rebase-exec", rebase_exec, "git rebase --continue", "git rebase *", ASKS, "exec touch"),
+    ("remote-vcs", remote_vcs, "git fetch", "git fetch *", ASKS, "remote.origin.vcs"),
+    ("helper-alias", helper_alias, "git fetch", "git fetch *", ASKS, "alias.remote-x"),
+    ("bare-work-tree", bare_work_tree, "git --bare log -p", "git *", ASKS, "(--bare)"),
+    ("local-push", local_push, "git push origin main", "git push *", ASKS, "(evil.git)"),
+    ("rewritten-push", rewritten_push, "git push origin main", "git push *", ASKS, "rewrites URLs"),
+    ("archive-remote", archive_remote, "git archive --remote=evil.git --format=foo HEAD", "git archive *", ASKS,
+     "git archive talks to a repository on this machine (evil.git)"),
+    ("reflog-link", reflog_link, "git commit -q --allow-empty -m x", "git commit *", ASKS, "logs/HEAD ->"),
+    ("worktree-outside", worktree_outside, "git worktree repair", "git *", ASKS, "linked worktrees outside"),
+    ("alternates", alternates_outside, "git cat-file --batch-all-objects --batch-check", "git *", ASKS,
+     "(objects/info/alternates)"),
 ]
 
 

@@ -31,8 +31,13 @@ returns a `Verdict`:
   ``.git`` file's ``gitdir:``); a work tree that does not contain the directory git runs in
   (core.worktree); a command that sets GIT_* variables or names --git-dir / --work-tree; a
   command whose directories are only known when it runs, or that runs git through a wrapper
-  that goes where the check cannot follow (``sudo -i``, ``su -``, ``chroot``...); and
-  anything git cannot read (fail closed).
+  that goes where the check cannot follow (``sudo -i``, ``su -``, ``chroot``...); ``--bare``;
+  what the git directory itself holds that git acts on (`_git_dir_reasons`: symbolic links
+  out of the working directory, alternates outside, a rebase in progress that would run an
+  ``exec`` line or a strategy, linked worktrees outside for ``git worktree``); a command that
+  talks to a repository on this machine, where git runs git with that repository's config
+  and hooks (`_transport_reasons`); an alias git runs itself (``remote-*``, ``merge-*``,
+  ``credential-*``); and anything git cannot read (fail closed).
 
 `check` only reads, bounded in time and size. The pipeline runs it after the rules and the
 hooks, on an allowed call only, and it can only tighten (allow -> ask).
@@ -98,7 +103,7 @@ _ENV_FIRST = {"diff.external": "GIT_EXTERNAL_DIFF"}
 _PROGRAM_KEYS = (
     "filter.*.clean", "filter.*.smudge", "filter.*.process",
     "diff.*.textconv", "diff.*.command", "merge.*.driver",
-    "remote.*.uploadpack", "remote.*.receivepack", "core.gitproxy",
+    "remote.*.uploadpack", "remote.*.receivepack", "remote.*.vcs", "core.gitproxy",
     "core.alternaterefscommand", "credential.*.helper", "uploadpack.packobjectshook",
     "interactive.difffilter", "sendemail.smtpserver", "sendemail.*.smtpserver",
     "man.*.cmd", "man.*.path", "browser.*.cmd", "browser.*.path", "instaweb.httpd",
@@ -477,6 +482,8 @@ def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:
         name = word.split("=", 1)[0]
         if name in ("--git-dir", "--work-tree"):
             return dirs, None, f"it names another git directory or work tree ({word})"
+        if word == "--bare":
+            return dirs, None, "it makes the directory git runs in its git directory (--bare)"
         if word in _GIT_VALUE_OPTIONS:
             if i + 1 >= len(argv):
                 return dirs, None, None
@@ -588,16 +595,19 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     dirs: list[str] = []
     aliases_matter = False
     argvs = _git_argvs(a) or [["git"]]
-    writes = pushes = False
+    writes = transports = worktree = False
+    dir_names: list[tuple[str, str]] = []
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
-        if sub in ("push", "send-pack"):
-            pushes = True
-            rest = argv[argv.index(sub) + 1:]
-            named = [w.split("=", 1)[1] for w in rest if w.startswith("--repo=")]
-            named += [w for w in rest if not w.startswith("-")][:1]  # the repository; then refspecs
-            reasons.extend(_local_push(w) for w in named if _is_local_url(w))
+        worktree |= sub == "worktree" and argv[argv.index(sub) + 1:][:1] != ["list"]
+        if sub in _TRANSPORTS:
+            transports = True
+            for w in _named_repositories(argv, sub):
+                if _is_local_url(w):
+                    reasons.append(_on_this_machine(f"git {sub} talks to", w))
+                elif any(_is_dir(b, c_dirs, w) for b in bases):
+                    dir_names.append((sub, w))  # a local path unless a remote has that name
         if why:
             reasons.append(why)
         if sub is not None and sub not in probe.about().builtins:
@@ -611,9 +621,43 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     budget = [MAX_REPOSITORIES]
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
-            reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=0, writes=writes, pushes=pushes))
+            reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen, budget,
+                                             depth=0, use=_Use(writes, transports, worktree, tuple(dir_names))))
     return reasons
+
+
+@dataclass(frozen=True)
+class _Use:
+    """What the command's git does that some findings depend on."""
+
+    writes: bool  # a git command not in _READS_ONLY
+    transports: bool  # talks to another repository (_TRANSPORTS)
+    worktree: bool  # `git worktree ...`: acts on the linked worktrees, wherever they are
+    dir_names: tuple[tuple[str, str], ...] = ()  # (command, word): a word naming a directory
+
+
+# git commands that talk to another repository: one on this machine runs git there (its
+# receive-pack or upload-pack / upload-archive), with that repository's config and hooks
+_TRANSPORTS = frozenset(("push", "send-pack", "fetch", "fetch-pack", "pull", "ls-remote", "archive",
+                         "clone", "remote"))
+
+
+def _named_repositories(argv: list[str], sub: str) -> list[str]:
+    """The repositories a transport command names on its command line: `--repo=` (push),
+    `--remote=`/`--remote X` (archive, whose other words are paths), else its first word that
+    is not an option (the words after it are refspecs)."""
+    rest = argv[argv.index(sub) + 1:]
+    named = [w.split("=", 1)[1] for w in rest if w.startswith(("--repo=", "--remote="))]
+    named += [rest[i + 1] for i, w in enumerate(rest[:-1]) if w == "--remote"]
+    if sub not in ("archive", "remote"):
+        named += [w for w in rest if not w.startswith("-")][:1]
+    return named
+
+
+def _is_dir(base: str, c_dirs: list[str], word: str) -> bool:
+    """A word git takes for a repository on this machine because a directory has its name
+    (`git push evil.git`), unless it names a configured remote (checked with the config)."""
+    return "://" not in word and os.path.isdir(os.path.join(base, *c_dirs, word))
 
 
 def _names(what: str, found: list[str]) -> str:
@@ -632,14 +676,14 @@ def _is_local_url(word: str) -> bool:
     return ("/" in word or word.startswith((".", "~"))) and ":" not in head
 
 
-def _local_push(url: str) -> str:
-    return (f"git push to a repository on this machine ({visible(url)}) runs that repository's "
-            f"hooks, which the check does not read")
+def _on_this_machine(what: str, url: str) -> str:
+    return (f"{what} a repository on this machine ({visible(url)}): git runs git there, with that "
+            f"repository's config and hooks, which the check does not read")
 
 
 def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[str, str],
                       aliases_matter: bool, seen: set[tuple[str, str]], budget: list[int], *, depth: int,
-                      writes: bool, pushes: bool = False) -> list[str]:
+                      use: _Use) -> list[str]:
     status, out, err = probe.run(["rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-common-dir"], d)
     if status != 0:
         if "not a git repository" in err or "cannot use bare repository" in err:
@@ -666,16 +710,17 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
                        f"{visible(common)} (commondir)")
     if not _inside(os.path.realpath(d), top):
         reasons.append(f"the repository's work tree is elsewhere: {visible(top)} (core.worktree)")
+    reasons.extend(_git_dir_reasons(gitdir, common, top, root_real, use))
     entries = probe.config(d)
     found = _unneutralised(entries, root_real, environ, gitdir)
+    if use.transports:
+        reasons.extend(_transport_reasons(entries, top, use))
     for e in entries:
-        if pushes and fnmatchcase(e.key.lower(), "remote.*.*url") and e.value and _is_local_url(e.value):
-            reasons.append(_local_push(e.value))  # any scope: the hooks are the target's
         if _trusted(e, root_real, (gitdir,)):
             continue
-        if untrusted_program(e.key, e.value) or (aliases_matter and e.key.lower().startswith("alias.")):
+        if untrusted_program(e.key, e.value) or _alias_runs(e.key, aliases_matter):
             found.append(_finding(e, root_real))
-        reasons.extend(_include_reasons(e, probe, top, root_real, writes))
+        reasons.extend(_include_reasons(e, probe, top, root_real, use.writes))
     if found:
         reasons.append(_names("git would run what the repository's config names: ", found))
     if reasons or depth >= MAX_DEPTH:
@@ -692,10 +737,167 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=depth + 1, writes=writes))
+                                             budget, depth=depth + 1, use=_Use(use.writes, False, False)))
             if reasons:
                 break
     return reasons
+
+
+# aliases git itself runs as commands: `git remote-<helper>` for a URL's transport or
+# remote.<name>.vcs, `git merge-<strategy>` (merge, rebase, pull, cherry-pick -s), `git
+# credential-<helper>`: found whatever command the call runs
+_ALIASES_GIT_RUNS = ("alias.remote-*", "alias.merge-*", "alias.credential-*")
+
+
+def _alias_runs(key: str, aliases_matter: bool) -> bool:
+    low = key.lower()
+    return low.startswith("alias.") and (aliases_matter or any(fnmatchcase(low, p) for p in _ALIASES_GIT_RUNS))
+
+
+def _transport_reasons(entries: list[_Entry], top: str, use: _Use) -> list[str]:
+    """A command that talks to another repository, when a remote's URL (any scope: the hooks
+    and config are the target's), or a URL rewrite's (`url.<base>.insteadOf`), is a
+    repository on this machine; or when it names a directory that no remote is called."""
+    reasons = []
+    remotes = set()
+    for e in entries:
+        key = e.key.lower()
+        if fnmatchcase(key, "remote.*.url") or fnmatchcase(key, "remote.*.pushurl"):
+            remotes.add(e.key[len("remote."):e.key.rindex(".")])
+        if not e.value:
+            continue
+        if fnmatchcase(key, "remote.*.*url") and (_is_local_url(e.value) or _is_dir(top, [], e.value)):
+            reasons.append(_on_this_machine("a remote's URL is", e.value))
+        elif key.startswith("url.") and key.endswith((".insteadof", ".pushinsteadof")):
+            base = e.key[len("url."):e.key.rindex(".")]
+            if _is_local_url(base) or _is_dir(top, [], base):
+                reasons.append(_on_this_machine("the repository's config rewrites URLs to", base))
+    reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.dir_names if w not in remotes)
+    return reasons
+
+
+def _git_dir_reasons(gitdir: str, common: str, top: str, root_real: str, use: _Use) -> list[str]:
+    """What the git directory itself holds that git would act on: symbolic links out of the
+    working directory (git reads and writes through them: a reflog appended to a shell's rc
+    file), alternates outside (objects read from another repository), a rebase in progress
+    whose todo list runs commands (`exec`) or names a strategy git runs as a command, and,
+    for `git worktree`, linked worktrees outside (repair writes there, remove deletes)."""
+    def outside(path: str) -> bool:
+        return not (_inside(path, root_real) or _inside(path, top))
+
+    reasons = []
+    links = _links_out(gitdir, common, outside)
+    if links:
+        reasons.append(_names("the repository's git directory has symbolic links out of the working "
+                              "directory, which git reads and writes through: ", links))
+    for alt in _alternates(common):
+        if outside(alt):
+            reasons.append(f"the repository reads objects from outside the working directory, "
+                           f"{visible(alt)} (objects/info/alternates)")
+            break
+    reasons.extend(_rebase_reasons(gitdir))
+    if use.worktree:
+        away = [p for p in _worktree_dirs(common) if outside(p)]
+        if away:
+            reasons.append(_names("git worktree acts on linked worktrees outside the working directory: ",
+                                  [visible(p) for p in away]))
+    return reasons
+
+
+MAX_GIT_DIR_ENTRIES = 50_000  # files of a git directory (its objects aside) looked at for links
+_GIT_DIR_SKIPPED = ("objects", "hooks")  # loose objects are many (their links: below); hooks do not run
+
+
+def _links_out(gitdir: str, common: str, outside) -> list[str]:
+    """The symbolic links of the git directories (a linked worktree's and the common one)
+    that resolve out of the working directory, shown as `path -> target`; the objects
+    directory itself and its info/ are looked at, not the loose objects under it."""
+    found: list[str] = []
+    count = 0
+    for top_dir in dict.fromkeys((gitdir, common)):
+        for name in ("objects", os.path.join("objects", "info")):
+            path = os.path.join(top_dir, name)
+            if os.path.islink(path) and outside(os.path.realpath(path)):
+                found.append(f"{visible(path)} -> {visible(os.path.realpath(path))}")
+        for dirpath, dirnames, filenames in os.walk(top_dir):
+            if dirpath == top_dir:
+                dirnames[:] = [n for n in dirnames if n not in _GIT_DIR_SKIPPED]
+            dirnames.sort()
+            for name in sorted(dirnames + filenames):
+                count += 1
+                if count > MAX_GIT_DIR_ENTRIES:
+                    raise _Unreadable("its git directory has more files than DashFloat checks")
+                path = os.path.join(dirpath, name)
+                if os.path.islink(path) and outside(os.path.realpath(path)):
+                    found.append(f"{visible(path)} -> {visible(os.path.realpath(path))}")
+    return found
+
+
+def _alternates(common: str) -> list[str]:
+    """The object directories objects/info/alternates adds (relative to the objects directory)."""
+    objects = os.path.join(common, "objects")
+    try:
+        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read(1 << 16).splitlines()
+    except OSError:
+        return []
+    return [os.path.realpath(os.path.join(objects, line.strip())) for line in lines
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+# merge strategies built into git (any other name runs `git merge-<name>`: a program or an alias)
+_BUILTIN_STRATEGIES = frozenset(("ort", "recursive", "resolve", "octopus", "ours", "subtree"))
+
+
+def _rebase_reasons(gitdir: str) -> list[str]:
+    """A rebase in progress (`rebase-merge/`, as a clone may carry it): the `exec` lines of its
+    todo list run on `git rebase --continue`, and a strategy that is not built in runs as a
+    command; and `git am`'s or a cherry-pick's strategy likewise."""
+    found = []
+    state = os.path.join(gitdir, "rebase-merge")
+    try:
+        with open(os.path.join(state, "git-rebase-todo"), encoding="utf-8", errors="surrogateescape") as f:
+            todo = f.read(1 << 20)
+    except OSError:
+        todo = ""
+    for line in todo.splitlines():
+        word = line.strip().split(None, 1)
+        if word and word[0] in ("x", "exec"):
+            found.append(f"exec {visible(word[1] if len(word) > 1 else '')}")
+    for path in (os.path.join(state, "strategy"), os.path.join(gitdir, "rebase-apply", "strategy"),
+                 os.path.join(gitdir, "sequencer", "opts")):
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read(1 << 16)
+        except OSError:
+            continue
+        if path.endswith("opts"):  # a config file: strategy = <name>
+            names = re.findall(r"^\s*strategy\s*=\s*(\S+)", text, re.M)
+        else:
+            names = text.split()[:1]
+        found.extend(f"strategy {visible(n)}" for n in names if n not in _BUILTIN_STRATEGIES)
+    if found:
+        return [_names("a rebase or cherry-pick in progress would run: ", found)]
+    return []
+
+
+def _worktree_dirs(common: str) -> list[str]:
+    """The directories of the linked worktrees (`worktrees/<id>/gitdir` names their .git)."""
+    out = []
+    base = os.path.join(common, "worktrees")
+    try:
+        ids = sorted(os.listdir(base))
+    except OSError:
+        return []
+    for wid in ids[:MAX_REPOSITORIES * 4]:
+        try:
+            with open(os.path.join(base, wid, "gitdir"), encoding="utf-8", errors="surrogateescape") as f:
+                dotgit = f.read(4096).strip()
+        except OSError:
+            continue
+        if dotgit:
+            out.append(os.path.realpath(os.path.dirname(os.path.join(base, wid, dotgit))))
+    return out
 
 
 # git commands that write no file of the work tree (an include there cannot change under them)

@@ -1014,3 +1014,98 @@ def test_a_work_tree_git_cannot_list_asks(tmp_path, monkeypatch):
     monkeypatch.setattr(repocheck._Probe, "run", run)
     assert repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons) == \
         "git cannot list the repository's files: fatal: index file corrupt"
+
+
+def test_a_rebase_in_progress_asks_for_what_it_would_run_and_only_that(tmp_path):
+    top = make_repo(tmp_path / "t")
+    state = top / ".git" / "rebase-merge"
+    state.mkdir()
+    (state / "git-rebase-todo").write_text("# a comment\npick 1234 one\nbreak\n")
+    (state / "strategy").write_text("ort\n")
+    assert repocheck.check("git rebase --continue", str(top), str(top)).reasons == ()
+    (state / "git-rebase-todo").write_text("pick 1234 one\n  x make test\nexec\n")
+    (state / "strategy").write_text("evil\n")
+    assert repocheck.describe(repocheck.check("git rebase --continue", str(top), str(top)).reasons) == \
+        "a rebase or cherry-pick in progress would run: exec make test; exec ; strategy evil"
+    other = make_repo(tmp_path / "u")  # a cherry-pick's options: a config file
+    (other / ".git" / "sequencer").mkdir()
+    (other / ".git" / "sequencer" / "opts").write_text("[options]\n\tstrategy = evil\n")
+    assert "strategy evil" in repocheck.describe(repocheck.check("git cherry-pick --continue", str(other), str(other)).reasons)
+    (other / ".git" / "sequencer" / "opts").write_text("[options]\n\tstrategy = recursive\n")
+    assert repocheck.check("git cherry-pick --continue", str(other), str(other)).reasons == ()
+
+
+def test_the_aliases_git_runs_itself_are_found_whatever_the_command(tmp_path):
+    top = make_repo(tmp_path / "t")
+    config(top, "alias.lg", "log --oneline")  # looked up only for `git lg`
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    for name in ("remote-x", "merge-evil", "credential-store2"):
+        config(top, f"alias.{name}", "!evil")
+        assert f"alias.{name} = !evil" in repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons)
+        git(top, "config", "--unset", f"alias.{name}")
+
+
+def test_a_remote_that_is_a_directory_here_asks_and_one_that_is_a_name_does_not(tmp_path):
+    """git takes a word for a path when no remote has that name (`git push evil.git`)."""
+    top = make_repo(tmp_path / "t")
+    (top / "origin").mkdir()
+    (top / "mirror").mkdir()
+    config(top, "remote.origin.url", "https://example.invalid/x.git")
+    assert repocheck.check("git push origin main", str(top), str(top)).reasons == ()
+    assert repocheck.check("git fetch", str(top), str(top)).reasons == ()
+    assert "git push talks to a repository on this machine (mirror)" in repocheck.describe(
+        repocheck.check("git push mirror main", str(top), str(top)).reasons)
+    assert "git fetch talks to a repository on this machine (mirror)" in repocheck.describe(
+        repocheck.check("git -C . fetch mirror", str(top), str(top)).reasons)
+    assert "git ls-remote talks to" in repocheck.describe(
+        repocheck.check("git ls-remote file:///srv/x.git", str(top), str(top)).reasons)
+    assert repocheck.check("git archive --format=tar HEAD mirror", str(top), str(top)).reasons == ()  # a path
+    assert "git archive talks to" in repocheck.describe(
+        repocheck.check("git archive --remote ../t HEAD", str(top), str(top)).reasons)
+    config(top, "url.https://example.invalid/.insteadOf", "gh:")  # a rewrite to elsewhere: fine
+    assert repocheck.check("git fetch", str(top), str(top)).reasons == ()
+    config(top, "url.file:///srv/.insteadOf", "ex:")
+    assert "rewrites URLs to a repository on this machine (file:///srv/)" in repocheck.describe(
+        repocheck.check("git fetch", str(top), str(top)).reasons)
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()  # talks to no repository
+
+
+def test_links_out_of_the_git_directory_ask_and_links_inside_or_to_hooks_do_not(tmp_path):
+    top = make_repo(tmp_path / "t")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(top / "a.txt", top / ".git" / "info" / "inside-link")
+    (top / ".git" / "hooks").rename(top / ".git" / "hooks-real")
+    os.symlink(outside, top / ".git" / "hooks")  # shared hooks: core.hooksPath keeps them from running
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    os.symlink(outside / "x", top / ".git" / "refs" / "heads" / "evil")
+    assert f".git/refs/heads/evil -> {outside / 'x'}" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+    other = make_repo(tmp_path / "u")
+    store = tmp_path / "store"
+    (other / ".git" / "objects").rename(store)
+    os.symlink(store, other / ".git" / "objects")
+    assert f".git/objects -> {store}" in repocheck.describe(repocheck.check("git status", str(other), str(other)).reasons)
+
+
+def test_alternates_inside_the_working_directory_do_not_ask(tmp_path):
+    root = tmp_path / "root"
+    shared = make_repo(root / "shared")
+    top = make_repo(root / "t")
+    (top / ".git" / "objects" / "info" / "alternates").write_text(
+        f"# a comment\n\n{os.path.relpath(shared / '.git' / 'objects', top / '.git' / 'objects')}\n")
+    assert repocheck.check("git status", str(top), str(root)).reasons == ()
+    assert "(objects/info/alternates)" in repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons)
+
+
+def test_git_worktree_asks_for_linked_worktrees_outside_but_lists_them(tmp_path):
+    top = make_repo(tmp_path / "t")
+    git(top, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert repocheck.check("git worktree list", str(top), str(top)).reasons == ()
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    assert f"linked worktrees outside the working directory: {tmp_path / 'wt'}" in repocheck.describe(
+        repocheck.check("git worktree remove wt", str(top), str(top)).reasons)
+    assert repocheck.check("git worktree prune", str(tmp_path), str(tmp_path)).reasons == ()  # no repository
+    inside = make_repo(tmp_path / "r")
+    git(inside, "worktree", "add", "-q", str(inside / "wt"))
+    assert repocheck.check("git worktree remove wt", str(inside), str(inside)).reasons == ()
