@@ -1335,8 +1335,12 @@ would talk to one on this machine (a path,
 .BR file:// ,
 a directory's name, or a URL rewritten to one by
 .BR url. \fIbase\fB .insteadOf ):
-git runs git there, with that repository's config and hooks; when the repository's config
-has an alias that git runs itself
+git runs git there, with that repository's config and hooks; when the repository's own
+config sets how git connects
+.RB ( http. *,
+.BR remote. *\fB.proxy\fR:
+a proxy with TLS checks off would get the credentials your helper gives for the real host);
+when the repository's config has an alias that git runs itself
 .RB ( alias.remote\- *,
 .BR alias.merge\- *,
 .BR alias.credential\- *:

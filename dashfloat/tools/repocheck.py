@@ -714,7 +714,8 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     entries = probe.config(d)
     found = _unneutralised(entries, root_real, environ, gitdir)
     if use.transports:
-        reasons.extend(_transport_reasons(entries, top, use))
+        reasons.extend(_transport_reasons(entries, top, root_real, use,
+                                          lambda e: _trusted(e, root_real, (gitdir,))))
     for e in entries:
         if _trusted(e, root_real, (gitdir,)):
             continue
@@ -754,12 +755,24 @@ def _alias_runs(key: str, aliases_matter: bool) -> bool:
     return low.startswith("alias.") and (aliases_matter or any(fnmatchcase(low, p) for p in _ALIASES_GIT_RUNS))
 
 
-def _transport_reasons(entries: list[_Entry], top: str, use: _Use) -> list[str]:
+# the repository's own settings of how git connects (http.<key> and http.<url>.<key> alike)
+_CONNECTION_KEYS = ("http.*", "remote.*.proxy", "remote.*.proxyauthmethod")
+
+
+def _transport_reasons(entries: list[_Entry], top: str, root_real: str, use: _Use, trusted) -> list[str]:
     """A command that talks to another repository, when a remote's URL (any scope: the hooks
     and config are the target's), or a URL rewrite's (`url.<base>.insteadOf`), is a
-    repository on this machine; or when it names a directory that no remote is called."""
+    repository on this machine; or when it names a directory that no remote is called; or
+    when the repository's own config says how git connects (`_CONNECTION_KEYS`: a proxy
+    with TLS checks off, or a CA of its own, hands the credentials your helper gives for
+    the real host to someone else; a cookie file is read and sent)."""
     reasons = []
     remotes = set()
+    connection = [_finding(e, root_real) for e in entries
+                  if any(fnmatchcase(e.key.lower(), p) for p in _CONNECTION_KEYS) and not trusted(e)]
+    if connection:
+        reasons.append(_names("the repository's config sets how git connects, so your credentials "
+                              "for the remote could go elsewhere: ", connection))
     for e in entries:
         key = e.key.lower()
         if fnmatchcase(key, "remote.*.url") or fnmatchcase(key, "remote.*.pushurl"):

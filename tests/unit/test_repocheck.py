@@ -1109,3 +1109,25 @@ def test_git_worktree_asks_for_linked_worktrees_outside_but_lists_them(tmp_path)
     inside = make_repo(tmp_path / "r")
     git(inside, "worktree", "add", "-q", str(inside / "wt"))
     assert repocheck.check("git worktree remove wt", str(inside), str(inside)).reasons == ()
+
+
+def test_the_repositorys_own_connection_settings_ask_before_it_talks_to_a_remote(tmp_path, monkeypatch):
+    """http.proxy with http.sslVerify false (or a CA of the repository's) would hand the
+    token your credential helper gives for the real host to the proxy."""
+    top = make_repo(tmp_path / "t")
+    config(top, "remote.origin.url", "https://example.invalid/x.git")
+    config(top, "http.https://example.invalid/.proxy", "http://attacker.invalid:8080")
+    config(top, "http.sslVerify", "false")
+    reasons = repocheck.describe(repocheck.check("git fetch", str(top), str(top)).reasons)
+    assert "sets how git connects" in reasons and "http.sslverify = false (in .git/config)" in reasons
+    assert "http.https://example.invalid/.proxy = http://attacker.invalid:8080" in reasons
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()  # talks to no one
+    other = make_repo(tmp_path / "u")
+    config(other, "remote.origin.proxy", "http://attacker.invalid:8080")
+    assert "remote.origin.proxy" in repocheck.describe(repocheck.check("git pull", str(other), str(other)).reasons)
+    # the user's own proxy is theirs
+    home_cfg = tmp_path / "home.gitconfig"
+    mine = make_repo(tmp_path / "m")
+    home_cfg.write_text("[http]\n\tproxy = http://proxy.corp.invalid:3128\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home_cfg))
+    assert repocheck.check("git fetch", str(mine), str(mine)).reasons == ()
