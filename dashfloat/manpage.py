@@ -946,7 +946,13 @@ and bash read differently does not parse: quotes inside
 bash's
 .BR "$[ ]" ,
 a single quote inside a double\-quoted
-.BR "${...}" .
+.BR "${...}" ,
+.B case
+after bash's
+.BR time ,
+.B function
+or
+.BR coproc .
 A substitution that bash runs inside quoted text is a command like any other:
 .BR "$(( '$(cmd)' ))" ,
 .BR "(( '$(cmd)' ))" ,
@@ -962,7 +968,10 @@ Arguments that let a harmless\-looking command run programs or write files
 .BR "tar \-\-to\-command" ,
 .BR "rsync \-e" ,
 .BR "rg \-\-pre"
-and others) turn an allow into ask.
+and others) turn an allow into ask; so does any use of
+.B gdb
+or bash's
+.BR fc .
 .PP
 A deny or ask rule judges every part of a command: each simple command of a list or pipe,
 also inside substitutions, subshells, loops and functions; the command run by a wrapper
@@ -975,7 +984,9 @@ and others); the command strings given to shells and string runners
 .RB ( "sh \-c" ,
 .BR eval ,
 .BR "ssh host ..." ,
-.BR watch );
+.BR watch ,
+sed's
+.BR "e cmd" );
 .BR "find \-exec" ;
 .B "git \-c key=!cmd"
 and
@@ -984,7 +995,23 @@ the values of variable prefixes.
 One denied part denies the whole command.
 A command whose words cannot be known in advance (such as
 .BR "rm $X" )
-asks when a deny or ask rule might match it.
+asks when a deny or ask rule might match it; so does a line whose commands are known only
+when it runs: a shell that reads its commands from stdin
+.RB ( "echo ... | sh" ,
+or
+.BR su ,
+.BR sg ,
+.BR newgrp ,
+.BR chroot ,
+.BR unshare ,
+.BR fakeroot ,
+.B script
+given no command), bash's
+.BR fc ,
+gdb's
+.BR \-ex ,
+and a value the line builds that bash evaluates
+.RB ( "printf \-v x ...; let x" ).
 Rules judge the command line, not what programs do with it:
 .BR "python \-c" ,
 .B make

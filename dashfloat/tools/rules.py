@@ -55,42 +55,52 @@ Shell command analysis (`analyze_command`)
 ------------------------------------------
 The command line (run with ``/bin/sh -c``) is tokenized like a POSIX shell: quotes, backslashes,
 ``$'...'``, ``$(...)``, backticks, ``${...}``, arithmetic, process substitution, here-documents,
-comments, line continuations, reserved words. It yields the argv of every simple command
+comments, line continuations, reserved words (``case``, ``in`` and ``esac`` only where the shells
+read them, so a pattern's ``)`` never ends a ``$(``). It yields the argv of every simple command
 (including those inside substitutions and subshells) and a set of flags; see the constants
 below. A command is *simple* when it is exactly one simple command and no flag is set.
 Leading and trailing blanks and newlines are nothing; a newline between two commands is a list.
 Non-ASCII characters outside quotes, look-alike operator characters (fullwidth ``；｜＆``,
 non-ASCII spaces, smart quotes...) anywhere, and invisible characters (zero-width, bidi) anywhere
 are flags too. Where dash (Debian's /bin/sh) and bash end a construct at different places (quotes
-inside ``$(( ))``, bash's ``$[ ]``, a single quote inside a double-quoted ``${...}``), the line
-does not parse.
+inside ``$(( ))``, bash's ``$[ ]``, a single quote inside a double-quoted ``${...}``, ``case``
+after bash's ``time``, ``function`` or ``coproc``), the line does not parse.
 
 - An allow rule matches only a simple command (so any flag => at least ask).
 - A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
   command's argv (also inside substitutions, subshells, loops, functions, expanding
   here-documents); the same with the command word's basename; for wrappers (`WRAPPERS`: sudo,
-  env, timeout, xargs, nohup, ...; not ``command -v``) every suffix of the argv; the words after
+  env, timeout, xargs, nohup, bash's ``jobs -x``, ``perf stat``, ``gdb --args``, ...; not
+  ``command -v``) every suffix of the argv; the words after
   a reserved word inside a command (``function f { rm …; }``); bash brace expansions
   (``{rm,-rf,/}``); the command strings given to shells and string runners (``sh -c '…'``,
   ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``, ``ssh host …``, ``mapfile -C``,
-  ``flock -c``, ``sg``, ``compgen -C/-W``, ``tmux``, ``env -S``); the values of dangerous
-  options (``man -P …``, ``tar --to-command=…``) and of declarations (``export PS4='…'``);
+  ``flock -c``, ``sg``, ``compgen -C/-W``, ``tmux``, ``env -S``, GNU sed's ``e CMD``, gdb's
+  ``-ex 'shell …'``, ``fc -e …``); the values of dangerous options (``man -P …``,
+  ``tar --to-command=…``, ``history -s …``) and of declarations (``export PS4='…'``);
   substitutions bash runs inside quoted text (``$(( '$(…)' ))``, ``(( ))``, array subscripts
   ``test -v 'a[$(…)]'``, compound assignments ``declare -a 'a=($(…))'``);
   the values of environment prefixes (``X='rm -rf /' cmd``); ``find -exec/-execdir/-ok/-okdir …
   ;``; ``git -c key=!cmd``, ``git … '!cmd'``, ``--upload-pack=…``, ``--receive-pack=…``,
   ``--exec=…``; when a shell or ``.``/``source`` may read its script from a pipe or a
-  redirection (or a process substitution), every word and here-text of the line; and the
+  redirection (or a process substitution), or a program that starts a shell when given no
+  command does (`_SHELL_STARTERS`: ``su``, ``sg root``, ``newgrp``, ``chroot /``, ``unshare``,
+  ``nsenter``, ``fakeroot``, ``script``, ``sudo -s``...), every word and here-text of the
+  line; and the
   candidates of the same line read as other steps or shells read it (NFKC-normalised when
   look-alike, invisible or non-ASCII characters are present; with backslash-newlines
   removed; as dash reads ``$'…'``). If the command
   does not parse, a deny/ask rule whose command word appears anywhere in it as a word matches
-  (fail closed). Limits: rules judge the command line, not what programs do with it
+  (fail closed; ``$'…'`` pieces decoded: ``to$'u'ch``). Limits: rules judge the command line, not what programs do with it
   (``python -c``, ``make``, ``./script.sh``, a PATH change).
 - A command is *opaque* when its words cannot be known statically (expansions, substitutions,
   globs, braces, ``$'…'``, a shell reading its script from stdin, or it does not parse). A
   deny/ask rule *might match* an opaque command when: it does not parse or hides a script
-  (stdin shells, opaque ``sh -c`` strings); or a command word is dynamic; or a wrapper, shell,
+  (stdin shells, opaque ``sh -c`` strings, bash's ``fc`` running lines of its history, gdb's
+  ``-ex``/``-x``, sed's ``e`` without a command or ``s///e``, a value the line builds at run
+  time (``printf -v``, ``read``, ``x=$(…)``...) that bash may evaluate (arithmetic, ``${!x}``,
+  ``test -v``, ``declare -i/-n``, xtrace's PS4), a variable named at run time (``printf -v
+  "$n"``, ``declare "$n=…"``: BASH_CMDS)); or a command word is dynamic; or a wrapper, shell,
   string runner, find or git gets a dynamic argument; or the rule's words can be lined up with
   the command's words when each dynamic word may stand for any number of words
   (``rm $X`` vs ``rm *`` yes; ``cat $(ls)`` vs ``rm *`` no).
@@ -228,17 +238,30 @@ WRAPPERS = frozenset((
     "script", "catchsegv", "valgrind", "systemd-run", "sg", "pkexec", "entr", "rlwrap", "ltrace",
     "setarch", "prlimit", "setpriv", "choom", "ssh-agent", "dbus-run-session", "linux32", "linux64",
     "numactl", "cgexec", "ip", "sudoedit", "tsp", "daemonize", "start-stop-daemon", "screen",
+    "jobs", "perf", "gdb",  # bash's `jobs -x cmd`, `perf stat/record/trace cmd`, `gdb --args cmd`
 ))
 # Shells: every non-option argument is also analysed as a command string (`sh -c '...'`); a
 # shell with no such argument reads its script from stdin (the command becomes opaque).
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "yash",
                     "posh", "fish", "csh", "tcsh", "rbash"))
 _SCRIPT_READERS = SHELLS | {".", "source"}
+# Programs that start a shell (the user's login shell, $SHELL) when given no command: that
+# shell reads its script from stdin (`echo 'rm -rf /' | su`, `newgrp root <<< ...`); value:
+# how many operands they take before a command (`chroot /`, `sg root`: 1), None: they never
+# take a command (newgrp), "c": a shell unless -c/--command gives one (su, runuser, script),
+# "s": a shell with -s/-i and no command (sudo, doas).
+_SHELL_STARTERS: dict[str, int | str | None] = {
+    "su": "c", "runuser": "c", "script": "c", "newgrp": None, "sg": 1, "chroot": 1,
+    "unshare": 0, "nsenter": 0, "fakeroot": 0, "firejail": 0, "screen": 0, "pkexec": 0,
+    "sudo": "s", "doas": "s",  # -s or -i and no command
+}
 # Commands whose arguments are command strings (besides shells).
 _STRING_RUNNERS = frozenset(("eval", "trap", "alias", "su", "runuser", "watch", "ssh",
                              "script", "env", "busybox", "mapfile", "readarray", "flock", "sg",
                              "compgen", "complete", "tmux"))  # flock -c, sg GROUP CMD, compgen -C
 _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
+_GDB_COMMANDS = frozenset(("ex", "eval-command", "iex", "init-eval-command", "x", "command", "ix",
+                           "init-command"))  # -ex CMD, --eval-command=CMD, -x FILE...
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
@@ -264,10 +287,11 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "tree": ("-o",),  # writes its listing to a file
     "sed": ("-i", "--in-place"),
     "tar": ("--to-command", "--checkpoint-action", "--use-compress-program", "-I",
-            "--rsh-command", "--info-script", "-F", "--new-volume-script"),
+            "--rsh-command", "--info-script", "-F", "--new-volume-script", "--index-file"),
     "rsync": ("-e", "--rsh", "--rsync-path"),
     "sort": ("-o", "--output", "--compress-program"),
-    "man": ("-P", "--pager", "-H", "--html"),  # runs the pager or browser it names
+    # runs the pager or browser it names; a config file's DEFINEs name programs it runs
+    "man": ("-P", "--pager", "-H", "--html", "-C", "--config-file"),
     "less": ("-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"),  # #env LESSOPEN=|cmd
     "zip": ("-TT", "--unzip-command"),
     "scp": ("-o", "-S", "-F"),  # ProxyCommand=, the ssh program, a config file
@@ -287,6 +311,15 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "complete": ("-C", "-F", "-W"),
     "flock": ("-c", "--command"),  # runs its string with sh -c
     "env": ("-S", "--split-string"),  # splits its string into a command
+    "jobs": ("-x",),  # bash: runs its arguments as a command
+    # bash: adds a line that `fc` runs later; writes or reads a history file
+    "history": ("-s", "-w", "-a", "-r", "-n"),
+    "perf": ("-o", "--output"),  # writes its report to a file
+    "iconv": ("-o", "--output"),
+    "fd": ("-x", "--exec", "-X", "--exec-batch"),  # runs a command for the files found
+    "fdfind": ("-x", "--exec", "-X", "--exec-batch"),  # (fd, as Debian names it)
+    "date": ("-s", "--set"),  # sets the clock
+    "hostname": ("-F", "--file", "-b", "--boot"),  # sets the name (so does an operand)
 }
 
 _MAX_COMMAND = 65536  # characters analysed; a longer command is unparsable
@@ -707,6 +740,8 @@ class _Collector:
     stdin_texts: list = field(default_factory=list)  # here-doc bodies, here-strings
     extra: list = field(default_factory=list)  # more deny/ask candidates ($(( )), `{ ...`)
     assign_values: list = field(default_factory=list)  # values of FOO=... prefixes
+    runtime_values: bool = False  # a variable gets a value known at run time (printf -v...)
+    runtime_names: bool = False  # printf -v, read, declare... a variable named at run time
 
 
 _BLANKS = " \t"
@@ -723,11 +758,34 @@ _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 # `name[` (a name ends so; linear, unlike a regex of the whole name), `=(` (a compound
 # assignment, `declare -a 'a=(...)'`) or `[key]=` starting a word (an element of one)
 _SUBSCRIPT = re.compile(r"[A-Za-z0-9_]\[|=\(|^\[[^\]]*\]=")
-_OPEN_CASE = re.compile(r"(?<![\w-])case(?![\w-])")
-_ESAC = re.compile(r"(?<![\w-])esac(?![\w-])")
+# reserved words after which a word is in command position (`! case`, `then case`...), and
+# those that end a compound command before an `esac` (`fi esac`, `} esac`)
+_LEADING = frozenset(("!", "{", "if", "then", "else", "elif", "do", "while", "until"))
+_BASH_LEADING = frozenset(("time", "function", "coproc"))  # dash: commands like others
+_CLOSING = frozenset(("}", "fi", "done", "esac"))
 _FD_VAR = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
                 "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+# A `case` command's states: "subject" (its word), "in", "pat0" (a pattern list or `esac`
+# may start: `(`, a word), "pat1" (after `(` or `|`: a pattern), "pat2" (after a pattern:
+# `|` or `)`), "body" (commands, up to `;;`, `;&`, `;;&` or `esac` in command position).
+# The shells read a pattern's `)` so, not as the end of a `$(`.
+_CASE_STEPS = {("pat0", "("): "pat1", ("pat2", "|"): "pat1", ("pat2", ")"): "body"}
+
+
+def _reserved(word: _Word) -> bool:
+    """An unquoted reserved word (`case`, not `'case'` or `\\case`)."""
+    return not word.quoted and word.raw == word.value and word.raw in _RESERVED
+
+
+def _command_position(cur: list[_Word], closing: bool) -> bool:
+    """Whether a word after `cur` (the words of the command so far) starts a command, where
+    the shells read a reserved word: first, or after reserved words such as `!` and `then`
+    (and, inside a case, after one that ends a compound command: `fi esac`)."""
+    allowed = _LEADING | _CLOSING if closing else _LEADING
+    return all(_reserved(w) and w.raw in allowed for w in cur)
 
 
 class _Lexer:
@@ -773,10 +831,10 @@ class _Lexer:
     def parse_list(self, closer: str | None) -> None:
         self._enter()
         s, n = self.s, self.n
-        start = self.i
         cur: list[_Word] = []
         started = False
         newline_sep = False
+        cases: list[str] = []  # the open `case` commands of this list, innermost last
 
         def begin() -> None:
             nonlocal started
@@ -819,13 +877,20 @@ class _Lexer:
                 j = s.find("\n", self.i)
                 self.i = n if j < 0 else j
                 continue
+            if cases and cases[-1] != "body":  # `case` words, `(`, `|` and `)` of patterns
+                if c in "(|)" and (cases[-1], c) in _CASE_STEPS:
+                    cases[-1] = _CASE_STEPS[cases[-1], c]
+                    self.i += 1
+                elif c in _META:
+                    self.problem(f"{c!r} inside a 'case' pattern or before its 'in'")
+                    cases.clear()
+                else:
+                    self._case_word(self.read_word(), cases, cur)
+                continue
             if c == ")":
                 self.i += 1
                 if closer == ")":
                     end()
-                    if _OPEN_CASE.search(s, start, self.i) and not _ESAC.search(s, start, self.i):
-                        # `$(case x in x) ...;; esac)`: a pattern's ")" is not this one
-                        self.problem("a 'case' pattern's ')' (not read: the line is not analysed)")
                     break
                 self.problem("')' without '('")
                 end()
@@ -850,6 +915,8 @@ class _Lexer:
                     continue
                 self.i += len(op)
                 end()
+                if cases and op in (";;", ";&", ";;&"):  # the end of a case item
+                    cases[-1] = "pat0"
                 newline_sep = False
                 self.flag(PIPE if op in ("|", "|&") else LIST)
                 continue
@@ -870,8 +937,41 @@ class _Lexer:
                 ">",
             ):
                 continue  # an IO number: part of the redirection that follows
+            if word.raw == "case" and cur and _reserved(word) and _reserved(cur[0]) \
+                    and cur[0].raw in _BASH_LEADING:
+                # `time case`, `function f case`, `coproc case`: dash reads words, bash a case
+                self.problem(f"'case' after {cur[0].raw!r} (sh and bash read it differently)")
+            elif _reserved(word) and _command_position(cur, closing=bool(cases)):
+                if word.raw == "case":
+                    self.flag(COMPOUND)
+                    cases.append("subject")
+                    end()
+                    continue
+                if word.raw == "esac" and cases:
+                    cases.pop()
             cur.append(word)
+        if cases:
+            self.problem("a 'case' without its 'esac'")
         self.nest -= 1
+
+    def _case_word(self, word: _Word, cases: list[str], cur: list[_Word]) -> None:
+        """A word of a `case` header or pattern list (state cases[-1], see _CASE_STEPS):
+        the subject, `in`, a pattern, or the `esac` that ends the case (kept in `cur`, as a
+        reserved word, for the redirections after it)."""
+        self.col.words.append(word.value)
+        state = cases[-1]
+        if state == "pat0" and _reserved(word) and word.raw == "esac":
+            cases.pop()
+            cur.append(word)
+        elif state == "subject":
+            cases[-1] = "in"
+        elif state == "in" and _reserved(word) and word.raw == "in":
+            cases[-1] = "pat0"
+        elif state in ("pat0", "pat1"):
+            cases[-1] = "pat2"
+        else:
+            self.problem(f"{word.raw!r} where a 'case' needs 'in', '|' or ')'")
+            cases.clear()
 
     def _finish(self, words: list[_Word]) -> None:
         k = 0
@@ -892,6 +992,7 @@ class _Lexer:
             if _ASSIGN.match(w.raw):  # FOO='rm -rf /' cmd, GIT_CONFIG_VALUE_0='!sh ...'
                 self.col.assign_values.append(w.value.split("=", 1)[1])
         argv_words = words[k:]
+        self._note_writes(words[:k], argv_words)
         if argv_words:
             values = [w.value for w in argv_words]
             self.col.simple.append(values)
@@ -900,6 +1001,39 @@ class _Lexer:
                 if j and not w.quoted and w.raw in _RESERVED and values[j + 1:]:
                     # `function f { rm -rf /; }`: a reserved word mid-command may start one
                     self.col.extra.append(values[j + 1:])
+
+    def _note_writes(self, prefix: list[_Word], argv: list[_Word]) -> None:
+        """Whether this command gives a variable a value known only at run time (`x=$(...)`,
+        printf -v, read, mapfile, `declare x="$y"`, `for x in $(...)`), or writes a variable
+        whose name is known only at run time (`printf -v "${x}CMDS[ls]"`, `declare "$n=..."`,
+        `read "$n"`): bash may evaluate such a value later (arithmetic, `${!x}`, PS4)."""
+        col = self.col
+        if any(_ASSIGN.match(w.raw) and w.dynamic for w in prefix) or (
+                any(_reserved(w) and w.raw in ("for", "select") for w in prefix)
+                and any(w.dynamic for w in argv)):
+            col.runtime_values = True
+        j = 0
+        while j < len(argv) and argv[j].value in ("builtin", "command"):  # `builtin printf -v`
+            j += 1
+        base = _basename(argv[j].value) if j < len(argv) else ""
+        rest = argv[j + 1:]
+        names: list[_Word] = []
+        if base == "printf":
+            for m, w in enumerate(rest):
+                if w.value.startswith("-v"):
+                    col.runtime_values = True
+                    names = [w] if w.value != "-v" else rest[m + 1:m + 2]
+                if w.dynamic or w.value == "--" or not w.value.startswith("-"):
+                    names += [w] if w.dynamic and not names else []  # `printf "$o"`: -v?
+                    break
+        elif base in ("read", "mapfile", "readarray", "getopts"):
+            col.runtime_values = True
+            names = rest  # names, a prompt, a delimiter...: any dynamic word
+        elif base in _DECLARES:
+            col.runtime_values |= any(w.dynamic for w in rest)
+            names = [w for w in rest if not _ASSIGN.match(w.raw)]  # `x=$y`: a known name
+        if any(w.dynamic for w in names):
+            col.runtime_names = True
 
     def _process_substitution(self) -> _Word:
         self.flag(SUBSTITUTION)
@@ -1423,11 +1557,76 @@ def _runs_in_a_subscript(value: str) -> bool:
     return bool(m) and ("$(" in value[m.start():] or "`" in value[m.start():])
 
 
+def _starts_a_shell(base: str, args: list[str]) -> bool:
+    """Whether `base` (a `_SHELL_STARTERS` program) given `args` may start a shell that reads
+    its commands from stdin. Its options are not known here: a word after an option may be
+    that option's value (`chroot --userspec u /`), so it is not counted as an operand (fail
+    closed: more lines count as shells)."""
+    takes = _SHELL_STARTERS[base]
+    if takes is None:
+        return True
+    if takes == "c":  # unless -c CMD, -lc CMD, --command=CMD, --session-command CMD
+        return not any(_has_option(w, "c", ("--command", "--session-command")) for w in args)
+    if takes == "s" and not any(_has_option(w, "si", ("--shell", "--login")) for w in args):
+        return False  # sudo, doas: a shell only with -s or -i
+    operands = 0
+    after_option = ended = False
+    for w in args:
+        if not ended and w == "--":
+            ended = True
+        elif not ended and w.startswith("-") and w != "-":
+            after_option = "=" not in w
+        elif after_option and not ended:
+            after_option = False
+        else:
+            operands += 1
+    return operands <= (0 if takes == "s" else takes)
+
+
+def _has_option(word: str, letters: str, longs: tuple[str, ...]) -> bool:
+    """`word` is a short option cluster holding one of `letters`, or (an abbreviation of) one
+    of the long options `longs`."""
+    if word.startswith("--"):
+        name = word.split("=", 1)[0]
+        return len(name) > 3 and any(long.startswith(name) for long in longs)
+    return word.startswith("-") and any(ch in word[1:] for ch in letters)
+
+
 def _loose_words(text: str) -> list[str]:
-    """Every word-ish piece of a text that did not parse (quotes dropped, split at operators)."""
-    t = re.sub(r"[\\'\"]", "", _fold_text(text))
-    words = [w for w in re.split(r"[\s;&|<>()`${},=]+", t) if w]
+    """Every word-ish piece of a text that did not parse (quotes dropped, split at operators);
+    and the same once more with `$'...'` decoded and `$"` read as `"`, as bash reads them
+    (`to$'u'ch` is touch)."""
+    words = _loose_split(text)
+    if "$'" in text or '$"' in text:
+        known = set(words)
+        words += [w for w in _loose_split(_decode_dollar_quotes(text)) if w not in known]
     return words + [_basename(w) for w in words if "/" in w]
+
+
+def _loose_split(text: str) -> list[str]:
+    t = re.sub(r"[\\'\"]", "", _fold_text(text))
+    return [w for w in re.split(r"[\s;&|<>()`${},=]+", t) if w]
+
+
+def _decode_dollar_quotes(text: str) -> str:
+    """`text` with each `$'...'` decoded as bash decodes it and each `$"` made `"` (wherever
+    they are, quoted or not: for loose words, more words is the safe side)."""
+    out: list[str] = []
+    i = 0
+    lexer = _Lexer(text, _Collector(), 0)
+    while True:
+        j = text.find("$", i)
+        if j < 0 or j + 1 >= len(text):
+            out.append(text[i:])
+            return "".join(out)
+        out.append(text[i:j])
+        if text[j + 1] == "'":
+            lexer.i = j + 2
+            out.append(lexer._ansi_c())
+            i = lexer.i
+        else:
+            out.append("" if text[j + 1] == '"' else "$")
+            i = j + 1
 
 
 _BRACE_WORD = re.compile(r"(.*?)\{([^{}]*)\}(.*)", re.DOTALL)
@@ -1502,6 +1701,8 @@ class _Expander:
             else:
                 for k in range(1, len(argv)):
                     self.add(argv[k:], level + 1)
+        if key_base in _SHELL_STARTERS and _starts_a_shell(key_base, args):
+            self.stdin_shell = True
         if key_base in SHELLS:
             scripts = [w for w in args if not w.startswith(("-", "+"))]
             if not scripts:
@@ -1538,6 +1739,23 @@ class _Expander:
             for w in args:
                 if _ASSIGN.match(w):
                     self.nested(w.split("=", 1)[1])
+        if key_base in ("sed", "gsed"):  # GNU sed's `e CMD` runs CMD with the shell
+            from dashfloat.tools import scripts
+
+            commands = scripts.sed_commands(argv)
+            if commands is None:  # `e` alone, `s///e`: the pattern space, known at run time
+                self.opaque = True
+            for text in commands or ():
+                self.nested(text)
+        if key_base == "gdb":
+            self._gdb(args)
+        if key_base == "fc":  # bash runs lines of its history again, built at run time
+            opts = "".join(w[1:] for w in args if w.startswith("-") and w[1:2].isalpha())
+            if "l" not in opts or "s" in opts or "e" in opts:
+                self.opaque = True
+            for j, w in enumerate(args[:-1]):
+                if w.startswith("-") and w.endswith("e") and w[1:2].isalpha():
+                    self.nested(args[j + 1])  # `fc -e EDITOR`: a command run on the lines
         if key_base == "find":
             for j, w in enumerate(args):
                 if w in _FIND_EXEC:
@@ -1557,6 +1775,22 @@ class _Expander:
                         self.nested(nxt)
                     elif w.startswith(opt + "=") and opt.startswith("--"):
                         self.nested(w[len(opt) + 1:])
+
+    def _gdb(self, args: list[str]) -> None:
+        """gdb runs debugger commands from -ex/-iex (and files from -x/-ix): opaque; a
+        `shell CMD`, `!CMD` or `pipe ... | CMD` among them runs CMD with the shell."""
+        for j, w in enumerate(args):
+            name, eq, value = w.lstrip("-").partition("=")
+            if not w.startswith("-") or name not in _GDB_COMMANDS:
+                continue
+            self.opaque = True
+            if not eq:
+                value = args[j + 1] if j + 1 < len(args) else ""
+            text = value.strip()
+            if text.startswith(("shell ", "!")):
+                self.nested(text[1:] if text.startswith("!") else text[6:])
+            elif text.startswith(("pipe ", "|")) and "|" in text[1:]:
+                self.nested(text[1:].split("|", 1)[1])
 
     def nested(self, text: str) -> None:
         if not text.strip():
@@ -1629,6 +1863,42 @@ def _changes_the_reading(col: _Collector) -> None:
         col.problems.append("BASH_ALIASES or BASH_CMDS changes how the commands after it are read")
 
 
+def _xtrace(argvs: list[list[str]]) -> bool:
+    """Whether a command turns on bash's xtrace (`set -x`, `set -o xtrace`, `shopt -os
+    xtrace`), which expands PS4 before each command, as a prompt."""
+    for argv in argvs:
+        base = _basename(argv[0]) if argv else ""
+        if base in ("set", "shopt") and "xtrace" in argv[1:]:
+            return True
+        if base == "set" and any(w.startswith("-") and "x" in w for w in argv[1:]):
+            return True
+    return False
+
+
+# text where bash evaluates a variable's value as an arithmetic expression or a name:
+# `((x))`, `$((x))`, `$[x]`, `${!x}`, `[[ x -eq 1 ]]`, a subscript naming one: `a[x]`,
+# `${a[$i]}` (not `a[1]`)
+_EVALUATES = re.compile(r"\(\(|\$\[|\$\{!|\[\[|[A-Za-z0-9_]\[[^][]*?[A-Za-z_$`]")
+_EVALUATING_TESTS = frozenset(("-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
+
+
+def _evaluates_values(text: str, argvs: list[list[str]]) -> bool:
+    """Whether the line may make bash evaluate a variable's value (recursively) as an
+    arithmetic expression or a name, where a subscript's `$(...)` runs: the text above,
+    `let`, `test -v` (or an arithmetic comparison), `declare -i` or `-n` (a nameref)."""
+    if _EVALUATES.search(text):
+        return True
+    for argv in argvs:
+        base = _basename(argv[0]) if argv else ""
+        if base == "let":
+            return True
+        if base in ("test", "[") and _EVALUATING_TESTS.intersection(argv[1:]):
+            return True
+        if base in _DECLARES and any(w[:1] in "-+" and ("i" in w or "n" in w) for w in argv[1:]):
+            return True
+    return False
+
+
 def _other_readings(text: str, flags: set) -> list[str]:
     """The same line as other shells or other steps read it, each analysed one level deeper
     for more deny/ask candidates: NFKC-folded (look-alike characters); with every
@@ -1678,12 +1948,15 @@ def _analyze(command: str, depth: int) -> Analysis:
             if tuple(argv) not in exp.seen:
                 exp.seen.add(tuple(argv))
                 exp.out.append(argv)
-    if any(argv[:1] == ["set"] and any(w.startswith("-") and "x" in w or w == "xtrace" for w in argv[1:])
-           for argv in col.simple) or any("@P" in w for w in col.words):
+    prompts = _xtrace(exp.out) or any("@P" in w for w in col.words)
+    if prompts:
         # `set -x` expands PS4, `${x@P}` a value, as prompts: text set by printf -v, read...
         for piece in col.words + col.stdin_texts:
             if "$(" in piece or "`" in piece:
                 exp.nested(piece)
+    if col.runtime_names or (col.runtime_values and (prompts or _evaluates_values(text, exp.out))):
+        # `printf -v x '%s[%s' a '$(rm -rf /)]'; let x`: bash evaluates the value it built
+        exp.opaque = True
     shellish = any(_basename(argv[0]).casefold() in _SCRIPT_READERS for argv in exp.out)
     scripted = any(w.startswith("<(") for w in col.words)  # `. <(echo 'rm -rf /')`
     if exp.stdin_shell or (shellish and (col.flags & {PIPE, REDIRECTION} or scripted)):
@@ -1811,9 +2084,14 @@ def dangerous_script(argv: Sequence[str]) -> str | None:
     return check(argv) if check is not None else None
 
 
-# Commands whose second operand is a file they write (`uniq in out`): asked, whatever it is
+# Short options that take a value, which may be attached (`date -Iseconds`, `date -d@0`):
+# in a cluster, what follows one is its value, not more options
+_ATTACHED_VALUE = {"date": "dfrI"}
+
+
+# Commands whose Nth operand is a file they write (`uniq in out`): asked, whatever it is
 # (an option's value may count as an operand here: asking is the safe side).
-_OUTPUT_OPERAND = {"uniq": 2, "xxd": 2}
+_OUTPUT_OPERAND = {"uniq": 2, "xxd": 2, "hostname": 1}  # (`hostname NAME` sets the name)
 
 
 def dangerous_argument(argv: Sequence[str]) -> str | None:
@@ -1829,9 +2107,14 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     entries = DANGEROUS_ARGS.get(base)
     if not entries:
         return None
+    takes = _ATTACHED_VALUE.get(base, "")
     for k, word in enumerate(argv[1:]):
         # tar's first argument without a dash is a cluster of short options: `tar tIf prog x.tar`
         option = "-" + word if k == 0 and base == "tar" and not word.startswith("-") else word
+        if takes and option.startswith("-") and not option.startswith("--"):
+            # the rest of the cluster after an option that takes a value is that value
+            cut = next((j for j, ch in enumerate(option[1:], 1) if ch in takes), None)
+            option = option if cut is None else option[:cut + 1]
         for entry in entries:
             if _dangerous_word(entry, option):
                 return word

@@ -1,5 +1,7 @@
 """Programs whose script argument can run commands or write files: sed and awk; and git
-and env, whose arguments can carry a command that the rules do not read as one.
+and env, whose arguments can carry a command that the rules do not read as one; gdb and
+bash's fc, which run commands whatever their arguments (an allow rule for them asks).
+For deny rules, `sed_commands` gives the commands a sed script's `e CMD` runs.
 
 An allow rule such as `execute_command(sed -n *)` or `execute_command(awk *)` reads like
 "filter text", but sed's `e` command, the `e` and `w` flags of `s`, and its `w`/`W`
@@ -36,6 +38,35 @@ def sed_danger(argv: Sequence[str]) -> str | None:
     """What makes this sed more than a filter ("runs a command: e", ...), or None. GNU sed
     reads options anywhere before `--` (`sed -n 1p f -e '1e cmd'`): the first operand is the
     script only when no -e/-f gave one."""
+    scripts = _sed_scripts(argv)
+    if isinstance(scripts, str):
+        return scripts
+    for script in scripts:
+        for what, _command in _sed_findings(script):
+            return what
+    return None
+
+
+def sed_commands(argv: Sequence[str]) -> list[str] | None:
+    """The command strings this sed runs with the shell (`e CMD`), for deny rules; None when
+    what it runs is not in the line: an `e` without a command or the `e` flag of `s` (they
+    run the pattern space), a script it cannot read. (A script file is not read, as the
+    rules read no script file.)"""
+    scripts = _sed_scripts(argv)
+    if isinstance(scripts, str):
+        return []
+    commands: list[str] = []
+    for script in scripts:
+        for what, command in _sed_findings(script):
+            if what.startswith("runs") or what.startswith("a script it cannot read"):
+                if not command:
+                    return None
+                commands.append(command)
+    return commands
+
+
+def _sed_scripts(argv: Sequence[str]) -> list[str] | str:
+    """The scripts of a sed command line, or why they are not known (a message)."""
     scripts: list[str] = []
     operands: list[str] = []
     args = list(argv[1:])
@@ -76,15 +107,17 @@ def sed_danger(argv: Sequence[str]) -> str | None:
         i += 1
     if not scripts and operands:
         scripts.append(operands[0])  # the first operand is the script when no -e gave one
-    for script in scripts:
-        found = _sed_script_danger(script)
-        if found:
-            return found
-    return None
+    return scripts
 
 
-def _sed_script_danger(script: str) -> str | None:
-    """Walk a sed script command by command; the first command that runs or writes."""
+_UNREADABLE = "a script it cannot read (it may run commands)"
+
+
+def _sed_findings(script: str) -> list[tuple[str, str]]:
+    """Walk a sed script command by command: (what, command) for each command that runs or
+    writes, in order; `command` is the text of an `e CMD` ("" when not known: `e` alone,
+    the `e` flag of `s`). An unreadable rest ends the list with `_UNREADABLE`."""
+    out: list[tuple[str, str]] = []
     s, n, i = script, len(script), 0
     while i < n:
         c = s[i]
@@ -96,31 +129,48 @@ def _sed_script_danger(script: str) -> str | None:
             continue
         i = _skip_address(s, i)
         if i is None:
-            return "a script it cannot read (it may run commands)"
+            return out + [(_UNREADABLE, "")]
         while i < n and s[i] in " \t!":
             i += 1
         if i >= n:
-            return None
+            return out
         c = s[i]
-        if c in "s":
+        if c == "{":  # `1{...}`: a block
+            i += 1
+        elif c in "s":
             end = _skip_delimited(s, i + 1, parts=2)
             if end is None:
-                return "a script it cannot read (it may run commands)"
+                return out + [(_UNREADABLE, "")]
             j = end
             while j < n and s[j] not in ";\n}":
                 if s[j] == "e":
-                    return "runs a command: the e flag of s"
-                if s[j] in "wW":
-                    return "writes a file: the w flag of s"
+                    out.append(("runs a command: the e flag of s", ""))
+                elif s[j] in "wW":
+                    out.append(("writes a file: the w flag of s", ""))
+                    k = s.find("\n", j)  # the file name: to the end of the line
+                    j = n if k < 0 else k
+                    break
                 j += 1
             i = j
         elif c == "y":
             end = _skip_delimited(s, i + 1, parts=2)
             if end is None:
-                return "a script it cannot read (it may run commands)"
+                return out + [(_UNREADABLE, "")]
             i = end
+        elif c == "e":  # `e CMD` runs CMD (to the end of the line; `e\` and a newline first)
+            j = i + 1
+            while j < n and s[j] in " \t":
+                j += 1
+            if s.startswith("\\\n", j):
+                j += 2
+            i = _to_line_end(s, j)
+            command = s[j:i].rstrip("\n")
+            if command.endswith("\\"):  # continued on the next line: not read
+                return out + [(_UNREADABLE, "")]
+            out.append((f"{_SED_RUNS[c]}: the {c} command", command))
         elif c in _SED_RUNS:
-            return f"{_SED_RUNS[c]}: the {c} command"
+            out.append((f"{_SED_RUNS[c]}: the {c} command", ""))
+            i = _to_line_end(s, i)
         elif c in _SED_TEXT or c in _SED_FILE_READ:
             i = _to_line_end(s, i)
         elif c in _SED_LABEL:
@@ -132,8 +182,8 @@ def _sed_script_danger(script: str) -> str | None:
         elif c in "lLqQ" or c.isdigit():
             i += 1
         else:
-            return f"a script it cannot read (command {c!r}; it may run commands)"
-    return None
+            return out + [(f"a script it cannot read (command {c!r}; it may run commands)", "")]
+    return out
 
 
 def _to_line_end(s: str, i: int) -> int:
@@ -183,6 +233,7 @@ def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
 
 
 _AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
+_AWK_WRITES = ("--pretty-print", "--profile", "--dump-variables")  # gawk: to a file
 _AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a command's output or a file: getline"),
              ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection (or a comparison)"),
              ("@load", "loads an extension"), ("@include", "reads another script"))
@@ -190,8 +241,10 @@ _AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a comman
 
 def awk_danger(argv: Sequence[str]) -> str | None:
     """What makes this awk more than a filter, or None. Conservative: `>` in a script asks
-    even where it is a comparison (asking is safe; telling the two apart needs awk's grammar)."""
+    even where it is a comparison (asking is safe; telling the two apart needs awk's grammar).
+    Every script is read: gawk's -e/--source ones, else the first operand."""
     args = list(argv[1:])
+    scripts: list[str] = []
     i = 0
     while i < len(args):
         word = args[i]
@@ -205,18 +258,37 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         if word in ("-v", "--assign", "-F", "--field-separator"):
             i += 2
             continue
-        if word.startswith("-") and word != "-":
-            if not word.startswith("--") and any(ch in word[1:] for ch in "fEilL"):
-                return f"its script is read from a file or an extension ({word})"
+        if word.startswith("--"):
+            name = word.split("=", 1)[0]
+            if any(long.startswith(name) for long in _AWK_WRITES) and len(name) > 3:
+                return f"writes a file ({word})"
+            if len(name) > 3 and "--source".startswith(name):  # --source=TEXT, --source TEXT
+                scripts.append(word.split("=", 1)[1] if "=" in word else args[i + 1] if i + 1 < len(args) else "")
+                i += 1 if "=" in word else 2
+                continue
             i += 1
             continue
+        if word.startswith("-") and word != "-":
+            i += 1
+            for k, ch in enumerate(word[1:], 2):  # a cluster; a value ends it
+                if ch in "fEilL":
+                    return f"its script is read from a file or an extension ({word})"
+                if ch in "opd":  # gawk -o/-p/-d[FILE]: pretty print, profile, dump
+                    return f"writes a file ({word})"
+                if ch == "e":  # gawk -e TEXT, -eTEXT
+                    scripts.append(word[k:] or (args[i] if i < len(args) else ""))
+                    i += not word[k:]
+                    break
+                if ch in "vF":  # -vNAME=VALUE, -F: (an attached value)
+                    break
+            continue
         break
-    if i >= len(args):
-        return None
-    script = args[i]
-    for needle, what in _AWK_RUNS:
-        if needle in script:
-            return what
+    if not scripts and i < len(args):
+        scripts.append(args[i])
+    for script in scripts:
+        for needle, what in _AWK_RUNS:
+            if needle in script:
+                return what
     return None
 
 
@@ -234,7 +306,13 @@ _GIT_RUNS = {
     "clone": ("-u", "--template"),
     "init": ("--template",),
     "archive": ("-o",),  # writes a file, like the global --output
+    "bundle": ("create",),  # writes the bundle file
+    "format-patch": ("-o", "--output-directory"),  # writes the patches there
+    "daemon": ("--access-hook",),  # runs the hook for each request
 }
+# of those, the ones that write a file rather than run a command
+_GIT_WRITES = {("archive", "-o"), ("bundle", "create"), ("format-patch", "-o"),
+               ("format-patch", "--output-directory")}
 _GIT_OWN_OPTIONS = ("--to", "--cc")  # options of their own, not abbreviations of --to-cmd, --cc-cmd
 
 
@@ -259,7 +337,7 @@ def git_danger(argv: Sequence[str]) -> str | None:
             if name == word or (word.startswith("--") and name.startswith("--") and len(name) > 3
                                 and word.startswith(name) and name not in _GIT_OWN_OPTIONS):
                 # (send-email, like git's own parser, takes a unique abbreviation)
-                what = "writes the file" if (command, word) == ("archive", "-o") else "runs the command"
+                what = "writes the file" if (command, word) in _GIT_WRITES else "runs the command"
                 return f"{what} given to {command} {word}"
     return None
 
@@ -291,6 +369,19 @@ def env_danger(argv: Sequence[str]) -> str | None:
     return None
 
 
+def gdb_danger(argv: Sequence[str]) -> str | None:
+    """gdb always: it runs the program it debugs (`--args CMD`, `file` and `run` from -ex or
+    a .gdbinit) and debugger commands (`shell CMD`, `!CMD`, `pipe`), from options or files."""
+    return "runs programs and debugger commands (shell, run, --args)"
+
+
+def fc_danger(argv: Sequence[str]) -> str | None:
+    """bash's fc always: it runs lines of the shell's history (`fc -s`, `fc -s old=new`),
+    or its editor on them and then the lines; only a listing (`fc -l`) runs nothing, and
+    a rule for `fc *` is not the place to tell them apart."""
+    return "runs lines of the shell's history again"
+
+
 def wrapped_danger(argv: Sequence[str]) -> str | None:
     """A wrapper (nice, timeout, sudo, env...: rules.WRAPPERS) runs the command in its
     arguments: an allow rule for the wrapper would let that command's dangerous arguments
@@ -316,7 +407,8 @@ def wrapped_danger(argv: Sequence[str]) -> str | None:
 
 _CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger,
            "awk": awk_danger, "gawk": awk_danger, "mawk": awk_danger, "nawk": awk_danger,
-           "busybox-awk": awk_danger}
+           "busybox-awk": awk_danger, "gdb": gdb_danger,
+           "fc": fc_danger}
 # what rules.dangerous_script looks up: the checks above, and every wrapper (env: its own
 # check, then the command it runs)
 CHECKS = {**_CHECKS, **dict.fromkeys(WRAPPERS, wrapped_danger)}

@@ -475,6 +475,39 @@ SHELLS_RUN_IT = [
     ("dangerous-option-value-scp", "scp -o ProxyCommand='rm -rf /' a:b c"),
     ("dangerous-option-value-tar", "tar --to-command='rm -rf /' -xf x.tar"),
     ("dangerous-option-value-rsync", "rsync -e 'rm -rf /' a b:c"),
+    # a third review: `case` read as reserved words (an "esac" text elsewhere fooled a search)
+    ("case-after-esac-argument", 'echo "$(echo esac; case x in x) rm -rf /;; esac)"'),
+    ("case-after-quoted-esac-pattern", 'echo "$(case x in \'esac\'|x) rm -rf /;; esac)"'),
+    ("case-after-esac-in-here-document", "cat <<EOF\n$(echo esac; case x in x) rm -rf /;; esac)\nEOF"),
+    ("case-after-esac-in-quoted-expansion", 'echo "${y:-$(echo esac; case x in x) rm -rf /;; esac)}"'),
+    ("case-after-esac-comment", 'echo "$(# esac\ncase x in x) rm -rf /;; esac)"'),
+    ("case-after-time-in-dash", 'echo "$(time ! case x in x)"; rm -rf /; ": ;; esac)"'),
+    ("case-nested-in-quoted-substitution", 'echo "$(case a in a) case x in x) rm -rf /;; esac;; esac)"'),
+    # programs that start a shell reading stdin when given no command
+    ("stdin-su", "echo 'rm -rf /' | su"),
+    ("stdin-su-login", "echo 'rm -rf /' | su -"),
+    ("stdin-su-shell-option", "echo 'rm -rf /' | su root -s /bin/sh"),
+    ("stdin-runuser", "echo 'rm -rf /' | runuser"),
+    ("stdin-sg", "echo 'rm -rf /' | sg root"),
+    ("stdin-newgrp", "echo 'rm -rf /' | newgrp root"),
+    ("stdin-newgrp-here-string", "newgrp root <<< 'rm -rf /'"),
+    ("stdin-unshare", "echo 'rm -rf /' | unshare"),
+    ("stdin-nsenter", "echo 'rm -rf /' | nsenter"),
+    ("stdin-chroot", "echo 'rm -rf /' | chroot /"),
+    ("stdin-chroot-userspec", "echo 'rm -rf /' | chroot --userspec root /"),
+    ("stdin-fakeroot", "echo 'rm -rf /' | fakeroot"),
+    ("stdin-script", "echo 'rm -rf /' | script -q /dev/null"),
+    ("wrapper-jobs-x", "jobs -x rm -rf /"),
+    ("wrapper-perf-stat", "perf stat -o /dev/null rm -rf /"),
+    ("stdin-perf-stat-shell", "echo 'rm -rf /' | perf stat -o /dev/null sh"),
+    ("wrapper-gdb-args", "gdb -q -batch -ex run --args rm -rf /"),
+    ("gdb-shell-command", "gdb -q -batch -ex 'shell rm -rf /'"),
+    ("gdb-bang-command", "gdb -q -batch -ex '!rm -rf /'"),
+    ("gdb-eval-command", "gdb -q -batch -eval-command='shell rm -rf /'"),
+    ("sed-e-command", "sed -n '1e rm -rf /' /etc/hostname"),
+    ("sed-e-command-in-block", "sed -n '1{e rm -rf /\n}' /etc/hostname"),
+    ("sed-e-command-expression", "sed -n -e p -e '1e rm -rf /' /etc/hostname"),
+    ("fc-editor-command", "set -o history\nhistory -s echo\nfc -e 'rm -rf /'"),
 ]
 
 # A second review ran these: one simple command that an allow rule of its first words
@@ -511,6 +544,27 @@ ALLOWED_BUT_RUNS = [
     ("flock *", "flock lk -c 'touch M'"),
     ("declare *", "declare -a 'a=($(touch M))'"),
     ("test *", "test -v 'a[$(touch M)]'"),
+    ("jobs *", "jobs -x touch M"),
+    ("perf *", "perf stat -o M true"),
+    # a third review: options that write a file or run a program
+    ("iconv *", "iconv -f utf8 -t ascii -o M f"),
+    ("iconv *", "iconv --output=M f"),
+    ("git bundle *", "git bundle create M HEAD"),
+    ("git format-patch *", "git format-patch -o out -1"),
+    ("git format-patch *", "git format-patch --output-directory=out -1"),
+    ("git daemon *", "git daemon --access-hook=./evil.sh"),
+    ("man *", "man -C ./man.conf ls"),
+    ("tar *", "tar --index-file=M -cf x.tar f"),
+    ("fd *", "fd -x touch M"),
+    ("fd *", "fd --exec-batch touch"),
+    ("fd *", "fd -X touch"),
+    ("awk *", "awk -e 'BEGIN{}' -e 'BEGIN{system(\"touch M\")}'"),
+    ("awk *", "awk --source='BEGIN{system(\"touch M\")}'"),
+    ("gawk *", "gawk -o M 'BEGIN{}'"),
+    ("gawk *", "gawk -pM 'BEGIN{}'"),
+    ("gawk *", "gawk --dump-variables=M 'BEGIN{}'"),
+    ("date *", "date -s 2020-01-01"),
+    ("date *", "date --set=2020-01-01"),
 ]
 
 
@@ -520,6 +574,81 @@ def test_an_allow_rule_does_not_allow_what_runs_another_program(rule, command):
     assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
     # the rule still allows a plain use: `sed -n x`, `git clone x`, `uniq x`...
     assert evaluate(allow, C, {"command": rule[:-1] + "x"}, root=ROOT, mode="ask").decision == ALLOW
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("set -o history\necho -rf /\nfc -s echo=rm", ASK),
+    ("set -o history\nhistory -s 'rm -rf /'\nfc -s", DENY),  # the line given to history -s
+    ("set -o history\nhistory -s 'rm -rf /'\nfc -1", DENY),  # the editor, then the lines
+    ("set -o history\nhistory -s \"$X\"\nfc -s", ASK),
+])
+def test_what_bash_history_runs_again_is_opaque(command, expected):
+    """`fc` runs lines of the history, built at run time (`history -s`, `fc -s old=new`): a
+    deny rule might match (ask), an allow rule of either never allows it alone."""
+    assert _who(DENY_RM, C, command, mode="unrestricted").decision == expected
+    for argv in (["fc", "-s"], ["fc", "-s", "echo=rm"], ["history", "-s", "x"], ["history", "-w", "f"]):
+        allow = [layer(USER, (ALLOW, f"execute_command({argv[0]} *)"))]
+        assert _who(allow, C, " ".join(argv)).decision == ASK
+    assert not analyze_command("fc -l -5").deeply_opaque  # a listing runs nothing
+
+
+_BUILT = "printf -v x '%s[%s' a '$(rm -rf /)]'; "  # x is `a[$(rm -rf /)]`, built at run time
+
+
+@pytest.mark.parametrize("command", [
+    # bash evaluates a variable's value as arithmetic (recursively) or as a name
+    _BUILT + "let x", _BUILT + "((x))", _BUILT + "echo $((x))", _BUILT + "[[ x -eq 1 ]]",
+    _BUILT + 'test -v "$x"', _BUILT + "echo ${!x}", _BUILT + "declare -i y=x",
+    _BUILT + "echo ${a[x]}",
+    "read -r x < f; let x", "mapfile -t a < f; let a", "x=$(cat f); ((x))",
+    "y=$(cat f); declare -n r=$y; echo $r",
+    # PS4, built at run time, is expanded by xtrace (set -x, set -o xtrace, shopt -o)
+    "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; shopt -os xtrace; :",
+    "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; set -o xtrace; :",
+    "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; shopt -o -s xtrace; :",
+    "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; builtin set -x; :",
+    # a variable whose name is built at run time: BASH_CMDS[ls] makes `ls` run rm
+    'x=BASH_; printf -v "${x}CMDS[ls]" %s /bin/rm; ls -rf /',
+    'x=BASH_; declare "${x}CMDS[ls]=/bin/rm"; ls -rf /',
+    'x=BASH_; read -r "${x}CMDS[ls]" <<< /bin/rm; ls -rf /',
+])
+def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
+    """What bash evaluates (arithmetic, `${!x}`, a nameref, xtrace's PS4) is known only at
+    run time when the line writes the variable with printf -v, read, mapfile, `$(...)`...,
+    and a variable named at run time may be any (BASH_CMDS): a deny rule might match."""
+    assert _who(DENY_RM, C, command, mode="unrestricted").decision in (ASK, DENY)
+    assert analyze_command(command).deeply_opaque
+
+
+@pytest.mark.parametrize("command", [
+    "printf -v x '%s' 1; echo $x", "echo $((1 + 2))",
+    "i=1; echo $((i + 1))", "read -r x < f; echo \"$x\"", "let i=1+2", "declare -i n=3",
+    "printf '%s' \"$x\"",
+])
+def test_a_value_built_at_run_time_but_not_evaluated_is_not_opaque_beyond_its_words(command):
+    assert not analyze_command(command).deeply_opaque
+
+
+@pytest.mark.parametrize("command", ["gdb -q", "gdb -batch -ex 'shell touch M'", "gdb --args touch M"])
+def test_an_allow_rule_for_gdb_always_asks(command):
+    """gdb runs the program it debugs and debugger commands (`shell`, `run`), also from a
+    .gdbinit the rule cannot see: an allow rule never allows it alone."""
+    allow = [layer(USER, (ALLOW, "execute_command(gdb *)"))]
+    assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
+
+
+@pytest.mark.parametrize("command", ["sed 's/x/rm -rf \\//e' f", "sed -n 'e' f", "sudo sed '1e' f"])
+def test_a_sed_running_its_pattern_space_is_opaque(command):
+    """`e` alone and the `e` flag of `s` run the pattern space: text known at run time."""
+    assert analyze_command(command).deeply_opaque
+    assert _who(DENY_RM, C, command, mode="unrestricted").decision == ASK
+
+
+def test_an_allow_rule_for_hostname_asks_before_it_sets_the_name():
+    allow = [layer(USER, (ALLOW, "execute_command(hostname *)"))]
+    for command in ("hostname evil", "hostname -F f", "hostname -- evil"):
+        assert _who(allow, C, command).decision == ASK
+    assert _who(allow, C, "hostname -f").decision == ALLOW
 
 
 @pytest.mark.parametrize("command", [c for _, c in SHELLS_RUN_IT], ids=[i for i, _ in SHELLS_RUN_IT])
@@ -1127,6 +1256,17 @@ def test_simple_commands(command, argv):
     assert a.shape == ""
 
 
+@pytest.mark.parametrize("tail", ["; to$'u'ch /tmp/M", "; to$'\\x75'ch /tmp/M", '; to$"u"ch /tmp/M',
+                                  "; $'\\164ouch' /tmp/M"])
+def test_a_command_too_long_to_parse_is_denied_by_its_words_decoded(tail):
+    """A line that does not parse matches a deny rule whose command word is one of its words;
+    `$'...'` pieces are decoded first (bash reads `to$'u'ch` as touch)."""
+    deny = [layer(USER, (DENY, "execute_command(touch *)"))]
+    command = "cat " + "a " * 40000 + tail
+    assert analyze_command(command).unparsable
+    assert _who(deny, C, command, mode="unrestricted").decision == DENY
+
+
 @pytest.mark.parametrize(
     ("command", "argv", "problem"),
     [
@@ -1308,6 +1448,33 @@ def test_a_parenthesis_after_words_ends_their_command():
     assert analyze_command("f() (rm -rf /)").simple == [["f"], ["rm", "-rf", "/"]]
 
 
+@pytest.mark.parametrize(("command", "simple", "problems"), [
+    ("case a in a) rm x;; (b | c) ls;& d) ;;& esac", [["rm", "x"], ["ls"]], []),
+    ("case a\nin\n # c\n a)\n rm x;;\nesac > f", [["rm", "x"]], []),
+    ("echo $(case a in a) case b in b) rm x;; esac esac)", [["rm", "x"], ["echo", "$(case a in a) case b in b) rm x;; esac esac)"]], []),
+    ("case a in a) if :; then rm x; fi esac; ls", [[":"], ["rm", "x"], ["ls"]], []),
+    ("f() case a in a) rm x;; esac", [["f"], ["rm", "x"]], []),
+    ("! case a in (esac|a) echo esac;; esac", [["echo", "esac"]], []),  # patterns, arguments
+    ("case a in esac|a) rm x;; esac", [["a"], ["rm", "x"]], ["')' without '('"]),  # esac ends it
+    ("for case in a; do rm x; done", [["a"], ["rm", "x"]], []),  # `case`: a name here
+    ("echo 'case' x)", [["echo", "case", "x"]], ["')' without '('"]),  # quoted: no case
+    ("case esac in esac) rm x;; esac", [["rm", "x"]], ["')' without '('"]),  # as the shells
+    ("echo \"$(case a in a) rm x)\"", [["rm", "x"], ["echo", "$(case a in a) rm x)"]],
+     ["a 'case' without its 'esac'"]),
+    ("case a b in a) rm x;; esac", [["a"], ["rm", "x"]], ["'b' where a 'case' needs 'in', '|' or ')'",
+                                                   "')' without '('"]),
+    ("case a in a; b) rm x;; esac", [["b"], ["rm", "x"]], ["';' inside a 'case' pattern or before its 'in'",
+                                                          "')' without '('"]),
+    ("time case a in a) rm x;; esac", [["a", "in", "a"], ["rm", "x"]],
+     ["'case' after 'time' (sh and bash read it differently)", "')' without '('"]),
+])
+def test_case_is_read_with_its_reserved_words(command, simple, problems):
+    """`case`, `in` and `esac` are reserved words in command position only; a pattern's `)`
+    does not end a `$(`; where dash and bash read `case` differently the line does not parse."""
+    a = analyze_command(command)
+    assert (a.simple, a.problems) == (simple, problems)
+
+
 def test_analysis_properties_and_shape():
     a = analyze_command("ls $X * > y")
     assert a.flags == {rules.EXPANSION, rules.GLOB, rules.REDIRECTION}
@@ -1354,6 +1521,24 @@ def test_a_shell_reading_stdin_is_opaque():
     assert analyze_command("sh -s").opaque
     assert not analyze_command("sh -c 'ls'").opaque
     assert not analyze_command("git status").opaque
+
+
+@pytest.mark.parametrize(("command", "shell"), [
+    ("su", True), ("su - root", True), ("su -s /bin/sh root", True), ("su -c 'ls' root", False),
+    ("su --comm=ls", False), ("su -lc ls", False), ("runuser", True), ("script -q /dev/null", True),
+    ("script -qc ls /dev/null", False), ("newgrp root", True), ("sg root", True),
+    ("sg root ls", False), ("chroot /", True), ("chroot / ls", False),
+    ("chroot --userspec u /", True),  # `u` may be --userspec's value
+    ("chroot --userspec=u / ls", False), ("unshare -r", True), ("unshare -r ls", True),
+    ("unshare ls", False), ("unshare -- -r", False), ("nsenter -t 1 -m", True),
+    ("fakeroot", True), ("fakeroot -- ls", False), ("sudo -s", True), ("sudo -u root -i", True),
+    ("sudo -s ls", True), ("sudo ls", False), ("doas -s", True),  # (-s ls: a value?)
+])
+def test_a_program_that_starts_a_shell_without_a_command_reads_stdin(command, shell):
+    """su, sg, newgrp, chroot, unshare, fakeroot, script, sudo -s... run the login shell (or
+    $SHELL) when given no command: it reads stdin, like `sh` alone (opaque; `-r ls`: `ls` may
+    be an option's value, so it counts as a shell)."""
+    assert analyze_command(command).deeply_opaque is shell
 
 
 def test_ansi_c_decoding():
@@ -1628,6 +1813,10 @@ def test_wrapper_chains_still_deny():
         (["sort", "--o", "x", "y"], "--o"),  # (a one-letter abbreviation: sort writes x)
         (["sort", "-t-", "-k2", "x"], None),  # (a dash inside a cluster is a value, not -o)
         (["rsync", "-e", "ssh", "a", "b"], "-e"),
+        (["date", "-Iseconds"], None),  # -I's value is attached: not -s
+        (["date", "-d@0", "-u"], None),
+        (["date", "-us", "2020-01-01"], "-us"),
+        (["date", "-s2020-01-01"], "-s2020-01-01"),
         (["ls", "-exec"], None),
         ([], None),
     ],

@@ -12,6 +12,7 @@ from dashfloat.tools.scripts import (
     awk_danger,
     env_danger,
     git_danger,
+    sed_commands,
     sed_danger,
     wrapped_danger,
 )
@@ -50,6 +51,28 @@ def test_sed_scripts(argv, expected):
 @pytest.mark.parametrize(
     "argv, expected",
     [
+        (["sed", "-n", "1e touch M", "f"], ["touch M"]),
+        (["sed", "1e echo a; echo b\np", "f"], ["echo a; echo b"]),  # to the end of the line
+        (["sed", "1e\\\necho a", "f"], ["echo a"]),  # GNU: `e\` and a newline, then the command
+        (["sed", "1{e rm x\n}", "f"], ["rm x"]),
+        (["sed", "-e", "p", "--expression=$e rm y", "f"], ["rm y"]),
+        (["sed", "s/x/y/w f;e rm", "f"], []),  # the file name is `f;e rm`
+        (["sed", "-n", "1p", "f"], []),
+        (["sed", "-f", "x.sed", "f"], []),  # a script file is not read (nor a ./script.sh)
+        (["sed", "e", "f"], None),  # runs the pattern space: text known at run time
+        (["sed", "s/x/y/e", "f"], None),
+        (["sed", "1e rm \\\nx", "f"], None),  # continued: not read
+        (["sed", "s/unterminated", "f"], None),
+    ],
+)
+def test_the_commands_a_sed_script_runs(argv, expected):
+    """For deny rules: the text of `e CMD` is a command; None: what runs is not in the line."""
+    assert sed_commands(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
         (["awk", "{print $1}", "f"], None),
         (["awk", "-F:", "{print $1}", "/etc/passwd"], None),
         (["awk", "-v", "x=1", "{print x}"], None),
@@ -58,6 +81,11 @@ def test_sed_scripts(argv, expected):
         (["awk", 'BEGIN{"date" | getline d}'], "reads a command's output or a file: getline"),
         (["awk", '{print > "out"}'], "may write a file: a > redirection (or a comparison)"),
         (["awk", "-f", "x.awk", "f"], "its script is read from a file or an extension (-f)"),
+        (["awk", "-Fd", "-vpid=1", "{print}", "f"], None),  # attached values, not -d/-p
+        (["gawk", "-e", "BEGIN{}", "-e", 'END{system("x")}'], "runs a command: system()"),
+        (["gawk", "-eBEGIN{}", "--so", 'END{system("x")}'], "runs a command: system()"),
+        (["gawk", "-e", "BEGIN{}", "f"], None),  # f: a file to read, not a script
+        (["gawk", "--profile=p", "{}"], "writes a file (--profile=p)"),
         (["gawk", "-l", "filefuncs", "{print}"], "its script is read from a file or an extension (-l)"),
     ],
 )
