@@ -1340,8 +1340,8 @@ another root or namespace:
 .BR "nsenter \-\-wd" ...);
 when it names
 .BR \-\-bare ;
-when the git directory has symbolic links out of the working directory (git reads and
-writes through them) or
+when the git directory has symbolic links out of it (git reads and writes through them;
+hooks aside) or
 .B objects/info/alternates
 outside it; when a rebase or cherry-pick in progress would run an
 .B exec
@@ -1372,7 +1372,19 @@ when the repository's config has an alias that git runs itself
 .BR alias.merge\- *,
 .BR alias.credential\- *:
 a URL's transport, a merge strategy, a credential helper);
-when git is older than 2.38; and when git cannot read the repository.
+when the work tree lies outside the working directory around a git directory inside it;
+when the repository's config names files outside the working directory that git reads or
+writes
+.RB ( format.outputDirectory ,
+.BR commit.template ,
+.BR mailmap.file ...);
+when
+.B "git init"
+or
+.B "git clone"
+would write outside the working directory (through a link, too);
+when git is older than 2.38; and when git cannot read the repository (or a state file is
+longer than DashFloat reads).
 The question and
 .B "policy check"
 (decided by

@@ -33,11 +33,13 @@ returns a `Verdict`:
   command whose directories are only known when it runs, or that runs git through a wrapper
   that goes where the check cannot follow (``sudo -i``, ``su -``, ``chroot``...); ``--bare``;
   what the git directory itself holds that git acts on (`_git_dir_reasons`: symbolic links
-  out of the working directory, alternates outside, a rebase in progress that would run an
-  ``exec`` line or a strategy, linked worktrees outside for ``git worktree``); a command that
-  talks to a repository on this machine, where git runs git with that repository's config
-  and hooks (`_transport_reasons`); an alias git runs itself (``remote-*``, ``merge-*``,
-  ``credential-*``); and anything git cannot read (fail closed).
+  out of it, alternates outside, a rebase in progress that would run an ``exec`` line or a
+  strategy, linked worktrees outside for ``git worktree``); a work tree outside around a
+  git directory inside; config keys naming files outside (`_PATH_KEYS`); ``git init`` /
+  ``clone`` writing outside; a command that talks to a repository on this machine, where
+  git runs git with that repository's config and hooks, or with the repository's own
+  connection settings (`_transport_reasons`); an alias git runs itself (``remote-*``,
+  ``merge-*``, ``credential-*``); and anything git cannot read (fail closed).
 
 `check` only reads, bounded in time and size. The pipeline runs it after the rules and the
 hooks, on an allowed call only, and it can only tighten (allow -> ask).
@@ -601,13 +603,22 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
         worktree |= sub == "worktree" and argv[argv.index(sub) + 1:][:1] != ["list"]
+        if sub in ("init", "clone"):
+            for target in _created(argv, sub):
+                for b in bases:
+                    where = os.path.realpath(os.path.join(b, *c_dirs, target))
+                    if not _inside(where, root_real):
+                        reasons.append(f"git {sub} writes a repository outside the working directory, "
+                                       f"in {visible(where)}")
         if sub in _TRANSPORTS:
             transports = True
-            for w in _named_repositories(argv, sub):
+            named, others = _named_repositories(argv, sub)
+            for w in named:
                 if _is_local_url(w):
                     reasons.append(_on_this_machine(f"git {sub} talks to", w))
                 elif any(_is_dir(b, c_dirs, w) for b in bases):
                     dir_names.append((sub, w))  # a local path unless a remote has that name
+            dir_names.extend((sub, w) for w in others if any(_is_repository(b, c_dirs, w) for b in bases))
         if why:
             reasons.append(why)
         if sub is not None and sub not in probe.about().builtins:
@@ -642,22 +653,92 @@ _TRANSPORTS = frozenset(("push", "send-pack", "fetch", "fetch-pack", "pull", "ls
                          "clone", "remote"))
 
 
-def _named_repositories(argv: list[str], sub: str) -> list[str]:
-    """The repositories a transport command names on its command line: `--repo=` (push),
+# options of the transport commands whose value may be the next word (`git push -o x repo`)
+_TRANSPORT_VALUE_OPTIONS = frozenset((
+    "-o", "--push-option", "--server-option", "--recurse-submodules", "--repo", "--receive-pack",
+    "--exec", "--upload-pack", "-u", "--depth", "--deepen", "--shallow-since", "--shallow-exclude",
+    "-j", "--jobs", "--negotiation-tip", "--refmap", "--recurse-submodules-default",
+    "--submodule-prefix", "--filter", "-s", "--strategy", "-X", "--strategy-option", "--origin",
+    "-b", "--branch", "--reference", "--reference-if-able", "--separate-git-dir", "-c", "--config",
+    "--template", "--bundle-uri", "--output", "--format", "--prefix", "--remote", "--sort",
+    "--signed", "--set-upstream-to",
+))
+
+
+def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]]:
+    """(the repositories a transport command names on its command line: `--repo=` (push),
     `--remote=`/`--remote X` (archive, whose other words are paths), else its first word that
-    is not an option (the words after it are refspecs)."""
+    is neither an option nor an option's value; its other words, refspecs mostly)."""
     rest = argv[argv.index(sub) + 1:]
     named = [w.split("=", 1)[1] for w in rest if w.startswith(("--repo=", "--remote="))]
     named += [rest[i + 1] for i, w in enumerate(rest[:-1]) if w == "--remote"]
-    if sub not in ("archive", "remote"):
-        named += [w for w in rest if not w.startswith("-")][:1]
-    return named
+    words: list[str] = []
+    k = 0
+    while k < len(rest):
+        w = rest[k]
+        if w == "--":
+            words.extend(rest[k + 1:])
+            break
+        if w.startswith("-") and w != "-":
+            k += 2 if w in _TRANSPORT_VALUE_OPTIONS else 1
+            continue
+        words.append(w)
+        k += 1
+    if sub not in ("archive", "remote") and words:
+        named.append(words.pop(0))
+    return named, words
+
+
+def _created(argv: list[str], sub: str) -> list[str]:
+    """The directories `git init` / `git clone` writes (relative to where git runs): init's
+    directory (or "."), clone's destination (or "." for a name it derives), and a
+    --separate-git-dir; a directory that is a link out of the working directory counts
+    where it leads."""
+    rest = argv[argv.index(sub) + 1:]
+    out, words = [], []
+    k = 0
+    while k < len(rest):
+        w = rest[k]
+        if w.startswith("--separate-git-dir"):
+            value = w.partition("=")[2] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
+            out.append(value)
+            k += 1 if "=" in w else 2
+            continue
+        if w.startswith("-") and w != "-":
+            k += 2 if w in _TRANSPORT_VALUE_OPTIONS or w in ("--initial-branch", "--object-format") else 1
+            continue
+        words.append(w)
+        k += 1
+    wanted = 0 if sub == "init" else 1
+    out.append(words[wanted] if len(words) > wanted else ".")
+    return [p for p in out if p]
 
 
 def _is_dir(base: str, c_dirs: list[str], word: str) -> bool:
-    """A word git takes for a repository on this machine because a directory has its name
-    (`git push evil.git`), unless it names a configured remote (checked with the config)."""
-    return "://" not in word and os.path.isdir(os.path.join(base, *c_dirs, word))
+    """A word git takes for a repository on this machine, as git looks for one: `X`, `X.git`,
+    `X/.git`, or a file `X` (a gitdir file, a bundle), unless it names a configured remote
+    (checked with the config)."""
+    if "://" in word or not word:
+        return False
+    path = os.path.join(base, *c_dirs, word)
+    return os.path.lexists(path) or os.path.isdir(path + ".git")
+
+
+def _is_repository(base: str, c_dirs: list[str], word: str) -> bool:
+    """A word, not in the place of the repository, that names one anyway (`X.git`, `X/.git`,
+    a bare `X/HEAD`, a gitdir file): a refspec that is also a repository's name is judged
+    as the repository git might take it for."""
+    if "://" in word or not word or ":" in word:
+        return False
+    path = os.path.join(base, *c_dirs, word)
+    if os.path.isdir(path + ".git") or os.path.lexists(os.path.join(path, ".git")) \
+            or os.path.isfile(os.path.join(path, "HEAD")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(8) == b"gitdir: "
+    except OSError:
+        return False
 
 
 def _names(what: str, found: list[str]) -> str:
@@ -710,20 +791,31 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
                        f"{visible(common)} (commondir)")
     if not _inside(os.path.realpath(d), top):
         reasons.append(f"the repository's work tree is elsewhere: {visible(top)} (core.worktree)")
+    elif _inside(gitdir, root_real) and not _inside(top, root_real):
+        # git dir inside, work tree around it (core.worktree = ../..): git diff read files of
+        # the tree outside, git reset --hard wrote there
+        reasons.append(f"the repository's work tree is outside the working directory: {visible(top)} "
+                       f"(core.worktree)")
     reasons.extend(_git_dir_reasons(gitdir, common, top, root_real, use))
     entries = probe.config(d)
     found = _unneutralised(entries, root_real, environ, gitdir)
+    files: list[str] = []
     if use.transports:
-        reasons.extend(_transport_reasons(entries, top, root_real, use,
+        reasons.extend(_transport_reasons(entries, common, top, root_real, use,
                                           lambda e: _trusted(e, root_real, (gitdir,))))
     for e in entries:
         if _trusted(e, root_real, (gitdir,)):
             continue
         if untrusted_program(e.key, e.value) or _alias_runs(e.key, aliases_matter):
             found.append(_finding(e, root_real))
+        elif _names_a_file_outside(e, top, root_real):
+            files.append(_finding(e, root_real))
         reasons.extend(_include_reasons(e, probe, top, root_real, use.writes))
     if found:
         reasons.append(_names("git would run what the repository's config names: ", found))
+    if files:
+        reasons.append(_names("the repository's config names files outside the working directory, "
+                              "which git reads or writes: ", files))
     if reasons or depth >= MAX_DEPTH:
         if depth >= MAX_DEPTH:
             reasons.append("its submodules are nested deeper than DashFloat checks")
@@ -738,7 +830,7 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=depth + 1, use=_Use(use.writes, False, False)))
+                                             budget, depth=depth + 1, use=_Use(use.writes, use.transports, False)))
             if reasons:
                 break
     return reasons
@@ -750,6 +842,23 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
 _ALIASES_GIT_RUNS = ("alias.remote-*", "alias.merge-*", "alias.credential-*")
 
 
+# keys whose value is a file or directory git reads or writes (a repository's config must
+# not name one outside the working directory: format-patch wrote there, commit.template
+# and format.signatureFile printed a file from elsewhere)
+_PATH_KEYS = frozenset((
+    "format.outputdirectory", "format.signaturefile", "commit.template", "mailmap.file",
+    "blame.ignorerevsfile", "diff.orderfile", "gpg.ssh.allowedsignersfile", "gpg.ssh.revocationfile",
+    "core.attributesfile", "core.excludesfile", "sendemail.aliasesfile",
+))  # (http.* files: _CONNECTION_KEYS, before a command that talks to a remote)
+
+
+def _names_a_file_outside(e: _Entry, top: str, root_real: str) -> bool:
+    if not e.value or e.key.lower() not in _PATH_KEYS:
+        return False
+    path = os.path.realpath(os.path.join(top, os.path.expanduser(e.value)))
+    return not (_inside(path, root_real) or _inside(path, top))
+
+
 def _alias_runs(key: str, aliases_matter: bool) -> bool:
     low = key.lower()
     return low.startswith("alias.") and (aliases_matter or any(fnmatchcase(low, p) for p in _ALIASES_GIT_RUNS))
@@ -759,7 +868,8 @@ def _alias_runs(key: str, aliases_matter: bool) -> bool:
 _CONNECTION_KEYS = ("http.*", "remote.*.proxy", "remote.*.proxyauthmethod")
 
 
-def _transport_reasons(entries: list[_Entry], top: str, root_real: str, use: _Use, trusted) -> list[str]:
+def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: str, use: _Use,
+                       trusted) -> list[str]:
     """A command that talks to another repository, when a remote's URL (any scope: the hooks
     and config are the target's), or a URL rewrite's (`url.<base>.insteadOf`), is a
     repository on this machine; or when it names a directory that no remote is called; or
@@ -773,6 +883,7 @@ def _transport_reasons(entries: list[_Entry], top: str, root_real: str, use: _Us
     if connection:
         reasons.append(_names("the repository's config sets how git connects, so your credentials "
                               "for the remote could go elsewhere: ", connection))
+    chosen = []  # remotes named by branch.<b>.remote, .pushremote, remote.pushDefault
     for e in entries:
         key = e.key.lower()
         if fnmatchcase(key, "remote.*.url") or fnmatchcase(key, "remote.*.pushurl"):
@@ -785,25 +896,66 @@ def _transport_reasons(entries: list[_Entry], top: str, root_real: str, use: _Us
             base = e.key[len("url."):e.key.rindex(".")]
             if _is_local_url(base) or _is_dir(top, [], base):
                 reasons.append(_on_this_machine("the repository's config rewrites URLs to", base))
+        elif fnmatchcase(key, "branch.*.remote") or fnmatchcase(key, "branch.*.pushremote") \
+                or key == "remote.pushdefault":
+            chosen.append(e.value)
+    legacy = _legacy_remotes(common)  # .git/remotes/<name>, .git/branches/<name>
+    remotes.update(legacy)
+    for name, url in legacy.items():
+        if _is_local_url(url) or _is_dir(top, [], url):
+            reasons.append(_on_this_machine(f"a remote's URL (.git/remotes or .git/branches: {visible(name)}) is", url))
+    for value in chosen:  # a remote's name, or a URL or path used as one
+        if value not in remotes and (_is_local_url(value) or _is_dir(top, [], value)):
+            reasons.append(_on_this_machine("a branch's remote is", value))
     reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.dir_names if w not in remotes)
     return reasons
 
 
+def _legacy_remotes(common: str) -> dict[str, str]:
+    """The remotes git still reads from files: `remotes/<name>` (its `URL:` lines) and
+    `branches/<name>` (a URL, `#branch` after it)."""
+    out: dict[str, str] = {}
+    for sub in ("remotes", "branches"):
+        base = os.path.join(common, sub)
+        try:
+            names = sorted(os.listdir(base))[:MAX_REPOSITORIES * 4]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(base, name), encoding="utf-8", errors="surrogateescape") as f:
+                    text = f.read(1 << 16)
+            except OSError:
+                continue
+            if sub == "branches":
+                urls = [text.strip().split("#", 1)[0]]
+            else:
+                urls = [ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.lower().startswith("url:")]
+            for url in urls:
+                if url:
+                    out.setdefault(name, url)
+                    if _is_local_url(url):
+                        out[name] = url
+    return out
+
+
 def _git_dir_reasons(gitdir: str, common: str, top: str, root_real: str, use: _Use) -> list[str]:
-    """What the git directory itself holds that git would act on: symbolic links out of the
-    working directory (git reads and writes through them: a reflog appended to a shell's rc
-    file), alternates outside (objects read from another repository), a rebase in progress
-    whose todo list runs commands (`exec`) or names a strategy git runs as a command, and,
-    for `git worktree`, linked worktrees outside (repair writes there, remove deletes)."""
+    """What the git directory itself holds that git would act on: symbolic links out of it
+    (git reads and writes through them: a reflog appended to a shell's rc file, a pack
+    shared with another repository that gc rewrites, a config a command rewrites in the
+    work tree), alternates outside (objects read from another repository), a rebase in
+    progress whose todo list runs commands (`exec`) or names a strategy git runs as a
+    command, and, for `git worktree`, linked worktrees outside (repair writes there, remove
+    deletes)."""
     def outside(path: str) -> bool:
         return not (_inside(path, root_real) or _inside(path, top))
 
     reasons = []
-    links = _links_out(gitdir, common, outside)
+    links = _links_out(gitdir, common)
     if links:
-        reasons.append(_names("the repository's git directory has symbolic links out of the working "
-                              "directory, which git reads and writes through: ", links))
-    for alt in _alternates(common):
+        reasons.append(_names("the repository's git directory has symbolic links out of it, which "
+                              "git reads and writes through: ", links))
+    for alt in _alternates(os.path.join(common, "objects"), depth=0):
         if outside(alt):
             reasons.append(f"the repository reads objects from outside the working directory, "
                            f"{visible(alt)} (objects/info/alternates)")
@@ -817,45 +969,103 @@ def _git_dir_reasons(gitdir: str, common: str, top: str, root_real: str, use: _U
     return reasons
 
 
-MAX_GIT_DIR_ENTRIES = 50_000  # files of a git directory (its objects aside) looked at for links
-_GIT_DIR_SKIPPED = ("objects", "hooks")  # loose objects are many (their links: below); hooks do not run
+MAX_GIT_DIR_ENTRIES = 50_000  # files of a git directory (its loose objects aside) looked at for links
+MAX_STATE_BYTES = 1 << 20  # a rebase todo list, an alternates file... read at most (longer: ask)
 
 
-def _links_out(gitdir: str, common: str, outside) -> list[str]:
-    """The symbolic links of the git directories (a linked worktree's and the common one)
-    that resolve out of the working directory, shown as `path -> target`; the objects
-    directory itself and its info/ are looked at, not the loose objects under it."""
+def _links_out(gitdir: str, common: str) -> list[str]:
+    """The symbolic links in the git directories (a linked worktree's and the common one)
+    that resolve out of both, shown as `path -> target`: every file and directory but the
+    loose objects (the objects directory's own entries, its pack/ and info/ are looked at)
+    and the hooks directory (core.hooksPath keeps hooks from running)."""
+    homes = tuple(dict.fromkeys((gitdir, common)))
+
+    def away(path: str) -> str | None:
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if not any(_inside(real, h) for h in homes):
+                return f"{visible(path)} -> {visible(real)}"
+        return None
+
     found: list[str] = []
     count = 0
-    for top_dir in dict.fromkeys((gitdir, common)):
-        for name in ("objects", os.path.join("objects", "info")):
-            path = os.path.join(top_dir, name)
-            if os.path.islink(path) and outside(os.path.realpath(path)):
-                found.append(f"{visible(path)} -> {visible(os.path.realpath(path))}")
-        for dirpath, dirnames, filenames in os.walk(top_dir):
-            if dirpath == top_dir:
-                dirnames[:] = [n for n in dirnames if n not in _GIT_DIR_SKIPPED]
+    for home in homes:
+        for dirpath, dirnames, filenames in os.walk(home):
+            rel = os.path.relpath(dirpath, home)
+            if rel == ".":
+                dirnames[:] = [n for n in dirnames if n != "hooks"]
+            elif rel == "objects":
+                names = dirnames + filenames
+                dirnames[:] = [n for n in dirnames if n in ("pack", "info")]  # not the fan-out
+                count += len(names)
+                found.extend(filter(None, (away(os.path.join(dirpath, n)) for n in sorted(names))))
+                continue
             dirnames.sort()
             for name in sorted(dirnames + filenames):
                 count += 1
                 if count > MAX_GIT_DIR_ENTRIES:
                     raise _Unreadable("its git directory has more files than DashFloat checks")
-                path = os.path.join(dirpath, name)
-                if os.path.islink(path) and outside(os.path.realpath(path)):
-                    found.append(f"{visible(path)} -> {visible(os.path.realpath(path))}")
+                hit = away(os.path.join(dirpath, name))
+                if hit:
+                    found.append(hit)
     return found
 
 
-def _alternates(common: str) -> list[str]:
-    """The object directories objects/info/alternates adds (relative to the objects directory)."""
-    objects = os.path.join(common, "objects")
+def _read_state(path: str, what: str) -> str | None:
+    """A state file's text (None: there is none); longer than MAX_STATE_BYTES: _Unreadable."""
     try:
-        with open(os.path.join(objects, "info", "alternates"), encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read(1 << 16).splitlines()
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read(MAX_STATE_BYTES + 1)
     except OSError:
+        return None
+    if len(text) > MAX_STATE_BYTES:
+        raise _Unreadable(f"its {what} is longer than DashFloat reads")
+    return text
+
+
+def _alternates(objects: str, depth: int) -> list[str]:
+    """The object directories objects/info/alternates adds (relative to the objects directory;
+    a C-quoted line unquoted), and theirs in turn, as git follows them (five deep)."""
+    text = _read_state(os.path.join(objects, "info", "alternates"), "objects/info/alternates")
+    if text is None:
         return []
-    return [os.path.realpath(os.path.join(objects, line.strip())) for line in lines
-            if line.strip() and not line.lstrip().startswith("#")]
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"'):
+            line = _unquote_c(line)
+        path = os.path.realpath(os.path.join(objects, line))
+        out.append(path)
+        if depth < 5:
+            out.extend(_alternates(path, depth + 1))
+    return out
+
+
+_C_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+              "\\": "\\", '"': '"'}
+
+
+def _unquote_c(text: str) -> str:
+    """git's C-style quoting undone (`"a\\tb\\303\\251"`): the escapes above and octal bytes."""
+    body = text[1:-1] if text.endswith('"') and len(text) > 1 else text[1:]
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "0123" and re.match(r"[0-7]{3}", body[i + 1:i + 4]):
+                out.append(int(body[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out += _C_ESCAPES.get(nxt, nxt).encode("utf-8", "surrogateescape")
+            i += 2
+            continue
+        out += c.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
 
 
 # merge strategies built into git (any other name runs `git merge-<name>`: a program or an alias)
@@ -868,21 +1078,15 @@ def _rebase_reasons(gitdir: str) -> list[str]:
     command; and `git am`'s or a cherry-pick's strategy likewise."""
     found = []
     state = os.path.join(gitdir, "rebase-merge")
-    try:
-        with open(os.path.join(state, "git-rebase-todo"), encoding="utf-8", errors="surrogateescape") as f:
-            todo = f.read(1 << 20)
-    except OSError:
-        todo = ""
+    todo = _read_state(os.path.join(state, "git-rebase-todo"), "rebase todo list") or ""
     for line in todo.splitlines():
         word = line.strip().split(None, 1)
         if word and word[0] in ("x", "exec"):
             found.append(f"exec {visible(word[1] if len(word) > 1 else '')}")
     for path in (os.path.join(state, "strategy"), os.path.join(gitdir, "rebase-apply", "strategy"),
                  os.path.join(gitdir, "sequencer", "opts")):
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                text = f.read(1 << 16)
-        except OSError:
+        text = _read_state(path, "rebase or cherry-pick state")
+        if text is None:
             continue
         if path.endswith("opts"):  # a config file: strategy = <name>
             names = re.findall(r"^\s*strategy\s*=\s*(\S+)", text, re.M)

@@ -1070,11 +1070,14 @@ def test_a_remote_that_is_a_directory_here_asks_and_one_that_is_a_name_does_not(
     assert repocheck.check("git status", str(top), str(top)).reasons == ()  # talks to no repository
 
 
-def test_links_out_of_the_git_directory_ask_and_links_inside_or_to_hooks_do_not(tmp_path):
+def test_links_out_of_the_git_directory_ask_and_links_inside_it_or_hooks_do_not(tmp_path):
+    """git reads and writes through a link: one to a file outside (a reflog appended to an rc
+    file), to the work tree (a config a command rewrites mid-command), into another
+    repository's objects (gc rewrote its pack)."""
     top = make_repo(tmp_path / "t")
     outside = tmp_path / "outside"
     outside.mkdir()
-    os.symlink(top / "a.txt", top / ".git" / "info" / "inside-link")
+    os.symlink(top / ".git" / "HEAD", top / ".git" / "info" / "inside-link")  # inside the git dir
     (top / ".git" / "hooks").rename(top / ".git" / "hooks-real")
     os.symlink(outside, top / ".git" / "hooks")  # shared hooks: core.hooksPath keeps them from running
     assert repocheck.check("git status", str(top), str(top)).reasons == ()
@@ -1086,6 +1089,45 @@ def test_links_out_of_the_git_directory_ask_and_links_inside_or_to_hooks_do_not(
     (other / ".git" / "objects").rename(store)
     os.symlink(store, other / ".git" / "objects")
     assert f".git/objects -> {store}" in repocheck.describe(repocheck.check("git status", str(other), str(other)).reasons)
+    for name, target in (("config", "cfg"), ("logs", "stuff/logs")):  # into the work tree
+        repo = make_repo(tmp_path / f"w-{name}")
+        (repo / target).parent.mkdir(parents=True, exist_ok=True)
+        (repo / ".git" / name).rename(repo / target)
+        os.symlink(repo / target, repo / ".git" / name)
+        assert f".git/{name} -> {repo / target}" in repocheck.describe(
+            repocheck.check("git status", str(repo), str(repo)).reasons)
+    shared = make_repo(tmp_path / "p")  # a pack directory of another repository's
+    (shared / ".git" / "objects" / "pack").rmdir()
+    os.symlink(other / ".git" / "objects" / "pack", shared / ".git" / "objects" / "pack")
+    assert ".git/objects/pack ->" in repocheck.describe(repocheck.check("git gc", str(shared), str(shared)).reasons)
+
+
+def test_state_too_long_to_read_asks(tmp_path, monkeypatch):
+    monkeypatch.setattr(repocheck, "MAX_STATE_BYTES", 100)
+    top = make_repo(tmp_path / "t")
+    (top / ".git" / "rebase-merge").mkdir()
+    (top / ".git" / "rebase-merge" / "git-rebase-todo").write_text("# padding\n" * 10 + "exec evil\n")
+    assert repocheck.describe(repocheck.check("git rebase --continue", str(top), str(top)).reasons) == \
+        "its rebase todo list is longer than DashFloat reads"
+    other = make_repo(tmp_path / "u")
+    (other / ".git" / "objects" / "info" / "alternates").write_text("#\n" * 60 + "/srv/x/objects\n")
+    assert "objects/info/alternates is longer" in repocheck.describe(
+        repocheck.check("git status", str(other), str(other)).reasons)
+
+
+def test_alternates_are_unquoted_and_followed_as_git_does(tmp_path):
+    root = tmp_path / "root"
+    secret = make_repo(tmp_path / "secret")
+    top = make_repo(root / "t")
+    (top / ".git" / "objects" / "info" / "alternates").write_text(f'"{secret}/.git/obj\\145cts"\n')
+    assert f"{secret}/.git/objects (objects/info/alternates)" in repocheck.describe(
+        repocheck.check("git status", str(top), str(root)).reasons)
+    chain = make_repo(root / "c")  # inside, but its own alternates lead outside
+    (root / "stuff" / "objects" / "info").mkdir(parents=True)
+    (root / "stuff" / "objects" / "info" / "alternates").write_text(f"{secret}/.git/objects\n")
+    (chain / ".git" / "objects" / "info" / "alternates").write_text("../../../stuff/objects\n")
+    assert f"{secret}/.git/objects (objects/info/alternates)" in repocheck.describe(
+        repocheck.check("git status", str(chain), str(root)).reasons)
 
 
 def test_alternates_inside_the_working_directory_do_not_ask(tmp_path):
@@ -1131,3 +1173,81 @@ def test_the_repositorys_own_connection_settings_ask_before_it_talks_to_a_remote
     home_cfg.write_text("[http]\n\tproxy = http://proxy.corp.invalid:3128\n")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home_cfg))
     assert repocheck.check("git fetch", str(mine), str(mine)).reasons == ()
+
+
+def test_a_local_repository_is_found_as_git_finds_it(tmp_path):
+    """git opens X, X.git, X/.git or a gitdir file X; an option's value is not the repository;
+    a branch's remote, remote.pushDefault and the legacy remotes/ and branches/ files name
+    one too (a review's pre-receive hook ran behind each)."""
+    top = make_repo(tmp_path / "t")
+    git(top, "init", "-q", "--bare", "evil.git")
+    local = "a repository on this machine"
+    for command in ("git push evil main", "git push -o x evil.git main",
+                    "git push --recurse-submodules no evil.git main", "git fetch --depth 1 evil",
+                    "git archive --remote=evil --format=tar HEAD"):
+        assert local in repocheck.describe(repocheck.check(command, str(top), str(top)).reasons), command
+    (top / "hidden").write_text("gitdir: evil.git\n")
+    assert local in repocheck.describe(repocheck.check("git push hidden main", str(top), str(top)).reasons)
+    assert local in repocheck.describe(repocheck.check("git push origin evil", str(top), str(top)).reasons)
+    assert repocheck.check("git push origin feature/x", str(top), str(top)).reasons == ()  # a refspec
+    for key, value in (("branch.main.remote", "evil.git"), ("branch.main.pushRemote", "evil.git"),
+                       ("remote.pushDefault", "evil.git")):
+        repo = make_repo(tmp_path / key)
+        git(repo, "init", "-q", "--bare", "evil.git")
+        config(repo, key, value)
+        assert "a branch's remote is a repository on this machine (evil.git)" in repocheck.describe(
+            repocheck.check("git push", str(repo), str(repo)).reasons), key
+    named = make_repo(tmp_path / "named")
+    config(named, "remote.origin.url", "https://example.invalid/x.git")
+    config(named, "branch.main.remote", "origin")  # a remote's name: its URL decides
+    assert repocheck.check("git push", str(named), str(named)).reasons == ()
+    for sub, text in (("remotes", f"URL: {top / 'evil.git'}\nPush: refs/heads/main\n"),
+                      ("branches", f"{top / 'evil.git'}#main\n")):
+        repo = make_repo(tmp_path / sub)
+        (repo / ".git" / sub).mkdir(exist_ok=True)
+        (repo / ".git" / sub / "origin").write_text(text)
+        assert "(.git/remotes or .git/branches: origin) is a repository on this machine" in repocheck.describe(
+            repocheck.check("git push origin", str(repo), str(repo)).reasons), sub
+
+
+def test_a_work_tree_around_the_working_directory_asks(tmp_path):
+    """core.worktree = ../.. with the git dir inside: git diff read a file of the tree outside,
+    git reset --hard wrote there."""
+    outer = tmp_path / "w"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    proj = make_repo(outer / "proj")
+    config(proj, "core.worktree", "../..")
+    assert "work tree is outside the working directory" in repocheck.describe(
+        repocheck.check("git diff", str(proj), str(proj)).reasons)
+    # the working directory inside a repository's tree, its git dir above: that is the user's
+    sub = make_repo(tmp_path / "r")
+    (sub / "docs").mkdir()
+    assert repocheck.check("git diff", str(sub / "docs"), str(sub / "docs")).reasons == ()
+
+
+def test_config_that_names_a_file_outside_asks(tmp_path):
+    top = make_repo(tmp_path / "t")
+    config(top, "commit.template", "notes/template.txt")  # inside: fine
+    config(top, "format.outputDirectory", "patches")
+    assert repocheck.check("git format-patch -1", str(top), str(top)).reasons == ()
+    for key, value in (("format.outputDirectory", str(tmp_path / "out")), ("commit.template", "~/.ssh/id_rsa"),
+                       ("format.signatureFile", "../../secret.txt"), ("mailmap.file", "/etc/passwd")):
+        config(top, key, value)
+        assert f"names files outside the working directory, which git reads or writes: {key.lower()} = {value}" in \
+            repocheck.describe(repocheck.check("git format-patch -1", str(top), str(top)).reasons), key
+        git(top, "config", "--unset", key)
+
+
+def test_init_and_clone_into_a_directory_outside_ask(tmp_path):
+    root = make_repo(tmp_path / "root")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, root / "vendor")
+    for command in ("git -C vendor init", "git init vendor", "git init --separate-git-dir=../g x",
+                    "git clone https://example.invalid/x.git ../copy", "git init -b main ../elsewhere"):
+        assert "writes a repository outside the working directory" in repocheck.describe(
+            repocheck.check(command, str(root), str(root)).reasons), command
+    for command in ("git init sub", "git init", "git clone https://example.invalid/x.git",
+                    "git clone -b main https://example.invalid/x.git dest"):
+        assert repocheck.check(command, str(root), str(root)).reasons == (), command
