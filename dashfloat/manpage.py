@@ -957,7 +957,19 @@ A substitution that bash runs inside quoted text is a command like any other:
 .BR "$(( '$(cmd)' ))" ,
 .BR "(( '$(cmd)' ))" ,
 an array subscript such as
-.BR "test \-v 'a[$(cmd)]'" .
+.BR "test \-v 'a[$(cmd)]'" ,
+a substring's offset
+.BR "${x:'$(cmd)'}" .
+A line that turns on what makes bash read its later lines differently does not parse
+either: history expansion
+.RB ( "set \-H" ", " "set \-o histexpand" ),
+or extended patterns
+.RB ( "shopt \-s extglob" ,
+and always inside
+.BR "[[ ]]" )
+where one such as
+.B !(x)
+follows.
 Arguments that let a harmless\-looking command run programs or write files
 .RB ( "find \-exec" ,
 .BR "find \-delete" ,
@@ -1011,7 +1023,8 @@ given no command), bash's
 gdb's
 .BR \-ex ,
 and a value the line builds that bash evaluates
-.RB ( "printf \-v x ...; let x" ).
+.RB ( "printf \-v x ...; let x" ,
+.BR "read x; echo ${PWD:x}" ).
 Rules judge the command line, not what programs do with it:
 .BR "python \-c" ,
 .B make
@@ -1479,11 +1492,18 @@ flag,
 .BR awk 's
 .BR system() ,
 pipes,
-.B getline
-and
+.BR getline ,
+gawk's indirect calls (a function named at run time) and
 .B >
 (asked for even where it is a comparison), and a script read from a file
-.RB ( \-f ).
+.RB ( \-f ,
+also abbreviated:
+.BR \-\-inc=f ).
+.B sed
+is read as GNU sed reads it: a label ends at a blank, so
+.B ":x e cmd"
+runs
+.BR cmd .
 .B "tree \-o"
 (it writes its listing to a file) asks as a dangerous argument.
 .TP

@@ -64,7 +64,10 @@ Non-ASCII characters outside quotes, look-alike operator characters (fullwidth `
 non-ASCII spaces, smart quotes...) anywhere, and invisible characters (zero-width, bidi) anywhere
 are flags too. Where dash (Debian's /bin/sh) and bash end a construct at different places (quotes
 inside ``$(( ))``, bash's ``$[ ]``, a single quote inside a double-quoted ``${...}``, ``case``
-after bash's ``time``, ``function`` or ``coproc``), the line does not parse.
+after bash's ``time``, ``function`` or ``coproc``), the line does not parse; nor where bash reads
+later lines differently once the line changes its reading: history expansion turned on
+(``set -H``, ``set -o histexpand``: ``!$``, ``^a^b`` become commands), extended patterns
+(``shopt -s extglob``, always inside ``[[ ]]``) with a ``@(`` ``!(`` ``*(`` ``+(`` ``?(``.
 
 - An allow rule matches only a simple command (so any flag => at least ask).
 - A deny or ask rule matches if it matches ANY of the command's *candidates*: each simple
@@ -79,13 +82,15 @@ after bash's ``time``, ``function`` or ``coproc``), the line does not parse.
   ``-ex 'shell …'``, ``fc -e …``); the values of dangerous options (``man -P …``,
   ``tar --to-command=…``, ``history -s …``) and of declarations (``export PS4='…'``);
   substitutions bash runs inside quoted text (``$(( '$(…)' ))``, ``(( ))``, array subscripts
-  ``test -v 'a[$(…)]'``, compound assignments ``declare -a 'a=($(…))'``);
+  ``test -v 'a[$(…)]'``, compound assignments ``declare -a 'a=($(…))'``, a substring's offset
+  and length ``${x:'$(…)'}``);
   the values of environment prefixes (``X='rm -rf /' cmd``); ``find -exec/-execdir/-ok/-okdir …
   ;``; ``git -c key=!cmd``, ``git … '!cmd'``, ``--upload-pack=…``, ``--receive-pack=…``,
   ``--exec=…``; when a shell or ``.``/``source`` may read its script from a pipe or a
   redirection (or a process substitution), or a program that starts a shell when given no
   command does (`_SHELL_STARTERS`: ``su``, ``sg root``, ``newgrp``, ``chroot /``, ``unshare``,
-  ``nsenter``, ``fakeroot``, ``script``, ``sudo -s``...), every word and here-text of the
+  ``nsenter``, ``fakeroot``, ``script``, ``sudo -s``...; their options read as getopt does:
+  ``su -wc`` has no command, ``c`` is -w's value), every word and here-text of the
   line; and the
   candidates of the same line read as other steps or shells read it (NFKC-normalised when
   look-alike, invisible or non-ASCII characters are present; with backslash-newlines
@@ -98,8 +103,9 @@ after bash's ``time``, ``function`` or ``coproc``), the line does not parse.
   deny/ask rule *might match* an opaque command when: it does not parse or hides a script
   (stdin shells, opaque ``sh -c`` strings, bash's ``fc`` running lines of its history, gdb's
   ``-ex``/``-x``, sed's ``e`` without a command or ``s///e``, a value the line builds at run
-  time (``printf -v``, ``read``, ``x=$(…)``...) that bash may evaluate (arithmetic, ``${!x}``,
-  ``test -v``, ``declare -i/-n``, xtrace's PS4), a variable named at run time (``printf -v
+  time (``printf -v``, ``read``, ``command -p read``, ``x=$(…)``, ``${x:=$(…)}``...) that bash
+  may evaluate (arithmetic, ``${!x}``, a substring's offset ``${PWD:x}``, ``test -v``,
+  ``declare -i/-n``, xtrace's PS4), a variable named at run time (``printf -v
   "$n"``, ``declare "$n=…"``: BASH_CMDS)); or a command word is dynamic; or a wrapper, shell,
   string runner, find or git gets a dynamic argument; or the rule's words can be lined up with
   the command's words when each dynamic word may stand for any number of words
@@ -1014,7 +1020,9 @@ class _Lexer:
             col.runtime_values = True
         j = 0
         while j < len(argv) and argv[j].value in ("builtin", "command"):  # `builtin printf -v`
-            j += 1
+            j += 1  # and their options: `command -p read`, `builtin -- read`
+            while j < len(argv) and argv[j].value.startswith("-") and argv[j].value != "-":
+                j += 1
         base = _basename(argv[j].value) if j < len(argv) else ""
         rest = argv[j + 1:]
         names: list[_Word] = []
@@ -1434,10 +1442,13 @@ class _Lexer:
         shells disagree on a single quote (dash and bash --posix read it as text for
         `${x:-'...'}`, bash as a quote) and a `$(...)` inside it runs: such a quote makes the
         line unparsable, and its text is read for substitutions. So does a `$'` (bash decodes
-        it here, dash does not)."""
+        it here, dash does not). bash expands the offset and length of a substring,
+        `${x:off:len}`, as double-quoted text (then arithmetic): a `$(...)` inside single
+        quotes there runs too (`${PWD:'$(rm -rf /)'}`; dash: bad substitution)."""
         self._enter()
         s, n = self.s, self.n
         start = self.i
+        substring = False  # past the `:` of `${name:offset:length}`
         if start < n and s[start] in " \t\n|":
             self.problem("'${' and a blank (bash 5.3 runs what follows as a command)")
         while self.i < n:
@@ -1445,6 +1456,9 @@ class _Lexer:
             if c == "}":
                 self.i += 1
                 self.nest -= 1
+                m = _ASSIGNING_EXPANSION.match(s, start, self.i - 1)
+                if m and ("$" in s[m.end():self.i] or "`" in s[m.end():self.i]):
+                    self.col.runtime_values = True  # `${x:=$(...)}` gives x a run-time value
                 return
             if c == "\\":
                 self.i += 2
@@ -1454,9 +1468,12 @@ class _Lexer:
                     break
                 if in_dq:
                     self.problem("a single quote inside a quoted '${' (shells read it differently)")
-                if in_dq or "[" in s[start:self.i]:  # bash evaluates `${a['$(...)']}` too
+                if in_dq or substring or "[" in s[start:self.i]:  # bash evaluates `${a['$(...)']}`
                     self._substitutions_in(s[self.i + 1:j])
                 self.i = j + 1
+            elif c == ":" and not substring and _SUBSTRING_NAME.fullmatch(s, start, self.i):
+                substring = self.i + 1 >= n or s[self.i + 1] not in "-=+?"  # not `${x:-…}`
+                self.i += 1
             elif c == '"':
                 self.i += 1
                 self._scan_text('"')
@@ -1550,6 +1567,13 @@ class _Lexer:
         return "".join(out)
 
 
+# `${name:=word}`, `${name=word}`: the expansion assigns word to name
+_ASSIGNING_EXPANSION = re.compile(r"!?[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?:?=")
+# What may stand before the `:` of a substring `${name:offset}`: a name, a positional or
+# special parameter, an indirection `!name`, a subscript `a[...]` (loosely: fail closed).
+_SUBSTRING_NAME = re.compile(r"[!#]?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!0-])(?:\[.*\])?", re.S)
+
+
 def _runs_in_a_subscript(value: str) -> bool:
     """Whether bash, reading `value` as an array subscript `name[...]` or a compound
     assignment `a=(...)`, might run a `$(...)` or a backquote in it."""
@@ -1566,7 +1590,7 @@ def _starts_a_shell(base: str, args: list[str]) -> bool:
     if takes is None:
         return True
     if takes == "c":  # unless -c CMD, -lc CMD, --command=CMD, --session-command CMD
-        return not any(_has_option(w, "c", ("--command", "--session-command")) for w in args)
+        return not _gives_a_command(base, args)
     if takes == "s" and not any(_has_option(w, "si", ("--shell", "--login")) for w in args):
         return False  # sudo, doas: a shell only with -s or -i
     operands = 0
@@ -1581,6 +1605,59 @@ def _starts_a_shell(base: str, args: list[str]) -> bool:
         else:
             operands += 1
     return operands <= (0 if takes == "s" else takes)
+
+
+# su, runuser and script (util-linux): the short options that take a value (the rest of the
+# cluster or the next word: in `su -wc`, `c` is -w's list), and every long option (value:
+# whether it takes one), to read an option cluster and an abbreviation as getopt_long does.
+_SU_LONGS = {"--preserve-environment": False, "--whitelist-environment": True, "--group": True,
+             "--supp-group": True, "--login": False, "--command": True, "--session-command": True,
+             "--fast": False, "--shell": True, "--pty": False, "--help": False, "--version": False}
+_COMMAND_OPTIONS: dict[str, tuple[str, dict[str, bool]]] = {
+    "su": ("wgGsc", _SU_LONGS),
+    "runuser": ("wgGscu", {**_SU_LONGS, "--user": True}),
+    "script": ("IOBTtmcEo", {"--log-in": True, "--log-out": True, "--log-io": True,
+                            "--log-timing": True, "--timing": False, "--logging-format": True,
+                            "--append": False, "--command": True, "--return": False,
+                            "--flush": False, "--force": False, "--echo": True,
+                            "--output-limit": True, "--quiet": False, "--help": False,
+                            "--version": False}),
+}
+
+
+def _gives_a_command(base: str, args: list[str]) -> bool:
+    """Whether su, runuser or script get a command (-c CMD, --command=CMD, --session-command),
+    read as getopt_long reads them: a letter after a value-taking option in a cluster is that
+    value (`su -wc`, `script -Tc f`: no command), as is the word after it (`su -w -c`); an
+    abbreviation counts only when it is unique. After `--` nothing counts (fail closed: a
+    shell may read stdin)."""
+    letters, longs = _COMMAND_OPTIONS[base]
+    i = 0
+    while i < len(args):
+        w = args[i]
+        i += 1
+        if w == "--":
+            return False
+        if w.startswith("--"):
+            name = w.split("=", 1)[0]
+            full = [long for long in longs if long.startswith(name)]
+            if name in longs:
+                full = [name]
+            if len(full) != 1:
+                continue  # unknown or ambiguous: an error, or not a command
+            if full[0] in ("--command", "--session-command") and ("=" in w or i < len(args)):
+                return True
+            if longs[full[0]] and "=" not in w:
+                i += 1  # its value
+        elif w.startswith("-") and w != "-":
+            for k, ch in enumerate(w[1:], 2):
+                if ch in letters:
+                    if ch == "c" and (w[k:] or i < len(args)):
+                        return True
+                    if not w[k:] and ch != "t":  # -t[FILE]: only an attached value
+                        i += 1
+                    break
+    return False
 
 
 def _has_option(word: str, letters: str, longs: tuple[str, ...]) -> bool:
@@ -1875,10 +1952,30 @@ def _xtrace(argvs: list[list[str]]) -> bool:
     return False
 
 
+_EXTGLOB_OPEN = re.compile(r"[@!*+?]\(")  # bash's extglob patterns: @(a|b), !(x), *(x)...
+
+
+def _history_expansion(argvs: list[list[str]]) -> bool:
+    """Whether a command may turn on bash's history expansion (`set -H`, `set -o histexpand`,
+    `shopt -os histexpand`, in any cluster; `+H` too: fail closed). With history on as well
+    (`set -o history`; off in `bash -c`), bash expands `!!`, `!$`, `^a^b` in the lines read
+    after it into other commands (`echo touch`, then `!$ M` runs touch)."""
+    for argv in argvs:
+        base = _basename(argv[0]) if argv else ""
+        if base in ("set", "shopt") or base.casefold() in SHELLS:
+            if "histexpand" in argv[1:]:
+                return True
+            if base != "shopt" and any(w[:1] in "-+" and w[1:2] != "-" and "H" in w for w in argv[1:]):
+                return True
+    return False
+
+
 # text where bash evaluates a variable's value as an arithmetic expression or a name:
 # `((x))`, `$((x))`, `$[x]`, `${!x}`, `[[ x -eq 1 ]]`, a subscript naming one: `a[x]`,
-# `${a[$i]}` (not `a[1]`)
-_EVALUATES = re.compile(r"\(\(|\$\[|\$\{!|\[\[|[A-Za-z0-9_]\[[^][]*?[A-Za-z_$`]")
+# `${a[$i]}` (not `a[1]`), a substring's offset and length: `${x:off:len}`, `${@: -1}`
+# (not `${x:-…}`, `${x:=…}`, `${x:+…}`, `${x:?…}`)
+_EVALUATES = re.compile(r"\(\(|\$\[|\$\{!|\[\[|[A-Za-z0-9_]\[[^][]*?[A-Za-z_$`]"
+                        r"|\$\{#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!0-])(?:\[[^]]*\])?:(?![-=+?])")
 _EVALUATING_TESTS = frozenset(("-v", "-R", "-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 
 
@@ -1954,6 +2051,16 @@ def _analyze(command: str, depth: int) -> Analysis:
         for piece in col.words + col.stdin_texts:
             if "$(" in piece or "`" in piece:
                 exp.nested(piece)
+    if _history_expansion(exp.out):  # `set -o history -H`, then `!$`, `^a^b` on a later line
+        col.flags.add(UNPARSABLE)
+        col.problems.append("bash's history expansion (set -H) changes the lines after it")
+    if _EXTGLOB_OPEN.search(text) and ("[[" in col.words or any(
+            (_basename(argv[0]) == "shopt" or _basename(argv[0]).casefold() in SHELLS)
+            and "extglob" in argv[1:] for argv in exp.out if argv)):
+        # bash reads `@(#) ; rm -rf /` as one pattern (no comment) once extglob is on, as it
+        # always is inside `[[ ]]`: its `)` ends the pattern where this lexer sees a subshell
+        col.flags.add(UNPARSABLE)
+        col.problems.append("bash's extended patterns (extglob, [[ ]]) are read differently")
     if col.runtime_names or (col.runtime_values and (prompts or _evaluates_values(text, exp.out))):
         # `printf -v x '%s[%s' a '$(rm -rf /)]'; let x`: bash evaluates the value it built
         exp.opaque = True

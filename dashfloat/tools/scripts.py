@@ -9,11 +9,16 @@ commands run programs or write files, and awk's `system()`, pipes, `getline` fro
 command and `>` redirections do the same. These checks read the script (pure functions,
 no shell) and name what makes it more than a filter; `rules.dangerous_argument` then
 turns such a call from allow into ask. They fail closed: a script read from a file
-(`-f`), or one they cannot parse, counts as dangerous too.
+(`-f`), or one they cannot parse, counts as dangerous too. sed is read as GNU sed 4.9 reads
+it: a label (`:x`, `bx`, `tx`, `Tx`) ends at a blank, `;`, newline, `}` or `#`, and another
+command may follow it on the same line (`:x e cmd`). gawk's long options are read with their
+abbreviations (`--inc=f` is --include; an ambiguous one counts as the riskiest), and its
+indirect call `@f(...)` (a function named at run time: system) counts as running a command.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from dashfloat.tools.repocheck import _GIT_VALUE_OPTIONS
@@ -21,7 +26,8 @@ from dashfloat.tools.rules import WRAPPERS, _basename, dangerous_argument
 
 _SED_SCRIPT_FILE = ("-f", "--file")
 _SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
-_SED_LABEL = set("btT:")  # commands followed by a label to the end of the command
+_SED_LABEL = set("btT:")  # commands followed by a label (`:x e cmd` is `:x`, then `e cmd`)
+_SED_LABEL_END = set(" \t\n;}#")  # what ends a label in GNU sed (`\v`, `\r`... do not)
 _SED_TEXT = set("aic")  # commands followed by text to the end of the line
 _SED_FILE_READ = set("rR")  # read a file into the output (as cat would): allowed
 _SED_RUNS = {"e": "runs a command", "w": "writes a file", "W": "writes a file"}
@@ -173,9 +179,11 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
             i = _to_line_end(s, i)
         elif c in _SED_TEXT or c in _SED_FILE_READ:
             i = _to_line_end(s, i)
-        elif c in _SED_LABEL:
-            i += 1
-            while i < n and s[i] not in ";\n}":
+        elif c in _SED_LABEL:  # GNU sed 4.9: blanks, then the label up to a blank, `;`,
+            i += 1  # newline, `}` or `#`; the next command may follow on the same line
+            while i < n and s[i] in " \t":
+                i += 1
+            while i < n and s[i] not in _SED_LABEL_END:
                 i += 1
         elif c in _SED_PLAIN:
             i += 1
@@ -232,11 +240,35 @@ def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
     return i
 
 
-_AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load")
+# gawk's -D/--debug reads debugger commands (`eval`: any statement) from stdin or its file
+_AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-D", "--debug")
 _AWK_WRITES = ("--pretty-print", "--profile", "--dump-variables")  # gawk: to a file
 _AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a command's output or a file: getline"),
              ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection (or a comparison)"),
              ("@load", "loads an extension"), ("@include", "reads another script"))
+
+
+# gawk's long options (5.3); getopt_long takes a unique abbreviation (`--inc=f` is --include)
+_GAWK_LONGS = ("--assign", "--bignum", "--characters-as-bytes", "--copyright", "--csv", "--debug",
+               "--dump-variables", "--exec", "--field-separator", "--file", "--gen-pot", "--help",
+               "--include", "--lint", "--lint-old", "--load", "--no-optimize", "--non-decimal-data",
+               "--optimize", "--persist", "--posix", "--pretty-print", "--profile", "--re-interval",
+               "--sandbox", "--source", "--traditional", "--use-lc-numeric", "--version")
+_AWK_INDIRECT = re.compile(r"@\s*[A-Za-z_][A-Za-z0-9_]*\s*\(")  # gawk: `@f(...)` calls the function named by f
+
+
+def _awk_long(word: str) -> str | None:
+    """The long option `word` (`--name`, `--name=value`) names: itself, the one it abbreviates
+    uniquely; when it abbreviates several, the first one that reads a file, writes one or
+    gives the script (fail closed: gawk refuses an ambiguous one); None if none."""
+    name = word.split("=", 1)[0]
+    if name in _GAWK_LONGS:
+        return name
+    matches = [long for long in _GAWK_LONGS if long.startswith(name)]
+    if len(matches) == 1:
+        return matches[0]
+    risky = [long for long in matches if long in _AWK_SCRIPT_FILE + _AWK_WRITES + ("--source",)]
+    return risky[0] if risky else None
 
 
 def awk_danger(argv: Sequence[str]) -> str | None:
@@ -251,18 +283,18 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         if word == "--":
             i += 1
             break
-        if word in _AWK_SCRIPT_FILE or any(word.startswith(f + "=") for f in _AWK_SCRIPT_FILE if f.startswith("--")):
+        long = _awk_long(word) if word.startswith("--") and word != "--" else None
+        if word in _AWK_SCRIPT_FILE or long in _AWK_SCRIPT_FILE:
             return f"its script is read from a file or an extension ({word})"
         if word.startswith("-W"):  # mawk -W exec FILE, -W interactive...: options of its own
             return f"an implementation option ({word}) may read the script from a file"
-        if word in ("-v", "--assign", "-F", "--field-separator"):
+        if word in ("-v", "-F") or (long in ("--assign", "--field-separator") and "=" not in word):
             i += 2
             continue
         if word.startswith("--"):
-            name = word.split("=", 1)[0]
-            if any(long.startswith(name) for long in _AWK_WRITES) and len(name) > 3:
+            if long in _AWK_WRITES:
                 return f"writes a file ({word})"
-            if len(name) > 3 and "--source".startswith(name):  # --source=TEXT, --source TEXT
+            if long == "--source":  # --source=TEXT, --source TEXT
                 scripts.append(word.split("=", 1)[1] if "=" in word else args[i + 1] if i + 1 < len(args) else "")
                 i += 1 if "=" in word else 2
                 continue
@@ -271,7 +303,7 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         if word.startswith("-") and word != "-":
             i += 1
             for k, ch in enumerate(word[1:], 2):  # a cluster; a value ends it
-                if ch in "fEilL":
+                if ch in "fEilLD":
                     return f"its script is read from a file or an extension ({word})"
                 if ch in "opd":  # gawk -o/-p/-d[FILE]: pretty print, profile, dump
                     return f"writes a file ({word})"
@@ -289,6 +321,8 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         for needle, what in _AWK_RUNS:
             if needle in script:
                 return what
+        if _AWK_INDIRECT.search(script):  # `f = "sys" "tem"; @f("touch M")`
+            return "runs a function named at run time: @f() (system?)"
     return None
 
 

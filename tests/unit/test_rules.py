@@ -413,6 +413,14 @@ SHELLS_RUN_IT = [
     ("declare-assoc-value", "declare -A 'a=([x]=$(rm -rf /))'"),
     ("compound-element-key", "a=( ['$(rm -rf /)']=1 )"),
     ("expansion-subscript-quoted", "echo ${a['$(rm -rf /)']}"),
+    # bash expands a substring's offset and length as double-quoted text, quotes included
+    ("substring-offset-quoted", "echo ${PWD:'$(rm -rf /)'}"),
+    ("substring-length-quoted", "echo ${PWD:0:'$(rm -rf /)'}"),
+    ("substring-offset-blank-backquote", "echo ${PWD: '`rm -rf /`'}"),
+    ("substring-offset-expression", "echo ${HOME:'0*$(rm -rf /)'}"),
+    ("substring-positional", "set -- a b; echo ${@:'1+$(rm -rf /)'}"),
+    ("substring-array", "a=(x y); echo ${a[@]:'$(rm -rf /)'}"),
+    ("substring-indirect", "x=PWD; echo ${!x:'$(rm -rf /)'}"),
     ("compgen-word-list", "compgen -W '$(rm -rf /)' x"),
     ("compgen-command", "compgen -C 'rm -rf /' x"),
     ("flock-command", "flock /tmp/lk -c 'rm -rf /'"),
@@ -497,6 +505,10 @@ SHELLS_RUN_IT = [
     ("stdin-chroot-userspec", "echo 'rm -rf /' | chroot --userspec root /"),
     ("stdin-fakeroot", "echo 'rm -rf /' | fakeroot"),
     ("stdin-script", "echo 'rm -rf /' | script -q /dev/null"),
+    ("stdin-su-c-is-a-value", "echo 'rm -rf /' | su -wc"),  # c: -w's list
+    ("stdin-su-c-in-a-group", "su -Gcdrom <<< 'rm -rf /'"),
+    ("stdin-runuser-c-is-a-value", "echo 'rm -rf /' | runuser -wcx root"),
+    ("stdin-script-c-is-a-file", "echo 'rm -rf /' | script -q -Tc /dev/null"),
     ("wrapper-jobs-x", "jobs -x rm -rf /"),
     ("wrapper-perf-stat", "perf stat -o /dev/null rm -rf /"),
     ("stdin-perf-stat-shell", "echo 'rm -rf /' | perf stat -o /dev/null sh"),
@@ -507,6 +519,8 @@ SHELLS_RUN_IT = [
     ("sed-e-command", "sed -n '1e rm -rf /' /etc/hostname"),
     ("sed-e-command-in-block", "sed -n '1{e rm -rf /\n}' /etc/hostname"),
     ("sed-e-command-expression", "sed -n -e p -e '1e rm -rf /' /etc/hostname"),
+    ("sed-e-after-label", "sed -n ':x e rm -rf /' /etc/hostname"),  # a label ends at a blank
+    ("sed-e-after-branch-label", "sed -n '$!bx e rm -rf /\n:x' /etc/hostname"),
     ("fc-editor-command", "set -o history\nhistory -s echo\nfc -e 'rm -rf /'"),
 ]
 
@@ -565,6 +579,13 @@ ALLOWED_BUT_RUNS = [
     ("gawk *", "gawk --dump-variables=M 'BEGIN{}'"),
     ("date *", "date -s 2020-01-01"),
     ("date *", "date --set=2020-01-01"),
+    # a fourth review: GNU sed ends a label at a blank and reads the next command after it
+    ("sed -n *", "sed -n ':x e touch M' f"),
+    ("sed -n *", "sed -n ':x w M' f"),
+    ("sed *", "sed -n -e '$!bx e touch M\n:x' f"),
+    ("gawk *", "gawk --inc=e.awk 'BEGIN{}'"),  # an abbreviation of --include
+    ("awk *", "awk --as x=1 'BEGIN{system(\"touch M\")}'"),  # --assign's value, then the script
+    ("gawk *", "gawk 'BEGIN{f = \"sys\" \"tem\"; @f(\"touch M\")}'"),  # an indirect call
 ]
 
 
@@ -602,6 +623,15 @@ _BUILT = "printf -v x '%s[%s' a '$(rm -rf /)]'; "  # x is `a[$(rm -rf /)]`, buil
     _BUILT + "echo ${a[x]}",
     "read -r x < f; let x", "mapfile -t a < f; let a", "x=$(cat f); ((x))",
     "y=$(cat f); declare -n r=$y; echo $r",
+    # a substring's offset and length are arithmetic: `${PWD:x}`, not `${x:-d}`
+    "read -r x < f; echo ${PWD:x}", 'read -r x < f; echo "${HOME:0:x}"', "read -r x < f; echo ${@:x}",
+    "read -r x < f; : ${PWD:x}", "read -r x < f; echo ${PWD:x:1}", "mapfile -t a < f; echo ${PWD:a}",
+    "read -r x < f; a=(1 2); echo ${a[@]:x}", "read -r x < f; echo ${*: x}",
+    # `${x:=…}`, `${x=…}` assign; `command -p`, `builtin --` run the read
+    ": ${x:=$(cat f)}; let x", ": ${x=$(cat f)}; ((x))", "echo ${x:=$(cat f)} >/dev/null; echo $((x))",
+    ': "${x:=`cat f`}"; let x', "command -p read -r x < f; let x", "command -- read -r x < f; let x",
+    "builtin -- read -r x < f; let x", "command -p -- printf -v x %s \"$y\"; let x",
+    "n=x; : ${!n:=$(cat f)}; let x",
     # PS4, built at run time, is expanded by xtrace (set -x, set -o xtrace, shopt -o)
     "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; shopt -os xtrace; :",
     "printf -v PS4 '%s(%s)' '$' 'rm -rf /'; set -o xtrace; :",
@@ -624,6 +654,8 @@ def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
     "printf -v x '%s' 1; echo $x", "echo $((1 + 2))",
     "i=1; echo $((i + 1))", "read -r x < f; echo \"$x\"", "let i=1+2", "declare -i n=3",
     "printf '%s' \"$x\"",
+    "read -r x < f; echo ${x:-d} ${x:=e} ${x:+y} ${x:?z}",  # no offsets
+    ": ${x:=1}; let x",  # a value known
 ])
 def test_a_value_built_at_run_time_but_not_evaluated_is_not_opaque_beyond_its_words(command):
     assert not analyze_command(command).deeply_opaque
@@ -1416,6 +1448,51 @@ def test_a_single_quote_inside_a_quoted_parameter_expansion_does_not_parse():
     assert "id" in b.loose_words
 
 
+@pytest.mark.parametrize("command", [
+    "set -o history -H\necho touch\n!$ M", "set -o history -o histexpand\necho x; touxh M\n^xh^ch",
+    "set -o history -H\necho x touxh M\n!!:2-$:s/x/c/", "set -o history -H\nls touch M\n!!:1-2",
+    "shopt -so history histexpand\necho touch\n!$ M", "set -Ho history\necho touch\n!$ M",
+    "builtin set -o history -H\necho touch\n!$ M", "eval 'set -o history -H'\necho touch\n!$ M",
+])
+def test_bash_history_expansion_does_not_parse(command):
+    """With history and histexpand on (`set -o history -H`), bash expands `!$`, `!!:1-2`,
+    `^a^b` in the lines after it into commands the text does not show: not parsed."""
+    a = analyze_command(command)
+    assert rules.UNPARSABLE in a.flags and a.deeply_opaque, command
+    allow = [layer(USER, (ALLOW, "execute_command(echo *)"), (ALLOW, "execute_command(set *)"))]
+    assert _who(allow, C, command).decision == ASK
+    deny = [layer(USER, (DENY, "execute_command(touch *)"))]
+    assert _who(deny, C, command, mode="unrestricted").decision in (ASK, DENY)
+
+
+@pytest.mark.parametrize("command", [
+    "shopt -s extglob\necho @(#) ; touch M\n)", "shopt -s extglob\necho !(#) ; touch M\n)",
+    "shopt -s extglob\necho @(<<E)\ntouch M\nE", "shopt -s extglob\necho +(#) ; touch M\n)",
+    "eval 'shopt -s extglob'\necho *(#) ; touch M\n)", "[[ a == @(#) ]] ; touch M\n)",
+    "[[ a == ?(<<E) ]]\ntouch M\nE",
+])
+def test_bash_extended_patterns_do_not_parse(command):
+    """With extglob on (`shopt -s extglob`; always inside `[[ ]]`), bash reads `@(#) ; touch M
+    )` as one pattern: no comment, no subshell, and `touch M` runs. Not parsed."""
+    a = analyze_command(command)
+    assert rules.UNPARSABLE in a.flags, command
+    deny = [layer(USER, (DENY, "execute_command(touch *)"))]
+    assert _who(deny, C, command, mode="unrestricted").decision == DENY
+
+
+def test_a_substring_offset_is_read_as_double_quoted_text():
+    """bash expands `${x:offset:length}` as double-quoted text, single quotes included: the
+    `$(id)` in `${PWD:'$(id)'}` runs. `:-`, `:=`, `:+`, `:?` are no offset (a quote there is
+    a quote); `${x: -1}` is one."""
+    for command in ("echo ${PWD:'$(id)'}", "echo ${PWD:0:'$(id)'}", "echo ${PWD: -'$(id)'}",
+                    "echo ${a[1]:'$(id)'}", "echo ${@:'$(id)'}", "echo ${!x:'`id`'}"):
+        assert ["id"] in analyze_command(command).simple, command
+    for command in ("echo ${x:-'$(id)'}", "echo ${x:='$(id)'}", "echo ${x:+'$(id)'}",
+                    "echo ${x:?'$(id)'}", "echo ${x/a:b/'$(id)'}", "echo ${x#:'$(id)'}"):
+        a = analyze_command(command)
+        assert (len(a.simple), a.problems) == (1, []), command
+
+
 def test_special_parameters_are_expansions_of_their_own():
     # `$?` and `$*` are not globs; the word keeps its text
     a = analyze_command("echo $? $*x $1y")
@@ -1533,6 +1610,12 @@ def test_a_shell_reading_stdin_is_opaque():
     ("unshare ls", False), ("unshare -- -r", False), ("nsenter -t 1 -m", True),
     ("fakeroot", True), ("fakeroot -- ls", False), ("sudo -s", True), ("sudo -u root -i", True),
     ("sudo -s ls", True), ("sudo ls", False), ("doas -s", True),  # (-s ls: a value?)
+    # a `c` that is another option's value: su/runuser -w LIST, -G GROUP; script -T FILE
+    ("su -wc", True), ("su -wcx root", True), ("runuser -wc", True), ("su -Gcdrom", True),
+    ("script -q -Tc /dev/null", True), ("script -tc /dev/null", True), ("su -w -c root", True),
+    ("su --whitelist-environment -c", True), ("su -s -c", True), ("runuser -uc", True),
+    ("su -w x -c ls", False), ("script -t -c ls /dev/null", False), ("su --co=ls", False),
+    ("runuser -u root -c ls", False), ("su -- root -c ls", True),  # after --: the shell's words
 ])
 def test_a_program_that_starts_a_shell_without_a_command_reads_stdin(command, shell):
     """su, sg, newgrp, chroot, unshare, fakeroot, script, sudo -s... run the login shell (or

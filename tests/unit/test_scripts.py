@@ -42,6 +42,17 @@ from dashfloat.tools.scripts import (
         (["sed", "-f", "script.sed", "f"], "its script is read from a file (-f)"),
         (["sed", "-nf", "script.sed", "f"], "its script is read from a file (-nf)"),
         (["sed", "s/unterminated", "f"], "a script it cannot read (it may run commands)"),
+        # GNU sed ends a label at a blank, `;`, `}` or `#` and reads the next command after it
+        (["sed", "-n", ":x e touch M", "f"], "runs a command: the e command"),
+        (["sed", ":x e touch M", "f"], "runs a command: the e command"),
+        (["sed", "-n", "-e", ":x\te touch M", "f"], "runs a command: the e command"),
+        (["sed", "-n", ":x w M", "f"], "writes a file: the w command"),
+        (["sed", "-n", "$!bx e touch M\n:x", "f"], "runs a command: the e command"),
+        (["sed", "-n", "t x e touch M\n:x", "f"], "runs a command: the e command"),
+        (["sed", "-n", "T x w M\n:x", "f"], "writes a file: the w command"),
+        (["sed", "-n", "1{:x e touch M\n}", "f"], "runs a command: the e command"),
+        (["sed", "-n", ":x#y e touch M", "f"], None),  # `#` ends the label: a comment
+        (["sed", "-n", "1{bx};:x", "f"], None),
     ],
 )
 def test_sed_scripts(argv, expected):
@@ -63,6 +74,8 @@ def test_sed_scripts(argv, expected):
         (["sed", "s/x/y/e", "f"], None),
         (["sed", "1e rm \\\nx", "f"], None),  # continued: not read
         (["sed", "s/unterminated", "f"], None),
+        (["sed", "-n", ":x e touch M", "f"], ["touch M"]),  # a label ends at a blank
+        (["sed", "-n", "$!bx e rm y\n:x", "f"], ["rm y"]),
     ],
 )
 def test_the_commands_a_sed_script_runs(argv, expected):
@@ -87,6 +100,18 @@ def test_the_commands_a_sed_script_runs(argv, expected):
         (["gawk", "-e", "BEGIN{}", "f"], None),  # f: a file to read, not a script
         (["gawk", "--profile=p", "{}"], "writes a file (--profile=p)"),
         (["gawk", "-l", "filefuncs", "{print}"], "its script is read from a file or an extension (-l)"),
+        # gawk takes an abbreviation of a long option (`--inc` is --include)
+        (["gawk", "--inc=e.awk", "{print}"], "its script is read from a file or an extension (--inc=e.awk)"),
+        (["gawk", "--lo=ext", "{print}"], "its script is read from a file or an extension (--lo=ext)"),
+        (["gawk", "--fil=e.awk", "f"], "its script is read from a file or an extension (--fil=e.awk)"),
+        (["gawk", "--ex", "e.awk", "f"], "its script is read from a file or an extension (--ex)"),
+        (["gawk", "--fi", "e.awk", "f"], "its script is read from a file or an extension (--fi)"),  # ambiguous
+        (["gawk", "--as", "x=1", 'BEGIN{system("x")}'], "runs a command: system()"),  # --assign's value
+        (["gawk", "--dump=M", "{}"], "writes a file (--dump=M)"),
+        (["gawk", "-D", "{}"], "its script is read from a file or an extension (-D)"),
+        # gawk's indirect call: the function named by a variable's value
+        (["gawk", 'BEGIN{f = "sys" "tem"; @f("touch M")}'], "runs a function named at run time: @f() (system?)"),
+        (["gawk", "--field-separator=:", "--assign", "x=1", "{print x}"], None),
     ],
 )
 def test_awk_scripts(argv, expected):
@@ -103,6 +128,7 @@ def _policy(*allow: str) -> Policy:
     [
         ("sed -n '1e touch pwned' a.txt", "sed -n *"),
         ("sed 's/x/y/w /tmp/leak' a.txt", "sed *"),
+        ("sed -n ':x e touch pwned' a.txt", "sed -n *"),  # a label ends at a blank
         ("awk 'BEGIN{system(\"touch pwned\")}'", "awk *"),
         ("tree -o listing.txt", "tree *"),
         # a command given to git or env (git's own dangerous options are rules.DANGEROUS_ARGS)
