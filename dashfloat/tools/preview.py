@@ -451,7 +451,7 @@ def _head_and_tail(forwards: Callable[[int], Iterator[_Piece]], backwards: Calla
     room = limit - (1 if short else len(_mark(f"{total:,} more characters")) + 2)
     head_room = room - room // 3 if short else room // 2  # a row: more head; a line: even
     head, head_raw, _, head_marked = _half(seen, head_room, tail=False)
-    tail, tail_raw, _, tail_marked = _half(backwards(room - head_room), room - head_room, tail=True)
+    tail, tail_raw, _, tail_marked = _half(backwards(limit), room - head_room, tail=True)
     marked = head_marked or tail_marked
     if short:
         return f"{head}\u2026{tail}", True, marked

