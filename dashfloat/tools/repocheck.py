@@ -653,37 +653,48 @@ _TRANSPORTS = frozenset(("push", "send-pack", "fetch", "fetch-pack", "pull", "ls
                          "clone", "remote"))
 
 
-# options of the transport commands whose value may be the next word (`git push -o x repo`)
-_TRANSPORT_VALUE_OPTIONS = frozenset((
+# options of the transport commands (and init, clone) whose value may be the next word
+# (`git push -o x repo`)
+_VALUE_OPTIONS = frozenset((
     "-o", "--push-option", "--server-option", "--recurse-submodules", "--repo", "--receive-pack",
     "--exec", "--upload-pack", "-u", "--depth", "--deepen", "--shallow-since", "--shallow-exclude",
     "-j", "--jobs", "--negotiation-tip", "--refmap", "--recurse-submodules-default",
     "--submodule-prefix", "--filter", "-s", "--strategy", "-X", "--strategy-option", "--origin",
     "-b", "--branch", "--reference", "--reference-if-able", "--separate-git-dir", "-c", "--config",
     "--template", "--bundle-uri", "--output", "--format", "--prefix", "--remote", "--sort",
-    "--signed", "--set-upstream-to",
+    "--signed", "--set-upstream-to", "--initial-branch", "--object-format",
 ))
 
 
-def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]]:
-    """(the repositories a transport command names on its command line: `--repo=` (push),
-    `--remote=`/`--remote X` (archive, whose other words are paths), else its first word that
-    is neither an option nor an option's value; its other words, refspecs mostly)."""
-    rest = argv[argv.index(sub) + 1:]
-    named = [w.split("=", 1)[1] for w in rest if w.startswith(("--repo=", "--remote="))]
-    named += [rest[i + 1] for i, w in enumerate(rest[:-1]) if w == "--remote"]
+def _operands(rest: list[str]) -> list[str]:
+    """The words of a git command's arguments that are neither options nor their values."""
     words: list[str] = []
     k = 0
     while k < len(rest):
         w = rest[k]
         if w == "--":
-            words.extend(rest[k + 1:])
-            break
+            return words + rest[k + 1:]
         if w.startswith("-") and w != "-":
-            k += 2 if w in _TRANSPORT_VALUE_OPTIONS else 1
+            k += 2 if w in _VALUE_OPTIONS else 1
             continue
         words.append(w)
         k += 1
+    return words
+
+
+def _option_values(rest: list[str], name: str) -> list[str]:
+    """The values of a long option, given as `--name=V` or `--name V`."""
+    out = [w.split("=", 1)[1] for w in rest if w.startswith(name + "=")]
+    return out + [rest[i + 1] for i, w in enumerate(rest[:-1]) if w == name]
+
+
+def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]]:
+    """(the repositories a transport command names on its command line: `--repo` (push),
+    `--remote` (archive, whose other words are paths), else its first operand; its other
+    operands, refspecs mostly)."""
+    rest = argv[argv.index(sub) + 1:]
+    named = _option_values(rest, "--repo") + _option_values(rest, "--remote")
+    words = _operands(rest)
     if sub not in ("archive", "remote") and words:
         named.append(words.pop(0))
     return named, words
@@ -695,22 +706,9 @@ def _created(argv: list[str], sub: str) -> list[str]:
     --separate-git-dir; a directory that is a link out of the working directory counts
     where it leads."""
     rest = argv[argv.index(sub) + 1:]
-    out, words = [], []
-    k = 0
-    while k < len(rest):
-        w = rest[k]
-        if w.startswith("--separate-git-dir"):
-            value = w.partition("=")[2] if "=" in w else (rest[k + 1] if k + 1 < len(rest) else "")
-            out.append(value)
-            k += 1 if "=" in w else 2
-            continue
-        if w.startswith("-") and w != "-":
-            k += 2 if w in _TRANSPORT_VALUE_OPTIONS or w in ("--initial-branch", "--object-format") else 1
-            continue
-        words.append(w)
-        k += 1
+    words = _operands(rest)
     wanted = 0 if sub == "init" else 1
-    out.append(words[wanted] if len(words) > wanted else ".")
+    out = _option_values(rest, "--separate-git-dir") + [words[wanted] if len(words) > wanted else "."]
     return [p for p in out if p]
 
 
@@ -900,8 +898,8 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
                 or key == "remote.pushdefault":
             chosen.append(e.value)
     legacy = _legacy_remotes(common)  # .git/remotes/<name>, .git/branches/<name>
-    remotes.update(legacy)
-    for name, url in legacy.items():
+    remotes.update(name for name, _ in legacy)
+    for name, url in legacy:
         if _is_local_url(url) or _is_dir(top, [], url):
             reasons.append(_on_this_machine(f"a remote's URL (.git/remotes or .git/branches: {visible(name)}) is", url))
     for value in chosen:  # a remote's name, or a URL or path used as one
@@ -911,10 +909,10 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
     return reasons
 
 
-def _legacy_remotes(common: str) -> dict[str, str]:
-    """The remotes git still reads from files: `remotes/<name>` (its `URL:` lines) and
-    `branches/<name>` (a URL, `#branch` after it)."""
-    out: dict[str, str] = {}
+def _legacy_remotes(common: str) -> list[tuple[str, str]]:
+    """(name, URL) of the remotes git still reads from files: `remotes/<name>` (its `URL:`
+    lines) and `branches/<name>` (a URL, `#branch` after it)."""
+    out: list[tuple[str, str]] = []
     for sub in ("remotes", "branches"):
         base = os.path.join(common, sub)
         try:
@@ -922,20 +920,12 @@ def _legacy_remotes(common: str) -> dict[str, str]:
         except OSError:
             continue
         for name in names:
-            try:
-                with open(os.path.join(base, name), encoding="utf-8", errors="surrogateescape") as f:
-                    text = f.read(1 << 16)
-            except OSError:
-                continue
+            text = _read_state(os.path.join(base, name), f"{sub}/{name}") or ""
             if sub == "branches":
                 urls = [text.strip().split("#", 1)[0]]
             else:
                 urls = [ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.lower().startswith("url:")]
-            for url in urls:
-                if url:
-                    out.setdefault(name, url)
-                    if _is_local_url(url):
-                        out[name] = url
+            out.extend((name, url) for url in urls if url)
     return out
 
 

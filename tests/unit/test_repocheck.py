@@ -249,15 +249,20 @@ def test_an_enclosing_repository_counts(tmp_path):
         repocheck.check("git status", str(top / "docs"), str(top / "docs")).reasons)
 
 
+def submodule_git_dir(top: Path, name: str, config_text: str) -> Path:
+    d = top / ".git" / "modules" / name
+    d.mkdir(parents=True)
+    (d / "HEAD").write_text("ref: refs/heads/main\n")
+    (d / "config").write_text(config_text)
+    return d
+
+
 def test_submodules_not_checked_out_or_not_in_the_index_are_checked(tmp_path):
     """`git log -p` runs git in every submodule its history changes, with that submodule's
     config: its git dir under .git/modules when it is not checked out, or a nested repository
     that is no longer in the index (a review ran diff.external and textconv this way)."""
     top = make_repo(tmp_path / "t")
-    modules = top / ".git" / "modules" / "sub"
-    modules.mkdir(parents=True)
-    (modules / "HEAD").write_text("ref: refs/heads/main\n")
-    (modules / "config").write_text("[diff]\n\texternal = evil\n")
+    submodule_git_dir(top, "sub", "[diff]\n\texternal = evil\n")
     reasons = repocheck.describe(repocheck.check("git log -p", str(top), str(top)).reasons)
     assert "a submodule's config" in reasons and "diff.external = evil" in reasons
     other = make_repo(tmp_path / "u")
@@ -350,10 +355,7 @@ def test_what_git_cannot_read_asks(tmp_path):
     assert repocheck.check("ls", str(root), str(root)).reasons == ()
     # a submodule's git directory whose config git cannot read: its programs are unknown
     top = make_repo(tmp_path / "t")
-    modules = top / ".git" / "modules" / "sub"
-    modules.mkdir(parents=True)
-    (modules / "HEAD").write_text("ref: refs/heads/main\n")
-    (modules / "config").write_text("[broken\n")
+    modules = submodule_git_dir(top, "sub", "[broken\n")
     reasons = repocheck.describe(repocheck.check("git status", str(top), str(top)).reasons)
     assert f"git cannot read the config {modules / 'config'}: fatal: bad config" in reasons
 
@@ -957,14 +959,6 @@ def test_cd_with_two_operands_goes_to_the_first(tmp_path):
     config(make_repo(root / "sub"), "filter.x.clean", "evil")
     for command in ("cd sub x && git status", "cd sub - && git status", "cd sub +1 && git status"):
         assert "filter.x.clean" in repocheck.describe(reasons_of(command, root)), command
-
-
-def submodule_git_dir(top: Path, name: str, config_text: str) -> Path:
-    d = top / ".git" / "modules" / name
-    d.mkdir(parents=True)
-    (d / "HEAD").write_text("ref: refs/heads/main\n")
-    (d / "config").write_text(config_text)
-    return d
 
 
 def test_submodule_git_dirs_are_read_up_to_the_limit_and_named_in_order(tmp_path):
