@@ -177,7 +177,9 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
         elif c in _SED_RUNS:
             out.append((f"{_SED_RUNS[c]}: the {c} command", ""))
             i = _to_line_end(s, i)
-        elif c in _SED_TEXT or c in _SED_FILE_READ:
+        elif c in _SED_TEXT:
+            i = _to_text_end(s, i)
+        elif c in _SED_FILE_READ:
             i = _to_line_end(s, i)
         elif c in _SED_LABEL:  # GNU sed 4.9: blanks, then the label up to a blank, `;`,
             i += 1  # newline, `}` or `#`; the next command may follow on the same line
@@ -197,6 +199,22 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
 def _to_line_end(s: str, i: int) -> int:
     j = s.find("\n", i)
     return len(s) if j < 0 else j + 1
+
+
+def _to_text_end(s: str, i: int) -> int:
+    """Past the text of `a`, `i` or `c` at s[i]: GNU sed goes on to the next line after a line
+    that ends in an odd run of backslashes (`a foo\\` then a newline), so a command on the next
+    line is text, and the line after text ending in `\\\\` is a command."""
+    while True:
+        j = s.find("\n", i)
+        if j < 0:
+            return len(s)
+        k = j
+        while k > i and s[k - 1] == "\\":
+            k -= 1
+        if (j - k) % 2 == 0:
+            return j + 1
+        i = j + 1
 
 
 def _skip_address(s: str, i: int) -> int | None:
@@ -224,7 +242,8 @@ def _skip_address(s: str, i: int) -> int | None:
 
 
 def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
-    """s[i] is a delimiter: past `parts` delimited texts (backslash escapes honoured)."""
+    """s[i] is a delimiter: past `parts` delimited texts (backslash escapes honoured); None at
+    a newline no backslash escapes (GNU sed: an unterminated command)."""
     if i >= len(s):
         return None
     delim = s[i]
@@ -232,9 +251,9 @@ def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
         return None
     i += 1
     for _ in range(parts):
-        while i < len(s) and s[i] != delim:
+        while i < len(s) and s[i] != delim and s[i] != "\n":
             i += 2 if s[i] == "\\" else 1
-        if i >= len(s):
+        if i >= len(s) or s[i] != delim:
             return None
         i += 1
     return i

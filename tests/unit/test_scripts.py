@@ -53,6 +53,13 @@ from dashfloat.tools.scripts import (
         (["sed", "-n", "1{:x e touch M\n}", "f"], "runs a command: the e command"),
         (["sed", "-n", ":x#y e touch M", "f"], None),  # `#` ends the label: a comment
         (["sed", "-n", "1{bx};:x", "f"], None),
+        # text of a/i/c goes on after a line ending in an odd run of backslashes: the line after
+        # `s/x/\\` (text) is a command; and an unescaped newline inside s/// is no s command
+        (["sed", "-n", "1a foo\\\ns/x/\\\\\ne touch M\n/x/p", "f"], "runs a command: the e command"),
+        (["sed", "-n", "1a foo\\\\\ne touch M", "f"], "runs a command: the e command"),
+        (["sed", "-n", "1a foo\\\ne touch M", "f"], None),  # text: `e touch M` is printed
+        (["sed", "1i\\\nhello", "f"], None),
+        (["sed", "s/x\ny/z/", "f"], "a script it cannot read (it may run commands)"),
     ],
 )
 def test_sed_scripts(argv, expected):
@@ -76,6 +83,8 @@ def test_sed_scripts(argv, expected):
         (["sed", "s/unterminated", "f"], None),
         (["sed", "-n", ":x e touch M", "f"], ["touch M"]),  # a label ends at a blank
         (["sed", "-n", "$!bx e rm y\n:x", "f"], ["rm y"]),
+        (["sed", "-n", "1a foo\\\ns/x/\\\\\ne rm y\n/x/p", "f"], ["rm y"]),
+        (["sed", "-n", "1c foo\\\ne rm y", "f"], []),
     ],
 )
 def test_the_commands_a_sed_script_runs(argv, expected):
