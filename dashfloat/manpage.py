@@ -1362,7 +1362,12 @@ line or a merge strategy that is not built in; when
 .B "git worktree"
 (other than
 .BR list )
-would act on linked worktrees outside the working directory; when a command that talks to
+would act on linked worktrees outside the working directory, or
+.BR "git init" ,
+.B clone
+or
+.B "worktree add"
+would write a repository there; when a command that talks to
 another repository
 .RB ( push ,
 .BR fetch ,
@@ -1370,10 +1375,16 @@ another repository
 .BR ls\-remote ,
 .BR "archive \-\-remote" ,
 .BR clone ,
-.BR remote )
+.BR remote ,
+.BR subtree ,
+.BR submodule ,
+.BR maintenance ;
+any command in a partial clone, which fetches missing objects from its promisor remote)
 would talk to one on this machine (a path,
 .BR file:// ,
-a directory's name, or a URL rewritten to one by
+a directory's name, a member of a remote group
+.RB ( remotes. *),
+or a URL rewritten to one by
 .BR url. \fIbase\fB .insteadOf ):
 git runs git there, with that repository's config and hooks; when the repository's own
 config sets how git connects

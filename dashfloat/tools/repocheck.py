@@ -599,11 +599,12 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     argvs = _git_argvs(a) or [["git"]]
     writes = transports = worktree = False
     dir_names: list[tuple[str, str]] = []
+    at_top: list[tuple[str, str]] = []
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
         worktree |= sub == "worktree" and argv[argv.index(sub) + 1:][:1] != ["list"]
-        if sub in ("init", "clone"):
+        if sub in ("init", "clone") or (sub == "worktree" and argv[argv.index(sub) + 1:][:1] == ["add"]):
             for target in _created(argv, sub):
                 for b in bases:
                     where = os.path.realpath(os.path.join(b, *c_dirs, target))
@@ -618,6 +619,8 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
                     reasons.append(_on_this_machine(f"git {sub} talks to", w))
                 elif any(_is_dir(b, c_dirs, w) for b in bases):
                     dir_names.append((sub, w))  # a local path unless a remote has that name
+                else:
+                    at_top.append((sub, w))  # git resolves it from the work tree's top
             dir_names.extend((sub, w) for w in others if any(_is_repository(b, c_dirs, w) for b in bases))
         if why:
             reasons.append(why)
@@ -633,7 +636,8 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
             reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen, budget,
-                                             depth=0, use=_Use(writes, transports, worktree, tuple(dir_names))))
+                                             depth=0, use=_Use(writes, transports, worktree, tuple(dir_names),
+                                                     tuple(at_top))))
     return reasons
 
 
@@ -645,12 +649,14 @@ class _Use:
     transports: bool  # talks to another repository (_TRANSPORTS)
     worktree: bool  # `git worktree ...`: acts on the linked worktrees, wherever they are
     dir_names: tuple[tuple[str, str], ...] = ()  # (command, word): a word naming a directory
+    at_top: tuple[tuple[str, str], ...] = ()  # (command, word): a name to look for at the top
 
 
 # git commands that talk to another repository: one on this machine runs git there (its
 # receive-pack or upload-pack / upload-archive), with that repository's config and hooks
+# (subtree push/pull, submodule update --remote, maintenance's prefetch fetch too)
 _TRANSPORTS = frozenset(("push", "send-pack", "fetch", "fetch-pack", "pull", "ls-remote", "archive",
-                         "clone", "remote"))
+                         "clone", "remote", "subtree", "submodule", "maintenance"))
 
 
 # options of the transport commands (and init, clone) whose value may be the next word
@@ -666,20 +672,31 @@ _VALUE_OPTIONS = frozenset((
 ))
 
 
-def _operands(rest: list[str]) -> list[str]:
+# options of _VALUE_OPTIONS that take no value (or only `=value`) in these commands
+_FLAGS_IN = {"push": frozenset(("-u", "--signed")), "fetch": frozenset(("-u", "--recurse-submodules")),
+             "pull": frozenset(("--recurse-submodules",)), "clone": frozenset(("-s", "--recurse-submodules"))}
+
+
+def _operands(rest: list[str], sub: str = "") -> list[str]:
     """The words of a git command's arguments that are neither options nor their values."""
-    words: list[str] = []
+    return [rest[k] for k in _operand_positions(rest, sub)]
+
+
+def _operand_positions(rest: list[str], sub: str = "") -> list[int]:
+    """Where the operands of `_operands` are in `rest`."""
+    takes = _VALUE_OPTIONS - _FLAGS_IN.get(sub, frozenset())
+    found: list[int] = []
     k = 0
     while k < len(rest):
         w = rest[k]
         if w == "--":
-            return words + rest[k + 1:]
+            return found + list(range(k + 1, len(rest)))
         if w.startswith("-") and w != "-":
-            k += 2 if w in _VALUE_OPTIONS else 1
+            k += 2 if w in takes else 1
             continue
-        words.append(w)
+        found.append(k)
         k += 1
-    return words
+    return found
 
 
 def _option_values(rest: list[str], name: str) -> list[str]:
@@ -689,25 +706,36 @@ def _option_values(rest: list[str], name: str) -> list[str]:
 
 
 def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]]:
-    """(the repositories a transport command names on its command line: `--repo` (push),
-    `--remote` (archive, whose other words are paths), else its first operand; its other
+    """(the words a transport command may take for the repository: `--repo` (push) and
+    `--remote` (archive, whose other words are paths) however abbreviated, its first operand,
+    and, since an option in _VALUE_OPTIONS may take no value in this command (`push -u`,
+    `clone -s`, `fetch --recurse-submodules`), every word before that operand; its other
     operands, refspecs mostly)."""
     rest = argv[argv.index(sub) + 1:]
-    named = _option_values(rest, "--repo") + _option_values(rest, "--remote")
-    words = _operands(rest)
-    if sub not in ("archive", "remote") and words:
-        named.append(words.pop(0))
+    named = []
+    for i, w in enumerate(rest):
+        name, eq, value = w.partition("=")
+        if len(name) > 3 and ("--repo".startswith(name) or "--remote".startswith(name)):
+            named.extend([value] if eq else rest[i + 1:i + 2])  # git takes `--rep=X`
+    at = _operand_positions(rest, sub)
+    words = [rest[k] for k in at]
+    if sub not in ("archive", "remote"):
+        end = at[0] + 1 if at else len(rest)
+        named += [w for w in rest[:end] if not w.startswith("-")]
+        words = words[1:]
     return named, words
 
 
 def _created(argv: list[str], sub: str) -> list[str]:
-    """The directories `git init` / `git clone` writes (relative to where git runs): init's
-    directory (or "."), clone's destination (or "." for a name it derives), and a
-    --separate-git-dir; a directory that is a link out of the working directory counts
-    where it leads."""
+    """The directories `git init` / `git clone` / `git worktree add` write (relative to where
+    git runs): init's directory (or "."), clone's destination (or "." for a name it derives),
+    the new worktree's, and a --separate-git-dir; a directory that is a link out of the
+    working directory counts where it leads."""
     rest = argv[argv.index(sub) + 1:]
-    words = _operands(rest)
-    wanted = 0 if sub == "init" else 1
+    if sub == "worktree":  # `git worktree add PATH`
+        rest = rest[1:]
+    words = _operands(rest, sub)
+    wanted = 0 if sub != "clone" else 1
     out = _option_values(rest, "--separate-git-dir") + [words[wanted] if len(words) > wanted else "."]
     return [p for p in out if p]
 
@@ -798,7 +826,10 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     entries = probe.config(d)
     found = _unneutralised(entries, root_real, environ, gitdir)
     files: list[str] = []
-    if use.transports:
+    # a partial clone fetches missing objects from its promisor remote for any command
+    lazy = any(e.key.lower() == "extensions.partialclone" or fnmatchcase(e.key.lower(), "remote.*.promisor")
+               for e in entries)
+    if use.transports or lazy:
         reasons.extend(_transport_reasons(entries, common, top, root_real, use,
                                           lambda e: _trusted(e, root_real, (gitdir,))))
     for e in entries:
@@ -882,6 +913,7 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
         reasons.append(_names("the repository's config sets how git connects, so your credentials "
                               "for the remote could go elsewhere: ", connection))
     chosen = []  # remotes named by branch.<b>.remote, .pushremote, remote.pushDefault
+    group_members = []
     for e in entries:
         key = e.key.lower()
         if fnmatchcase(key, "remote.*.url") or fnmatchcase(key, "remote.*.pushurl"):
@@ -897,6 +929,8 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
         elif fnmatchcase(key, "branch.*.remote") or fnmatchcase(key, "branch.*.pushremote") \
                 or key == "remote.pushdefault":
             chosen.append(e.value)
+        elif key.startswith("remotes."):
+            group_members.extend(e.value.split())
     legacy = _legacy_remotes(common)  # .git/remotes/<name>, .git/branches/<name>
     remotes.update(name for name, _ in legacy)
     for name, url in legacy:
@@ -905,7 +939,12 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
     for value in chosen:  # a remote's name, or a URL or path used as one
         if value not in remotes and (_is_local_url(value) or _is_dir(top, [], value)):
             reasons.append(_on_this_machine("a branch's remote is", value))
+    for value in group_members:  # remotes.<group>: names of remotes, or URLs and paths
+        if value not in remotes and (_is_local_url(value) or _is_dir(top, [], value)):
+            reasons.append(_on_this_machine("a remote group (remotes.*) names", value))
     reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.dir_names if w not in remotes)
+    reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.at_top
+                   if w not in remotes and _is_dir(top, [], w))
     return reasons
 
 

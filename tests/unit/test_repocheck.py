@@ -1245,3 +1245,49 @@ def test_init_and_clone_into_a_directory_outside_ask(tmp_path):
     for command in ("git init sub", "git init", "git clone https://example.invalid/x.git",
                     "git clone -b main https://example.invalid/x.git dest"):
         assert repocheck.check(command, str(root), str(root)).reasons == (), command
+
+
+def test_a_local_repository_behind_an_option_a_top_relative_name_or_another_command_asks(tmp_path):
+    """A review ran a bare repository's post-receive hook through an allowed `git push *`:
+    `push -u DIR` (-u takes no value in push), `--signed DIR`, `--rep=DIR` (git takes a unique
+    abbreviation), a name git resolves from the work tree's top while the call runs in a
+    subdirectory; and read a repository outside through `fetch --recurse-submodules DIR`,
+    `clone -s DIR`, `subtree push`, `maintenance run` (prefetch), `submodule update --remote`,
+    a remote group (remotes.<group>), a partial clone's promisor remote (any command fetches
+    missing objects from it); `worktree add` checked a tree out outside."""
+    top = make_repo(tmp_path / "t")
+    (top / "sub").mkdir()
+    git(top, "init", "-q", "--bare", "deploy")
+    outside = make_repo(tmp_path / "outside")
+    local = "a repository on this machine"
+
+    def asks(command, cwd=top):
+        return local in repocheck.describe(repocheck.check(command, str(cwd), str(top)).reasons)
+
+    for command in ("git push -u ./deploy main", "git push --signed ./deploy main", "git push --rep=./deploy",
+                    "git push --re ./deploy", "git push -o x --signed ./deploy main",
+                    f"git fetch --recurse-submodules {outside}", f"git clone -s {outside} copy",
+                    "git fetch -u deploy"):
+        assert asks(command), command
+    assert asks("git push deploy main", top / "sub")  # git looks for deploy at the top
+    assert "writes a repository outside" in repocheck.describe(
+        repocheck.check(f"git clone -s https://example.invalid/x.git {tmp_path / 'copy'}", str(top), str(top)).reasons)
+    config(top, "remote.origin.url", str(outside))
+    for command in ("git subtree push --prefix=sub origin main", "git maintenance run",
+                    "git submodule update --remote"):
+        assert asks(command), command
+    assert not asks("git log")
+    config(top, "remote.origin.promisor", "true")
+    assert asks("git show HEAD:f")
+    git(top, "config", "--unset", "remote.origin.promisor")
+    config(top, "remote.origin.url", "https://example.invalid/x.git")
+    config(top, "remotes.grp", f"origin {outside}")
+    assert "a remote group (remotes.*) names a repository on this machine" in repocheck.describe(
+        repocheck.check("git fetch grp", str(top), str(top)).reasons)
+    assert "writes a repository outside the working directory" in repocheck.describe(
+        repocheck.check("git worktree add ../wt", str(top), str(top)).reasons)
+    git(top, "config", "--unset", "remotes.grp")
+    (top / "docs").mkdir()  # a refspec or a remote that is also a directory's name does not ask
+    for command in ("git push -u origin main", "git push -u origin docs", "git push --signed origin docs",
+                    "git fetch origin", "git worktree add wt", "git clone -s https://example.invalid/x.git c"):
+        assert repocheck.check(command, str(top), str(top)).reasons == (), command
