@@ -249,7 +249,7 @@ WRAPPERS = frozenset((
 # Shells: every non-option argument is also analysed as a command string (`sh -c '...'`); a
 # shell with no such argument reads its script from stdin (the command becomes opaque).
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "pdksh", "ash", "yash",
-                    "posh", "fish", "csh", "tcsh", "rbash"))
+                    "posh", "fish", "csh", "tcsh", "rbash", "capsh"))  # capsh -- ARGS: bash ARGS
 _SCRIPT_READERS = SHELLS | {".", "source"}
 # Programs that start a shell (the user's login shell, $SHELL) when given no command: that
 # shell reads its script from stdin (`echo 'rm -rf /' | su`, `newgrp root <<< ...`); value:
@@ -270,6 +270,8 @@ _GDB_COMMANDS = frozenset(("ex", "eval-command", "iex", "init-eval-command", "x"
                            "init-command"))  # -ex CMD, --eval-command=CMD, -x FILE...
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
+_GIT_FILTERS = ("--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+                "--msg-filter", "--commit-filter", "--tag-name-filter")  # filter-branch: shell code
 
 # Arguments that make an otherwise harmless-looking command run other programs or write files.
 # An allow rule that matches a command containing one of them (after the basename of the
@@ -761,6 +763,9 @@ _RESERVED = frozenset(("!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
                        "until", "for", "case", "esac", "select", "function", "time", "coproc",
                        "[[", "in"))
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LOADER = re.compile(r"ld(-linux[-\w]*)?\.so(\.\d+)*|ld-[-\w.]*\.so(\.\d+)*")  # the dynamic loader runs a program
+_MAX_CLUSTER = 24  # letters of an option cluster whose tails are read as attached values
 # `name[` (a name ends so; linear, unlike a regex of the whole name), `=(` (a compound
 # assignment, `declare -a 'a=(...)'`) or `[key]=` starting a word (an element of one)
 _SUBSCRIPT = re.compile(r"[A-Za-z0-9_]\[|=\(|^\[[^\]]*\]=")
@@ -1098,6 +1103,25 @@ class _Lexer:
                 sub._scan_text(None)
 
     # words
+    def _subscript_check(self) -> None:
+        """At the "[" of `name[`: bash reads an assignment's subscript to its matching "]",
+        blanks, `<<`, `;` and newlines included (`a[1<<2]=x`: no here-document), where sh
+        ends the word; a subscript with any of them is read two ways."""
+        s, level, j = self.s, 0, self.i
+        while j < self.n:
+            if s[j] == "\\":
+                j += 1
+            elif s[j] == "[":
+                level += 1
+            elif s[j] == "]":
+                level -= 1
+                if not level:
+                    return
+            elif s[j] in " \t\n;|&<>":
+                self.problem("an array subscript that bash and sh read differently")
+                return
+            j += 1
+
     def read_word(self) -> _Word:
         s, n = self.s, self.n
         start = self.i
@@ -1155,6 +1179,8 @@ class _Lexer:
                 globbed = dynamic = True
             elif c == "[" and bracket_at < 0:
                 bracket_at = self.i - start
+                if _NAME.fullmatch(s[start:self.i]):
+                    self._subscript_check()
             elif c == "{" and brace_at < 0:
                 brace_at = self.i - start
             elif c == "~" and (self.i == start or s[self.i - 1] in "=:"):
@@ -1325,7 +1351,10 @@ class _Lexer:
         self.i += 2
         kind, end = self._probe_arithmetic("bash")
         if kind == "arithmetic":
-            self._substitutions_in(self.s[self.i:end - 2])
+            text = self.s[self.i:end - 2]
+            if "<<" in text or "#" in text:  # dash: a here-document or a comment that hides
+                self.problem("an arithmetic command with << or #, which sh reads otherwise")
+            self._substitutions_in(text)  # lines bash runs (`(( 1 << 2 ))` + newline + cmd)
         self.i = at
 
     def _probe_arithmetic(self, shell: str) -> tuple[str, int | None]:
@@ -1772,7 +1801,11 @@ class _Expander:
                 self.add(argv[:k] + [a for a in alts if a] + argv[k + 1:], level + 1)
                 break
         query = key_base == "command" and args[:1] in (["-v"], ["-V"])  # `command -v rm`
-        if key_base in WRAPPERS and not query:
+        if key_base == "xargs" and any(_basename(w).casefold() in WRAPPERS for w in args):
+            # `echo rm x | xargs env`: a wrapper with no command of its own runs the words read
+            # from stdin (where its command ends is not known here: any wrapper counts)
+            self.stdin_shell = True
+        if (key_base in WRAPPERS or _LOADER.fullmatch(key_base)) and not query:
             if len(argv) > _MAX_WORDS:
                 self.unparsable = True
             else:
@@ -1791,7 +1824,7 @@ class _Expander:
                 if not w.startswith("-"):
                     self.nested(w)
                 elif not w.startswith("--") and len(w) > 2:  # an attached value: `env -S'rm x'`
-                    self.nested(w[2:])
+                    self._attached_values(w)
                 if "=" in w:
                     self.nested(w.split("=", 1)[1])
             if key_base == "eval" and args:  # eval runs all its words, options or not
@@ -1807,7 +1840,7 @@ class _Expander:
                 if "=" in w:
                     self.nested(w.split("=", 1)[1])
                 elif not w.startswith("--") and len(w) > 2:
-                    self.nested(w[2:])
+                    self._attached_values(w)
                 if j + 1 < len(args):
                     self.nested(args[j + 1])
                     if "=" in args[j + 1]:  # `scp -o ProxyCommand='rm -rf /'`
@@ -1847,11 +1880,15 @@ class _Expander:
                     self.nested(nxt.split("=", 1)[1].lstrip("!"))
                 if w.startswith("!"):  # `git config alias.x '!rm -rf /'`
                     self.nested(w[1:])
-                for opt in _GIT_CMD_OPTIONS:
+                for opt in _GIT_CMD_OPTIONS + _GIT_FILTERS * ("filter-branch" in args[:j]):
                     if w == opt and nxt:
                         self.nested(nxt)
                     elif w.startswith(opt + "=") and opt.startswith("--"):
                         self.nested(w[len(opt) + 1:])
+                if w == "run" and "bisect" in args[:j]:  # `git bisect run CMD ARGS`
+                    self.add(args[j + 1:], level + 1)
+                elif w == "foreach" and "submodule" in args[:j]:  # a shell runs the words
+                    self.nested(" ".join(a for a in args[j + 1:] if a not in ("--recursive", "--quiet", "-q")))
 
     def _gdb(self, args: list[str]) -> None:
         """gdb runs debugger commands from -ex/-iex (and files from -x/-ix): opaque; a
@@ -1868,6 +1905,19 @@ class _Expander:
                 self.nested(text[1:] if text.startswith("!") else text[6:])
             elif text.startswith(("pipe ", "|")) and "|" in text[1:]:
                 self.nested(text[1:].split("|", 1)[1])
+
+    def _attached_values(self, word: str) -> None:
+        """Each text an option cluster may carry as a value: after any of its letters
+        (`env -iS'rm x'`, `tar -cvI'rm x'`: the value follows the letter that takes it)."""
+        k = 2
+        while k < len(word):
+            if k > _MAX_CLUSTER:  # each tail is analysed: a long run of letters is not read
+                self.unparsable = True
+                break
+            self.nested(word[k:])
+            if not word[k].isalnum():
+                break
+            k += 1
 
     def nested(self, text: str) -> None:
         if not text.strip():

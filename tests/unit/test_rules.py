@@ -2045,3 +2045,40 @@ def test_a_stray_closing_parenthesis_ends_the_command_before_it():
     a = analyze_command("ls a) rm x")
     assert a.unparsable and a.problems == ["')' without '('"]
     assert a.simple == [["ls", "a"], ["rm", "x"]]
+
+
+@pytest.mark.parametrize("command", [
+    # bash reads an arithmetic command or an array subscript where sh reads subshells or a
+    # here-document; the line after `(( 1 << 2 ))` runs in bash
+    "(( 1 << 2 ))\nrm -rf /\n2",
+    "if (( 1<<2 )); then :; fi\nrm -rf /\n2",
+    "a[1<<2]=x\nrm -rf /\n2]=x",
+    "(( 1 #x )); rm -rf /\n))",
+    # the value of an option inside a cluster follows the letter that takes it
+    "env -iS'rm -rf /'",
+    "env -vS'rm -rf /'",
+    "tar -cvI'rm -rf /' -f x.tar f",
+    "compgen -bC'rm -rf /' x",
+    # a wrapper with no command of its own under xargs runs the words read from stdin
+    "echo rm -rf / | xargs env",
+    "echo rm -rf / | xargs timeout 5",
+    "xargs nice <<< 'rm -rf /'",
+    # the dynamic loader and capsh run programs
+    "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf /",
+    "capsh -- -c 'rm -rf /'",
+    "echo 'rm -rf /' | capsh --",
+    # git runs the commands given to bisect run, submodule foreach, filter-branch's filters
+    "git bisect run rm -rf /",
+    "git submodule foreach --recursive 'rm -rf /'",
+    "git filter-branch --tree-filter 'rm -rf /' HEAD",
+    "git filter-branch --env-filter='rm -rf /' HEAD",
+])
+def test_commands_bash_runs_where_the_reading_differs_still_deny(command):
+    """A review's lines (each ran its command in bash; now each is denied)."""
+    assert evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision == DENY, command
+
+
+def test_ordinary_arithmetic_subscripts_and_xargs_still_parse():
+    for command in ("(( x + 1 ))", "a[i]=1; b[x+1]=2", "find . | xargs grep foo", "ls | xargs -n1 echo",
+                    "git bisect start", "env -i PATH=/bin ls"):
+        assert analyze_command(command).problems == [], command
