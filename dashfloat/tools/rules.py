@@ -2265,7 +2265,11 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     if not entries:
         return None
     takes = _ATTACHED_VALUE.get(base, "")
+    own = _GLOBAL_ONLY.get(base, ())
+    sub_at = _subcommand_at(argv) if own else len(argv)
     for k, word in enumerate(argv[1:]):
+        if word in _COMPLETE_OPTIONS.get(base, ()):
+            continue  # a whole option of its own, not an abbreviation (`git diff --text`)
         # tar's first argument without a dash is a cluster of short options: `tar tIf prog x.tar`
         option = "-" + word if k == 0 and base == "tar" and not word.startswith("-") else word
         if takes and option.startswith("-") and not option.startswith("--"):
@@ -2273,9 +2277,26 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
             cut = next((j for j, ch in enumerate(option[1:], 1) if ch in takes), None)
             option = option if cut is None else option[:cut + 1]
         for entry in entries:
-            if _dangerous_word(entry, option):
+            if _dangerous_word(entry, option) and not (entry in own and k + 1 > sub_at):
                 return word
     return None
+
+
+# options dangerous only among git's own, before the subcommand (`git -c k=v log`; `git log -c`
+# is a combined diff, `git grep -c` counts), and whole options that are not abbreviations
+_GLOBAL_ONLY = {"git": ("-c",)}
+_COMPLETE_OPTIONS = {"git": ("--text",)}
+_GIT_GLOBAL_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                      "--super-prefix", "--list-cmds", "--attr-source")
+
+
+def _subcommand_at(argv: Sequence[str]) -> int:
+    """Where git's subcommand is in `argv` (len(argv) if none): the first word that is not a
+    global option or its value."""
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        k += 2 if argv[k] in _GIT_GLOBAL_VALUES else 1
+    return k
 
 
 # -- matching a call -----------------------------------------------------------------

@@ -219,7 +219,9 @@ def _to_text_end(s: str, i: int) -> int:
 
 def _skip_address(s: str, i: int) -> int | None:
     """Past an address (or two, with `,`) at s[i]; None if it does not end."""
-    for _ in range(2):
+    for second in (False, True):
+        if second and i < len(s) and s[i] in "+~" and s[i + 1:i + 2].isdigit():
+            i += 1  # GNU: `addr,+N` (N lines more), `addr,~N` (to a multiple of N)
         if i < len(s) and (s[i].isdigit() or s[i] == "$"):
             while i < len(s) and (s[i].isdigit() or s[i] in "$~+"):
                 i += 1

@@ -1874,6 +1874,12 @@ def test_wrapper_chains_still_deny():
         (["git", "log", "--output=x"], "--output=x"),
         (["git", "log", "--outp=x"], "--outp=x"),
         (["git", "log", "--oneline"], None),
+        (["git", "log", "-c"], None),  # a combined diff: -c is git's own only before the command
+        (["git", "grep", "-c", "x"], None),
+        (["git", "-C", "d", "-c", "a=b", "log"], "-c"),
+        (["git", "-C", "-c", "log"], "-c"),  # (-C's value /-c/: counted, fail closed)
+        (["git", "diff", "--text"], None),  # a whole option, not --textconv abbreviated
+        (["git", "log", "--tex"], "--tex"),
         (["git", "diff", "--output-indicator-new=+"], None),
         (["git", "fetch", "--upload-pack", "x"], "--upload-pack"),
         (["git", "grep", "-Ovim", "x"], "-Ovim"),

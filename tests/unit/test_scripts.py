@@ -60,6 +60,10 @@ from dashfloat.tools.scripts import (
         (["sed", "-n", "1a foo\\\ne touch M", "f"], None),  # text: `e touch M` is printed
         (["sed", "1i\\\nhello", "f"], None),
         (["sed", "s/x\ny/z/", "f"], "a script it cannot read (it may run commands)"),
+        (["sed", "/start/,+2d", "f"], None),  # GNU addresses: N lines more, to a multiple of N
+        (["sed", "-n", "/a/,~4p", "f"], None),
+        (["sed", "1,+3{e touch M\n}", "f"], "runs a command: the e command"),
+        (["sed", "5,~2w out", "f"], "writes a file: the w command"),
     ],
 )
 def test_sed_scripts(argv, expected):
