@@ -1005,8 +1005,8 @@ MAX_STATE_BYTES = 1 << 20  # a rebase todo list, an alternates file... read at m
 def _links_out(gitdir: str, common: str) -> list[str]:
     """The symbolic links in the git directories (a linked worktree's and the common one)
     that resolve out of both, shown as `path -> target`: every file and directory but the
-    loose objects (the objects directory's own entries, its pack/ and info/ are looked at)
-    and the hooks directory (core.hooksPath keeps hooks from running)."""
+    loose objects (an object store's own entries, its pack/ and info/ are looked at:
+    `_is_object_store`) and the hooks directory (core.hooksPath keeps hooks from running)."""
     homes = tuple(dict.fromkeys((gitdir, common)))
 
     def away(path: str) -> str | None:
@@ -1023,7 +1023,7 @@ def _links_out(gitdir: str, common: str) -> list[str]:
             rel = os.path.relpath(dirpath, home)
             if rel == ".":
                 dirnames[:] = [n for n in dirnames if n != "hooks"]
-            elif rel == "objects":
+            elif _is_object_store(rel):
                 names = dirnames + filenames
                 dirnames[:] = [n for n in dirnames if n in ("pack", "info")]  # not the fan-out
                 count += len(names)
@@ -1038,6 +1038,16 @@ def _links_out(gitdir: str, common: str) -> list[str]:
                 if hit:
                     found.append(hit)
     return found
+
+
+def _is_object_store(rel: str) -> bool:
+    """A directory of content-addressed files under a git directory, whose fan-out is not
+    walked: `objects`, a submodule's (`modules/<name>/objects`, nested) and git-lfs's
+    `lfs/objects` (tens of thousands of files in a real repository)."""
+    parts = rel.split(os.sep)
+    if parts == ["objects"] or parts == ["lfs", "objects"]:
+        return True
+    return len(parts) >= 3 and parts[-1] == "objects" and parts[0] == "modules" and parts[-3] == "modules"
 
 
 def _read_state(path: str, what: str) -> str | None:

@@ -1291,3 +1291,28 @@ def test_a_local_repository_behind_an_option_a_top_relative_name_or_another_comm
     for command in ("git push -u origin main", "git push -u origin docs", "git push --signed origin docs",
                     "git fetch origin", "git worktree add wt", "git clone -s https://example.invalid/x.git c"):
         assert repocheck.check(command, str(top), str(top)).reasons == (), command
+
+
+def test_object_stores_are_not_walked_file_by_file(tmp_path, monkeypatch):
+    """A git-lfs cache (.git/lfs/objects) or a submodule's loose objects made every git
+    command ask once they passed the limit of files walked; their own entries are still
+    looked at, and other directories still count."""
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 100)
+    top = make_repo(tmp_path / "t")
+    for store in (".git/lfs/objects/ab/cd", ".git/modules/s/objects/ab", ".git/modules/s/modules/t/objects/cd"):
+        (top / store).mkdir(parents=True)
+        for k in range(150):
+            (top / store / f"{k:038x}").write_text("x")
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, top / ".git" / "lfs" / "objects" / "ef")
+    assert "git directory has symbolic links out of it" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+    os.unlink(top / ".git" / "lfs" / "objects" / "ef")
+    many = top / ".git" / "refs" / "heads" / "objects"
+    many.mkdir()
+    for k in range(150):
+        (many / f"b{k}").write_text("0" * 40 + "\n")
+    assert "more files than DashFloat checks" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
