@@ -1990,6 +1990,9 @@ def _changes_the_reading(col: _Collector) -> None:
         col.problems.append("BASH_ALIASES or BASH_CMDS changes how the commands after it are read")
 
 
+_PROMPT_OCTAL = re.compile(r"\\([0-7]{1,3})")
+
+
 def _xtrace(argvs: list[list[str]]) -> bool:
     """Whether a command turns on bash's xtrace (`set -x`, `set -o xtrace`, `shopt -os
     xtrace`), which expands PS4 before each command, as a prompt."""
@@ -2099,8 +2102,11 @@ def _analyze(command: str, depth: int) -> Analysis:
     if prompts:
         # `set -x` expands PS4, `${x@P}` a value, as prompts: text set by printf -v, read...
         for piece in col.words + col.stdin_texts:
-            if "$(" in piece or "`" in piece:
-                exp.nested(piece)
+            # a prompt's `\NNN` is decoded before its substitutions run: `\140` is a backquote
+            decoded = _PROMPT_OCTAL.sub(lambda m: chr(int(m.group(1), 8) & 0xFF), piece)
+            for text in dict.fromkeys((piece, decoded)):
+                if "$(" in text or "`" in text:
+                    exp.nested(text)
     if _history_expansion(exp.out):  # `set -o history -H`, then `!$`, `^a^b` on a later line
         col.flags.add(UNPARSABLE)
         col.problems.append("bash's history expansion (set -H) changes the lines after it")

@@ -2078,6 +2078,9 @@ def test_a_stray_closing_parenthesis_ends_the_command_before_it():
     "git submodule foreach --recursive 'rm -rf /'",
     "git filter-branch --tree-filter 'rm -rf /' HEAD",
     "git filter-branch --env-filter='rm -rf /' HEAD",
+    # a prompt decodes \NNN before its substitutions run (\140: a backquote)
+    "PS4='\\140rm -rf /\\140'; set -x; :",
+    "x='\\140rm -rf /\\140'; echo ${x@P}",
 ])
 def test_commands_bash_runs_where_the_reading_differs_still_deny(command):
     """A review's lines (each ran its command in bash; now each is denied)."""
