@@ -1316,3 +1316,42 @@ def test_object_stores_are_not_walked_file_by_file(tmp_path, monkeypatch):
         (many / f"b{k}").write_text("0" * 40 + "\n")
     assert "more files than DashFloat checks" in repocheck.describe(
         repocheck.check("git status", str(top), str(top)).reasons)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('"abc"', "abc"),
+    ('"a\\tb"', "a\tb"),  # escapes go on after one
+    ('"a\\t"', "a\t"),  # one at the very end
+    ('"\\303\\251"', "é"),  # octal bytes, decoded as UTF-8
+    ('"\\101x"', "Ax"),
+    ('"\\0123"', "\n3"),  # three digits at most
+    ('"\\1a"', "1a"),  # not three octal digits: the character itself
+    ('"\\4"', "4"),
+    ('"a\\\\b\\"c"', 'a\\b"c'),
+    ('"a\\"', "a\\"),  # a backslash with nothing after it stays
+    ('""', ""),
+    ('"abc', "abc"),  # no closing quote: all of the rest
+])
+def test_c_quoted_paths_are_unquoted_as_git_does(text, expected):
+    assert repocheck._unquote_c(text) == expected
+
+
+def test_which_words_name_a_repository_on_this_machine(tmp_path):
+    """_is_dir: a word git takes for a local repository where a repository is expected;
+    _is_repository: one named where a refspec might be (stricter)."""
+    top = make_repo(tmp_path / "t")
+    git(top, "init", "-q", "--bare", "evil.git")
+    (top / "hidden").write_text("gitdir: evil.git\n")
+    (top / "plain").write_text("gitdir:evil.git\n")  # not a gitdir file: no blank after the colon
+    (top / "docs").mkdir()
+    (top / "h:p").mkdir()
+    git(top / "h:p", "init", "-q")
+    base = str(top)
+    assert repocheck._is_dir(base, [], "") is False
+    assert repocheck._is_dir(base, [], "https://example.invalid/x") is False
+    assert repocheck._is_dir(base, [], "evil") is True and repocheck._is_dir(base, [], "docs") is True
+    assert repocheck._is_dir(base, [], "missing") is False
+    for word, expected in (("", False), ("https://example.invalid/x", False), ("h:p", False),
+                           ("evil", True), ("evil.git", True), ("hidden", True), ("plain", False),
+                           ("docs", False), ("missing", False), (".", True)):
+        assert repocheck._is_repository(base, [], word) is expected, word
