@@ -955,9 +955,11 @@ def _legacy_remotes(common: str) -> list[tuple[str, str]]:
     for sub in ("remotes", "branches"):
         base = os.path.join(common, sub)
         try:
-            names = sorted(os.listdir(base))[:MAX_REPOSITORIES * 4]
+            names = sorted(os.listdir(base))
         except OSError:
             continue
+        if len(names) > MAX_REPOSITORIES * 4:  # unread ones could be used: fail closed
+            raise _Unreadable(f"it has more .git/{sub} files than DashFloat checks")
         for name in names:
             text = _read_state(os.path.join(base, name), f"{sub}/{name}") or ""
             if sub == "branches":
@@ -1145,7 +1147,9 @@ def _worktree_dirs(common: str) -> list[str]:
         ids = sorted(os.listdir(base))
     except OSError:
         return []
-    for wid in ids[:MAX_REPOSITORIES * 4]:
+    if len(ids) > MAX_REPOSITORIES * 4:  # one unread could be outside: fail closed
+        raise _Unreadable("it has more linked worktrees than DashFloat checks")
+    for wid in ids:
         try:
             with open(os.path.join(base, wid, "gitdir"), encoding="utf-8", errors="surrogateescape") as f:
                 dotgit = f.read(4096).strip()

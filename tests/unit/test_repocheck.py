@@ -1355,3 +1355,28 @@ def test_which_words_name_a_repository_on_this_machine(tmp_path):
                            ("evil", True), ("evil.git", True), ("hidden", True), ("plain", False),
                            ("docs", False), ("missing", False), (".", True)):
         assert repocheck._is_repository(base, [], word) is expected, word
+
+
+def test_legacy_remotes_are_read_as_git_reads_them_and_too_many_ask(tmp_path, monkeypatch):
+    """branches/<name>: a URL and `#branch`; remotes/<name>: `URL:` lines (a URL holds colons
+    of its own). Past the number read, an unread file could name a repository here: ask
+    (and likewise for linked worktrees)."""
+    repo = make_repo(tmp_path / "r")
+    git(repo, "init", "-q", "--bare", "evil.git")
+    for sub, text in (("branches", "evil.git#main\n"), ("remotes", f"URL: file://{repo / 'evil.git'}\n")):
+        (repo / ".git" / sub).mkdir(exist_ok=True)
+        (repo / ".git" / sub / "origin").write_text(text)
+        assert "(.git/remotes or .git/branches: origin) is a repository on this machine" in repocheck.describe(
+            repocheck.check("git push origin", str(repo), str(repo)).reasons), sub
+        (repo / ".git" / sub / "origin").unlink()
+    monkeypatch.setattr(repocheck, "MAX_REPOSITORIES", 2)
+    for k in range(9):
+        (repo / ".git" / "remotes" / f"r{k}").write_text("URL: https://example.invalid/x.git\n")
+    assert "more .git/remotes files than DashFloat checks" in repocheck.describe(
+        repocheck.check("git push r0", str(repo), str(repo)).reasons)
+    for k in range(9):
+        (repo / ".git" / "remotes" / f"r{k}").unlink()
+    for k in range(9):
+        (repo / ".git" / "worktrees" / f"w{k}").mkdir(parents=True)
+    assert "more linked worktrees than DashFloat checks" in repocheck.describe(
+        repocheck.check("git worktree prune", str(repo), str(repo)).reasons)
