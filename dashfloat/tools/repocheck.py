@@ -603,8 +603,9 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
-        worktree |= sub == "worktree" and argv[argv.index(sub) + 1:][:1] != ["list"]
-        if sub in ("init", "clone") or (sub == "worktree" and argv[argv.index(sub) + 1:][:1] == ["add"]):
+        action = argv[argv.index(sub) + 1:][:1] if sub == "worktree" else []
+        worktree |= sub == "worktree" and action != ["list"]
+        if sub in ("init", "clone") or action == ["add"]:
             for target in _created(argv, sub):
                 for b in bases:
                     where = os.path.realpath(os.path.join(b, *c_dirs, target))
@@ -700,9 +701,14 @@ def _operand_positions(rest: list[str], sub: str = "") -> list[int]:
 
 
 def _option_values(rest: list[str], name: str) -> list[str]:
-    """The values of a long option, given as `--name=V` or `--name V`."""
-    out = [w.split("=", 1)[1] for w in rest if w.startswith(name + "=")]
-    return out + [rest[i + 1] for i, w in enumerate(rest[:-1]) if w == name]
+    """The values of a long option, given as `--name=V` or `--name V`, however abbreviated
+    (git takes `--rep=X` for `--repo=X`)."""
+    out = []
+    for i, w in enumerate(rest):
+        given, eq, value = w.partition("=")
+        if len(given) > 3 and name.startswith(given):
+            out.extend([value] if eq else rest[i + 1:i + 2])
+    return out
 
 
 def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]]:
@@ -712,11 +718,7 @@ def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]
     `clone -s`, `fetch --recurse-submodules`), every word before that operand; its other
     operands, refspecs mostly)."""
     rest = argv[argv.index(sub) + 1:]
-    named = []
-    for i, w in enumerate(rest):
-        name, eq, value = w.partition("=")
-        if len(name) > 3 and ("--repo".startswith(name) or "--remote".startswith(name)):
-            named.extend([value] if eq else rest[i + 1:i + 2])  # git takes `--rep=X`
+    named = _option_values(rest, "--repo") + _option_values(rest, "--remote")
     at = _operand_positions(rest, sub)
     words = [rest[k] for k in at]
     if sub not in ("archive", "remote"):
@@ -936,15 +938,14 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
     for name, url in legacy:
         if _is_local_url(url) or _is_dir(top, [], url):
             reasons.append(_on_this_machine(f"a remote's URL (.git/remotes or .git/branches: {visible(name)}) is", url))
-    for value in chosen:  # a remote's name, or a URL or path used as one
-        if value not in remotes and (_is_local_url(value) or _is_dir(top, [], value)):
-            reasons.append(_on_this_machine("a branch's remote is", value))
-    for value in group_members:  # remotes.<group>: names of remotes, or URLs and paths
-        if value not in remotes and (_is_local_url(value) or _is_dir(top, [], value)):
-            reasons.append(_on_this_machine("a remote group (remotes.*) names", value))
+
+    def here(value: str) -> bool:  # a URL or path used as a remote, not a remote's name
+        return value not in remotes and (_is_local_url(value) or _is_dir(top, [], value))
+
+    reasons.extend(_on_this_machine("a branch's remote is", v) for v in chosen if here(v))
+    reasons.extend(_on_this_machine("a remote group (remotes.*) names", v) for v in group_members if here(v))
     reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.dir_names if w not in remotes)
-    reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.at_top
-                   if w not in remotes and _is_dir(top, [], w))
+    reasons.extend(_on_this_machine(f"git {sub} talks to", w) for sub, w in use.at_top if here(w))
     return reasons
 
 

@@ -270,8 +270,6 @@ _GDB_COMMANDS = frozenset(("ex", "eval-command", "iex", "init-eval-command", "x"
                            "init-command"))  # -ex CMD, --eval-command=CMD, -x FILE...
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
-_GIT_FILTERS = ("--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
-                "--msg-filter", "--commit-filter", "--tag-name-filter")  # filter-branch: shell code
 
 # Arguments that make an otherwise harmless-looking command run other programs or write files.
 # An allow rule that matches a command containing one of them (after the basename of the
@@ -764,7 +762,7 @@ _RESERVED = frozenset(("!", "{", "}", "if", "then", "else", "elif", "fi", "do", 
                        "[[", "in"))
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_LOADER = re.compile(r"ld(-linux[-\w]*)?\.so(\.\d+)*|ld-[-\w.]*\.so(\.\d+)*")  # the dynamic loader runs a program
+_LOADER = re.compile(r"ld(-[-\w.]*)?\.so(\.\d+)*")  # the dynamic loader runs a program
 _MAX_CLUSTER = 24  # letters of an option cluster whose tails are read as attached values
 # `name[` (a name ends so; linear, unlike a regex of the whole name), `=(` (a compound
 # assignment, `declare -a 'a=(...)'`) or `[key]=` starting a word (an element of one)
@@ -1880,7 +1878,9 @@ class _Expander:
                     self.nested(nxt.split("=", 1)[1].lstrip("!"))
                 if w.startswith("!"):  # `git config alias.x '!rm -rf /'`
                     self.nested(w[1:])
-                for opt in _GIT_CMD_OPTIONS + _GIT_FILTERS * ("filter-branch" in args[:j]):
+                from dashfloat.tools.scripts import GIT_FILTERS
+
+                for opt in _GIT_CMD_OPTIONS + GIT_FILTERS * ("filter-branch" in args[:j]):
                     if w == opt and nxt:
                         self.nested(nxt)
                     elif w.startswith(opt + "=") and opt.startswith("--"):
@@ -2272,7 +2272,9 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
         return None
     takes = _ATTACHED_VALUE.get(base, "")
     own = _GLOBAL_ONLY.get(base, ())
-    sub_at = _subcommand_at(argv) if own else len(argv)
+    if own:
+        from dashfloat.tools.scripts import git_subcommand_at
+    sub_at = git_subcommand_at(argv) if own else len(argv)
     for k, word in enumerate(argv[1:]):
         if word in _COMPLETE_OPTIONS.get(base, ()):
             continue  # a whole option of its own, not an abbreviation (`git diff --text`)
@@ -2292,17 +2294,6 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
 # is a combined diff, `git grep -c` counts), and whole options that are not abbreviations
 _GLOBAL_ONLY = {"git": ("-c",)}
 _COMPLETE_OPTIONS = {"git": ("--text",)}
-_GIT_GLOBAL_VALUES = ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-                      "--super-prefix", "--list-cmds", "--attr-source")
-
-
-def _subcommand_at(argv: Sequence[str]) -> int:
-    """Where git's subcommand is in `argv` (len(argv) if none): the first word that is not a
-    global option or its value."""
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        k += 2 if argv[k] in _GIT_GLOBAL_VALUES else 1
-    return k
 
 
 # -- matching a call -----------------------------------------------------------------

@@ -349,11 +349,12 @@ def awk_danger(argv: Sequence[str]) -> str | None:
 
 # (git command, its word or option that makes it run a command given to it). An allow rule
 # such as `execute_command(git *)` reads like "use git"; these run any program.
+GIT_FILTERS = ("--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+               "--msg-filter", "--commit-filter", "--tag-name-filter")  # filter-branch: shell code each
 _GIT_RUNS = {
     "bisect": ("run",),  # git bisect run CMD...
     "submodule": ("foreach",),  # git submodule foreach CMD
-    "filter-branch": ("--setup", "--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
-                      "--msg-filter", "--commit-filter", "--tag-name-filter"),  # shell code each
+    "filter-branch": GIT_FILTERS,
     "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
     "instaweb": ("--httpd", "-d", "--browser", "-b"),
     # clone -u is --upload-pack (a command run for the transfer); a --template's hooks run
@@ -371,14 +372,21 @@ _GIT_WRITES = {("archive", "-o"), ("bundle", "create"), ("format-patch", "-o"),
 _GIT_OWN_OPTIONS = ("--to", "--cc")  # options of their own, not abbreviations of --to-cmd, --cc-cmd
 
 
+def git_subcommand_at(argv: Sequence[str]) -> int:
+    """Where git's subcommand is in `argv` (len(argv) if none): the first word that is not one
+    of git's own options or its value."""
+    k = 1
+    while k < len(argv) and argv[k].startswith("-"):
+        k += 2 if argv[k] in _GIT_VALUE_OPTIONS else 1
+    return k
+
+
 def git_danger(argv: Sequence[str]) -> str | None:
     """The git command in `argv` runs a command given to it (`git bisect run CMD`, `git
     submodule foreach CMD`, a filter of filter-branch...): what, or None. (Options that do
     the same for any git command, `-c`, `--exec`, `-x`..., are rules.DANGEROUS_ARGS.)"""
     args = list(argv[1:])
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_VALUE_OPTIONS else 1
+    i = git_subcommand_at(argv) - 1
     if i >= len(args):
         return None
     command, rest = args[i], args[i + 1 :]
