@@ -1502,11 +1502,24 @@ commands and the
 flag,
 .BR awk 's
 .BR system() ,
-pipes,
+pipes
+.RB ( | ,
+.BR |& ),
 .BR getline ,
-gawk's indirect calls (a function named at run time) and
+gawk's indirect calls (a function named at run time), output redirections
+.RB ( >
+and
+.B >>
+in a print or printf statement, outside parentheses, as awk's grammar reads them: a
 .B >
-(asked for even where it is a comparison), and a script read from a file
+in a pattern or in parentheses is a comparison and does not ask; where a script's
+tokens are ambiguous, as a
+.B /
+that may be a division or a regex, any
+.B >
+or
+.B |
+asks), and a script read from a file
 .RB ( \-f ,
 also abbreviated:
 .BR \-\-inc=f ).

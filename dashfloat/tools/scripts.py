@@ -265,8 +265,157 @@ def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
 _AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-D", "--debug")
 _AWK_WRITES = ("--pretty-print", "--profile", "--dump-variables")  # gawk: to a file
 _AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a command's output or a file: getline"),
-             ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection (or a comparison)"),
+             ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection"),
              ("@load", "loads an extension"), ("@include", "reads another script"))
+_AWK_PIPE, _AWK_WRITE = _AWK_RUNS[2][1], _AWK_RUNS[3][1]
+# after these words a "/" is a regex (an operand comes next); after length and getline, which
+# are operands on their own, it may be either: such a script is read as text
+_AWK_KEYWORDS = frozenset(("BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func", "if", "else",
+                           "while", "for", "do", "break", "continue", "next", "nextfile", "exit",
+                           "return", "delete", "print", "printf", "in", "case", "default", "switch"))
+_AWK_EITHER = frozenset(("length", "getline"))
+_AWK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_AWK_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+class _AwkUnsure(Exception):
+    """The script's tokens cannot be told apart for sure (a regex or a division, a "/" in a
+    bracket expression that the awks end differently, an unterminated string...)."""
+
+
+def _awk_regex_end(script: str, i: int) -> int:
+    """The index after the regex literal that starts at the "/" at i. A "/" inside a bracket
+    expression ends the regex for one awk and not for another: unsure."""
+    n = len(script)
+    j = i + 1
+    while j < n:
+        c = script[j]
+        if c == "\\":
+            j += 2
+        elif c == "\n":
+            break
+        elif c == "/":
+            return j + 1
+        elif c == "[":
+            j += 1
+            if j < n and script[j] == "^":
+                j += 1
+            if j < n and script[j] == "]":  # a "]" first is literal
+                j += 1
+            while j < n and script[j] != "]":
+                if script[j] in "/\n":
+                    raise _AwkUnsure
+                if script[j] == "[" and j + 1 < n and script[j + 1] in ":.=":  # [:alpha:]
+                    close = script.find(script[j + 1] + "]", j + 2)
+                    if close < 0 or "/" in script[j:close] or "\n" in script[j:close]:
+                        raise _AwkUnsure
+                    j = close + 2
+                    continue
+                j += 1
+            j += 1
+        else:
+            j += 1
+    raise _AwkUnsure
+
+
+def _awk_string_end(script: str, i: int) -> int:
+    n = len(script)
+    j = i + 1
+    while j < n:
+        c = script[j]
+        if c == "\\":
+            j += 2
+        elif c == "\n":
+            break
+        elif c == '"':
+            return j + 1
+        else:
+            j += 1
+    raise _AwkUnsure
+
+
+def _awk_output(script: str) -> str | None:
+    """Whether awk's grammar makes a ">" in `script` an output redirection, or a "|" a pipe.
+    A ">" is a redirection in a print or printf statement outside parentheses (`print $1 >
+    "f"`), a comparison elsewhere (`$1 > 5`, `print ($1 > 5)`); ">>" and a single "|" (`|&`
+    too) are output or pipes anywhere; "||" is "or". Strings, regexes and comments are skipped.
+    Raises _AwkUnsure where the tokens are ambiguous."""
+    i, n = 0, len(script)
+    # what came last: "operand" (a "/" divides), "op" (a "/" starts a regex), "print" (the
+    # same, and a newline ends the statement), "either" (length, getline, x++: unsure)
+    prev = "op"
+    depth = 0
+    print_depth = None  # the parenthesis depth of the print/printf statement being read
+    while i < n:
+        c = script[i]
+        if c in " \t\r":
+            i += 1
+        elif c == "\\":
+            if script.startswith("\\\n", i) or script.startswith("\\\r\n", i):
+                i += 2 if script[i + 1] == "\n" else 3
+            else:
+                raise _AwkUnsure
+        elif c == "\n":  # ends a statement after an operand; after "," "&&" "{"... it continues
+            if prev != "op":
+                if depth == print_depth:
+                    print_depth = None
+                prev = "op"
+            i += 1
+        elif c == "#":
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+        elif c == '"':
+            i = _awk_string_end(script, i)
+            prev = "operand"
+        elif c == "/":
+            if prev == "either":
+                raise _AwkUnsure
+            if prev == "operand":
+                i += 1
+                prev = "op"
+            else:
+                i = _awk_regex_end(script, i)
+                prev = "operand"
+        elif _AWK_NAME.match(script, i):
+            word = _AWK_NAME.match(script, i).group()
+            i += len(word)
+            if word in ("print", "printf") and print_depth is None:
+                print_depth = depth
+            prev = ("print" if word in ("print", "printf") else "op" if word in _AWK_KEYWORDS
+                    else "either" if word in _AWK_EITHER else "operand")
+        elif _AWK_NUMBER.match(script, i):
+            i = _AWK_NUMBER.match(script, i).end()
+            prev = "operand"
+        elif c == ">":
+            if script.startswith(">=", i):
+                i += 2
+            elif script.startswith(">>", i) or depth == print_depth:
+                return _AWK_WRITE
+            else:
+                i += 1
+            prev = "op"
+        elif c == "|":
+            if not script.startswith("||", i):
+                return _AWK_PIPE
+            i += 2
+            prev = "op"
+        elif c in "+-" and script.startswith(c * 2, i):  # x++ / 2 or ++x: either
+            i += 2
+            prev = "either"
+        else:
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth < 0:
+                    raise _AwkUnsure
+            if c in ";{}" and depth == print_depth:
+                print_depth = None
+            prev = "operand" if c in ")]" else "op"
+            i += 1
+    if depth:
+        raise _AwkUnsure
+    return None
 
 
 # gawk's long options (5.3); getopt_long takes a unique abbreviation (`--inc=f` is --include)
@@ -340,7 +489,14 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         scripts.append(args[i])
     for script in scripts:
         for needle, what in _AWK_RUNS:
-            if needle in script:
+            if needle == "|":  # "|" and ">": awk's grammar tells "or" and a comparison apart
+                try:
+                    output = _awk_output(script)
+                except _AwkUnsure:  # read as text: any "|" or ">" asks
+                    output = next((w for x, w in _AWK_RUNS[2:4] if x in script), None)
+                if output:
+                    return output
+            elif needle != ">" and needle in script:
                 return what
         if _AWK_INDIRECT.search(script):  # `f = "sys" "tem"; @f("touch M")`
             return "runs a function named at run time: @f() (system?)"

@@ -1109,6 +1109,44 @@ def test_state_too_long_to_read_asks(tmp_path, monkeypatch):
         repocheck.check("git status", str(other), str(other)).reasons)
 
 
+def test_a_state_file_of_one_mib_is_read_and_one_byte_more_asks(tmp_path):
+    """The bound is 1 MiB exactly: a todo list of that size is read to its last line."""
+    top = make_repo(tmp_path / "t")
+    (top / ".git" / "rebase-merge").mkdir()
+    todo = top / ".git" / "rebase-merge" / "git-rebase-todo"
+    tail = "exec evil\n"
+    todo.write_text("#" * ((1 << 20) - len(tail) - 1) + "\n" + tail)
+    assert todo.stat().st_size == 1 << 20
+    assert "would run: exec evil" in repocheck.describe(
+        repocheck.check("git rebase --continue", str(top), str(top)).reasons)
+    todo.write_text("#" * ((1 << 20) - len(tail)) + "\n" + tail)
+    assert repocheck.describe(repocheck.check("git rebase --continue", str(top), str(top)).reasons) == \
+        "its rebase todo list is longer than DashFloat reads"
+
+
+def test_alternates_are_followed_as_deep_as_git_follows_them(tmp_path):
+    """git reads a repository's alternates and theirs, six object stores in a chain, and
+    ignores the seventh ("nesting too deep"); a cycle ends there too."""
+    root = tmp_path / "root"
+    secret = make_repo(tmp_path / "secret")
+    top = make_repo(root / "t")
+
+    def chain(length: int) -> None:  # top -> s1 -> ... -> s<length>, the last one outside
+        stores = [root / f"s{k}" / "objects" for k in range(1, length)] + [secret / ".git" / "objects"]
+        (top / ".git" / "objects" / "info" / "alternates").write_text(f"{stores[0]}\n")
+        for here, nxt in zip(stores, stores[1:], strict=False):
+            (here / "info").mkdir(parents=True, exist_ok=True)
+            (here / "info" / "alternates").write_text(f"{nxt}\n")
+
+    chain(6)
+    assert f"{secret}/.git/objects (objects/info/alternates)" in repocheck.describe(
+        repocheck.check("git status", str(top), str(root)).reasons)
+    chain(7)  # git ignores the seventh store: nothing outside is read
+    assert repocheck.check("git status", str(top), str(root)).reasons == ()
+    (root / "s1" / "objects" / "info" / "alternates").write_text(f"{top}/.git/objects\n")  # a cycle
+    assert repocheck.check("git status", str(top), str(root)).reasons == ()
+
+
 def test_alternates_are_unquoted_and_followed_as_git_does(tmp_path):
     root = tmp_path / "root"
     secret = make_repo(tmp_path / "secret")

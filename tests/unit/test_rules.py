@@ -895,6 +895,19 @@ def test_a_rule_matches_only_calls_of_its_tool():
     assert not rule_matches(r, "write_file", {"path": ".env"})
     assert not rule_matches(parse_rule("execute_command", DENY), "read_file", {"path": "x"})
 
+def test_rule_matches_answers_a_bool_on_every_path():
+    """A public predicate: True or False, never None (a caller may compare or store it)."""
+    allow = parse_rule("execute_command(git status)", ALLOW)
+    deny = parse_rule("execute_command(rm *)", DENY)
+    for rule, command, expected in [
+        (allow, "git status", True),
+        (allow, "git status | head", False),  # not one simple command
+        (allow, "git log", False),
+        (deny, "ls -l", False),  # strict, no candidate matches
+        (deny, "ls; rm x", True),
+    ]:
+        assert rule_matches(rule, C, {"command": command}) is expected, command
+
 def test_a_path_is_never_judged_as_a_command():
     d = _who(STD, "write_file", "docs/sed -i")  # (a file name that reads like sed -i)
     assert (d.decision, d.who) == (ALLOW, f'rule "write_file(docs/**)" in {USER}')
@@ -2091,3 +2104,19 @@ def test_ordinary_arithmetic_subscripts_and_xargs_still_parse():
     for command in ("(( x + 1 ))", "a[i]=1; b[x+1]=2", "find . | xargs grep foo", "ls | xargs -n1 echo",
                     "git bisect start", "env -i PATH=/bin ls"):
         assert analyze_command(command).problems == [], command
+
+
+@pytest.mark.parametrize("command, problems", [
+    ("echo $((1)", ["'(' is never closed", "sh and bash end this '$((' at different places"]),
+    ("echo $(((1)))", []),  # dash counts the inner "(" as bash does
+    ("echo $((1\\)))", []),  # an escaped ")" closes nothing in either shell
+    ("echo $(( $x + 1 ))", []),
+    ("echo $(( {)) }", []),  # a "{" is a "${" only after a "$"
+    ("echo $(( $'))' ))", ["sh and bash end this '$((' at different places"]),  # dash: no $'...'
+])
+def test_where_sh_and_bash_end_an_arithmetic_expansion(command, problems):
+    assert analyze_command(command).problems == problems
+
+def test_the_commands_after_bash_old_arithmetic_are_still_read():
+    a = analyze_command("echo $[''] ; rm x")
+    assert a.unparsable and ["rm", "x"] in a.candidates

@@ -4,6 +4,11 @@ commands or write files (tools/scripts.py, rules.dangerous_script)."""
 
 from __future__ import annotations
 
+import os
+import random
+import shutil
+import subprocess
+
 import pytest
 
 from dashfloat.tools import pipeline, rules
@@ -105,7 +110,7 @@ def test_the_commands_a_sed_script_runs(argv, expected):
         (["awk", '{system("rm x")}'], "runs a command: system()"),
         (["awk", '{print | "sh"}'], "runs a command: a pipe"),
         (["awk", 'BEGIN{"date" | getline d}'], "reads a command's output or a file: getline"),
-        (["awk", '{print > "out"}'], "may write a file: a > redirection (or a comparison)"),
+        (["awk", '{print > "out"}'], "may write a file: a > redirection"),
         (["awk", "-f", "x.awk", "f"], "its script is read from a file or an extension (-f)"),
         (["awk", "-Fd", "-vpid=1", "{print}", "f"], None),  # attached values, not -d/-p
         (["gawk", "-e", "BEGIN{}", "-e", 'END{system("x")}'], "runs a command: system()"),
@@ -129,6 +134,84 @@ def test_the_commands_a_sed_script_runs(argv, expected):
 )
 def test_awk_scripts(argv, expected):
     assert awk_danger(argv) == expected
+
+
+_WRITE, _PIPE = "may write a file: a > redirection", "runs a command: a pipe"
+
+
+@pytest.mark.parametrize("script, expected", [
+    # a comparison, "or", and the text of strings, regexes and comments write nothing
+    ("$1 > 5", None), ("NR > 1 { print $2 }", None), ("$2 >= 10", None), ("length($0) > 72", None),
+    ("{ if ($3 > max) max = $3 } END { print max }", None), ("/foo|bar/", None),
+    ('$1 == "a" || $2 == "b"', None), ("{ print ($1 > 2) }", None), ('{ printf("%d\\n", $1 > 2) }', None),
+    ('{ print "a>b" }', None), ("# x > y\n{ print }", None),
+    ('BEGIN { FS = "|" }', None), ("/a>b/ { print }", None), ("{ print /x>/ }", None),
+    ("{ print\n x > 5 }", None),  # the newline ends the print statement
+    ("/[[:alpha:]]>/ { n++ } $1 > 3", None), ("{ x = $1 / 2; y = $2 / 3 }", None),
+    # a ">" of a print or printf statement outside parentheses writes; ">>" and "|" anywhere
+    ('{ print > "out" }', _WRITE), ('{ printf "%s", $1 > "/tmp/x" }', _WRITE), ('{ print $1 >> "f" }', _WRITE),
+    ('{ print (a) > "f" }', _WRITE), ('{ print a, (b) > "f" }', _WRITE), ('{ print a; print b > "f" }', _WRITE),
+    ('{ print a,\n b > "f" }', _WRITE),  # after a comma the statement goes on
+    ('{ print a \\\n > "f" }', _WRITE), ('{ print a /2> "f" }', _WRITE), ('NR > 1 { print > "f" }', _WRITE),
+    ("{ print $1 / 2 > 1 ? 1 : 0 }", _WRITE), ('{ print | "sh" }', _PIPE), ('{ print |& "cmd" }', _PIPE),
+    # unsure readings fall back to the text: any ">" or "|" asks
+    ('/[/]/ { print $1 > 2 }', _WRITE),  # a "/" in a bracket: the awks end the regex differently
+    ("{ x++ /2/ > 1 }", _WRITE), ("length / 2 > 1", _WRITE), ('{ print "unterminated > }', _WRITE),
+])
+def test_awk_tells_a_redirection_from_a_comparison(script, expected):
+    assert awk_danger(["awk", script]) == expected
+
+
+def _random_awk_program(rnd: random.Random) -> str:
+    """A small awk program mixing comparisons, divisions, regexes, parentheses and print
+    statements with and without redirections (many are valid, some are not)."""
+    def expr(d: int = 0) -> str:
+        atoms = ["$1", "$2", "a", "2", '"s>t"', "NR", "/x/", "/a>b/", "length($0)", "$NF"]
+        if d > 2:
+            return rnd.choice(atoms)
+        a, b = expr(d + 1), expr(d + 1)
+        return rnd.choice([rnd.choice(atoms), f"({a})", f"{a} > {b}", f"{a} / {b}", f"{a}/{b}", f"{a} >= {b}",
+                           f"{a} || {b}", f"{a} ? {b} : {expr(d + 1)}", f"{a} {b}", f"{a} ~ {b}"])
+
+    def stmt(d: int = 0) -> str:
+        items = rnd.choice([expr(), f"{expr()}, {expr()}", f"{expr()},\n {expr()}"])
+        options = [f"print {items}", f'print {items} > "f"', "print", f'printf "%s\\n", {items}',
+                   f'print {items} >> "g"', f"a = {expr()}", expr(), f'print ({items}) > "h"',
+                   f"print ({items})", f'printf("%s\\n", {expr()}) > "p"', 'print > "q"']
+        if d < 2:
+            options += [f"if ({expr()}) {stmt(d + 1)}", f"{{ {stmt(d + 1)} }}"]
+        return rnd.choice(options)
+
+    rules_ = []
+    for _ in range(rnd.randint(1, 3)):
+        body = rnd.choice(["; ", "\n", ";\n"]).join(stmt() for _ in range(rnd.randint(1, 3)))
+        rules_.append(f"{rnd.choice(['', expr(), 'NR > 1', 'BEGIN', 'END'])} {{ {body} }}")
+    return rnd.choice(["\n", " "]).join(rules_)
+
+
+_AWKS = [awk for awk in (["mawk"], ["gawk"], ["gawk", "--posix"], ["busybox", "awk"], ["original-awk"])
+         if shutil.which(awk[0]) and (awk[0] != "busybox" or subprocess.run(
+             awk + ["BEGIN{}"], capture_output=True).returncode == 0)]
+
+
+@pytest.mark.skipif(not _AWKS, reason="no awk installed")
+def test_an_awk_script_said_to_write_nothing_writes_nothing_in_the_real_awks(tmp_path):
+    """The oracle: each installed awk runs random programs; every one that writes a file (or
+    fails to parse: no matter) must be one awk_danger asks about."""
+    rnd = random.Random(8)
+    wrote = passed = 0
+    for k in range(150):
+        script = _random_awk_program(rnd)
+        verdict = awk_danger(["awk", script])
+        passed += verdict is None
+        for awk in _AWKS:
+            run = tmp_path / f"{k}-{awk[-1]}"
+            run.mkdir()
+            subprocess.run(awk + [script], input="1 2\n3 4\n", cwd=run, capture_output=True, text=True, timeout=10)
+            if os.listdir(run):
+                wrote += 1
+                assert verdict is not None, (awk, script)
+    assert wrote > 25 and passed > 5  # the programs exercise both sides
 
 
 def _policy(*allow: str) -> Policy:
@@ -163,6 +246,7 @@ def test_an_allow_rule_for_the_program_asks_for_what_it_would_run_or_write(tmp_p
 
 @pytest.mark.parametrize("command, allow", [
     ("sed -n '1,5p' a.txt", "sed -n *"), ("awk '{print $1}' a.txt", "awk *"),
+    ("awk 'NR > 1 && $3 >= 10 || /a|b/ { print $2 }' a.txt", "awk *"),
     ("git bisect start", "git *"), ("git submodule status", "git *"), ("env -i LANG=C ls", "env *"),
     ("nice -n 5 ls -l", "nice *"), ("timeout 10 make test", "timeout *"),
 ])
