@@ -1429,7 +1429,13 @@ Safe with the neutralisation and the checks above
 .B \-\-textconv
 and
 .B \-\-git\-dir
-ask as dangerous arguments).
+ask as dangerous arguments, and so do
+.B "git grep \-O"
+(a pager it names) and
+.B "git rebase \-x"
+(a command); the
+.B \-O
+of diff, log and show only orders the files).
 .TP
 .BR ls ", " cat ", " head ", " tail ", " wc ", " pwd ", " which ", " stat ", " du ", " file
 Read files and run nothing that a repository names.

@@ -2249,7 +2249,7 @@ def dangerous_script(argv: Sequence[str]) -> str | None:
 
 # Short options that take a value, which may be attached (`date -Iseconds`, `date -d@0`):
 # in a cluster, what follows one is its value, not more options
-_ATTACHED_VALUE = {"date": "dfrI"}
+_ATTACHED_VALUE = {"date": "dfrI", "git": "O"}  # (git: every subcommand with a -O takes its value)
 
 
 # Commands whose Nth operand is a file they write (`uniq in out`): asked, whatever it is
@@ -2284,8 +2284,10 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
             # the rest of the cluster after an option that takes a value is that value
             cut = next((j for j, ch in enumerate(option[1:], 1) if ch in takes), None)
             option = option if cut is None else option[:cut + 1]
+        after = argv[sub_at] if k + 1 > sub_at else None
         for entry in entries:
-            if _dangerous_word(entry, option) and not (entry in own and k + 1 > sub_at):
+            if (_dangerous_word(entry, option) and not (entry in own and after is not None)
+                    and after not in _HARMLESS_AFTER.get((base, entry), ())):
                 return word
     return None
 
@@ -2294,6 +2296,15 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
 # is a combined diff, `git grep -c` counts), and whole options that are not abbreviations
 _GLOBAL_ONLY = {"git": ("-c",)}
 _COMPLETE_OPTIONS = {"git": ("--text",)}
+# options harmless after these git subcommands, and only these (`git grep -O` opens the files
+# in a pager it names, `git rebase -x` and `git difftool -x` run a command; a user's alias may
+# stand for any of them): `-O<orderfile>` orders a diff's files, `git cherry-pick -x` notes
+# the commit picked, `git ls-files -x` excludes a pattern
+_HARMLESS_AFTER = {
+    ("git", "-O"): ("diff", "log", "show", "format-patch", "diff-tree", "diff-index", "diff-files",
+                    "whatchanged", "range-diff"),
+    ("git", "-x"): ("cherry-pick", "ls-files"),
+}
 
 
 # -- matching a call -----------------------------------------------------------------

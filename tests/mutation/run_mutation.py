@@ -70,7 +70,8 @@ EQUIVALENT = Path(__file__).with_name("equivalent.txt")
 DEFAULT_MODULES = [
     "dashfloat/tools/pathpolicy.py", "dashfloat/tools/safeopen.py", "dashfloat/tools/names.py",
     "dashfloat/tools/repocheck.py", "dashfloat/tools/edit.py", "dashfloat/tools/files.py",
-    "dashfloat/tools/exec.py", "dashfloat/tools/rules.py", "dashfloat/tools/permissions.py",
+    "dashfloat/tools/exec.py", "dashfloat/tools/rules.py", "dashfloat/tools/scripts.py",
+    "dashfloat/tools/alwaysask.py", "dashfloat/tools/permissions.py",
     "dashfloat/tools/guard.py", "dashfloat/tools/pipeline.py", "dashfloat/tools/preview.py",
     "dashfloat/tools/results.py", "dashfloat/tools/catalogue.py", "dashfloat/tools/runner.py",
     "dashfloat/llm/sse.py", "dashfloat/llm/toolcalls.py", "dashfloat/llm/errors.py",
@@ -78,6 +79,7 @@ DEFAULT_MODULES = [
     "dashfloat/agent.py", "dashfloat/conversation.py",
     "dashfloat/tools/hooks.py", "dashfloat/tools/reaper.py", "dashfloat/llm/endpoint.py",
     "dashfloat/tools/search.py", "dashfloat/masking.py", "dashfloat/context.py", "dashfloat/metering.py",
+    "dashfloat/tools/gitchanges.py", "dashfloat/tools/undo.py", "dashfloat/llm/viarequests.py",
 ]
 TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]

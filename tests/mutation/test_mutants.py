@@ -188,6 +188,15 @@ def test_a_result_of_the_current_source_gets_its_scope_written_in():
                for m in found)
 
 
+def test_every_module_of_llm_tools_and_the_agent_is_mutated():
+    """The brief's scope is llm/, tools/ and the agent: a new module there joins the run."""
+    root = run_mutation.ROOT
+    wanted = {str(p.relative_to(root)) for part in ("llm", "tools")
+              for p in (root / "dashfloat" / part).glob("*.py") if p.name != "__init__.py"}
+    wanted |= {"dashfloat/agent.py", "dashfloat/conversation.py"}
+    assert wanted - set(run_mutation.DEFAULT_MODULES) == set()
+
+
 def test_the_reviewed_list_parses_and_names_existing_modules():
     for entry in run_mutation.load_equivalent():
         assert (run_mutation.ROOT / entry.module).is_file(), entry

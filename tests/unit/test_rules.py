@@ -1896,6 +1896,14 @@ def test_wrapper_chains_still_deny():
         (["git", "diff", "--output-indicator-new=+"], None),
         (["git", "fetch", "--upload-pack", "x"], "--upload-pack"),
         (["git", "grep", "-Ovim", "x"], "-Ovim"),
+        (["git", "grep", "-O", "vim", "x"], "-O"),
+        (["git", "g", "-Otxt", "x"], "-Otxt"),  # an alias may be grep
+        # -O<orderfile> orders a diff (the letters of its value are no options); cherry-pick
+        # -x notes the commit, ls-files -x excludes a pattern
+        (["git", "diff", "-O", "order"], None), (["git", "diff", "-Oorder.txt"], None),
+        (["git", "log", "-pO", "order"], None), (["git", "show", "-Oo", "HEAD"], None),
+        (["git", "cherry-pick", "-x", "abc"], None), (["git", "ls-files", "-x", "*.o"], None),
+        (["git", "difftool", "-x", "sh"], "-x"), (["git", "rebase", "-Ox", "make"], "-Ox"),
         (["git", "rebase", "-x", "rm -rf ~", "HEAD~3"], "-x"),  # (the short --exec)
         (["git", "rebase", "-ix", "make", "main"], "-ix"),
         (["git", "difftool", "--extcmd=vimdiff"], "--extcmd=vimdiff"),
