@@ -597,12 +597,13 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     dirs: list[str] = []
     aliases_matter = False
     argvs = _git_argvs(a) or [["git"]]
-    writes = transports = worktree = False
+    writes = writes_tree = transports = worktree = False
     dir_names: list[tuple[str, str]] = []
     at_top: list[tuple[str, str]] = []
     for argv in argvs:
         c_dirs, sub, why = _git_options(argv)
         writes |= sub not in _READS_ONLY
+        writes_tree |= sub not in _KEEPS_THE_WORK_TREE
         action = argv[argv.index(sub) + 1:][:1] if sub == "worktree" else []
         worktree |= sub == "worktree" and action != ["list"]
         if sub in ("init", "clone") or action == ["add"]:
@@ -637,7 +638,7 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
     for d in dict.fromkeys(dirs):
         if os.path.isdir(d):
             reasons.extend(_check_repository(d, root_real, probe, environ, aliases_matter, seen, budget,
-                                             depth=0, use=_Use(writes, transports, worktree, tuple(dir_names),
+                                             depth=0, use=_Use(writes, writes_tree, transports, worktree, tuple(dir_names),
                                                      tuple(at_top))))
     return reasons
 
@@ -646,7 +647,8 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
 class _Use:
     """What the command's git does that some findings depend on."""
 
-    writes: bool  # a git command not in _READS_ONLY
+    writes: bool  # a git command not in _READS_ONLY (it may write files of the git directory)
+    writes_tree: bool  # a git command not in _KEEPS_THE_WORK_TREE (it may write the work tree)
     transports: bool  # talks to another repository (_TRANSPORTS)
     worktree: bool  # `git worktree ...`: acts on the linked worktrees, wherever they are
     dir_names: tuple[tuple[str, str], ...] = ()  # (command, word): a word naming a directory
@@ -706,7 +708,7 @@ def _option_values(rest: list[str], name: str) -> list[str]:
     out = []
     for i, w in enumerate(rest):
         given, eq, value = w.partition("=")
-        if len(given) > 3 and name.startswith(given):
+        if len(given) > 2 and name.startswith(given):  # "--" and a letter at least
             out.extend([value] if eq else rest[i + 1:i + 2])
     return out
 
@@ -725,7 +727,7 @@ def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]
         end = at[0] + 1 if at else len(rest)
         named += [w for w in rest[:end] if not w.startswith("-")]
         words = words[1:]
-    return named, words
+    return list(dict.fromkeys(named)), words
 
 
 def _created(argv: list[str], sub: str) -> list[str]:
@@ -841,7 +843,7 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
             found.append(_finding(e, root_real))
         elif _names_a_file_outside(e, top, root_real):
             files.append(_finding(e, root_real))
-        reasons.extend(_include_reasons(e, probe, top, root_real, use.writes))
+        reasons.extend(_include_reasons(e, probe, top, root_real, use, (gitdir, common)))
     if found:
         reasons.append(_names("git would run what the repository's config names: ", found))
     if files:
@@ -861,7 +863,8 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
-                                             budget, depth=depth + 1, use=_Use(use.writes, use.transports, False)))
+                                             budget, depth=depth + 1,
+                                             use=_Use(use.writes, use.writes_tree, use.transports, False)))
             if reasons:
                 break
     return reasons
@@ -1030,6 +1033,8 @@ def _links_out(gitdir: str, common: str) -> list[str]:
                 names = dirnames + filenames
                 dirnames[:] = [n for n in dirnames if n in ("pack", "info")]  # not the fan-out
                 count += len(names)
+                if count > MAX_GIT_DIR_ENTRIES:  # (a store's own entries are looked at too)
+                    raise _Unreadable("its git directory has more files than DashFloat checks")
                 found.extend(filter(None, (away(os.path.join(dirpath, n)) for n in sorted(names))))
                 continue
             dirnames.sort()
@@ -1132,8 +1137,9 @@ def _rebase_reasons(gitdir: str) -> list[str]:
             continue
         if path.endswith("opts"):  # a config file: strategy = <name>
             names = re.findall(r"^\s*strategy\s*=\s*(\S+)", text, re.M)
-        else:
-            names = text.split()[:1]
+        else:  # git reads the whole file less one line end: "ort x" is no built-in strategy
+            name = text[:-2] if text.endswith("\r\n") else text[:-1] if text.endswith("\n") else text
+            names = [name.replace("\n", "\\n")] if text else []  # (shown on one line)
         found.extend(f"strategy {visible(n)}" for n in names if n not in _BUILTIN_STRATEGIES)
     if found:
         return [_names("a rebase or cherry-pick in progress would run: ", found)]
@@ -1170,19 +1176,31 @@ _READS_ONLY = frozenset((
 ))
 
 
-def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, writes: bool) -> list[str]:
+# of the commands that write, those that write only the git directory, never the work tree
+# (add runs clean filters, which the config check judges; commit writes COMMIT_EDITMSG)
+_KEEPS_THE_WORK_TREE = _READS_ONLY | frozenset((
+    "add", "stage", "commit", "tag", "branch", "fetch", "push", "remote", "ls-remote", "gc", "fsck",
+))
+
+
+def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _Use,
+                     gitdirs: tuple[str, ...]) -> list[str]:
     """An include of the repository's config (`include.path`, `includeIf.<cond>.path`): its
     file's program keys count whatever the condition (`onbranch:` turns on when a command
-    switches branch); a file in the work tree or the working directory, or one that does not
-    exist yet, may be written by the command itself before a git child reads it
-    (`git stash pop` restored one, then ran a filter it named)."""
+    switches branch). The command itself may write the file before a git child reads it
+    (`git stash pop` restored one, then ran a filter it named): one in the git directory if
+    it writes at all (`git commit -m` writes COMMIT_EDITMSG, then runs `git maintenance`);
+    one in the work tree or the working directory, or one that does not exist yet, if it
+    writes the work tree (a team's shared `../.gitconfig` does not make `git commit` ask)."""
     key = e.key.lower()
     if not (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) \
             or not e.value:
         return []
     base = os.path.dirname(e.path) if e.path else top
     target = os.path.realpath(os.path.join(base, os.path.expanduser(e.value)))
-    if writes and (not os.path.isfile(target) or _inside(target, top) or _inside(target, root_real)):
+    in_git = any(_inside(target, os.path.realpath(g)) for g in gitdirs)
+    if (in_git and use.writes) or (use.writes_tree and (
+            not os.path.isfile(target) or _inside(target, top) or _inside(target, root_real))):
         return [f"the repository's config includes {visible(e.value)}, a file the command "
                 f"itself may write before git reads it"]
     if not os.path.isfile(target):

@@ -996,6 +996,26 @@ def test_which_keys_are_includes_and_which_included_files_ask(tmp_path):
     assert may_write in repocheck.describe(repocheck.check("git stash pop", str(top), str(top)).reasons)
 
 
+def test_an_include_in_the_work_tree_asks_only_before_a_command_that_writes_the_work_tree(tmp_path):
+    """A team's shared config in the work tree (`include.path = ../.gitconfig`) made every
+    git add and commit ask; only a command that writes the work tree may rewrite it before
+    a git child reads it. One in the git directory asks before any command that writes."""
+    top = make_repo(tmp_path / "t")
+    (top / ".gitconfig").write_text('[alias]\n\tst = status\n')
+    config(top, "include.path", "../.gitconfig")
+    may_write = "includes ../.gitconfig, a file the command itself may write"
+    for command in ("git add a", "git commit -m x", "git tag v1", "git branch b", "git fetch", "git status"):
+        assert repocheck.check(command, str(top), str(top)).reasons == (), command
+    for command in ("git checkout -b z", "git stash", "git merge b", "git reset --hard", "git restore a",
+                    "git pull", "git commit -m x && git checkout main"):
+        assert may_write in repocheck.describe(repocheck.check(command, str(top), str(top)).reasons), command
+    config(top, "--unset", "include.path")
+    config(top, "include.path", "COMMIT_EDITMSG")  # in the git directory: commit writes it
+    in_git = "includes COMMIT_EDITMSG, a file the command itself may write"
+    assert in_git in repocheck.describe(repocheck.check("git commit -m x", str(top), str(top)).reasons)
+    assert repocheck.check("git log", str(top), str(top)).reasons == ()
+
+
 def test_a_work_tree_git_cannot_list_asks(tmp_path, monkeypatch):
     top = make_repo(tmp_path / "t")
     real = repocheck._Probe.run
@@ -1027,6 +1047,12 @@ def test_a_rebase_in_progress_asks_for_what_it_would_run_and_only_that(tmp_path)
     assert "strategy evil" in repocheck.describe(repocheck.check("git cherry-pick --continue", str(other), str(other)).reasons)
     (other / ".git" / "sequencer" / "opts").write_text("[options]\n\tstrategy = recursive\n")
     assert repocheck.check("git cherry-pick --continue", str(other), str(other)).reasons == ()
+    # git reads the strategy file whole, less its line end: "ort x" is no built-in strategy
+    (state / "git-rebase-todo").write_text("pick 1234 one\n")
+    for text, named in [("ort\r\n", None), ("ort x\n", "ort x"), ("ort\nx\n", "ort\\nx")]:
+        (state / "strategy").write_bytes(text.encode())
+        found = repocheck.describe(repocheck.check("git rebase --continue", str(top), str(top)).reasons)
+        assert found == ("" if named is None else f"a rebase or cherry-pick in progress would run: strategy {named}")
 
 
 def test_the_aliases_git_runs_itself_are_found_whatever_the_command(tmp_path):
@@ -1418,3 +1444,124 @@ def test_legacy_remotes_are_read_as_git_reads_them_and_too_many_ask(tmp_path, mo
         (repo / ".git" / "worktrees" / f"w{k}").mkdir(parents=True)
     assert "more linked worktrees than DashFloat checks" in repocheck.describe(
         repocheck.check("git worktree prune", str(repo), str(repo)).reasons)
+
+
+def test_the_words_of_a_transport_that_name_its_repository():
+    named = repocheck._named_repositories
+    assert named(["git", "push", "./deploy", "main"], "push") == (["./deploy"], ["main"])
+    assert named(["git", "push", "--", "./deploy", "main"], "push") == (["./deploy"], ["main"])
+    assert named(["git", "fetch", "-v", "--", "../r", "x"], "fetch") == (["../r"], ["x"])
+    # (git blocks a repository that starts with "-": "strange pathname")
+    assert named(["git", "push", "--repo", "../r", "main"], "push") == (["../r", "main"], [])
+    # git takes any unique abbreviation, one letter included (archive has one --r option)
+    assert repocheck._option_values(["--r=../x", "HEAD"], "--remote") == ["../x"]
+    assert repocheck._option_values(["--rem", "../x"], "--remote") == ["../x"]
+    assert repocheck._option_values(["--", "x", "-", "y"], "--remote") == []
+
+
+def _entries_looked_at(gitdir) -> int:
+    """What the walk of _links_out counts, read independently: every name under the git
+    directory but the hooks directory's and an object store's fan-out."""
+    n = 0
+    for dirpath, dirs, files in os.walk(gitdir):
+        rel = os.path.relpath(dirpath, gitdir)
+        if rel == ".":
+            dirs.remove("hooks")
+        n += len(dirs) + len(files)
+        if rel == "objects":
+            dirs[:] = [d for d in dirs if d in ("pack", "info")]
+    return n
+
+
+def test_the_git_directory_is_walked_up_to_its_bound_exactly(tmp_path, monkeypatch):
+    top = make_repo(tmp_path / "t")
+    many = top / ".git" / "modules" / "a" / "refs" / "objects"  # no object store: counted
+    many.mkdir(parents=True)
+    for k in range(30):
+        (many / f"b{k}").write_text("0" * 40 + "\n")
+    (top / ".git" / "modules" / "objects").mkdir()  # a submodule named "objects"
+    (top / ".git" / "modules" / "objects" / "HEAD").write_text("ref: refs/heads/main\n")
+    n = _entries_looked_at(top / ".git")
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", n)
+    assert repocheck.check("git status", str(top), str(top)).reasons == ()
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", n - 1)
+    assert "more files than DashFloat checks" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 10_000)
+    for k in range(300):  # an object store's own entries count: its listing is bounded too
+        (top / ".git" / "objects" / f"x{k}").mkdir()
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 200)
+    assert "more files than DashFloat checks" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+
+
+def test_links_out_are_named_in_order_and_alternates_once(tmp_path):
+    root = tmp_path / "root"
+    top = make_repo(root / "t")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for sub in ("refs/zz", "logs/aa", "info/mm"):
+        (top / ".git" / sub).mkdir(parents=True, exist_ok=True)
+        os.symlink(outside, top / ".git" / sub / "l")
+    found = repocheck.describe(repocheck.check("git status", str(top), str(root)).reasons)
+    assert found.index("info/mm/l") < found.index("logs/aa/l") < found.index("refs/zz/l")
+    for k in (1, 2):
+        make_repo(tmp_path / f"s{k}")
+    (top / ".git" / "objects" / "info" / "alternates").write_text(
+        f"{tmp_path / 's1' / '.git' / 'objects'}\n{tmp_path / 's2' / '.git' / 'objects'}\n")
+    found = repocheck.describe(repocheck.check("git log", str(top), str(root)).reasons)
+    assert found.count("(objects/info/alternates)") == 1  # the first one says it
+
+
+def test_a_config_file_named_inside_the_work_tree_or_the_working_directory_does_not_ask(tmp_path):
+    """Started in a subdirectory, a file elsewhere in the work tree is the repository's own;
+    started above it, a file beside the repository is in the working directory."""
+    top = make_repo(tmp_path / "t")
+    (top / "sub").mkdir()
+    config(top, "core.excludesFile", "extra-ignore")
+    assert repocheck.check("git status", str(top / "sub"), str(top / "sub")).reasons == ()
+    config(top, "core.excludesFile", "../beside-ignore")
+    assert repocheck.check("git status", str(top), str(tmp_path)).reasons == ()
+    assert "names files outside the working directory" in repocheck.describe(
+        repocheck.check("git status", str(top), str(top)).reasons)
+
+
+def test_remote_entries_are_read_past_an_empty_value_and_only_url_rewrites_count(tmp_path):
+    top = make_repo(tmp_path / "t")
+    git(tmp_path, "init", "-q", "--bare", "deploy.git")
+    config(top, "core.empty", "")
+    config(top, f"url.{tmp_path / 'deploy.git'}.other", "x")  # a url.* key, but no rewrite
+    assert repocheck.check("git fetch", str(top), str(top)).reasons == ()
+    config(top, "remote.d.url", str(tmp_path / "deploy.git"))
+    assert "a remote's URL is a repository on this machine" in repocheck.describe(
+        repocheck.check("git fetch", str(top), str(top)).reasons)
+
+
+def test_a_legacy_remote_is_a_remote_name_not_a_directory(tmp_path):
+    top = make_repo(tmp_path / "t")
+    (top / "docs").mkdir()
+    git(top, "init", "-q", "--bare", "docs/x.git")
+    (top / ".git" / "remotes").mkdir()
+    (top / ".git" / "remotes" / "docs").write_text("URL: https://example.invalid/x.git\n")
+    assert repocheck.check("git push docs main", str(top), str(top)).reasons == ()
+
+
+def test_legacy_remotes_and_worktrees_are_read_up_to_their_bound_exactly(tmp_path, monkeypatch):
+    monkeypatch.setattr(repocheck, "MAX_REPOSITORIES", 2)  # read: 8 of each
+    top = make_repo(tmp_path / "t")
+    (top / ".git" / "remotes").mkdir()
+    for k in range(8):
+        (top / ".git" / "remotes" / f"r{k}").write_text("URL: https://example.invalid/x.git\n")
+    assert repocheck.check("git push r0", str(top), str(top)).reasons == ()
+    (top / ".git" / "remotes" / "r8").write_text("URL: https://example.invalid/x.git\n")
+    assert "more .git/remotes files" in repocheck.describe(repocheck.check("git push r0", str(top), str(top)).reasons)
+    other = make_repo(tmp_path / "u")
+    away = tmp_path / "away"
+    for k in range(8):
+        (other / ".git" / "worktrees" / f"w{k}").mkdir(parents=True)
+    (other / ".git" / "worktrees" / "w7" / "gitdir").write_text(f"{away / '.git'}\n")  # w0..w6: unreadable
+    assert f"linked worktrees outside the working directory: {away}" in repocheck.describe(
+        repocheck.check("git worktree prune", str(other), str(other)).reasons)
+    (other / ".git" / "worktrees" / "w8").mkdir()
+    assert "more linked worktrees" in repocheck.describe(
+        repocheck.check("git worktree prune", str(other), str(other)).reasons)
