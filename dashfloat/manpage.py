@@ -662,6 +662,12 @@ they would (Esc alone meanwhile); a key that decides nothing says why in the sta
 Keys typed on a question are not typed into the prompt, which keeps its text: the
 question lists them as \(lqtyped here, not used\(rq, so what you typed stays in sight.
 A paste while a question waits is dropped the same way.
+.PP
+Above the keys, a question that a rule, a hook or a check made ask says why:
+.RB \(lq "asks: rule ""execute_command(awk *)"" in user config would allow it, but its awk script may write a file: a > redirection" \(rq,
+.RB \(lq "asks: rule ""execute_command(make *)"" in user config matches" \(rq,
+the hook that asked and its reason, or what the repository check found.
+A question of the built\-in default (no rule matched) says nothing more.
 .SH KEYBINDINGS
 .\" Generated from dashfloat/ui/keymap.py by `make man`; do not edit by hand.
 """

@@ -108,7 +108,7 @@ def stage_hooks(ctx: CallContext) -> dict | None:
                              f"{ctx.guard.decision} by {ctx.guard.decided_by}: ignored")
             log.warning("audit: %s tried to relax %s to %s", hook.who, ctx.guard.decision, hook.decision)
         elif ctx.guard.decided_by == hook.who:
-            ctx.reason = hook.reason or ctx.reason
+            ctx.reason = hook.reason or f"{hook.who} answered {hook.decision}"
     return None
 
 
@@ -202,12 +202,32 @@ def pre_execute(ctx: CallContext) -> tuple[str, object]:
             if ctx.exec_env:
                 prepared = dataclasses.replace(prepared, env=ctx.exec_env)
         return ("run", prepared)
+    # why it asks, when a rule, a hook or a check made it (an allow rule that names the
+    # command but for a dangerous argument or its shape, an ask rule...), not the default;
+    # the protection says it next to the keys ("always asks")
+    why = _why_it_asks(ctx, who)
+    if why and why not in ctx.preview_notes:
+        ctx.preview_notes.insert(0, why)
     if ctx.preview_notes and prepared is not None:
         notes = [("marker", preview.safe(note)) for note in ctx.preview_notes]
         prepared = dataclasses.replace(
             prepared, preview=[*prepared.preview, *notes],
             full=None if prepared.full is None else [*prepared.full, *notes])
     return ("ask", prepared)
+
+
+def _why_it_asks(ctx: CallContext, who: str) -> str:
+    """The note of a question that a rule, a hook or a check made ask ("" for the default
+    question, and for the protection, which says it next to the keys): the rule's reason
+    names the allow rule and what stopped it; an ask rule and a hook are named."""
+    if who == rules.BUILT_IN_DEFAULT or not ctx.reason \
+            or ctx.reason == getattr(ctx.rule_decision, "always_asks", ""):
+        return ""
+    if who.startswith("pre_tool_use hook") and who not in ctx.reason:
+        return f"asks: {who}: {ctx.reason}"
+    if ctx.reason == f"an {guard_module.ASK} rule matches":
+        return f"asks: {who} matches"
+    return f"asks: {ctx.reason}"
 
 
 # Stages `dashfloat policy check` skips: a CALL names only the main argument (so the other

@@ -2483,6 +2483,7 @@ def rule_matches(
     return _matches(rule, _Call(name, args, root, aliases))
 
 
+BUILT_IN_DEFAULT = "built-in default"  # who decided when no rule matched
 _DEFAULTS: tuple[Rule, ...] = (
     _builtin("read_file", ALLOW),
     _builtin("list_directory", ALLOW),
@@ -2618,7 +2619,7 @@ def evaluate(
     else:
         from_rule = False
         default = next(r for r in _DEFAULTS if r.tool == name and r.pattern is None)
-        decision = Decision(default.decision, "built-in default",
+        decision = Decision(default.decision, BUILT_IN_DEFAULT,
                             f"{name} {'is allowed' if default.decision == ALLOW else 'asks'} "
                             "by default", default)
         if decision.decision != ALLOW:

@@ -147,3 +147,40 @@ def test_redaction_keeps_tokens_that_are_not_the_configured_secret(tmp_path):
     c = ctx(tmp_path, "read_file", {"path": "a"}, secrets=(SECRET,))
     text = "Authorization: Bearer abcdefghijklmnop0123 https://u:pw0123456789@example.com/?token=zzzzzzzz12345678"
     assert pipeline.post_execute(c, {"ok": True, "content": text})["content"] == text
+
+
+def _asks_lines(prepared) -> list[str]:
+    return [text for kind, text in prepared.preview if kind == "marker" and text.startswith("asks: ")]
+
+
+def test_the_question_says_why_it_asks_when_a_rule_or_a_check_made_it_ask(tmp_path):
+    """An allow rule that would have allowed the command but for what its script does, or an
+    ask rule, is said on the preview, once; a default question says nothing more."""
+    layer = [rules.parse_rule("execute_command(awk *)", "allow", "command line"),
+             rules.parse_rule("execute_command(make *)", "ask", "command line")]
+    policy = Policy([("command line", layer)])
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command",
+                                              {"command": "awk '{ print > \"out\" }' f"}, policy=policy))
+    assert kind == "ask" and _asks_lines(prepared) == [
+        'asks: rule "execute_command(awk *)" in command line would allow it, but its awk script may '
+        'write a file: a > redirection']
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "make x"}, policy=policy))
+    assert kind == "ask" and _asks_lines(prepared) == ['asks: rule "execute_command(make *)" in command line matches']
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}, policy=policy))
+    assert kind == "ask" and _asks_lines(prepared) == []  # the default: nothing to explain
+    c = ctx(tmp_path, "execute_command", {"command": "awk 1 f"}, policy=policy, repeats=2)
+    kind, prepared = pipeline.pre_execute(c)  # the repeat guard says it once
+    assert kind == "ask" and len(_asks_lines(prepared)) == 1 and "times in a row" in _asks_lines(prepared)[0]
+
+
+def test_a_hook_that_asks_is_named_on_the_question(tmp_path):
+    """(over an allow rule: a hook that asks where the default asks anyway decides nothing)"""
+    policy = Policy([("command line", [rules.parse_rule("execute_command(ls)", "allow", "command line")])])
+    h = hook(tmp_path, "h.sh", "cat >/dev/null; echo '{\"decision\": \"ask\", \"reason\": \"deploys need a look\"}'\n")
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(h,),
+                                              policy=policy))
+    assert kind == "ask" and _asks_lines(prepared) == [f'asks: pre_tool_use hook "{h}": deploys need a look']
+    quiet = hook(tmp_path, "q.sh", "cat >/dev/null; echo '{\"decision\": \"ask\"}'\n")
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(quiet,),
+                                              policy=policy))
+    assert _asks_lines(prepared) == [f'asks: pre_tool_use hook "{quiet}" answered ask']
