@@ -1004,7 +1004,13 @@ and others); the command strings given to shells and string runners
 .BR "ssh host ..." ,
 .BR watch ,
 sed's
-.BR "e cmd" );
+.BR "e cmd" ,
+awk's
+.BR system("cmd") ,
+.B "print | \(dqcmd\(dq"
+and
+.BR "\(dqcmd\(dq | getline" ;
+one built at run time asks);
 .BR "find \-exec" ;
 .B "git \-c key=!cmd"
 and

@@ -269,6 +269,7 @@ _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 _GDB_COMMANDS = frozenset(("ex", "eval-command", "iex", "init-eval-command", "x", "command", "ix",
                            "init-command"))  # -ex CMD, --eval-command=CMD, -x FILE...
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
+_AWKS = frozenset(("awk", "gawk", "mawk", "nawk", "busybox-awk", "original-awk"))
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
 # Arguments that make an otherwise harmless-looking command run other programs or write files.
@@ -1852,6 +1853,14 @@ class _Expander:
 
             commands = scripts.sed_commands(argv)
             if commands is None:  # `e` alone, `s///e`: the pattern space, known at run time
+                self.opaque = True
+            for text in commands or ():
+                self.nested(text)
+        if key_base in _AWKS:  # system("CMD"), print | "CMD", "CMD" | getline: the shell runs CMD
+            from dashfloat.tools import scripts
+
+            commands = scripts.awk_commands(argv)
+            if commands is None:  # a command built at run time
                 self.opaque = True
             for text in commands or ():
                 self.nested(text)

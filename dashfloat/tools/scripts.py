@@ -1,12 +1,14 @@
 """Programs whose script argument can run commands or write files: sed and awk; and git
 and env, whose arguments can carry a command that the rules do not read as one; gdb and
 bash's fc, which run commands whatever their arguments (an allow rule for them asks).
-For deny rules, `sed_commands` gives the commands a sed script's `e CMD` runs.
+For deny rules, `sed_commands` gives the commands a sed script's `e CMD` runs, and
+`awk_commands` those of awk's `system("CMD")` and pipes.
 
 An allow rule such as `execute_command(sed -n *)` or `execute_command(awk *)` reads like
 "filter text", but sed's `e` command, the `e` and `w` flags of `s`, and its `w`/`W`
 commands run programs or write files, and awk's `system()`, pipes, `getline` from a
-command and `>` redirections do the same. These checks read the script (pure functions,
+command and `>` redirections do the same (a `>` that awk's grammar reads as a comparison
+does not count: `_awk_tokens`). These checks read the script (pure functions,
 no shell) and name what makes it more than a filter; `rules.dangerous_argument` then
 turns such a call from allow into ask. They fail closed: a script read from a file
 (`-f`), or one they cannot parse, counts as dangerous too. sed is read as GNU sed 4.9 reads
@@ -19,7 +21,7 @@ indirect call `@f(...)` (a function named at run time: system) counts as running
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from dashfloat.tools.repocheck import _GIT_VALUE_OPTIONS
 from dashfloat.tools.rules import WRAPPERS, _basename, dangerous_argument
@@ -334,12 +336,14 @@ def _awk_string_end(script: str, i: int) -> int:
     raise _AwkUnsure
 
 
-def _awk_output(script: str) -> str | None:
-    """Whether awk's grammar makes a ">" in `script` an output redirection, or a "|" a pipe.
-    A ">" is a redirection in a print or printf statement outside parentheses (`print $1 >
-    "f"`), a comparison elsewhere (`$1 > 5`, `print ($1 > 5)`); ">>" and a single "|" (`|&`
-    too) are output or pipes anywhere; "||" is "or". Strings, regexes and comments are skipped.
-    Raises _AwkUnsure where the tokens are ambiguous."""
+def _awk_tokens(script: str) -> Iterator[tuple[str, str, bool]]:
+    """awk's tokens of `script`, as (kind, text, at_print): kind "string" (text: its body,
+    escapes kept), "regex", "name", "number", "op" (`>`, `>>`, `>=`, `|`, `|&`, `||`, `(`...)
+    or "newline"; at_print: the token is in a print or printf statement outside parentheses
+    (where a ">" is a redirection: `print $1 > "f"`; elsewhere a comparison). Comments and
+    blanks are skipped. Raises _AwkUnsure where the tokens are ambiguous (a "/" that may
+    divide or start a regex, a "/" in a bracket that the awks end a regex at or not, an
+    unterminated string, a backslash outside one)."""
     i, n = 0, len(script)
     # what came last: "operand" (a "/" divides), "op" (a "/" starts a regex), "print" (the
     # same, and a newline ends the statement), "either" (length, getline, x++: unsure)
@@ -348,6 +352,7 @@ def _awk_output(script: str) -> str | None:
     print_depth = None  # the parenthesis depth of the print/printf statement being read
     while i < n:
         c = script[i]
+        at_print = depth == print_depth
         if c in " \t\r":
             i += 1
         elif c == "\\":
@@ -357,65 +362,117 @@ def _awk_output(script: str) -> str | None:
                 raise _AwkUnsure
         elif c == "\n":  # ends a statement after an operand; after "," "&&" "{"... it continues
             if prev != "op":
-                if depth == print_depth:
+                if at_print:
                     print_depth = None
                 prev = "op"
+            yield "newline", c, at_print
             i += 1
         elif c == "#":
             end = script.find("\n", i)
             i = n if end < 0 else end
         elif c == '"':
-            i = _awk_string_end(script, i)
-            prev = "operand"
+            end = _awk_string_end(script, i)
+            yield "string", script[i + 1:end - 1], at_print
+            i, prev = end, "operand"
         elif c == "/":
             if prev == "either":
                 raise _AwkUnsure
             if prev == "operand":
-                i += 1
-                prev = "op"
+                yield "op", c, at_print
+                i, prev = i + 1, "op"
             else:
-                i = _awk_regex_end(script, i)
-                prev = "operand"
+                end = _awk_regex_end(script, i)
+                yield "regex", script[i + 1:end - 1], at_print
+                i, prev = end, "operand"
         elif _AWK_NAME.match(script, i):
             word = _AWK_NAME.match(script, i).group()
+            yield "name", word, at_print
             i += len(word)
             if word in ("print", "printf") and print_depth is None:
                 print_depth = depth
             prev = ("print" if word in ("print", "printf") else "op" if word in _AWK_KEYWORDS
                     else "either" if word in _AWK_EITHER else "operand")
         elif _AWK_NUMBER.match(script, i):
-            i = _AWK_NUMBER.match(script, i).end()
-            prev = "operand"
-        elif c == ">":
-            if script.startswith(">=", i):
-                i += 2
-            elif script.startswith(">>", i) or depth == print_depth:
-                return _AWK_WRITE
-            else:
-                i += 1
-            prev = "op"
-        elif c == "|":
-            if not script.startswith("||", i):
-                return _AWK_PIPE
-            i += 2
-            prev = "op"
-        elif c in "+-" and script.startswith(c * 2, i):  # x++ / 2 or ++x: either
-            i += 2
-            prev = "either"
+            end = _AWK_NUMBER.match(script, i).end()
+            yield "number", script[i:end], at_print
+            i, prev = end, "operand"
         else:
-            if c == "(":
+            op = next((o for o in (">>", ">=", "||", "|&", "++", "--") if script.startswith(o, i)), c)
+            yield "op", op, at_print
+            i += len(op)
+            if op in ("++", "--"):  # x++ / 2 or ++x: either
+                prev = "either"
+                continue
+            if op == "(":
                 depth += 1
-            elif c == ")":
+            elif op == ")":
                 depth -= 1
                 if depth < 0:
                     raise _AwkUnsure
-            if c in ";{}" and depth == print_depth:
+            if op in (";", "{", "}") and at_print:
                 print_depth = None
-            prev = "operand" if c in ")]" else "op"
-            i += 1
+            prev = "operand" if op in (")", "]") else "op"
     if depth:
         raise _AwkUnsure
+
+
+def _awk_output(script: str) -> str | None:
+    """Whether awk's grammar makes a ">" in `script` an output redirection, or a "|" a pipe:
+    a ">" in a print or printf statement outside parentheses, ">>", and a "|" or "|&"
+    anywhere ("||" is "or"). Raises _AwkUnsure (_awk_tokens)."""
+    for kind, text, at_print in _awk_tokens(script):
+        if kind == "op" and (text == ">>" or (text == ">" and at_print)):
+            return _AWK_WRITE
+        if kind == "op" and text in ("|", "|&"):
+            return _AWK_PIPE
     return None
+
+
+def _awk_ends_operand(token: tuple[str, str]) -> bool:
+    """Whether a token ends an operand (what follows it is glued to it: a concatenation)."""
+    kind, text = token
+    return kind in ("string", "regex", "name", "number") or text in (")", "]", "$", "++", "--")
+
+
+def awk_commands(argv: Sequence[str]) -> list[str] | None:
+    """For deny rules: the command strings this awk runs with the shell, `system("CMD")`,
+    `print | "CMD"` and `"CMD" | getline`; None when one is not a single string literal
+    without escapes (built at run time), gawk calls a function by name (`@f()`), or the
+    script cannot be read as tokens. (A script file is not read, as the rules read no
+    script file.)"""
+    scripts = _awk_scripts(argv)
+    if isinstance(scripts, str):
+        return []
+    commands: list[str] = []
+    for script in scripts:
+        if _AWK_INDIRECT.search(script):
+            return None
+        try:
+            tokens = [(kind, text) for kind, text, _ in _awk_tokens(script)]
+        except _AwkUnsure:
+            return None if ("system" in script or "|" in script) else []
+        for k, (kind, text) in enumerate(tokens):
+            if kind == "name" and text == "system":  # system("CMD")
+                call = tokens[k + 1:k + 4]
+                if len(call) < 3 or call[0] != ("op", "(") or call[1][0] != "string" or call[2] != ("op", ")"):
+                    return None
+                command = call[1][1]
+            elif kind == "op" and text in ("|", "|&"):
+                if tokens[k + 1:k + 2] == [("name", "getline")]:  # "CMD" | getline: nothing glued before
+                    if k < 1 or tokens[k - 1][0] != "string" or (k > 1 and _awk_ends_operand(tokens[k - 2])):
+                        return None
+                    command = tokens[k - 1][1]
+                else:  # print ... | "CMD", then the statement ends
+                    if tokens[k + 1:k + 2][:1] == [] or tokens[k + 1][0] != "string" or tokens[k + 2:k + 3] not in (
+                            [], [("newline", "\n")], [("op", ";")], [("op", "}")], [("op", ")")]):
+                        return None
+                    command = tokens[k + 1][1]
+            else:
+                continue
+            if "\\" in command:  # an escape: decoded by awk, not here
+                return None
+            commands.append(command)
+    return commands
 
 
 # gawk's long options (5.3); getopt_long takes a unique abbreviation (`--inc=f` is --include)
@@ -442,9 +499,31 @@ def _awk_long(word: str) -> str | None:
 
 
 def awk_danger(argv: Sequence[str]) -> str | None:
-    """What makes this awk more than a filter, or None. Conservative: `>` in a script asks
-    even where it is a comparison (asking is safe; telling the two apart needs awk's grammar).
-    Every script is read: gawk's -e/--source ones, else the first operand."""
+    """What makes this awk more than a filter, or None. A `>` asks where awk's grammar makes
+    it a redirection (_awk_output; where the tokens are ambiguous, anywhere). Every script
+    is read: gawk's -e/--source ones, else the first operand."""
+    scripts = _awk_scripts(argv)
+    if isinstance(scripts, str):
+        return scripts
+    for script in scripts:
+        for needle, what in _AWK_RUNS:
+            if needle == "|":  # "|" and ">": awk's grammar tells "or" and a comparison apart
+                try:
+                    output = _awk_output(script)
+                except _AwkUnsure:  # read as text: any "|" or ">" asks
+                    output = next((w for x, w in _AWK_RUNS[2:4] if x in script), None)
+                if output:
+                    return output
+            elif needle != ">" and needle in script:
+                return what
+        if _AWK_INDIRECT.search(script):  # `f = "sys" "tem"; @f("touch M")`
+            return "runs a function named at run time: @f() (system?)"
+    return None
+
+
+def _awk_scripts(argv: Sequence[str]) -> list[str] | str:
+    """The scripts of an awk command line (gawk's -e/--source ones, else the first operand),
+    or what makes them unknown or the awk more than a filter by its options (a message)."""
     args = list(argv[1:])
     scripts: list[str] = []
     i = 0
@@ -487,20 +566,7 @@ def awk_danger(argv: Sequence[str]) -> str | None:
         break
     if not scripts and i < len(args):
         scripts.append(args[i])
-    for script in scripts:
-        for needle, what in _AWK_RUNS:
-            if needle == "|":  # "|" and ">": awk's grammar tells "or" and a comparison apart
-                try:
-                    output = _awk_output(script)
-                except _AwkUnsure:  # read as text: any "|" or ">" asks
-                    output = next((w for x, w in _AWK_RUNS[2:4] if x in script), None)
-                if output:
-                    return output
-            elif needle != ">" and needle in script:
-                return what
-        if _AWK_INDIRECT.search(script):  # `f = "sys" "tem"; @f("touch M")`
-            return "runs a function named at run time: @f() (system?)"
-    return None
+    return scripts
 
 
 # (git command, its word or option that makes it run a command given to it). An allow rule

@@ -521,6 +521,9 @@ SHELLS_RUN_IT = [
     ("sed-e-command-expression", "sed -n -e p -e '1e rm -rf /' /etc/hostname"),
     ("sed-e-after-label", "sed -n ':x e rm -rf /' /etc/hostname"),  # a label ends at a blank
     ("sed-e-after-branch-label", "sed -n '$!bx e rm -rf /\n:x' /etc/hostname"),
+    ("awk-system", "awk 'BEGIN { system(\"rm -rf /\") }'"),
+    ("awk-print-pipe", "awk '{ print | \"rm -rf /\" }' /etc/hostname"),
+    ("awk-getline-pipe", "gawk 'BEGIN { \"rm -rf /\" | getline x }'"),
     ("fc-editor-command", "set -o history\nhistory -s echo\nfc -e 'rm -rf /'"),
 ]
 
@@ -681,6 +684,13 @@ def test_an_allow_rule_for_hostname_asks_before_it_sets_the_name():
     for command in ("hostname evil", "hostname -F f", "hostname -- evil"):
         assert _who(allow, C, command).decision == ASK
     assert _who(allow, C, "hostname -f").decision == ALLOW
+
+
+def test_an_awk_command_built_at_run_time_asks_in_every_mode():
+    """What awk's system() runs, built from parts, is opaque: a deny rule might match it."""
+    command = "awk 'BEGIN { c = \"rm\"; system(c \" -rf /\") }'"
+    d = evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted")
+    assert d.decision == ASK and "might match" in d.reason
 
 
 @pytest.mark.parametrize("command", [c for _, c in SHELLS_RUN_IT], ids=[i for i, _ in SHELLS_RUN_IT])

@@ -14,6 +14,7 @@ import pytest
 from dashfloat.tools import pipeline, rules
 from dashfloat.tools.permissions import Policy
 from dashfloat.tools.scripts import (
+    awk_commands,
     awk_danger,
     env_danger,
     git_danger,
@@ -99,6 +100,23 @@ def test_sed_scripts(argv, expected):
 def test_the_commands_a_sed_script_runs(argv, expected):
     """For deny rules: the text of `e CMD` is a command; None: what runs is not in the line."""
     assert sed_commands(argv) == expected
+
+
+@pytest.mark.parametrize("script, expected", [
+    ('BEGIN { system("rm -rf x") }', ["rm -rf x"]), ('{ print | "sort -k2" }', ["sort -k2"]),
+    ('BEGIN { "date" | getline d }', ["date"]), ('{ print |& "bc" }', ["bc"]),
+    ('BEGIN { while (("ls" | getline f) > 0) print f }', ["ls"]),
+    ('{ print | "a"\n}', ["a"]), ("{ print $1 }", []), ('{ print > "f" }', []),
+    ('BEGIN { print "system(\\"rm x\\")" }', []),  # text in a string runs nothing
+    # built at run time, or decoded by awk: what runs is not in the line
+    ('BEGIN { c = "rm x"; system(c) }', None), ('BEGIN { system("a" "b") }', None),
+    ('x "cmd" | getline', None), ('{ print | "sh " $1 }', None), ('BEGIN { system("echo \\" x") }', None),
+    ("BEGIN { @f() }", None), ('/[/]/ { system("x") }', None),  # ambiguous tokens
+])
+def test_the_commands_an_awk_script_runs(script, expected):
+    """For deny rules, as sed's `e CMD`: the shell runs these strings."""
+    assert awk_commands(["awk", script]) == expected
+    assert awk_commands(["gawk", "-f", "x.awk"]) == []  # a script file is not read
 
 
 @pytest.mark.parametrize(
@@ -322,3 +340,50 @@ def test_env_with_a_split_string(argv, expected):
 )
 def test_a_wrapper_is_judged_by_the_command_it_runs(argv, expected):
     assert wrapped_danger(argv) == expected
+
+
+def _random_awk_program_with_commands(rnd: random.Random) -> str:
+    """Statements that run commands (each touches a file named after it), literal or built
+    at run time, among comparisons, regexes and prints."""
+    k = [0]
+
+    def marker(kind: str) -> str:
+        k[0] += 1
+        return f"{kind}{k[0]}"
+
+    def stmt() -> str:
+        return rnd.choice([
+            lambda: f'system("touch {marker("S")}")', lambda: f'print | "touch {marker("P")}"',
+            lambda: f'"touch {marker("G")}" | getline', lambda: f'system("touch " "{marker("C")}")',
+            lambda: f'c = "touch {marker("V")}"; system(c)', lambda: f'print |& "touch {marker("Q")}"',
+            lambda: "print $1", lambda: "if ($1 > 1) n++", lambda: f'x = "system(\\"touch {marker("T")}\\")"',
+            lambda: f'while (("touch {marker("W")}" | getline line) > 0) n++',
+        ])()
+
+    rules_ = []
+    for _ in range(rnd.randint(1, 3)):
+        body = rnd.choice(["; ", "\n"]).join(stmt() for _ in range(rnd.randint(1, 3)))
+        rules_.append(f"{rnd.choice(['', 'NR > 1', 'BEGIN', '/1/'])} {{ {body} }}")
+    return "\n".join(rules_)
+
+
+@pytest.mark.skipif(not _AWKS, reason="no awk installed")
+def test_every_command_a_real_awk_runs_is_one_awk_commands_names(tmp_path):
+    """The oracle for deny rules: each installed awk runs random programs; every marker a
+    command touched must come from a command awk_commands gave, unless it said None (what
+    runs is built at run time: the call is opaque)."""
+    rnd = random.Random(9)
+    ran = named = 0
+    for k in range(30):
+        script = _random_awk_program_with_commands(rnd)
+        commands = awk_commands(["awk", script])
+        for awk in _AWKS:
+            run = tmp_path / f"{k}-{awk[-1]}"
+            run.mkdir()
+            subprocess.run(awk + [script], input="1 2\n3 4\n", cwd=run, capture_output=True, text=True, timeout=10)
+            touched = set(os.listdir(run))
+            ran += bool(touched)
+            if commands is not None:
+                named += bool(touched)
+                assert touched <= {c.split()[-1] for c in commands}, (awk, script, commands)
+    assert ran > 10 and named > 3
