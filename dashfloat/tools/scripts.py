@@ -266,16 +266,21 @@ def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
 # gawk's -D/--debug reads debugger commands (`eval`: any statement) from stdin or its file
 _AWK_SCRIPT_FILE = ("-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load", "-D", "--debug")
 _AWK_WRITES = ("--pretty-print", "--profile", "--dump-variables")  # gawk: to a file
+_AWK_FLAGS = "bcCghIMNnOPrSstVY"  # gawk's short options that take no value (getopt's "...YZ:")
 _AWK_RUNS = (("system", "runs a command: system()"), ("getline", "reads a command's output or a file: getline"),
-             ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection"),
-             ("@load", "loads an extension"), ("@include", "reads another script"))
+             ("|", "runs a command: a pipe"), (">", "may write a file: a > redirection"))
 _AWK_PIPE, _AWK_WRITE = _AWK_RUNS[2][1], _AWK_RUNS[3][1]
+_AWK_AT = "gawk's @ (an indirect call, @load, @include, @namespace) may run or read what it names"
 # after these words a "/" is a regex (an operand comes next); after length and getline, which
 # are operands on their own, it may be either: such a script is read as text
-_AWK_KEYWORDS = frozenset(("BEGIN", "END", "BEGINFILE", "ENDFILE", "function", "func", "if", "else",
-                           "while", "for", "do", "break", "continue", "next", "nextfile", "exit",
-                           "return", "delete", "print", "printf", "in", "case", "default", "switch"))
-_AWK_EITHER = frozenset(("length", "getline"))
+# (gawk's BEGINFILE, ENDFILE, func, switch, case and default are names in mawk, busybox awk
+# and gawk --posix: either)
+_AWK_KEYWORDS = frozenset(("BEGIN", "END", "function", "if", "else", "while", "for", "do", "break",
+                           "continue", "next", "nextfile", "exit", "return", "delete", "print",
+                           "printf", "in"))
+_AWK_EITHER = frozenset(("length", "getline", "BEGINFILE", "ENDFILE", "func", "switch", "case", "default"))
+_AWK_HEADERS = ("if", "while", "for")  # after the ")" of their "(...)" a statement starts: a regex
+_AWK_OPERATORS = frozenset("(){}[];,+-*/%^!~<=?:$&|>@")  # any other character: the awks differ
 _AWK_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _AWK_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
@@ -305,11 +310,15 @@ def _awk_regex_end(script: str, i: int) -> int:
             if j < n and script[j] == "]":  # a "]" first is literal
                 j += 1
             while j < n and script[j] != "]":
-                if script[j] in "/\n":
+                # gawk and mawk read "\]" as an escaped "]", busybox does not; gawk counts a
+                # "[" inside: the awks end such a bracket, and the regex, at different places
+                if script[j] in "/\n\\":
                     raise _AwkUnsure
-                if script[j] == "[" and j + 1 < n and script[j + 1] in ":.=":  # [:alpha:]
-                    close = script.find(script[j + 1] + "]", j + 2)
-                    if close < 0 or "/" in script[j:close] or "\n" in script[j:close]:
+                if script[j] == "[":
+                    if j + 1 >= n or script[j + 1] not in ":.=":
+                        raise _AwkUnsure
+                    close = script.find(script[j + 1] + "]", j + 2)  # [:alpha:], [.x.], [=e=]
+                    if close < 0 or any(ch in script[j + 2:close] for ch in "/\n\\["):
                         raise _AwkUnsure
                     j = close + 2
                     continue
@@ -338,26 +347,35 @@ def _awk_string_end(script: str, i: int) -> int:
 
 def _awk_tokens(script: str) -> Iterator[tuple[str, str, bool]]:
     """awk's tokens of `script`, as (kind, text, at_print): kind "string" (text: its body,
-    escapes kept), "regex", "name", "number", "op" (`>`, `>>`, `>=`, `|`, `|&`, `||`, `(`...)
-    or "newline"; at_print: the token is in a print or printf statement outside parentheses
-    (where a ">" is a redirection: `print $1 > "f"`; elsewhere a comparison). Comments and
-    blanks are skipped. Raises _AwkUnsure where the tokens are ambiguous (a "/" that may
-    divide or start a regex, a "/" in a bracket that the awks end a regex at or not, an
-    unterminated string, a backslash outside one)."""
+    escapes kept), "regex", "name", "number", "op" (`>`, `>>`, `>=`, `|`, `|&`, `||`, `(`,
+    `@`...) or "newline"; at_print: the token is in a print or printf statement outside
+    parentheses (where a ">" is a redirection: `print $1 > "f"`; elsewhere a comparison).
+    Comments and blanks are skipped. Raises _AwkUnsure where mawk, gawk (--posix too) and
+    busybox awk may read the tokens differently: a "/" that may divide or start a regex
+    (after length, getline, x++, gawk-only keywords, the ")" of an if/while/for header; a
+    "/=" after a value), a bracket in a regex that they end at different places, a character
+    that is not awk's (a form feed: a blank for mawk), an unterminated string."""
     i, n = 0, len(script)
-    # what came last: "operand" (a "/" divides), "op" (a "/" starts a regex), "print" (the
-    # same, and a newline ends the statement), "either" (length, getline, x++: unsure)
+    # what came last: "operand" (a name or "]": a "/" divides, "/=" is division-assign),
+    # "value" (a string, number, regex or ")": a "/" divides, but gawk reads "/=" as a
+    # regex), "op" (a "/" starts a regex), "print" (the same, and a newline ends the
+    # statement), "either" (unsure)
     prev = "op"
     depth = 0
     print_depth = None  # the parenthesis depth of the print/printf statement being read
+    headers: list[bool] = []  # for each open "(": whether it opened an if/while/for header
+    word_before = None
     while i < n:
         c = script[i]
         at_print = depth == print_depth
-        if c in " \t\r":
+        word, word_before = word_before, None
+        if c in " \t" or script.startswith("\r\n", i):
             i += 1
+            word_before = word
         elif c == "\\":
             if script.startswith("\\\n", i) or script.startswith("\\\r\n", i):
                 i += 2 if script[i + 1] == "\n" else 3
+                word_before = word
             else:
                 raise _AwkUnsure
         elif c == "\n":  # ends a statement after an operand; after "," "&&" "{"... it continues
@@ -373,29 +391,32 @@ def _awk_tokens(script: str) -> Iterator[tuple[str, str, bool]]:
         elif c == '"':
             end = _awk_string_end(script, i)
             yield "string", script[i + 1:end - 1], at_print
-            i, prev = end, "operand"
+            i, prev = end, "value"
         elif c == "/":
-            if prev == "either":
+            if prev == "either" or (prev == "value" and script.startswith("/=", i)):
                 raise _AwkUnsure
-            if prev == "operand":
+            if prev in ("operand", "value"):
                 yield "op", c, at_print
                 i, prev = i + 1, "op"
             else:
                 end = _awk_regex_end(script, i)
                 yield "regex", script[i + 1:end - 1], at_print
-                i, prev = end, "operand"
+                i, prev = end, "value"
         elif _AWK_NAME.match(script, i):
-            word = _AWK_NAME.match(script, i).group()
-            yield "name", word, at_print
-            i += len(word)
-            if word in ("print", "printf") and print_depth is None:
+            name = _AWK_NAME.match(script, i).group()
+            yield "name", name, at_print
+            i += len(name)
+            word_before = name
+            if name in ("print", "printf") and print_depth is None:
                 print_depth = depth
-            prev = ("print" if word in ("print", "printf") else "op" if word in _AWK_KEYWORDS
-                    else "either" if word in _AWK_EITHER else "operand")
+            prev = ("print" if name in ("print", "printf") else "op" if name in _AWK_KEYWORDS
+                    else "either" if name in _AWK_EITHER else "operand")
         elif _AWK_NUMBER.match(script, i):
             end = _AWK_NUMBER.match(script, i).end()
             yield "number", script[i:end], at_print
-            i, prev = end, "operand"
+            i, prev = end, "value"
+        elif c not in _AWK_OPERATORS:
+            raise _AwkUnsure
         else:
             op = next((o for o in (">>", ">=", "||", "|&", "++", "--") if script.startswith(o, i)), c)
             yield "op", op, at_print
@@ -403,28 +424,48 @@ def _awk_tokens(script: str) -> Iterator[tuple[str, str, bool]]:
             if op in ("++", "--"):  # x++ / 2 or ++x: either
                 prev = "either"
                 continue
+            header = False
             if op == "(":
                 depth += 1
+                headers.append(word in _AWK_HEADERS)
             elif op == ")":
                 depth -= 1
                 if depth < 0:
                     raise _AwkUnsure
+                header = headers.pop()
             if op in (";", "{", "}") and at_print:
                 print_depth = None
-            prev = "operand" if op in (")", "]") else "op"
+            prev = "either" if header else "value" if op == ")" else "operand" if op == "]" else "op"
     if depth:
         raise _AwkUnsure
 
 
-def _awk_output(script: str) -> str | None:
-    """Whether awk's grammar makes a ">" in `script` an output redirection, or a "|" a pipe:
-    a ">" in a print or printf statement outside parentheses, ">>", and a "|" or "|&"
-    anywhere ("||" is "or"). Raises _AwkUnsure (_awk_tokens)."""
-    for kind, text, at_print in _awk_tokens(script):
-        if kind == "op" and (text == ">>" or (text == ">" and at_print)):
+def _awk_output(tokens: list[tuple[str, str, bool]]) -> str | None:
+    """What in awk's tokens makes the script more than a filter: a ">" of a print or printf
+    statement outside parentheses and ">>" (but to /dev/stdout or /dev/stderr), a "|" or
+    "|&" anywhere ("||" is "or"), gawk's "@" (but a regex @/.../)."""
+    for k, (kind, text, at_print) in enumerate(tokens):
+        if kind != "op":
+            continue
+        if text == ">>" or (text == ">" and at_print):
+            target = [(t[0], t[1]) for t in tokens[k + 1:k + 3]]
+            if target[:1] in ([("string", "/dev/stdout")], [("string", "/dev/stderr")]) and target[1:] in (
+                    [], [("newline", "\n")], [("op", ";")], [("op", "}")]):
+                continue  # the command's own output
             return _AWK_WRITE
-        if kind == "op" and text in ("|", "|&"):
+        if text in ("|", "|&"):
             return _AWK_PIPE
+        if text == "@":
+            after = [(t[0], t[1]) for t in tokens[k + 1:k + 3]]
+            if after[:1] and after[0][0] == "regex":
+                continue  # gawk's typed regex @/.../
+            if after[:1] == [("name", "load")]:
+                return "loads an extension: @load"
+            if after[:1] == [("name", "include")]:
+                return "reads another script: @include"
+            if after[:1] and after[0][0] == "name" and after[1:] == [("op", "(")]:
+                return "runs a function named at run time: @f() (system?)"
+            return _AWK_AT
     return None
 
 
@@ -445,12 +486,13 @@ def awk_commands(argv: Sequence[str]) -> list[str] | None:
         return []
     commands: list[str] = []
     for script in scripts:
-        if _AWK_INDIRECT.search(script):
-            return None
         try:
             tokens = [(kind, text) for kind, text, _ in _awk_tokens(script)]
         except _AwkUnsure:
-            return None if ("system" in script or "|" in script) else []
+            return None if ("system" in script or "|" in script or "@" in script) else []
+        ats = [k for k, t in enumerate(tokens) if t == ("op", "@")]
+        if any(k + 1 == len(tokens) or tokens[k + 1][0] != "regex" for k in ats):
+            return None  # gawk's @f(): a function named at run time (a regex @/.../ is none)
         for k, (kind, text) in enumerate(tokens):
             if kind == "name" and text == "system":  # system("CMD")
                 call = tokens[k + 1:k + 4]
@@ -481,7 +523,6 @@ _GAWK_LONGS = ("--assign", "--bignum", "--characters-as-bytes", "--copyright", "
                "--include", "--lint", "--lint-old", "--load", "--no-optimize", "--non-decimal-data",
                "--optimize", "--persist", "--posix", "--pretty-print", "--profile", "--re-interval",
                "--sandbox", "--source", "--traditional", "--use-lc-numeric", "--version")
-_AWK_INDIRECT = re.compile(r"@\s*[A-Za-z_][A-Za-z0-9_]*\s*\(")  # gawk: `@f(...)` calls the function named by f
 
 
 def _awk_long(word: str) -> str | None:
@@ -506,18 +547,17 @@ def awk_danger(argv: Sequence[str]) -> str | None:
     if isinstance(scripts, str):
         return scripts
     for script in scripts:
-        for needle, what in _AWK_RUNS:
-            if needle == "|":  # "|" and ">": awk's grammar tells "or" and a comparison apart
-                try:
-                    output = _awk_output(script)
-                except _AwkUnsure:  # read as text: any "|" or ">" asks
-                    output = next((w for x, w in _AWK_RUNS[2:4] if x in script), None)
-                if output:
-                    return output
-            elif needle != ">" and needle in script:
+        for needle, what in _AWK_RUNS[:2]:  # system, getline: as text (in a string too)
+            if needle in script:
                 return what
-        if _AWK_INDIRECT.search(script):  # `f = "sys" "tem"; @f("touch M")`
-            return "runs a function named at run time: @f() (system?)"
+        try:
+            found = _awk_output(list(_awk_tokens(script)))
+        except _AwkUnsure:  # read as text: any "|", ">" or "@" (but gawk's regex @/.../) asks
+            found = next((w for x, w in _AWK_RUNS[2:4] if x in script), None)
+            if found is None and re.search(r"@(?!/)", script):
+                found = _AWK_AT
+        if found:
+            return found
     return None
 
 
@@ -560,8 +600,13 @@ def _awk_scripts(argv: Sequence[str]) -> list[str] | str:
                     scripts.append(word[k:] or (args[i] if i < len(args) else ""))
                     i += not word[k:]
                     break
-                if ch in "vF":  # -vNAME=VALUE, -F: (an attached value)
+                if ch in "vFZ":  # -vNAME=VALUE, -F: (attached), or the next word (`-bv x=1`)
+                    i += not word[k:]
                     break
+                if ch == "W":  # mawk's and gawk's -W OPTION, anywhere in a cluster
+                    return f"an implementation option ({word}) may read the script from a file"
+                if ch not in _AWK_FLAGS:  # a letter not known here may take the next word
+                    return f"an option DashFloat does not know ({word}) may take the script's place"
             continue
         break
     if not scripts and i < len(args):

@@ -180,6 +180,39 @@ def test_awk_tells_a_redirection_from_a_comparison(script, expected):
     assert awk_danger(["awk", script]) == expected
 
 
+# A review ran each in gawk (also --posix, --traditional), mawk and busybox awk: one of them
+# wrote the file or ran the command where the reader had said the script only filters.
+_AWK_REVIEW = [
+    ['{ if (1) /#/; print 1 > "f" }'],  # after an if/while/for header a statement starts: a regex
+    ['{ while (0) /#/; print | "touch M" }'], ['{ if (1) /"/ ; print 1 > "f" } #"'],
+    ['BEGIN { x = "a" ~ /[\\]/"]/; print 1 > "f" } #"'],  # "\]" in a bracket: the awks differ
+    ['{ x = case / 2; print 1 > "f"; y = 3 / 1 }'],  # gawk-only keywords are names elsewhere
+    ['{ x = BEGINFILE / 2; print | "touch M"; y = 3 / 1 }'], ['{ x = func / 2; print 1 > "f"; y = 3 / 1 }'],
+    ['{ x = 4 \f/ 2; print 1 > "f"; y = 1 / 1 }'],  # a form feed is a blank for mawk
+    ['{ x = 4 \v/ 2; print 1 > "f"; y = 1 / 1 }'],
+    ['{ 4 /=/; print | "touch M"; x = 1 / 1 }'],  # gawk reads "/=" after a value as a regex
+    ['BEGIN { x = "a" /=/; print 1 > "f"; y = 1 / 1 }'],
+    ["-bv", "x=1", '{ print 1 > "f" }'],  # a cluster ending in v or F takes the next word
+    ["-nF", ",", 'BEGIN { print 1 | "touch M" }'], ["-P", "-Z", "C", '{ print 1 > "f" }'],  # -Z VALUE
+    ['BEGIN { f = "sys" "tem"; @\\\nf("touch M") }'],  # gawk's @, however spelled
+    ['BEGIN { awk::f = "sys" "tem"; @awk::f("touch M") }'],
+    ['@ load "rwarray"\nBEGIN { a[1]=1; writea("f", a) }'], ['@\\\nload "rwarray"\nBEGIN { writea("f", a) }'],
+]
+
+
+@pytest.mark.parametrize("args", _AWK_REVIEW)
+def test_what_the_awk_review_found_asks(args):
+    assert awk_danger(["awk", *args]) is not None
+
+
+def test_plain_awk_lines_still_do_not_ask():
+    for script in ['{ print $NF > "/dev/stderr" }', '{ printf("%s\\n", $1) > "/dev/stdout" }', "x /= 2",
+                   "$1 ~ /[[:digit:]]+/ { n++ } END { print n }", "NR > 1\r\n", "BEGIN { x = @/re/ }",
+                   "{ for (k in a) n++ }", "{ if ($1 > 2) print $1 }"]:
+        assert awk_danger(["awk", script]) is None, script
+    assert awk_danger(["awk", '{ print $1 > "/dev/stderr" "x" }']) == _WRITE  # a name built after it
+
+
 def _random_awk_program(rnd: random.Random) -> str:
     """A small awk program mixing comparisons, divisions, regexes, parentheses and print
     statements with and without redirections (many are valid, some are not)."""
