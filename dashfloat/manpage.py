@@ -1364,7 +1364,18 @@ another root or namespace:
 .BR systemd\-run ,
 .BR "nsenter \-\-wd" ...);
 when it names
-.BR \-\-bare ;
+.BR \-\-bare ,
+or an option of git's own before the command that the check does not know (it might take
+the next word as its value, and git's command would be another:
+.B "git \-\-shallow\-file log ..."
+runs what follows);
+when the config includes a file
+.RB ( include.path ,
+.BR includeIf.*.path :
+followed at any depth, whatever their conditions) that names a program, or that the
+command may write before a git it starts reads it (one in a git directory, this
+repository's or its superproject's, before any command that writes; one in the work tree,
+or one that does not exist yet, before a command that writes the work tree);
 when the git directory has symbolic links out of it (git reads and writes through them;
 hooks aside) or
 .B objects/info/alternates

@@ -54,7 +54,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
@@ -131,8 +131,36 @@ _TRUSTED_SCOPES = ("system", "global", "command")
 _LESS_VARS = ("LESSOPEN", "LESSCLOSE")
 _GIT_ENV_WORD = re.compile(r"^GIT_[A-Za-z0-9_]*=")
 # git's options before the command name that take the next word as their value
+# git's own options, before its command: those that take the next word as their value (the
+# long ones also `--name=value`), and those that take none (`--exec-path` and `--list-cmds`
+# only `=value`). Any other option there asks: it might take the next word, and then the
+# command is not the word it seems (`git --shallow-file log -c alias.x=!cmd x` ran x).
 _GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
-                      "--super-prefix", "--exec-path", "--attr-source")
+                      "--super-prefix", "--attr-source", "--shallow-file")
+_GIT_FLAGS = frozenset((
+    "-v", "--version", "-h", "--help", "-p", "--paginate", "-P", "--no-pager", "--no-replace-objects",
+    "--no-lazy-fetch", "--no-optional-locks", "--no-advice", "--bare", "--literal-pathspecs",
+    "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--html-path", "--man-path",
+    "--info-path", "--exec-path",
+))
+
+
+def unknown_git_option(argv: Sequence[str]) -> str | None:
+    """The first word before git's command that is not one of git's own options (or the value
+    of one), or None: where git's command is, is then not known."""
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word in _GIT_VALUE_OPTIONS:
+            i += 2
+        elif word in _GIT_FLAGS or (word.startswith("--") and "=" in word and word.split("=", 1)[0]
+                                    in (*_GIT_VALUE_OPTIONS, "--exec-path", "--list-cmds")):
+            i += 1
+        elif word.startswith("-"):
+            return word
+        else:
+            return None
+    return None
 _CD = ("cd", "pushd")
 # Wrappers that run their command in another directory, by name: (options naming the
 # directory, as `cd` would: the repository check follows them; options taking a value;
@@ -360,9 +388,10 @@ class _Probe:
         return _parse_config(out, cwd)
 
     def config_file(self, path: str, cwd: str) -> list[_Entry]:
-        """One config file's entries, its includes followed (any condition of theirs aside)."""
+        """One config file's entries, its includes not followed (_include_reasons follows them,
+        whatever their conditions: git would evaluate a nested one as it is now)."""
         status, out, err = self.run(["config", "--list", "-z", "--show-scope", "--show-origin",
-                                     "--includes", "--file", path], cwd, env=self.config_env)
+                                     "--file", path], cwd, env=self.config_env)
         if status != 0:
             raise _Unreadable(f"git cannot read the config {visible(path)}: {err or f'exit status {status}'}")
         return _parse_config(out, cwd)
@@ -494,6 +523,9 @@ def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:
             i += 2
             continue
         if word.startswith("-"):
+            if unknown_git_option(["git", word]):
+                return dirs, None, (f"git's option {visible(word)} is not one DashFloat knows: it may take "
+                                    "the next word, and git's command is then another")
             i += 1
             continue
         return dirs, word, None
@@ -624,6 +656,8 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
                 else:
                     at_top.append((sub, w))  # git resolves it from the work tree's top
             dir_names.extend((sub, w) for w in others if any(_is_repository(b, c_dirs, w) for b in bases))
+            if sub == "remote":  # `git remote add -f up file:///...` fetches from it at once
+                reasons.extend(_on_this_machine(f"git {sub} talks to", w) for w in others if _is_local_url(w))
         if why:
             reasons.append(why)
         if sub is not None and sub not in probe.about().builtins:
@@ -653,6 +687,7 @@ class _Use:
     worktree: bool  # `git worktree ...`: acts on the linked worktrees, wherever they are
     dir_names: tuple[tuple[str, str], ...] = ()  # (command, word): a word naming a directory
     at_top: tuple[tuple[str, str], ...] = ()  # (command, word): a name to look for at the top
+    git_dirs: tuple[str, ...] = ()  # the git directories of the repositories around this one
 
 
 # git commands that talk to another repository: one on this machine runs git there (its
@@ -836,6 +871,8 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
     if use.transports or lazy:
         reasons.extend(_transport_reasons(entries, common, top, root_real, use,
                                           lambda e: _trusted(e, root_real, (gitdir,))))
+    here = (gitdir, common, *use.git_dirs)  # a file in one of them: the command may write it
+    included: set[str] = set()
     for e in entries:
         if _trusted(e, root_real, (gitdir,)):
             continue
@@ -843,7 +880,7 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
             found.append(_finding(e, root_real))
         elif _names_a_file_outside(e, top, root_real):
             files.append(_finding(e, root_real))
-        reasons.extend(_include_reasons(e, probe, top, root_real, use, (gitdir, common)))
+        reasons.extend(_include_reasons(e, probe, top, root_real, use, here, included))
     if found:
         reasons.append(_names("git would run what the repository's config names: ", found))
     if files:
@@ -853,18 +890,23 @@ def _check_repository(d: str, root_real: str, probe: _Probe, environ: Mapping[st
         if depth >= MAX_DEPTH:
             reasons.append("its submodules are nested deeper than DashFloat checks")
         return reasons
-    found = [_finding(e, root_real) for e in _module_configs(probe, gitdir, top)
+    module_entries = _module_configs(probe, gitdir, top)
+    found = [_finding(e, root_real) for e in module_entries
              if untrusted_program(e.key, e.value)  # or a FIXED key with no neutral value:
              or (FIXED.get(e.key.lower(), "") is None and _ENV_FIRST.get(e.key.lower()) not in environ)]
     if found:
         return [_names("git would run what a submodule's config names (a diff of the history "
                        "runs git in each submodule, checked out or not): ", found)]
+    reasons = [r for e in module_entries for r in _include_reasons(e, probe, top, root_real, use, here, included)]
+    if reasons:
+        return reasons
     for path in _gitlinks(probe, top) + _untracked_directories(probe, top):
         sub = os.path.join(top, path)
         if os.path.lexists(os.path.join(sub, ".git")) and os.path.isdir(sub):
             reasons.extend(_check_repository(sub, root_real, probe, environ, aliases_matter, seen,
                                              budget, depth=depth + 1,
-                                             use=_Use(use.writes, use.writes_tree, use.transports, False)))
+                                             use=_Use(use.writes, use.writes_tree, use.transports, False,
+                                                      git_dirs=here)))
             if reasons:
                 break
     return reasons
@@ -1183,15 +1225,21 @@ _KEEPS_THE_WORK_TREE = _READS_ONLY | frozenset((
 ))
 
 
+MAX_INCLUDE_DEPTH = 10  # git follows includes this deep
+
+
 def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _Use,
-                     gitdirs: tuple[str, ...]) -> list[str]:
+                     gitdirs: tuple[str, ...], included: set[str], depth: int = 0) -> list[str]:
     """An include of the repository's config (`include.path`, `includeIf.<cond>.path`): its
     file's program keys count whatever the condition (`onbranch:` turns on when a command
-    switches branch). The command itself may write the file before a git child reads it
-    (`git stash pop` restored one, then ran a filter it named): one in the git directory if
-    it writes at all (`git commit -m` writes COMMIT_EDITMSG, then runs `git maintenance`);
-    one in the work tree or the working directory, or one that does not exist yet, if it
-    writes the work tree (a team's shared `../.gitconfig` does not make `git commit` ask)."""
+    switches branch; `hasconfig:remote.*.url:` when `git remote add -f` adds a remote and
+    fetches), and so do the includes in it, at any depth, whatever theirs. The command
+    itself may write the file before a git child reads it (`git stash pop` restored one,
+    then ran a filter it named): one in a git directory (this repository's, or one around
+    it: a submodule's config may include its superproject's COMMIT_EDITMSG) if it writes at
+    all (`git commit` writes COMMIT_EDITMSG, then runs `git status` in the submodules); one
+    in the work tree or the working directory, or one that does not exist yet, if it writes
+    the work tree (a team's shared `../.gitconfig` does not make `git commit` ask)."""
     key = e.key.lower()
     if not (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) \
             or not e.value:
@@ -1203,17 +1251,24 @@ def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _U
             not os.path.isfile(target) or _inside(target, top) or _inside(target, root_real))):
         return [f"the repository's config includes {visible(e.value)}, a file the command "
                 f"itself may write before git reads it"]
-    if not os.path.isfile(target):
+    if not os.path.isfile(target) or target in included:
         return []
-    named = [_finding(i, root_real) for i in probe.config_file(target, top)
+    included.add(target)
+    entries = probe.config_file(target, top)
+    named = [_finding(i, root_real) for i in entries
              if untrusted_program(i.key, i.value) or FIXED.get(i.key.lower(), "") is None]
-    return [_names("git would run what a config the repository includes names: ", named)] if named else []
+    reasons = [_names("git would run what a config the repository includes names: ", named)] if named else []
+    if depth + 1 >= MAX_INCLUDE_DEPTH:
+        return reasons
+    for inner in entries:
+        reasons.extend(_include_reasons(inner, probe, top, root_real, use, gitdirs, included, depth + 1))
+    return reasons
 
 
 def _module_configs(probe: _Probe, gitdir: str, top: str) -> list[_Entry]:
-    """The config of every submodule git directory under `<gitdir>/modules` (any depth),
-    includes followed: git uses one when it diffs a submodule's history, even where the
-    submodule is not checked out or not in the index."""
+    """The config of every submodule git directory under `<gitdir>/modules` (any depth; its
+    includes: _include_reasons): git uses one when it diffs a submodule's history, even where
+    the submodule is not checked out or not in the index."""
     entries: list[_Entry] = []
     count = 0
     for dirpath, dirnames, filenames in os.walk(os.path.join(gitdir, "modules")):

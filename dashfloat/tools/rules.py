@@ -283,7 +283,7 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
              "-fprintf", "-fls"),
     "git": ("-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--upload-pack",
-            "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager",
+            "--receive-pack", "--exec", "--output", "-O", "--open-files-in-pager", "--shallow-file",
             "--ext-diff", "--textconv",
             "-x", "--extcmd"),  # rebase -x CMD (= --exec), difftool -x/--extcmd CMD
     # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
@@ -1834,6 +1834,12 @@ class _Expander:
                 for k in range(1, len(args)):
                     self.nested(" ".join(args[k:]))
         entries = DANGEROUS_ARGS.get(base, ())
+        if base == "git":  # `git ls-files -x '*.o'`: a pattern, not a command (_HARMLESS_AFTER)
+            from dashfloat.tools.scripts import git_subcommand_at
+
+            at = git_subcommand_at(argv)
+            sub = argv[at] if at < len(argv) else None
+            entries = tuple(e for e in entries if sub not in _HARMLESS_AFTER.get((base, e), ()))
         for j, w in enumerate(args):  # `man -P 'rm -rf /'`: a dangerous option's value
             if any(_dangerous_word(entry, w) for entry in entries):
                 if "=" in w:
@@ -2284,6 +2290,12 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     if own:
         from dashfloat.tools.scripts import git_subcommand_at
     sub_at = git_subcommand_at(argv) if own else len(argv)
+    if base == "git":
+        from dashfloat.tools.repocheck import unknown_git_option
+
+        unknown = unknown_git_option(argv)  # (`--shallow-file log`: log is its value)
+        if unknown is not None:
+            return unknown
     for k, word in enumerate(argv[1:]):
         if word in _COMPLETE_OPTIONS.get(base, ()):
             continue  # a whole option of its own, not an abbreviation (`git diff --text`)
@@ -2296,7 +2308,7 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
         after = argv[sub_at] if k + 1 > sub_at else None
         for entry in entries:
             if (_dangerous_word(entry, option) and not (entry in own and after is not None)
-                    and after not in _HARMLESS_AFTER.get((base, entry), ())):
+                    and not (after in _HARMLESS_AFTER.get((base, entry), ()) and _plain_value(argv, k + 1))):
                 return word
     return None
 
@@ -2309,6 +2321,15 @@ _COMPLETE_OPTIONS = {"git": ("--text",)}
 # in a pager it names, `git rebase -x` and `git difftool -x` run a command; a user's alias may
 # stand for any of them): `-O<orderfile>` orders a diff's files, `git cherry-pick -x` notes
 # the commit picked, `git ls-files -x` excludes a pattern
+def _plain_value(argv: Sequence[str], k: int) -> bool:
+    """Whether the value of the option argv[k] (attached after its letter, or the next word)
+    is a relative path that stays here: `git diff -O/dev/zero` reads without end."""
+    word = argv[k]
+    cut = word.find("O") if word.startswith("-") and not word.startswith("--") else -1
+    value = word[cut + 1:] if 0 <= cut < len(word) - 1 else argv[k + 1] if k + 1 < len(argv) else ""
+    return not value.startswith(("/", "~")) and ".." not in value.split("/")
+
+
 _HARMLESS_AFTER = {
     ("git", "-O"): ("diff", "log", "show", "format-patch", "diff-tree", "diff-index", "diff-files",
                     "whatchanged", "range-diff"),

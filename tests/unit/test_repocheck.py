@@ -1565,3 +1565,56 @@ def test_legacy_remotes_and_worktrees_are_read_up_to_their_bound_exactly(tmp_pat
     (other / ".git" / "worktrees" / "w8").mkdir()
     assert "more linked worktrees" in repocheck.describe(
         repocheck.check("git worktree prune", str(other), str(other)).reasons)
+
+
+def test_a_submodule_config_including_a_file_of_its_superprojects_git_directory_asks(tmp_path):
+    """A review: `.git/modules/sub/config` included `../../COMMIT_EDITMSG`; `git commit
+    --amend` wrote the message (a filter's config) there, then ran `git status` in the
+    submodule, which ran the filter. A file in any git directory around the repository counts
+    as one the command may write; so do includes of submodules that are not checked out."""
+    upstream = make_repo(tmp_path / "upstream")
+    top = make_repo(tmp_path / "top")
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    git(top, "commit", "-qm", "sub")
+    config(top / "sub", "include.path", "../../COMMIT_EDITMSG")  # .git/modules/sub/config
+    may_write = "includes ../../COMMIT_EDITMSG, a file the command itself may write"
+    assert may_write in repocheck.describe(reasons_of("git commit --amend", top))
+    assert reasons_of("git log", top) == ()  # writes nothing
+    git(top, "submodule", "deinit", "-q", "-f", "sub")  # its git directory stays in .git/modules
+    assert may_write in repocheck.describe(reasons_of("git commit --amend", top))
+
+
+def test_nested_includes_are_read_whatever_their_conditions(tmp_path):
+    """A review: an include whose condition is false now (hasconfig:remote.*.url) was not
+    read; `git remote add -f` made it true for the fetch it starts, which ran the
+    uploadpack it named. Every include is followed, at any depth, conditions aside."""
+    top = make_repo(tmp_path / "t")
+    config(top, "includeIf.hasconfig:remote.*.url:https://**.path", "../a.cfg")
+    (top / "a.cfg").write_text('[includeIf "hasconfig:remote.*.url:https://**"]\n\tpath = b.cfg\n')
+    (top / "b.cfg").write_text('[remote "up"]\n\tuploadpack = "touch M; git-upload-pack"\n')
+    git(top, "add", "a.cfg", "b.cfg")
+    git(top, "commit", "-qm", "cfg")
+    found = repocheck.describe(reasons_of("git remote add -f up https://example.invalid/x", top))
+    assert "remote.up.uploadpack = touch M; git-upload-pack (in b.cfg)" in found
+    (top / "b.cfg").write_text('[includeIf "gitdir:/nowhere/"]\n\tpath = a.cfg\n')  # a cycle ends
+    assert reasons_of("git status", top) == ()
+
+
+def test_a_remote_added_with_a_local_url_asks(tmp_path):
+    top = make_repo(tmp_path / "t")
+    assert "talks to a repository on this machine (file:///srv/x)" in repocheck.describe(
+        reasons_of("git remote add -f up file:///srv/x", top))
+    assert reasons_of("git remote add up https://example.invalid/x.git", top) == ()
+
+
+@pytest.mark.parametrize("command, asks", [
+    ("git --shallow-file log -c alias.x=!touch x", True),  # log is --shallow-file's value
+    ("git --frob status", True), ("git --no-pager -P --literal-pathspecs log", False),
+    ("git --namespace=n log", False), ("git --namespace n log", False),
+])
+def test_git_options_before_the_command_are_known_or_ask(tmp_path, command, asks):
+    top = make_repo(tmp_path / "t")
+    found = repocheck.describe(reasons_of(command, top))
+    assert ("is not one DashFloat knows" in found) == (command == "git --frob status")
+    assert repocheck.unknown_git_option(command.split()) == ("--frob" if "frob" in command else None)
+    assert bool(rules.dangerous_argument(command.split())) == asks

@@ -1914,6 +1914,12 @@ def test_wrapper_chains_still_deny():
         (["git", "log", "-pO", "order"], None), (["git", "show", "-Oo", "HEAD"], None),
         (["git", "cherry-pick", "-x", "abc"], None), (["git", "ls-files", "-x", "*.o"], None),
         (["git", "difftool", "-x", "sh"], "-x"), (["git", "rebase", "-Ox", "make"], "-Ox"),
+        # an order file outside (or /dev/zero, read without end) asks
+        (["git", "diff", "-O/dev/zero"], "-O/dev/zero"), (["git", "diff", "-O", "../x"], "-O"),
+        (["git", "log", "-O", "~/o"], "-O"),
+        # git's own options: --shallow-file takes the next word (`log` here is its value)
+        (["git", "--shallow-file", "log", "-c", "alias.x=!y", "x"], "--shallow-file"),
+        (["git", "--frob", "status"], "--frob"), (["git", "--no-pager", "log"], None),
         (["git", "rebase", "-x", "rm -rf ~", "HEAD~3"], "-x"),  # (the short --exec)
         (["git", "rebase", "-ix", "make", "main"], "-ix"),
         (["git", "difftool", "--extcmd=vimdiff"], "--extcmd=vimdiff"),
@@ -2138,3 +2144,10 @@ def test_where_sh_and_bash_end_an_arithmetic_expansion(command, problems):
 def test_the_commands_after_bash_old_arithmetic_are_still_read():
     a = analyze_command("echo $[''] ; rm x")
     assert a.unparsable and ["rm", "x"] in a.candidates
+
+
+def test_a_pattern_given_to_git_ls_files_x_is_no_command():
+    """`git ls-files -x '*.o'` excludes a pattern: its value is not read as a command (that
+    made the call opaque); `git rebase -x CMD` runs one."""
+    assert not analyze_command("git ls-files -x '*.o'").opaque
+    assert ["rm", "-rf", "x"] in analyze_command("git rebase -x 'rm -rf x' main").candidates
