@@ -1372,10 +1372,11 @@ runs what follows);
 when the config includes a file
 .RB ( include.path ,
 .BR includeIf.*.path :
-followed at any depth, whatever their conditions) that names a program, or that the
-command may write before a git it starts reads it (one in a git directory, this
-repository's or its superproject's, before any command that writes; one in the work tree,
-or one that does not exist yet, before a command that writes the work tree);
+followed as deep as git follows them, ten files, whatever their conditions; deeper asks)
+that names a program, or that the command may write before a git it starts reads it (one
+in a git directory, this repository's or its superproject's, before any command that
+writes; one in the work tree or the working directory, or one that does not exist yet,
+before a command that writes the work tree);
 when the git directory has symbolic links out of it (git reads and writes through them;
 hooks aside) or
 .B objects/info/alternates
@@ -1458,7 +1459,8 @@ ask as dangerous arguments, and so do
 .B "git rebase \-x"
 (a command); the
 .B \-O
-of diff, log and show only orders the files).
+of diff, log and show only orders the files, and does not ask when its file is a relative
+path that stays in the working directory).
 .TP
 .BR ls ", " cat ", " head ", " tail ", " wc ", " pwd ", " which ", " stat ", " du ", " file
 Read files and run nothing that a repository names.
@@ -1535,11 +1537,21 @@ pipes
 .RB ( | ,
 .BR |& ),
 .BR getline ,
-gawk's indirect calls (a function named at run time), output redirections
+gawk's
+.B \(at
+(an indirect call, a function named at run time;
+.BR \(atload ,
+.BR \(atinclude ),
+.B \-W
+and short options DashFloat does not know, output redirections
 .RB ( >
 and
 .B >>
-in a print or printf statement, outside parentheses, as awk's grammar reads them: a
+in a print or printf statement, outside parentheses, as awk's grammar reads them, but to
+.I /dev/stdout
+or
+.IR /dev/stderr :
+a
 .B >
 in a pattern or in parentheses is a comparison and does not ask; where a script's
 tokens are ambiguous, as a

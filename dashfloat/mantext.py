@@ -23,7 +23,7 @@ WIDTH = 78  # the line length man uses on an 80-column terminal
 
 NBSP = "\u00a0"  # an escaped space: printed as a space, never broken at
 ESCAPES = {
-    "-": "-", "e": "\\", "&": "", "%": "", "(dq": '"', "(lq": '"', "(rq": '"', "(la": "<",
+    "-": "-", "e": "\\", "&": "", "%": "", "(dq": '"', "(at": "@", "(lq": '"', "(rq": '"', "(la": "<",
     "(ra": ">", "(mu": "x", "(->": "->", "fB": "", "fI": "", "fR": "", "fP": "", " ": "\u00a0",
     "(em": "--", "(en": "-", "(aq": "'", "(oq": "'", "(cq": "'", "(bu": "o", "|": "", "^": "",
     NBSP: NBSP,

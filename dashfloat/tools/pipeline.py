@@ -108,7 +108,7 @@ def stage_hooks(ctx: CallContext) -> dict | None:
                              f"{ctx.guard.decision} by {ctx.guard.decided_by}: ignored")
             log.warning("audit: %s tried to relax %s to %s", hook.who, ctx.guard.decision, hook.decision)
         elif ctx.guard.decided_by == hook.who:
-            ctx.reason = hook.reason or f"{hook.who} answered {hook.decision}"
+            ctx.reason = hook.reason or f"it answered {hook.decision}"
     return None
 
 
@@ -223,9 +223,9 @@ def _why_it_asks(ctx: CallContext, who: str) -> str:
     if who == rules.BUILT_IN_DEFAULT or not ctx.reason \
             or ctx.reason == getattr(ctx.rule_decision, "always_asks", ""):
         return ""
-    if who.startswith("pre_tool_use hook") and who not in ctx.reason:
+    if who.startswith(f"{hooks.PRE_TOOL_USE} hook") and who not in ctx.reason:
         return f"asks: {who}: {ctx.reason}"
-    if ctx.reason == f"an {guard_module.ASK} rule matches":
+    if ctx.reason == rules.RULE_MATCHES.format(decision=guard_module.ASK):
         return f"asks: {who} matches"
     return f"asks: {ctx.reason}"
 

@@ -130,7 +130,6 @@ _KNOWN_SAFE = {
 _TRUSTED_SCOPES = ("system", "global", "command")
 _LESS_VARS = ("LESSOPEN", "LESSCLOSE")
 _GIT_ENV_WORD = re.compile(r"^GIT_[A-Za-z0-9_]*=")
-# git's options before the command name that take the next word as their value
 # git's own options, before its command: those that take the next word as their value (the
 # long ones also `--name=value`), and those that take none (`--exec-path` and `--list-cmds`
 # only `=value`). Any other option there asks: it might take the next word, and then the
@@ -140,27 +139,35 @@ _GIT_VALUE_OPTIONS = ("-C", "-c", "--config-env", "--git-dir", "--work-tree", "-
 _GIT_FLAGS = frozenset((
     "-v", "--version", "-h", "--help", "-p", "--paginate", "-P", "--no-pager", "--no-replace-objects",
     "--no-lazy-fetch", "--no-optional-locks", "--no-advice", "--bare", "--literal-pathspecs",
-    "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--html-path", "--man-path",
-    "--info-path", "--exec-path",
+    "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-literal-pathspecs",
+    "--html-path", "--man-path", "--info-path", "--exec-path",
 ))
 
 
-def unknown_git_option(argv: Sequence[str]) -> str | None:
-    """The first word before git's command that is not one of git's own options (or the value
-    of one), or None: where git's command is, is then not known."""
-    i = 1
+def git_command_at(argv: Sequence[str]) -> tuple[int, str | None]:
+    """(where git's command is in `argv`, len(argv) if none; the first of git's own options
+    before it that is not known here, or None). The one reader of git's own options: where
+    an unknown one stands, the command may be another word (the caller asks)."""
+    i, unknown = 1, None
     while i < len(argv):
         word = argv[i]
         if word in _GIT_VALUE_OPTIONS:
             i += 2
-        elif word in _GIT_FLAGS or (word.startswith("--") and "=" in word and word.split("=", 1)[0]
-                                    in (*_GIT_VALUE_OPTIONS, "--exec-path", "--list-cmds")):
-            i += 1
         elif word.startswith("-"):
-            return word
+            known = word in _GIT_FLAGS or (word.startswith("--") and "=" in word and word.split("=", 1)[0]
+                                           in (*_GIT_VALUE_OPTIONS, "--exec-path", "--list-cmds"))
+            unknown = unknown or (None if known else word)
+            i += 1
         else:
-            return None
-    return None
+            break
+    return min(i, len(argv)), unknown
+
+
+def unknown_git_option(argv: Sequence[str]) -> str | None:
+    """The first of git's own options before its command that is not known here, or None."""
+    return git_command_at(argv)[1]
+
+
 _CD = ("cd", "pushd")
 # Wrappers that run their command in another directory, by name: (options naming the
 # directory, as `cd` would: the repository check follows them; options taking a value;
@@ -523,7 +530,7 @@ def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:
             i += 2
             continue
         if word.startswith("-"):
-            if unknown_git_option(["git", word]):
+            if git_command_at(["git", word])[1]:
                 return dirs, None, (f"git's option {visible(word)} is not one DashFloat knows: it may take "
                                     "the next word, and git's command is then another")
             i += 1
@@ -1228,6 +1235,11 @@ _KEEPS_THE_WORK_TREE = _READS_ONLY | frozenset((
 MAX_INCLUDE_DEPTH = 10  # git follows includes this deep
 
 
+def _is_include(e: _Entry) -> bool:
+    key = e.key.lower()
+    return bool(e.value) and (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")))
+
+
 def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _Use,
                      gitdirs: tuple[str, ...], included: set[str], depth: int = 0) -> list[str]:
     """An include of the repository's config (`include.path`, `includeIf.<cond>.path`): its
@@ -1240,9 +1252,7 @@ def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _U
     all (`git commit` writes COMMIT_EDITMSG, then runs `git status` in the submodules); one
     in the work tree or the working directory, or one that does not exist yet, if it writes
     the work tree (a team's shared `../.gitconfig` does not make `git commit` ask)."""
-    key = e.key.lower()
-    if not (key == "include.path" or (key.startswith("includeif.") and key.endswith(".path"))) \
-            or not e.value:
+    if not _is_include(e):
         return []
     base = os.path.dirname(e.path) if e.path else top
     target = os.path.realpath(os.path.join(base, os.path.expanduser(e.value)))
@@ -1258,7 +1268,10 @@ def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _U
     named = [_finding(i, root_real) for i in entries
              if untrusted_program(i.key, i.value) or FIXED.get(i.key.lower(), "") is None]
     reasons = [_names("git would run what a config the repository includes names: ", named)] if named else []
-    if depth + 1 >= MAX_INCLUDE_DEPTH:
+    if depth + 1 >= MAX_INCLUDE_DEPTH:  # one not read could name a program: ask
+        if any(_is_include(i) for i in entries):
+            reasons.append(f"the repository's config includes files nested deeper than DashFloat reads "
+                           f"({visible(e.value)})")
         return reasons
     for inner in entries:
         reasons.extend(_include_reasons(inner, probe, top, root_real, use, gitdirs, included, depth + 1))

@@ -269,7 +269,7 @@ _FIND_EXEC = frozenset(("-exec", "-execdir", "-ok", "-okdir"))
 _GDB_COMMANDS = frozenset(("ex", "eval-command", "iex", "init-eval-command", "x", "command", "ix",
                            "init-command"))  # -ex CMD, --eval-command=CMD, -x FILE...
 _DECLARES = frozenset(("export", "declare", "typeset", "local", "readonly"))
-_AWKS = frozenset(("awk", "gawk", "mawk", "nawk", "busybox-awk", "original-awk"))
+AWKS = ("awk", "gawk", "mawk", "nawk", "busybox-awk", "original-awk")  # (scripts.awk_danger reads them)
 _GIT_CMD_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "-u")
 
 # Arguments that make an otherwise harmless-looking command run other programs or write files.
@@ -1862,7 +1862,7 @@ class _Expander:
                 self.opaque = True
             for text in commands or ():
                 self.nested(text)
-        if key_base in _AWKS:  # system("CMD"), print | "CMD", "CMD" | getline: the shell runs CMD
+        if key_base in AWKS:  # system("CMD"), print | "CMD", "CMD" | getline: the shell runs CMD
             from dashfloat.tools import scripts
 
             commands = scripts.awk_commands(argv)
@@ -2308,7 +2308,8 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
         after = argv[sub_at] if k + 1 > sub_at else None
         for entry in entries:
             if (_dangerous_word(entry, option) and not (entry in own and after is not None)
-                    and not (after in _HARMLESS_AFTER.get((base, entry), ()) and _plain_value(argv, k + 1))):
+                    and not (after in _HARMLESS_AFTER.get((base, entry), ())
+                             and (entry != "-O" or _order_file_here(argv, k + 1)))):
                 return word
     return None
 
@@ -2317,19 +2318,20 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
 # is a combined diff, `git grep -c` counts), and whole options that are not abbreviations
 _GLOBAL_ONLY = {"git": ("-c",)}
 _COMPLETE_OPTIONS = {"git": ("--text",)}
-# options harmless after these git subcommands, and only these (`git grep -O` opens the files
-# in a pager it names, `git rebase -x` and `git difftool -x` run a command; a user's alias may
-# stand for any of them): `-O<orderfile>` orders a diff's files, `git cherry-pick -x` notes
-# the commit picked, `git ls-files -x` excludes a pattern
-def _plain_value(argv: Sequence[str], k: int) -> bool:
-    """Whether the value of the option argv[k] (attached after its letter, or the next word)
-    is a relative path that stays here: `git diff -O/dev/zero` reads without end."""
+def _order_file_here(argv: Sequence[str], k: int) -> bool:
+    """Whether the order file of git's `-O` at argv[k] (attached, or the next word) is a
+    relative path that stays here: `git diff -O/dev/zero` reads without end, and one
+    outside is a file outside read (as diff.orderFile outside asks)."""
     word = argv[k]
-    cut = word.find("O") if word.startswith("-") and not word.startswith("--") else -1
+    cut = word.find("O")
     value = word[cut + 1:] if 0 <= cut < len(word) - 1 else argv[k + 1] if k + 1 < len(argv) else ""
     return not value.startswith(("/", "~")) and ".." not in value.split("/")
 
 
+# options harmless after these git subcommands, and only these (`git grep -O` opens the files
+# in a pager it names, `git rebase -x` and `git difftool -x` run a command; a user's alias may
+# stand for any of them): `-O<orderfile>` orders a diff's files (one here: _order_file_here),
+# `git cherry-pick -x` notes the commit picked, `git ls-files -x` excludes a pattern
 _HARMLESS_AFTER = {
     ("git", "-O"): ("diff", "log", "show", "format-patch", "diff-tree", "diff-index", "diff-files",
                     "whatchanged", "range-diff"),
@@ -2514,6 +2516,7 @@ def rule_matches(
 
 
 BUILT_IN_DEFAULT = "built-in default"  # who decided when no rule matched
+RULE_MATCHES = "an {decision} rule matches"  # the reason when a rule decided
 _DEFAULTS: tuple[Rule, ...] = (
     _builtin("read_file", ALLOW),
     _builtin("list_directory", ALLOW),
@@ -2644,7 +2647,7 @@ def evaluate(
 
     if best is not None:
         decision = Decision(best[0], _rule_who(best[1], best[2]),
-                            f"an {best[0]} rule matches", best[1])
+                            RULE_MATCHES.format(decision=best[0]), best[1])
         from_rule = True
     else:
         from_rule = False

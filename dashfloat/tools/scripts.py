@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from dashfloat.tools.repocheck import _GIT_VALUE_OPTIONS
-from dashfloat.tools.rules import WRAPPERS, _basename, dangerous_argument
+from dashfloat.tools.repocheck import git_command_at
+from dashfloat.tools.rules import AWKS, WRAPPERS, _basename, dangerous_argument
 
 _SED_SCRIPT_FILE = ("-f", "--file")
 _SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
@@ -478,12 +478,12 @@ def _awk_ends_operand(token: tuple[str, str]) -> bool:
 def awk_commands(argv: Sequence[str]) -> list[str] | None:
     """For deny rules: the command strings this awk runs with the shell, `system("CMD")`,
     `print | "CMD"` and `"CMD" | getline`; None when one is not a single string literal
-    without escapes (built at run time), gawk calls a function by name (`@f()`), or the
-    script cannot be read as tokens. (A script file is not read, as the rules read no
-    script file.)"""
+    without escapes (built at run time), gawk calls a function by name (`@f()`), the
+    script cannot be read as tokens, or the options keep it from being known (a script
+    file, which the rules do not read; `-i inplace`, `-W`, an unknown option)."""
     scripts = _awk_scripts(argv)
-    if isinstance(scripts, str):
-        return []
+    if isinstance(scripts, str):  # a script file, or options that keep the scripts from being
+        return None  # known (`gawk -i inplace PROG`, `-W ...`): what runs is not in the line
     commands: list[str] = []
     for script in scripts:
         try:
@@ -640,12 +640,9 @@ _GIT_OWN_OPTIONS = ("--to", "--cc")  # options of their own, not abbreviations o
 
 
 def git_subcommand_at(argv: Sequence[str]) -> int:
-    """Where git's subcommand is in `argv` (len(argv) if none): the first word that is not one
-    of git's own options or its value."""
-    k = 1
-    while k < len(argv) and argv[k].startswith("-"):
-        k += 2 if argv[k] in _GIT_VALUE_OPTIONS else 1
-    return k
+    """Where git's subcommand is in `argv` (len(argv) if none): repocheck.git_command_at
+    (an unknown option of git's own before it asks: rules.dangerous_argument)."""
+    return git_command_at(argv)[0]
 
 
 def git_danger(argv: Sequence[str]) -> str | None:
@@ -736,9 +733,7 @@ def wrapped_danger(argv: Sequence[str]) -> str | None:
 
 
 _CHECKS = {"git": git_danger, "env": env_danger, "sed": sed_danger, "gsed": sed_danger,
-           "awk": awk_danger, "gawk": awk_danger, "mawk": awk_danger, "nawk": awk_danger,
-           "busybox-awk": awk_danger, "gdb": gdb_danger,
-           "fc": fc_danger}
+           **dict.fromkeys(AWKS, awk_danger), "gdb": gdb_danger, "fc": fc_danger}
 # what rules.dangerous_script looks up: the checks above, and every wrapper (env: its own
 # check, then the command it runs)
 CHECKS = {**_CHECKS, **dict.fromkeys(WRAPPERS, wrapped_danger)}

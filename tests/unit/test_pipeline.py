@@ -183,4 +183,4 @@ def test_a_hook_that_asks_is_named_on_the_question(tmp_path):
     quiet = hook(tmp_path, "q.sh", "cat >/dev/null; echo '{\"decision\": \"ask\"}'\n")
     kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(quiet,),
                                               policy=policy))
-    assert _asks_lines(prepared) == [f'asks: pre_tool_use hook "{quiet}" answered ask']
+    assert _asks_lines(prepared) == [f'asks: pre_tool_use hook "{quiet}": it answered ask']

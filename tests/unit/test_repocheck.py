@@ -1610,6 +1610,7 @@ def test_a_remote_added_with_a_local_url_asks(tmp_path):
 @pytest.mark.parametrize("command, asks", [
     ("git --shallow-file log -c alias.x=!touch x", True),  # log is --shallow-file's value
     ("git --frob status", True), ("git --no-pager -P --literal-pathspecs log", False),
+    ("git --no-literal-pathspecs status", False),
     ("git --namespace=n log", False), ("git --namespace n log", False),
 ])
 def test_git_options_before_the_command_are_known_or_ask(tmp_path, command, asks):
@@ -1618,3 +1619,19 @@ def test_git_options_before_the_command_are_known_or_ask(tmp_path, command, asks
     assert ("is not one DashFloat knows" in found) == (command == "git --frob status")
     assert repocheck.unknown_git_option(command.split()) == ("--frob" if "frob" in command else None)
     assert bool(rules.dangerous_argument(command.split())) == asks
+
+
+def test_includes_nested_past_the_depth_read_ask(tmp_path, monkeypatch):
+    """A review: at the depth limit the rest was dropped silently (and the file marked read,
+    so a shallower include of it was skipped too)."""
+    monkeypatch.setattr(repocheck, "MAX_INCLUDE_DEPTH", 3)
+    top = make_repo(tmp_path / "t")
+    for k in range(1, 4):
+        (top / f"c{k}.cfg").write_text(f"[include]\n\tpath = c{k + 1}.cfg\n")
+    (top / "c4.cfg").write_text("[diff]\n\texternal = touch M\n")
+    git(top, "add", ".")
+    git(top, "commit", "-qm", "cfg")
+    config(top, "includeIf.onbranch:a.path", "../c1.cfg")
+    assert "nested deeper than DashFloat reads" in repocheck.describe(reasons_of("git status", top))
+    monkeypatch.setattr(repocheck, "MAX_INCLUDE_DEPTH", 10)
+    assert "diff.external = touch M" in repocheck.describe(reasons_of("git status", top))

@@ -524,6 +524,7 @@ SHELLS_RUN_IT = [
     ("awk-system", "awk 'BEGIN { system(\"rm -rf /\") }'"),
     ("awk-print-pipe", "awk '{ print | \"rm -rf /\" }' /etc/hostname"),
     ("awk-getline-pipe", "gawk 'BEGIN { \"rm -rf /\" | getline x }'"),
+    ("original-awk-system", "original-awk 'BEGIN { system(\"rm -rf /\") }'"),
     ("fc-editor-command", "set -o history\nhistory -s echo\nfc -e 'rm -rf /'"),
 ]
 
@@ -686,9 +687,15 @@ def test_an_allow_rule_for_hostname_asks_before_it_sets_the_name():
     assert _who(allow, C, "hostname -f").decision == ALLOW
 
 
-def test_an_awk_command_built_at_run_time_asks_in_every_mode():
-    """What awk's system() runs, built from parts, is opaque: a deny rule might match it."""
-    command = "awk 'BEGIN { c = \"rm\"; system(c \" -rf /\") }'"
+@pytest.mark.parametrize("command", [
+    "awk 'BEGIN { c = \"rm\"; system(c \" -rf /\") }'",  # built from parts
+    # options that keep the script from being known (a review: gawk ran the system())
+    "gawk -i inplace '{ system(\"rm -rf /\") }' /etc/hostname", "gawk -p '{ system(\"rm -rf /\") }'",
+    "mawk -W interactive 'BEGIN { system(\"rm -rf /\") }'", "gawk -k 'BEGIN { system(\"rm -rf /\") }'",
+])
+def test_an_awk_command_not_known_from_the_line_asks_in_every_mode(command):
+    """What awk runs, when it is not in the line as a literal, is opaque: a deny rule might
+    match it."""
     d = evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted")
     assert d.decision == ASK and "might match" in d.reason
 

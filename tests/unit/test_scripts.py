@@ -116,7 +116,7 @@ def test_the_commands_a_sed_script_runs(argv, expected):
 def test_the_commands_an_awk_script_runs(script, expected):
     """For deny rules, as sed's `e CMD`: the shell runs these strings."""
     assert awk_commands(["awk", script]) == expected
-    assert awk_commands(["gawk", "-f", "x.awk"]) == []  # a script file is not read
+    assert awk_commands(["gawk", "-f", "x.awk"]) is None  # a script file: what runs is not in the line
 
 
 @pytest.mark.parametrize(
@@ -251,7 +251,7 @@ def test_an_awk_script_said_to_write_nothing_writes_nothing_in_the_real_awks(tmp
     fails to parse: no matter) must be one awk_danger asks about."""
     rnd = random.Random(8)
     wrote = passed = 0
-    for k in range(150):
+    for k in range(100):
         script = _random_awk_program(rnd)
         verdict = awk_danger(["awk", script])
         passed += verdict is None
@@ -262,7 +262,7 @@ def test_an_awk_script_said_to_write_nothing_writes_nothing_in_the_real_awks(tmp
             if os.listdir(run):
                 wrote += 1
                 assert verdict is not None, (awk, script)
-    assert wrote > 25 and passed > 5  # the programs exercise both sides
+    assert wrote > 15 and passed > 3  # the programs exercise both sides
 
 
 def _policy(*allow: str) -> Policy:
