@@ -1001,6 +1001,9 @@ def _transport_reasons(entries: list[_Entry], common: str, top: str, root_real: 
     return reasons
 
 
+_GIT_BLANKS = " \t\n\r"  # what git's isspace() takes for a blank (not \v, \f)
+
+
 def _legacy_remotes(common: str) -> list[tuple[str, str]]:
     """(name, URL) of the remotes git still reads from files: `remotes/<name>` (its `URL:`
     lines) and `branches/<name>` (a URL, `#branch` after it)."""
@@ -1015,10 +1018,12 @@ def _legacy_remotes(common: str) -> list[tuple[str, str]]:
             raise _Unreadable(f"it has more .git/{sub} files than DashFloat checks")
         for name in names:
             text = _read_state(os.path.join(base, name), f"{sub}/{name}") or ""
-            if sub == "branches":
-                urls = [text.strip().split("#", 1)[0]]
-            else:
-                urls = [ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.lower().startswith("url:")]
+            if sub == "branches":  # the first line, trimmed; "#branch" cut off
+                urls = [text.split("\n", 1)[0].strip(_GIT_BLANKS).partition("#")[0]]
+            else:  # each line (its "\r\n" or "\n" off) trimmed at the end; "URL:" then blanks
+                lines = (ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n"))
+                urls = [ln.rstrip(_GIT_BLANKS)[4:].lstrip(_GIT_BLANKS) for ln in lines
+                        if ln.rstrip(_GIT_BLANKS).startswith("URL:")]
             out.extend((name, url) for url in urls if url)
     return out
 
@@ -1108,9 +1113,11 @@ def _is_object_store(rel: str) -> bool:
 
 
 def _read_state(path: str, what: str) -> str | None:
-    """A state file's text (None: there is none); longer than MAX_STATE_BYTES: _Unreadable."""
+    """A state file's text as git reads it, line ends untranslated ("ort\r" is no built-in
+    strategy; an alternate "objs\r" is not "objs") (None: there is none); longer than
+    MAX_STATE_BYTES: _Unreadable."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             text = f.read(MAX_STATE_BYTES + 1)
     except OSError:
         return None
@@ -1126,8 +1133,7 @@ def _alternates(objects: str, depth: int) -> list[str]:
     if text is None:
         return []
     out = []
-    for line in text.splitlines():
-        line = line.strip()
+    for line in text.split("\n"):  # git takes the rest of the line as it is, blanks and "\r" too
         if not line or line.startswith("#"):
             continue
         if line.startswith('"'):
@@ -1269,9 +1275,10 @@ def _include_reasons(e: _Entry, probe: _Probe, top: str, root_real: str, use: _U
              if untrusted_program(i.key, i.value) or FIXED.get(i.key.lower(), "") is None]
     reasons = [_names("git would run what a config the repository includes names: ", named)] if named else []
     if depth + 1 >= MAX_INCLUDE_DEPTH:  # one not read could name a program: ask
-        if any(_is_include(i) for i in entries):
+        deeper = [i.value for i in entries if _is_include(i)]
+        if deeper:  # (named: the first include not read)
             reasons.append(f"the repository's config includes files nested deeper than DashFloat reads "
-                           f"({visible(e.value)})")
+                           f"({visible(deeper[0])})")
         return reasons
     for inner in entries:
         reasons.extend(_include_reasons(inner, probe, top, root_real, use, gitdirs, included, depth + 1))

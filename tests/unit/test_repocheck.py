@@ -1635,3 +1635,126 @@ def test_includes_nested_past_the_depth_read_ask(tmp_path, monkeypatch):
     assert "nested deeper than DashFloat reads" in repocheck.describe(reasons_of("git status", top))
     monkeypatch.setattr(repocheck, "MAX_INCLUDE_DEPTH", 10)
     assert "diff.external = touch M" in repocheck.describe(reasons_of("git status", top))
+
+
+@pytest.mark.parametrize("sub, text", [
+    ("branches", "evil.git\nhttps://example.invalid/x.git\n"),  # the first line only
+    ("branches", " \tevil.git\x0b#main \r\n"),  # git's blanks are " \t\n\r": "\v" stays
+    ("remotes", "Pull: x\nURL:  evil.git\x0b \r\nurl: https://example.invalid/x.git\n"),
+])
+def test_legacy_remote_files_are_read_byte_for_byte_as_git_reads_them(tmp_path, sub, text):
+    """A review of the mutants: the files were trimmed of Python's blanks and read whole, so
+    a URL git reads as `evil.git\\v` (a directory of that name) or from the first line was
+    another word to the check. git itself is the oracle."""
+    top = make_repo(tmp_path / "t")
+    name = "evil.git\x0b" if "\x0b" in text else "evil.git"
+    git(top, "init", "-q", "--bare", name)
+    (top / ".git" / sub).mkdir(exist_ok=True)
+    (top / ".git" / sub / "origin").write_text(text, newline="")
+    assert subprocess.run(["git", "remote", "get-url", "origin"], cwd=top, capture_output=True,
+                          text=True).stdout == name + "\n"
+    assert "(.git/remotes or .git/branches: origin) is a repository on this machine" in repocheck.describe(
+        reasons_of("git fetch origin", top))
+    (top / ".git" / sub / "origin").write_text(text.replace("evil.git", "https://example.invalid/e.git"), newline="")
+    assert reasons_of("git fetch origin", top) == ()
+
+
+def test_alternates_lines_keep_their_blanks_and_carriage_returns(tmp_path):
+    """git takes an alternates line whole up to its "\\n": `objs \\r` is a directory of that
+    name, not `objs` (the check stripped the line, and judged another directory). git is the
+    oracle: it finds the object through the link."""
+    root = tmp_path / "root"
+    secret = make_repo(tmp_path / "secret")
+    (secret / "f").write_text("secret\n")
+    git(secret, "add", "f")
+    git(secret, "commit", "-qm", "s")
+    blob = git(secret, "rev-parse", "HEAD:f").strip()
+    top = make_repo(root / "t")
+    store = top / ".git" / "objects"
+    (store / "objs").mkdir()  # inside, and empty
+    os.symlink(secret / ".git" / "objects", store / "objs \r")
+    (store / "info" / "alternates").write_bytes(b"objs \r\n")
+    assert git(top, "cat-file", "-p", blob) == "secret\n"
+    assert "(objects/info/alternates)" in repocheck.describe(reasons_of("git status", top, root))
+
+
+@pytest.mark.parametrize("text, named", [("ort\r", "ort\\r"), ("ort\r\n", None), ("ours\n", None)])
+def test_a_strategy_file_is_read_with_its_line_end_as_git_reads_it(tmp_path, text, named):
+    """git drops one "\\n" (and a "\\r" before it); a lone "\\r" stays part of the name, which
+    is then no built-in strategy (the file was read with Python's newline translation)."""
+    top = make_repo(tmp_path / "t")
+    state = top / ".git" / "rebase-merge"
+    state.mkdir()
+    (state / "git-rebase-todo").write_text("pick 1234 one\n")
+    (state / "strategy").write_bytes(text.encode())
+    found = repocheck.describe(reasons_of("git rebase --continue", top))
+    assert found == ("" if named is None else f"a rebase or cherry-pick in progress would run: strategy {named}")
+
+
+def test_includes_are_read_exactly_as_deep_as_git_reads_them(tmp_path):
+    """git reads a chain of ten includes and refuses the eleventh ("exceeded maximum include
+    depth (10)"): the check reads the tenth file's keys, and asks at an eleventh."""
+    top = make_repo(tmp_path / "t")
+    for k in range(1, 12):
+        (top / f"c{k}.cfg").write_text(f"[include]\n\tpath = c{k + 1}.cfg\n")
+    (top / "c10.cfg").write_text("[diff]\n\texternal = touch M\n")
+    config(top, "include.path", "../c1.cfg")
+    assert git(top, "config", "diff.external") == "touch M\n"  # git reads it
+    found = repocheck.describe(reasons_of("git status", top))
+    assert "diff.external = touch M" in found and "nested deeper" not in found
+    git(top, "config", "--unset", "include.path")  # now behind a condition git does not meet
+    config(top, "includeIf.onbranch:other.path", "../c1.cfg")
+    (top / "c10.cfg").write_text("[include]\n\tpath = c11.cfg\n")
+    (top / "c11.cfg").write_text("[diff]\n\texternal = touch M\n")
+    found = repocheck.describe(reasons_of("git status", top))
+    assert "nested deeper than DashFloat reads (c11.cfg)" in found and "diff.external" not in found
+    git(top, "checkout", "-qb", "other")  # where git meets it, it refuses the chain
+    assert "exceeded maximum include depth (10)" in subprocess.run(
+        ["git", "config", "diff.external"], cwd=top, capture_output=True, text=True).stderr
+
+
+def test_an_object_stores_own_entries_are_counted_to_the_bound_exactly(tmp_path, monkeypatch):
+    """The store's listing is the last thing walked here, so nothing after it raises for it."""
+    gitdir = tmp_path / "g"
+    for k in range(300):
+        (gitdir / "objects" / f"x{k}").mkdir(parents=True)
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 301)  # "objects", then its 300
+    assert repocheck._links_out(str(gitdir), str(gitdir)) == []
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 300)
+    with pytest.raises(repocheck._Unreadable, match="more files than DashFloat checks"):
+        repocheck._links_out(str(gitdir), str(gitdir))
+
+
+def test_a_directory_named_objects_in_a_submodules_refs_is_walked_whole(tmp_path):
+    """Only an object store's fan-out is skipped: `modules/<name>/objects` (nested through
+    `modules/`), not any `objects` under a submodule's git directory, whose files git writes."""
+    gitdir = tmp_path / "g"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (gitdir / "modules" / "a" / "refs" / "objects" / "ab").mkdir(parents=True)
+    os.symlink(outside, gitdir / "modules" / "a" / "refs" / "objects" / "ab" / "cd")
+    assert repocheck._links_out(str(gitdir), str(gitdir)) == [
+        f"{gitdir}/modules/a/refs/objects/ab/cd -> {outside}"]
+    assert not repocheck._is_object_store("modules/a/refs/objects")
+    assert repocheck._is_object_store("modules/a/objects") and repocheck._is_object_store("modules/a/modules/b/objects")
+
+
+def test_git_worktree_judges_its_own_linked_worktrees_not_a_submodules(tmp_path):
+    """`git worktree prune` in the superproject acts on its linked worktrees only; a
+    submodule's, elsewhere, are no reason to ask (in the submodule itself they are)."""
+    upstream = make_repo(tmp_path / "upstream")
+    top = make_repo(tmp_path / "top")
+    git(top, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    git(top / "sub", "worktree", "add", "-q", str(tmp_path / "away"))
+    assert reasons_of("git worktree prune", top) == ()
+    assert "linked worktrees outside the working directory" in repocheck.describe(
+        reasons_of("git worktree prune", top / "sub"))
+
+
+def test_the_word_after_a_remote_option_is_its_value_and_no_more(tmp_path):
+    """`git archive --remote URL HEAD`: HEAD is the tree-ish, here also a directory's name."""
+    top = make_repo(tmp_path / "t")
+    (top / "HEAD").mkdir()
+    assert reasons_of("git archive --remote https://example.invalid/x.git HEAD", top) == ()
+    assert "talks to a repository on this machine" in repocheck.describe(
+        reasons_of("git archive --remote HEAD main", top))
