@@ -63,8 +63,8 @@ OUTCOMES = {  # outcome -> exit status
 }
 
 FILE = (obj({"path": (STR, "relative to the working directory when beneath it, else absolute"),
-             "change": (STR, "created or modified (a write or edit); new, modified, deleted, removed "
-                             "or now clean (git status); restored or removed (/undo)")}),
+             "change": (STR, "created or modified (a write or edit); new, modified, deleted, removed, "
+                             "now clean, renamed or copied (git status); restored or removed (/undo)")}),
         "")
 USAGE = ({"type": "object", "properties": {k: null(INT) for k in ("prompt_tokens", "completion_tokens",
                                                                     "total_tokens")}},

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TIMEOUT = 3.0  # seconds for every git run of one snapshot together (the check included)
 MAX_OUTPUT = 4 * 1024 * 1024
@@ -32,6 +32,7 @@ class Snapshot:
     top: str  # the work tree's top directory
     root: str  # the real path of DashFloat's working directory (paths are shown relative to it)
     entries: dict  # path relative to top -> (XY status, (size, mtime_ns, ino) or None)
+    sources: dict = field(default_factory=dict)  # a renamed or copied path -> where it came from
 
 
 def work_tree_top(root: str) -> str | None:
@@ -91,10 +92,13 @@ def snapshot(root: str, *, environ: Mapping[str, str] | None = None, timeout: fl
         return f"not read: {exc}"
     if status != 0:
         return f"not read: git status failed: {err or f'exit status {status}'}"
-    return Snapshot(top=top, root=os.path.realpath(root), entries=_entries(out, top))
+    sources: dict = {}
+    return Snapshot(top=top, root=os.path.realpath(root), entries=_entries(out, top, sources), sources=sources)
 
 
-def _entries(out: bytes, top: str) -> dict:
+def _entries(out: bytes, top: str, sources: dict | None = None) -> dict:
+    """The records of `git status --porcelain=v1 -z` (`XY path`; a rename's or copy's source
+    in the next field, put in `sources`), each with its file's metadata."""
     fields = out.split(b"\0")
     entries: dict = {}
     i = 0
@@ -105,6 +109,8 @@ def _entries(out: bytes, top: str) -> dict:
             continue
         xy, path = rec[:2].decode("ascii", "replace"), os.fsdecode(rec[3:])
         if xy[0] in "RC":  # a rename or copy: the source follows
+            if sources is not None and i < len(fields):
+                sources[path] = os.fsdecode(fields[i])
             i += 1
         entries[path] = xy
     out_entries = {}
@@ -130,6 +136,8 @@ def changed(before: Snapshot, after: Snapshot) -> list[tuple[str, str]]:
         elif b is None:
             xy = a[0]
             what = "new" if xy == "??" else "deleted" if "D" in xy else "modified"
+            if xy[0] in "RC":  # git mv: the source is gone from the status (report names it)
+                what = "renamed" if xy[0] == "R" else "copied"
             out.append((path, what))
         elif a != b:
             out.append((path, "deleted" if "D" in a[0] else "modified"))
@@ -141,11 +149,18 @@ def shown_changes(before: Snapshot | str | None, after: Snapshot | str | None) -
     working directory when it is beneath it (else absolute); [] when unknown or none."""
     if not isinstance(before, Snapshot) or not isinstance(after, Snapshot):
         return []
-    out = []
-    for path, what in changed(before, after):
-        full = os.path.join(before.top, path)
-        out.append((os.path.relpath(full, before.root) if full.startswith(before.root + os.sep) else full, what))
-    return out
+    return [(_shown(before, path), what) for path, what in changed(before, after)]
+
+
+def _shown(shot: Snapshot, path: str) -> str:
+    """`path` (relative to the work tree's top; a directory git collapsed ends in "/") as the
+    user reads it: relative to the working directory when beneath it, else absolute; the
+    working directory itself, new as a whole, is "./"."""
+    full = os.path.join(shot.top, path)
+    if not full.startswith(shot.root + os.sep):
+        return full
+    shown = os.path.relpath(full, shot.root)
+    return shown + "/" if path.endswith("/") else shown
 
 
 def report(before: Snapshot | str | None, after: Snapshot | str | None) -> str | None:
@@ -158,7 +173,9 @@ def report(before: Snapshot | str | None, after: Snapshot | str | None) -> str |
     diff = shown_changes(before, after)
     if not diff:
         return None
-    names = [f"{shown} ({what})" for shown, what in diff[:MAX_NAMED]]
+    sources = {_shown(after, p): _shown(after, s) for p, s in after.sources.items()}
+    names = [f"{shown} ({what}{f' from {sources[shown]}' if what in ('renamed', 'copied') and shown in sources else ''})"
+             for shown, what in diff[:MAX_NAMED]]
     more = f" and {len(diff) - MAX_NAMED} more" if len(diff) > MAX_NAMED else ""
     count = f"{len(diff)} file{'s' if len(diff) != 1 else ''}"
     return f"git status: the command changed {count}: {', '.join(names)}{more}. {NOT_COVERED}."

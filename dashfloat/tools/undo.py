@@ -166,6 +166,10 @@ def restore(root: str, item: Item, expect: str | None) -> str:
     with beneath:
         try:
             dir_fd, name = beneath.parent(res.rel, make_parents=item.before is not None)
+        except FileNotFoundError as exc:
+            if item.before is None:  # a file DashFloat created, gone with its directory
+                return "" if expect is None else "it changed again meanwhile"
+            return f"cannot open its directory: {exc.strerror or exc}"
         except OSError as exc:
             return f"cannot open its directory: {exc.strerror or exc}"
     try:

@@ -420,3 +420,81 @@ def test_every_command_a_real_awk_runs_is_one_awk_commands_names(tmp_path):
                 named += bool(touched)
                 assert touched <= {c.split()[-1] for c in commands}, (awk, script, commands)
     assert ran > 10 and named > 3
+
+
+_GNU_SED = shutil.which("sed") and "GNU" in subprocess.run(["sed", "--version"], capture_output=True, text=True).stdout
+_SED_RUNS_E = "e touch MK"
+_SED_WORDS = ["-n", "-s", "-E", "-r", "-z", "-u", "--posix", "--debug", "-l", "5", "-l5", "--line-length", "7",
+              "--line-length=7", "--l", "--li=3", "--", "-e", "--expression", "--expr", "--e",
+              "--ex=" + _SED_RUNS_E, "--expression=p", "-e" + _SED_RUNS_E, "-ne", "-sne", "-n" + _SED_RUNS_E,
+              _SED_RUNS_E, _SED_RUNS_E, "p", "f1", "f1", "-", "--null-data", "-i", "-i.bak", "-si", "--quiet",
+              "--silent", "--s", "--regexp-extended", "--separate", "--unbuffered", "--in-place=.b", "--in-place",
+              "-le", "-l"]
+
+
+@pytest.mark.skipif(not _GNU_SED, reason="GNU sed not installed")
+def test_sed_options_are_read_as_gnu_sed_reads_them(tmp_path):
+    """The oracle: GNU sed runs random command lines of options, scripts and files (a file
+    may be named like the script); its `e` command runs exactly when the check says it runs a
+    command, and the deny rules see the command (review of surviving mutants: the option
+    parser had no test of `--`, abbreviations, -l's value or a missing -e script)."""
+    rnd = random.Random(11)
+    ran_count = clean = 0
+    for _ in range(700):
+        for name in ("f1", _SED_RUNS_E, "p"):
+            (tmp_path / name).write_text("a\nb\nc\n")
+        marker = tmp_path / "MK"
+        if marker.exists():
+            marker.unlink()
+        argv = ["sed"] + [rnd.choice(_SED_WORDS) for _ in range(rnd.randint(1, 6))]
+        status = subprocess.run(argv, cwd=tmp_path, input="a\nb\nc\n", capture_output=True, text=True,
+                                timeout=10).returncode
+        verdict, commands = sed_danger(argv), sed_commands(argv)
+        if marker.exists():
+            ran_count += 1
+            assert verdict is not None, argv
+            assert commands is None or "touch MK" in commands, argv
+        elif status == 0:
+            clean += 1
+            assert verdict is None, argv
+    assert ran_count > 40 and clean > 20  # the oracle saw both
+
+
+_E = _SED_RUNS_E
+
+
+@pytest.mark.parametrize("argv, runs", [
+    (["sed", "--", _E, "p"], True),  # after --, the first operand is the script
+    (["sed", "-n", "--", _E], True),
+    (["sed", "-e", "p", "--", _E], False),  # a file
+    (["sed", "--expr", _E, "p"], True),  # an abbreviation, its value the next word
+    (["sed", "--expr=" + _E, "p"], True),
+    (["sed", "--e=p", _E], False),
+    (["sed", "--e", "p", _E], False),
+    (["sed", "--expression=p", _E], False),
+    (["sed", "--line-length", "5", _E, "p"], True),  # 5 is -l's value, not the script
+    (["sed", "--l", "5", _E], True),
+    (["sed", "--line-length=5", "p", _E], False),  # with "=", the next word is no value
+    (["sed", "-l", "5", "p", _E], False),
+    (["sed", "-l5", "p", _E], False),
+    (["sed", "-nl", "5", "p", _E], False),
+    (["sed", "-i", _E, "p"], True),  # -i's suffix is only ever attached
+    (["sed", "-ne", _E, "p"], True),
+    (["sed", "-n", "-e", "p", _E], False),
+    (["sed", "p", "-e", _E], True),  # options anywhere: p is a file
+    (["sed", _E, "-n"], True),
+])
+def test_sed_reads_its_script_where_gnu_sed_does(tmp_path, argv, runs):
+    """The option parser, case by case (and GNU sed, where installed, agrees)."""
+    assert (sed_danger(argv) is not None) == runs
+    assert sed_commands(argv) == (["touch MK"] if runs else [])
+    if _GNU_SED:
+        for name in ("p", _E):
+            (tmp_path / name).write_text("a\nb\n")
+        done = subprocess.run(argv, cwd=tmp_path, input="a\n", capture_output=True, text=True, timeout=10)
+        assert done.returncode == 0 and (tmp_path / "MK").exists() == runs, done.stderr
+
+
+@pytest.mark.parametrize("argv", [["sed", "--expression"], ["sed", "-n", "--expr"], ["sed", "-e"], ["sed", "p", "-ne"]])
+def test_a_sed_e_without_its_script_is_said(argv):
+    assert sed_danger(argv) == "a -e without its script"
