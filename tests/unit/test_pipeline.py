@@ -184,3 +184,22 @@ def test_a_hook_that_asks_is_named_on_the_question(tmp_path):
     kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}, pre_hooks=(quiet,),
                                               policy=policy))
     assert _asks_lines(prepared) == [f'asks: pre_tool_use hook "{quiet}": it answered ask']
+
+
+def test_the_reason_it_asks_comes_first_and_a_default_question_adds_no_note(tmp_path):
+    """The rule's reason goes before the notes of later stages (the repository's, the repeat
+    guard's); the default question's preview has no note at all (not an empty one)."""
+    from tests.test_repository_programs import config, make_repo
+
+    top = make_repo(tmp_path / "t")
+    (top / ".gitattributes").write_text("*.txt filter=x\n")
+    config(top, "filter.x.clean", "touch pwned; cat")
+    policy = Policy([("command line", [rules.parse_rule("execute_command(git *)", "ask", "command line")])])
+    kind, prepared = pipeline.pre_execute(ctx(top, "execute_command", {"command": "git status"}, policy=policy,
+                                              repeats=2))
+    markers = [text for k, text in prepared.preview if k == "marker"]
+    assert kind == "ask" and [m.split(":")[0] for m in markers] == ["asks", "note", "asks"]
+    assert markers[0] == 'asks: rule "execute_command(git *)" in command line matches'
+    assert markers[1].startswith("note: git would run") and "times in a row" in markers[2]
+    kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}))
+    assert kind == "ask" and [k for k, _ in prepared.preview].count("marker") == 0
