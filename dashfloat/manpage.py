@@ -1378,7 +1378,9 @@ in a git directory, this repository's or its superproject's, before any command 
 writes; one in the work tree or the working directory, or one that does not exist yet,
 before a command that writes the work tree);
 when the git directory has symbolic links out of it (git reads and writes through them;
-hooks aside) or
+hooks aside, but for
+.BR "git init" ,
+which writes the sample hooks again into a repository that exists) or
 .B objects/info/alternates
 outside it; when a rebase or cherry-pick in progress would run an
 .B exec

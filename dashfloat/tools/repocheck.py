@@ -652,6 +652,8 @@ def _check_repositories(a: rules.Analysis, cwd: str, root_real: str, probe: _Pro
                     if not _inside(where, root_real):
                         reasons.append(f"git {sub} writes a repository outside the working directory, "
                                        f"in {visible(where)}")
+                    elif sub == "init":
+                        reasons.extend(_reinit_reasons(where, root_real))
         if sub in _TRANSPORTS:
             transports = True
             named, others = _named_repositories(argv, sub)
@@ -770,6 +772,42 @@ def _named_repositories(argv: list[str], sub: str) -> tuple[list[str], list[str]
         named += [w for w in rest[:end] if not w.startswith("-")]
         words = words[1:]
     return list(dict.fromkeys(named)), words
+
+
+def _reinit_reasons(where: str, root_real: str) -> list[str]:
+    """`git init` in a repository that exists writes its git directory again (the sample
+    hooks, info/exclude, description: whatever is missing), through any link in it, the
+    hooks directory's too (which no other command writes): links out of it ask, and so does a
+    gitdir file that leads out."""
+    dotgit = os.path.join(where, ".git")
+    if os.path.isfile(dotgit) and not os.path.islink(dotgit):
+        try:
+            with open(dotgit, encoding="utf-8", errors="surrogateescape") as f:
+                text = f.read(4096)
+        except OSError:
+            return []
+        target = text[len("gitdir:"):].strip() if text.startswith("gitdir:") else ""
+        real = os.path.realpath(os.path.join(where, target)) if target else ""
+        if real and not _inside(real, root_real):
+            return [f"git init writes the repository's git directory outside the working directory, "
+                    f"in {visible(real)}"]
+        gitdir = real
+    elif os.path.isdir(dotgit):
+        gitdir = os.path.realpath(dotgit)
+    elif os.path.isfile(os.path.join(where, "HEAD")):  # a bare repository
+        gitdir = os.path.realpath(where)
+    else:
+        return []
+    if not gitdir or not os.path.isdir(gitdir):
+        return []
+    links = _links_out(gitdir, gitdir)
+    hooks = os.path.join(gitdir, "hooks")
+    if os.path.islink(hooks) and not _inside(os.path.realpath(hooks), gitdir):
+        links.insert(0, f"{visible(hooks)} -> {visible(os.path.realpath(hooks))}")
+    if links:
+        return [_names("git init writes the repository's git directory again, through symbolic links out "
+                       "of it: ", links)]
+    return []
 
 
 def _created(argv: list[str], sub: str) -> list[str]:

@@ -6,6 +6,7 @@ tests/test_repository_programs.py."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -1758,3 +1759,33 @@ def test_the_word_after_a_remote_option_is_its_value_and_no_more(tmp_path):
     assert reasons_of("git archive --remote https://example.invalid/x.git HEAD", top) == ()
     assert "talks to a repository on this machine" in repocheck.describe(
         reasons_of("git archive --remote HEAD main", top))
+
+
+def test_git_init_again_in_a_repository_with_links_out_of_its_git_directory_asks(tmp_path):
+    """git init in a repository that exists writes what its git directory lacks (sample
+    hooks, info/exclude), through links: the hooks directory is otherwise left out of the
+    links check (no command but init writes it). git is the oracle: it wrote there."""
+    root = tmp_path / "root"
+    out = tmp_path / "out"
+    out.mkdir()
+    top = make_repo(root / "r")
+    assert reasons_of("git init r", root) == () and reasons_of("git init fresh", root) == ()
+    shutil.rmtree(top / ".git" / "hooks")
+    os.symlink(out, top / ".git" / "hooks")
+    found = repocheck.describe(reasons_of("git init r", root))
+    assert f"git init writes the repository's git directory again, through symbolic links out of it: " \
+           f"{top}/.git/hooks -> {out}" in found
+    assert "hooks" in repocheck.describe(reasons_of("git init", top))
+    assert reasons_of("git status", top) == ()  # the hooks directory is no reason for others
+    git(root, "init", "-q", "r")
+    assert any(n.endswith(".sample") for n in os.listdir(out))
+    bare = root / "b.git"
+    git(root, "init", "-q", "--bare", "b.git")
+    shutil.rmtree(bare / "info")
+    os.symlink(out, bare / "info")
+    assert f"{bare}/info -> {out}" in repocheck.describe(reasons_of("git init --bare b.git", root))
+    away = make_repo(tmp_path / "away")
+    (root / "s").mkdir()
+    (root / "s" / ".git").write_text(f"gitdir: {away / '.git'}\n")
+    assert "git init writes the repository's git directory outside the working directory" in repocheck.describe(
+        reasons_of("git init s", root))
