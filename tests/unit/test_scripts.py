@@ -48,6 +48,8 @@ from dashfloat.tools.scripts import (
         (["sed", "-f", "script.sed", "f"], "its script is read from a file (-f)"),
         (["sed", "-nf", "script.sed", "f"], "its script is read from a file (-nf)"),
         (["sed", "s/unterminated", "f"], "a script it cannot read (it may run commands)"),
+        (["sed", "p;/unterminated", "f"], "a script it cannot read (it may run commands)"),  # an address
+        (["sed", "#c\n1e touch M", "f"], "runs a command: the e command"),
         # GNU sed ends a label at a blank, `;`, `}` or `#` and reads the next command after it
         (["sed", "-n", ":x e touch M", "f"], "runs a command: the e command"),
         (["sed", ":x e touch M", "f"], "runs a command: the e command"),
@@ -84,6 +86,8 @@ def test_sed_scripts(argv, expected):
         (["sed", "1e\\\necho a", "f"], ["echo a"]),  # GNU: `e\` and a newline, then the command
         (["sed", "1{e rm x\n}", "f"], ["rm x"]),
         (["sed", "-e", "p", "--expression=$e rm y", "f"], ["rm y"]),
+        (["sed", "--expression=1e echo a=b", "f"], ["echo a=b"]),  # the value is all after the first =
+        (["sed", "# a comment\n1e rm z", "f"], ["rm z"]),  # a comment ends at its line
         (["sed", "s/x/y/w f;e rm", "f"], []),  # the file name is `f;e rm`
         (["sed", "-n", "1p", "f"], []),
         (["sed", "-f", "x.sed", "f"], []),  # a script file is not read (nor a ./script.sh)
@@ -483,6 +487,9 @@ _E = _SED_RUNS_E
     (["sed", "-n", "-e", "p", _E], False),
     (["sed", "p", "-e", _E], True),  # options anywhere: p is a file
     (["sed", _E, "-n"], True),
+    (["sed", "--expr=p", "-e", _E, "p"], True),  # a value given with "=" takes no next word
+    (["sed", "-es/f/g/", "p"], False),  # the rest of -e's word is its script, not options
+    (["sed", "-nes/f/g/", "p"], False),
 ])
 def test_sed_reads_its_script_where_gnu_sed_does(tmp_path, argv, runs):
     """The option parser, case by case (and GNU sed, where installed, agrees)."""
