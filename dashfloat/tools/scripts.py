@@ -27,8 +27,10 @@ from dashfloat.tools.repocheck import git_command_at
 from dashfloat.tools.rules import AWKS, WRAPPERS, _basename, dangerous_argument
 
 _SED_SCRIPT_FILE = ("-f", "--file")
-_SED_PLAIN = set("=dDgGhHlnNpPqQxz")  # commands that take no argument and run nothing
-_SED_LABEL = set("btT:")  # commands followed by a label (`:x e cmd` is `:x`, then `e cmd`)
+_SED_PLAIN = set("=dDFgGhHnNpPxz")  # commands that take no argument and run nothing
+_SED_NUMBER = set("lLqQ")  # commands that take an optional number (`l 5`, `q5`)
+_SED_LABEL = set("btT:v")  # commands followed by a label (`:x e cmd` is `:x`, then `e cmd`;
+# `v 4.2` reads its version as a label)
 _SED_LABEL_END = set(" \t\n;}#")  # what ends a label in GNU sed (`\v`, `\r`... do not)
 _SED_TEXT = set("aic")  # commands followed by text to the end of the line
 _SED_FILE_READ = set("rR")  # read a file into the output (as cat would): allowed
@@ -165,17 +167,17 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
             if end is None:
                 return out + [(_UNREADABLE, "")]
             i = end
-        elif c == "e":  # `e CMD` runs CMD (to the end of the line; `e\` and a newline first)
-            j = i + 1
-            while j < n and s[j] in " \t":
+        elif c == "e":  # `e CMD` runs CMD, read as a/i/c read their text (GNU sed: `e\` and a
+            j = i + 1  # newline first, if at all; a line ending in an odd run of backslashes
+            while j < n and s[j] in " \t":  # goes on)
                 j += 1
             if s.startswith("\\\n", j):
                 j += 2
-            i = _to_line_end(s, j)
+            i = _to_text_end(s, j)
             command = s[j:i].rstrip("\n")
-            if command.endswith("\\"):  # continued on the next line: not read
-                return out + [(_UNREADABLE, "")]
-            out.append((f"{_SED_RUNS[c]}: the {c} command", command))
+            # sed takes backslashes out of the text ("r\m" runs rm): one there, the command is
+            # not known as written (deny rules cannot read it: it asks)
+            out.append((f"{_SED_RUNS[c]}: the {c} command", "" if "\\" in command else command))
         elif c in _SED_RUNS:
             out.append((f"{_SED_RUNS[c]}: the {c} command", ""))
             i = _to_line_end(s, i)
@@ -191,8 +193,12 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
                 i += 1
         elif c in _SED_PLAIN:
             i += 1
-        elif c in "lLqQ" or c.isdigit():
+        elif c in _SED_NUMBER:  # GNU sed: blanks, then the number's digits, if any
             i += 1
+            while i < n and s[i] in " \t":
+                i += 1
+            while i < n and s[i].isdigit():
+                i += 1
         else:
             return out + [(f"a script it cannot read (command {c!r}; it may run commands)", "")]
     return out

@@ -505,3 +505,58 @@ def test_sed_reads_its_script_where_gnu_sed_does(tmp_path, argv, runs):
 @pytest.mark.parametrize("argv", [["sed", "--expression"], ["sed", "-n", "--expr"], ["sed", "-e"], ["sed", "p", "-ne"]])
 def test_a_sed_e_without_its_script_is_said(argv):
     assert sed_danger(argv) == "a -e without its script"
+
+
+_SED_ADDRESSES = ["", "", "1", "2", "$", "/a/", "\\%a%", "1,2", "/a/,+1", "0~2", "1!", "/a/I", "2,$!", "\\,x\\,y,"]
+_SED_COMMANDS = [
+    "p", "d", "N", "g", "G", "h", "H", "x", "=", "l", "l 5", "l0", "z", "F", "Q5", "L", "q 3", "v 4.2", "v",
+    "s/a/b/", "s/a/b/g", "s/.*/touch MK/e", "s/a/b/w out1", "s|a|b|2w out4", "y/ab/cd/", "y,a\\,,bc,",
+    "e touch MK", "e", "w out2", "W out3", "r f1", "R f1", "a text", "a\\", "i\\\ntext", "c text e touch MK",
+    ":lab", "b lab", "blab", "t", "T lab", "{", "}", "# comment", "s/x/\\\ny/", "s/a/\\\\/", "a foo\\\\", "e\\",
+    "q", "Q", "s/[/]/x/", "s/a/b/;e touch MK", "s/a\\/b/c/w out5", "ba;e touch MK", ":x;e touch MK",
+    "y/a\\/b/x\\/y/", "l;e touch MK", "}e touch MK", "e touch M\\\\K", "e touch \\\nMK"]
+
+
+@pytest.mark.skipif(not _GNU_SED, reason="GNU sed not installed")
+def test_sed_scripts_are_read_as_gnu_sed_runs_them(tmp_path):
+    """The oracle for scripts: GNU sed runs random programs (addresses, every command, text
+    and labels, `e`, `w`, s///e and s///w, blocks, comments); each one that wrote a file or ran
+    `touch MK` must be one the check asks about (and the deny rules see `touch MK` or know
+    they cannot), and each one sed ran without an error must be one the check can read."""
+    rnd = random.Random(21)
+    asked = read = 0
+    for k in range(400):
+        parts = []
+        for _ in range(rnd.randint(1, 5)):
+            command = rnd.choice(_SED_COMMANDS)
+            address = "" if command in ("}", ":lab", "# comment", "{") else rnd.choice(_SED_ADDRESSES)
+            parts += [address + rnd.choice(["", " "]) + command, rnd.choice(["\n", ";", " ; ", "\n\t"])]
+        script = "".join(parts)
+        argv = ["sed", *rnd.choice([[], ["-n"], ["-E"], ["--posix"], ["-s"]]), "-e", script, "f1"]
+        run = tmp_path / str(k)
+        run.mkdir()
+        (run / "f1").write_text("a\nb\na\n")
+        done = subprocess.run(argv, cwd=run, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        made = set(os.listdir(run)) - {"f1"}
+        verdict = sed_danger(argv)
+        if made:
+            asked += 1
+            assert verdict is not None, (script, made)
+            commands = sed_commands(argv)
+            assert "MK" not in made or commands is None or any("touch MK" in c for c in commands) \
+                or "s/.*/touch MK/e" in script, (script, commands)
+        elif done.returncode == 0:
+            read += 1
+            assert verdict is None or "cannot read" not in verdict, (script, verdict)
+    assert asked > 50 and read > 100  # the oracle saw both
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("F;l 5;q5", []), ("v 4.2\np", []), ("1 v\n0~2p", []), ("L;Q 3", []),
+    ("1e echo A\\\np", None),  # the text goes on to the next line: not known as written
+    ("1e echo A\\\\\np", None),  # a backslash sed takes out: not known as written
+    ("1e echo A;p", ["echo A;p"]),
+])
+def test_sed_commands_with_numbers_versions_and_continued_commands(script, expected):
+    assert sed_commands(["sed", script, "f"]) == expected
+    assert (sed_danger(["sed", script, "f"]) is None) == (expected == [])
