@@ -1570,7 +1570,12 @@ also abbreviated:
 is read as GNU sed reads it: a label ends at a blank, so
 .B ":x e cmd"
 runs
-.BR cmd .
+.BR cmd ;
+a bracket expression in a regex holds the delimiter as a plain character
+.RB ( "/[/]/" );
+its
+.B \-e
+scripts are one program, a line each.
 .B "tree \-o"
 (it writes its listing to a file) asks as a dangerous argument.
 .TP

@@ -117,7 +117,9 @@ def _sed_scripts(argv: Sequence[str]) -> list[str] | str:
         i += 1
     if not scripts and operands:
         scripts.append(operands[0])  # the first operand is the script when no -e gave one
-    return scripts
+    # sed reads its -e scripts as one program, a line each: a/i/c/e text that a backslash
+    # continues at the end of one goes on in the next
+    return ["\n".join(scripts)] if scripts else []
 
 
 _UNREADABLE = "a script it cannot read (it may run commands)"
@@ -131,7 +133,7 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
     s, n, i = script, len(script), 0
     while i < n:
         c = s[i]
-        if c in " \t\n;{}!":
+        if c in " \t\n\v\f\r;{}!":  # (sed skips any blank before a command)
             i += 1
             continue
         if c == "#":
@@ -148,11 +150,11 @@ def _sed_findings(script: str) -> list[tuple[str, str]]:
         if c == "{":  # `1{...}`: a block
             i += 1
         elif c in "s":
-            end = _skip_delimited(s, i + 1, parts=2)
+            end = _skip_delimited(s, i + 1, parts=2, regex=True)
             if end is None:
                 return out + [(_UNREADABLE, "")]
             j = end
-            while j < n and s[j] not in ";\n}":
+            while j < n and s[j] not in ";\n}#":  # its flags: `#` starts a comment
                 if s[j] == "e":
                     out.append(("runs a command: the e flag of s", ""))
                 elif s[j] in "wW":
@@ -226,47 +228,112 @@ def _to_text_end(s: str, i: int) -> int:
 
 
 def _skip_address(s: str, i: int) -> int | None:
-    """Past an address (or two, with `,`) at s[i]; None if it does not end."""
-    for second in (False, True):
-        if second and i < len(s) and s[i] in "+~" and s[i + 1:i + 2].isdigit():
-            i += 1  # GNU: `addr,+N` (N lines more), `addr,~N` (to a multiple of N)
-        if i < len(s) and (s[i].isdigit() or s[i] == "$"):
-            while i < len(s) and (s[i].isdigit() or s[i] in "$~+"):
-                i += 1
-        elif i < len(s) and s[i] in "/\\":
-            if s[i] == "\\":
-                if i + 1 >= len(s):
-                    return None
-                i += 1
-            end = _skip_delimited(s, i, parts=1)
+    """Past the addresses at s[i] (none, one, or two with `,`), as GNU sed's compile_address
+    reads them: `/re/` or `\\cREc` and its I/M flags, `N`, `first~step`, `+N`, `~N`, `$`, with
+    blanks around `,`, `~` and the flags; None if a regex does not end (or `,` has no
+    second address: sed refuses it)."""
+    n = len(s)
+
+    def blanks(k: int) -> int:
+        while k < n and s[k] in " \t":
+            k += 1
+        return k
+
+    def digits(k: int) -> int:
+        while k < n and s[k].isdigit():
+            k += 1
+        return k
+
+    def one(k: int) -> int | None:
+        """Past one address at s[k] (k itself when there is none); None: unterminated."""
+        if k < n and s[k] in "/\\":
+            if s[k] == "\\":
+                k += 1
+            end = _skip_delimited(s, k, parts=1, regex=True)
             if end is None:
                 return None
-            i = end
-            while i < len(s) and s[i] in "IM":
-                i += 1
-        if i < len(s) and s[i] == ",":
-            i += 1
-            continue
-        break
-    return i
+            k = end
+            while blanks(k) < n and s[blanks(k)] in "IM":
+                k = blanks(k) + 1
+            return k
+        if k < n and s[k].isdigit():
+            k = digits(k)
+            return digits(blanks(blanks(k) + 1)) if blanks(k) < n and s[blanks(k)] == "~" else k
+        if k < n and s[k] in "+~":
+            return digits(blanks(k + 1))
+        return k + 1 if k < n and s[k] == "$" else k
+
+    end = one(i)
+    if end is None or end == i:
+        return end
+    j = blanks(end)
+    if j < n and s[j] == ",":
+        second = one(blanks(j + 1))
+        if second is None or second == blanks(j + 1):
+            return None
+        return second
+    return end
 
 
-def _skip_delimited(s: str, i: int, *, parts: int) -> int | None:
-    """s[i] is a delimiter: past `parts` delimited texts (backslash escapes honoured); None at
-    a newline no backslash escapes (GNU sed: an unterminated command)."""
+def _skip_delimited(s: str, i: int, *, parts: int, regex: bool = False) -> int | None:
+    """s[i] is a delimiter: past `parts` delimited texts (backslash escapes honoured, unless
+    the delimiter is the backslash itself; in a regex, the first text, a bracket expression
+    is read whole: `[/]` holds no delimiter); None at a newline no backslash escapes (GNU sed:
+    an unterminated command)."""
     if i >= len(s):
         return None
     delim = s[i]
-    if delim in "\n\\":
+    if delim == "\n":
         return None
     i += 1
-    for _ in range(parts):
+    for part in range(parts):
         while i < len(s) and s[i] != delim and s[i] != "\n":
-            i += 2 if s[i] == "\\" else 1
+            if s[i] == "\\":
+                i += 2
+            elif s[i] == "[" and regex and part == 0:
+                end = _skip_bracket(s, i + 1)
+                if end is None:
+                    return None
+                i = end
+            else:
+                i += 1
         if i >= len(s) or s[i] != delim:
             return None
         i += 1
     return i
+
+
+def _skip_bracket(s: str, i: int) -> int | None:
+    """Past the bracket expression whose `[` is before s[i], as GNU sed's snarf_char_class
+    reads it: a `^`, then a `]` that is literal; `[:class:]`, `[.x.]`, `[=x=]` inside; the
+    delimiter and the backslash are plain characters; None at a newline or the end."""
+    n = len(s)
+    if i < n and s[i] == "^":
+        i += 1
+    if i < n and s[i] == "]":
+        i += 1
+    state, closer = 0, ""  # 1: after "[", 2: inside "[:" (closer ":"), 3: after its closer
+    while i < n:
+        c = s[i]
+        i += 1
+        if c == "\n":
+            return None
+        if c in ".:=" and state == 1:
+            state, closer = 2, c
+            continue
+        if c in ".:=" and state == 2 and c == closer:
+            state = 3
+            continue
+        if c == "[":
+            state = 1 if state == 0 else state
+            continue
+        if c == "]":
+            if state in (0, 1):
+                return i
+            if state == 3:
+                state = 0
+        state &= ~1
+    return None
 
 
 # gawk's -D/--debug reads debugger commands (`eval`: any statement) from stdin or its file

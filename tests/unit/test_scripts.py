@@ -507,14 +507,18 @@ def test_a_sed_e_without_its_script_is_said(argv):
     assert sed_danger(argv) == "a -e without its script"
 
 
-_SED_ADDRESSES = ["", "", "1", "2", "$", "/a/", "\\%a%", "1,2", "/a/,+1", "0~2", "1!", "/a/I", "2,$!", "\\,x\\,y,"]
+_SED_ADDRESSES = ["", "", "1", "2", "$", "/a/", "\\%a%", "1,2", "/a/,+1", "0~2", "1!", "/a/I", "2,$!", "\\,x\\,y,",
+                  "/[/a]/", "0,/[/r]/", "/[]/a]/", "/[^/]*/", "\\,x[,a],", "/[[:alpha:]/]/", "1 ,3", "/x/ I", "1 ~2",
+                  "1, +2", "/a[.-.]/"]
 _SED_COMMANDS = [
     "p", "d", "N", "g", "G", "h", "H", "x", "=", "l", "l 5", "l0", "z", "F", "Q5", "L", "q 3", "v 4.2", "v",
     "s/a/b/", "s/a/b/g", "s/.*/touch MK/e", "s/a/b/w out1", "s|a|b|2w out4", "y/ab/cd/", "y,a\\,,bc,",
     "e touch MK", "e", "w out2", "W out3", "r f1", "R f1", "a text", "a\\", "i\\\ntext", "c text e touch MK",
     ":lab", "b lab", "blab", "t", "T lab", "{", "}", "# comment", "s/x/\\\ny/", "s/a/\\\\/", "a foo\\\\", "e\\",
     "q", "Q", "s/[/]/x/", "s/a/b/;e touch MK", "s/a\\/b/c/w out5", "ba;e touch MK", ":x;e touch MK",
-    "y/a\\/b/x\\/y/", "l;e touch MK", "}e touch MK", "e touch M\\\\K", "e touch \\\nMK"]
+    "y/a\\/b/x\\/y/", "l;e touch MK", "}e touch MK", "e touch M\\\\K", "e touch \\\nMK",
+    "s/[/]/;#/w out6", "s/^[/]*/touch MK;#/e", "s/[/]/;#/;e touch MK", "s/[]/]/x/w out7", "s\\a\\b\\w out8",
+    "s/x/y/ # e w", "\fp", "s/[[:space:]/]/-/"]
 
 
 @pytest.mark.skipif(not _GNU_SED, reason="GNU sed not installed")
@@ -560,3 +564,35 @@ def test_sed_scripts_are_read_as_gnu_sed_runs_them(tmp_path):
 def test_sed_commands_with_numbers_versions_and_continued_commands(script, expected):
     assert sed_commands(["sed", script, "f"]) == expected
     assert (sed_danger(["sed", script, "f"]) is None) == (expected == [])
+
+
+@pytest.mark.parametrize("argv, runs", [
+    # a bracket expression holds the delimiter as a plain character (a review ran each in GNU
+    # sed: the check read the address `/[/` then text, or `s/[/]/` then a comment, and let
+    # `e` and `w` through)
+    (["sed", "-n", "/[/a]/e touch MK", "f1"], True),
+    (["sed", "s/[/]/;#/;e touch MK", "f1"], True),
+    (["sed", "-n", "-e", "p", "-e", "/[]/a]/e touch MK", "f1"], True),
+    (["sed", "-n", "\\,x[,a],e touch MK", "f1"], True),
+    (["sed", "-n", "/[^/]*/p", "f1"], False),
+    (["sed", "-n", "1 ,3p;/x/ Ip;1 ~2p", "f1"], False),  # blanks in addresses
+    (["sed", "-n", "s\\a\\b\\p", "f1"], False),  # the backslash as the delimiter
+    (["sed", "p;\x0cp", "f1"], False),
+    (["sed", "-e", "1a\\", "-e", "e touch MK", "f1"], False),  # -e scripts are one program: text
+    (["sed", "-e", "1e\\", "-e", "touch MK", "f1"], True),
+    (["sed", "s/x/y/ # e", "f1"], False),  # a comment after the flags
+])
+def test_sed_brackets_blanks_and_joined_scripts_are_read_as_gnu_sed_reads_them(tmp_path, argv, runs):
+    verdict, commands = sed_danger(argv), sed_commands(argv)
+    assert (verdict is not None) == runs, verdict
+    assert commands == ([] if not runs else commands) and (not runs or commands is None or
+                                                            any("touch MK" in c for c in commands))
+    if _GNU_SED:
+        (tmp_path / "f1").write_text("a\nx/y\nxa\n")
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0 and (tmp_path / "MK").exists() == runs, done.stderr
+
+
+def test_sed_writes_through_a_bracketed_address():
+    assert sed_danger(["sed", "-n", "/[/a]/w M", "f"]) == "writes a file: the w command"
+    assert sed_danger(["sed", "s/[/]/;#/w M", "f"]) == "writes a file: the w flag of s"
