@@ -222,6 +222,9 @@ def _random_awk_program(rnd: random.Random) -> str:
     statements with and without redirections (many are valid, some are not)."""
     def expr(d: int = 0) -> str:
         atoms = ["$1", "$2", "a", "2", '"s>t"', "NR", "/x/", "/a>b/", "length($0)", "$NF"]
+        if rnd.random() < 0.08:  # a regex with escapes or bracket expressions ("/", "]", ">" inside)
+            return rnd.choice(["/a\\/b>/", "/[>]/", "/[^]>]/", "/[]>]/", "/[[:digit:]>]/", "/x\\>/", "/[/]/",
+                               "/[a\\]]>/", "/[[.a.]>]/", "/[>[]/"])
         if d > 2:
             return rnd.choice(atoms)
         a, b = expr(d + 1), expr(d + 1)
@@ -596,3 +599,37 @@ def test_sed_brackets_blanks_and_joined_scripts_are_read_as_gnu_sed_reads_them(t
 def test_sed_writes_through_a_bracketed_address():
     assert sed_danger(["sed", "-n", "/[/a]/w M", "f"]) == "writes a file: the w command"
     assert sed_danger(["sed", "s/[/]/;#/w M", "f"]) == "writes a file: the w flag of s"
+
+
+@pytest.mark.parametrize("text, end", [
+    ("/x/ rest", 3),
+    ("/a\\/b/ x", 6),  # an escaped "/"
+    ("/a\\\\/ x", 5),  # an escaped backslash, then the end
+    ("/[>]/ x", 5),
+    ("/[^]>]/ x", 7),  # a "]" first (after "^") is literal
+    ("/[]>]/ x", 6),
+    ("/[[:digit:]>]/ x", 14),
+    ("/[[.a.][=e=]]/ x", 14),
+    ("/[a]b[c]/", 9),
+    ("/x", None),  # never ends
+    ("/x\n/", None),  # a newline ends nothing
+    ("/[/]/", None),  # a "/" in brackets: the awks end it differently
+    ("/[a\\]]/", None),  # "\]": gawk and mawk escape it, busybox does not
+    ("/[x[y]/", None),  # a "[" not opening a class
+    ("/[[:alpha/]]/", None),
+    ("/[[:alpha:]", None),
+    ("/[abc", None),
+])
+def test_the_end_of_an_awk_regex_is_found_or_said_unsure(text, end):
+    from dashfloat.tools import scripts
+
+    if end is None:
+        with pytest.raises(scripts._AwkUnsure):
+            scripts._awk_regex_end(text, 0)
+    else:
+        assert scripts._awk_regex_end(text, 0) == end
+        if _AWKS:  # the awks agree: the regex is that text, and a program may follow it
+            program = f"{text[:end]} {{ print \"m\" }}"
+            for awk in _AWKS:
+                done = subprocess.run(awk + [program], input="x\n", capture_output=True, text=True, timeout=10)
+                assert done.returncode == 0, (awk, program, done.stderr)
