@@ -985,11 +985,26 @@ Arguments that let a harmless\-looking command run programs or write files
 .BR "sort \-o" ,
 .BR "tar \-\-to\-command" ,
 .BR "rsync \-e" ,
-.BR "rg \-\-pre"
+.BR "rg \-\-pre" ,
+.BR "make \-\-eval"
+and a variable assignment given to make,
+.BR "cargo \-\-config" ,
+.BR "npm \-\-node\-options" ,
+.BR "pytest \-\-basetemp" ,
+.BR "curl \-T"
 and others) turn an allow into ask; so does any use of
 .B gdb
 or bash's
-.BR fc .
+.BR fc ,
+and a word that undoes an option the allow rule names
+.RB ( "\-\-no\-dry\-run"
+after the
+.B \-n
+of
+.BR "git clean \-n *" ,
+.B "\-\-apply"
+after
+.BR "git apply \-\-stat" ).
 .PP
 A deny or ask rule judges every part of a command: each simple command of a list or pipe,
 also inside substitutions, subshells, loops and functions; the command run by a wrapper

@@ -289,7 +289,10 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     # make -n is no dry run: the Makefile's $(shell ...) runs when it is read, and so do the
     # lines that name $(MAKE); -q, -p and -t read it too (and -t writes files)
     "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
-             "--print-data-base", "-t", "--touch"),
+             "--print-data-base", "-t", "--touch",
+             # code given on the command line (`--eval='x:=$(shell CMD)'`), a makefile of the
+             # call's choosing (`-f -` reads stdin); a variable assignment: _MAKE_ASSIGNMENT
+             "--eval", "-E", "-f", "--file", "--makefile"),
     "rg": ("--pre", "--hostname-bin"),
     "tree": ("-o",),  # writes its listing to a file
     "sed": ("-i", "--in-place"),
@@ -303,11 +306,13 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "zip": ("-TT", "--unzip-command"),
     "scp": ("-o", "-S", "-F"),  # ProxyCommand=, the ssh program, a config file
     "sftp": ("-o", "-S", "-F", "-D"),
-    "wget": ("--use-askpass", "-o", "--output-file", "-O", "--output-document", "-a",
+    "wget": ("--use-askpass", "-e", "--execute", "--config", "-o", "--output-file", "-O", "--output-document", "-a",
              "--append-output", "-P", "--directory-prefix"),
     "curl": ("-o", "--output", "-O", "--remote-name", "--remote-name-all", "-D", "--dump-header",
              "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "-K", "--config",
-             "--libcurl", "--output-dir"),
+             "--libcurl", "--output-dir",
+             # -T to a file:// URL writes any file; caches written to the file named
+             "-T", "--upload-file", "--alt-svc", "--hsts", "--etag-save"),
     "diff3": ("--diff-program",),
     "sdiff": ("--diff-program", "-o", "--output"),
     "shuf": ("-o", "--output"),
@@ -327,7 +332,21 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "fdfind": ("-x", "--exec", "-X", "--exec-batch"),  # (fd, as Debian names it)
     "date": ("-s", "--set"),  # sets the clock
     "hostname": ("-F", "--file", "-b", "--boot"),  # sets the name (so does an operand)
+    # cargo --config 'target.<triple>.runner=[...]' or 'build.rustc-wrapper=...' runs a program
+    "cargo": ("--config", "-Z"),
+    # --node-options=--import=data:... runs code given on the command line
+    "npm": ("--node-options", "--script-shell", "--logs-dir", "--userconfig", "--globalconfig"),
+    # --basetemp is emptied first (rm -rf), reports and logs go to the file named, -p loads a
+    # module, -o/-c change the configuration, --pastebin uploads
+    "pytest": ("--basetemp", "--junitxml", "--junit-xml", "--log-file", "--report-log", "--result-log",
+               "-p", "-o", "--override-ini", "-c", "--config-file", "--pastebin"),
+    "patch": ("-o", "--output"),  # writes the result there, even with --dry-run
+    "yq": ("-i", "--in-place"),
+    "file": ("-C", "--compile"),  # writes a compiled magic file
 }
+DANGEROUS_ARGS["gmake"] = DANGEROUS_ARGS["make"]
+DANGEROUS_ARGS["py.test"] = DANGEROUS_ARGS["pytest"]
+DANGEROUS_ARGS["tar"] += ("--volno-file",)  # writes the volume number there
 
 _MAX_COMMAND = 65536  # characters analysed; a longer command is unparsable
 _MAX_NEST = 32  # nesting of $( ( ${ ` and nested command strings
@@ -2268,8 +2287,30 @@ _ATTACHED_VALUE = {"date": "dfrI", "git": "O"}  # (git: every subcommand with a 
 
 
 # Commands whose Nth operand is a file they write (`uniq in out`): asked, whatever it is
-# (an option's value may count as an operand here: asking is the safe side).
+# (an option's value may count as an operand here: asking is the safe side). After `--`
+# every word is an operand (`uniq in -- -out`), and xxd reads options only before its first
+# operand (`xxd in -out` writes `-out`).
 _OUTPUT_OPERAND = {"uniq": 2, "xxd": 2, "hostname": 1}  # (`hostname NAME` sets the name)
+_OPTIONS_FIRST = frozenset(("xxd",))
+
+
+def _operands(base: str, words: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    ended = False
+    for w in words:
+        if w == "--" and not ended:
+            ended = True
+        elif ended or w == "-" or not w.startswith("-") or (base in _OPTIONS_FIRST and out):
+            out.append(w)
+    return out
+
+
+def _make_assignment(base: str, words: Sequence[str]) -> str | None:
+    """make's command-line variable assignment (`CC=touch`, `X:=$(shell CMD)`, `X!=CMD`): it
+    overrides what the makefile's recipes run, or runs a command as make reads it."""
+    if base not in ("make", "gmake"):
+        return None
+    return next((w for w in _operands(base, words) if "=" in w), None)
 
 
 def dangerous_argument(argv: Sequence[str]) -> str | None:
@@ -2278,10 +2319,21 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
     if not argv:
         return None
     base = _basename(argv[0])
+    if base.startswith("python") and list(argv[1:3]) == ["-m", "pytest"]:
+        base, argv = "pytest", ["pytest", *argv[3:]]  # (`python -m pytest` is pytest)
     if base in _OUTPUT_OPERAND:
-        operands = [w for w in argv[1:] if not w.startswith("-") or w == "-"]
+        operands = _operands(base, argv[1:])
         if len(operands) >= _OUTPUT_OPERAND[base]:
             return operands[_OUTPUT_OPERAND[base] - 1]
+    assignment = _make_assignment(base, argv[1:])
+    if assignment is not None:
+        return assignment
+    if base == "curl":  # -w's %output{FILE} (curl 8.3) writes; @FILE reads the format from a file
+        for k, w in enumerate(argv[1:], 1):
+            value = argv[k + 1] if w in ("-w", "--write-out") and k + 1 < len(argv) else w
+            if "%output{" in w or (w in ("-w", "--write-out") and value.startswith("@")) \
+                    or w.startswith("--write-out=@") or (w.startswith("-w") and w[2:3] == "@"):
+                return w
     entries = DANGEROUS_ARGS.get(base)
     if not entries:
         return None
@@ -2311,6 +2363,41 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
                     and not (after in _HARMLESS_AFTER.get((base, entry), ())
                              and (entry != "-O" or _order_file_here(argv, k + 1)))):
                 return word
+    return None
+
+
+# an option of an allow rule that keeps the command harmless, and the words that undo it
+# besides its --no- form (`git apply --stat` applies nothing, `--stat --apply` does)
+_LONG_FORMS = {("git", "-n"): "--dry-run"}  # (git clean/rm/mv/add/commit/push/prune -n)
+_UNDONE_BY = {("git", o): ("--apply",) for o in ("--stat", "--numstat", "--summary", "--check")}
+_FALSE = ("false", "0", "no", "off")
+
+
+def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] | None:
+    """(word, option) when a word of `argv` undoes an option the allow rule names: the
+    option's negation (`--no-dry-run`, however abbreviated; `--dry-run=false`), a word that
+    overrides it (`git apply --stat --apply`), unzip's negations (`--l`, `-l-`); else None.
+    `git clean -n *` allows a dry run, not `git clean -n --no-dry-run -f`."""
+    if rule is None or rule.pattern is None or rule.exact or not argv:
+        return None
+    base = _basename(argv[0])
+    named = [w for w in _command_pattern(rule.pattern, rule.text)[1:] if w is not None and w.startswith("-")]
+    for option in named:
+        long = option if option.startswith("--") else _LONG_FORMS.get((base, option))
+        name = long[2:].split("=", 1)[0] if long else ""
+        negation = ("--" + name[3:]) if name.startswith("no-") else ("--no-" + name) if name else ""
+        for w in argv[1:]:
+            given, _eq, value = w.partition("=")
+            if negation and given.startswith("--") and len(given) > 5 and negation.startswith(given) \
+                    and (given.startswith("--no-") or given == negation):
+                return w, option
+            if long and given == long and value.lower() in _FALSE:
+                return w, option
+            if any(_dangerous_word(u, w) for u in _UNDONE_BY.get((base, option), ())):
+                return w, option
+            if base == "unzip" and w != "--" and (w.startswith("--") or (len(w) > 2 and w.startswith("-")
+                                                                          and w.endswith("-"))):
+                return w, option
     return None
 
 
@@ -2668,12 +2755,20 @@ def evaluate(
         a = call.analysis
         exact = decision.rule is not None and decision.rule.exact
         if decision.decision == ALLOW and not exact:
-            bad = script = None
+            bad = script = undone = None
             if from_rule and mode != MODE_UNRESTRICTED and a.simple:
                 bad = dangerous_argument(a.simple[0])
                 if bad is None:
                     script = dangerous_script(a.simple[0])
-            if bad is not None:
+                if bad is None and script is None:
+                    undone = undoes_the_rule(decision.rule, a.simple[0])
+            if undone is not None:
+                decision = Decision(
+                    ASK, f'"{undone[0]}" undoes "{undone[1]}"',
+                    f"{decision.who} would allow it, but {undone[0]} undoes its {undone[1]}",
+                    decision.rule,
+                )
+            elif bad is not None:
                 decision = Decision(
                     ASK, f'dangerous argument "{bad}" ({_basename(a.simple[0][0])})',
                     f"{decision.who} would allow it, but {bad} can run programs or write files",

@@ -2158,3 +2158,77 @@ def test_a_pattern_given_to_git_ls_files_x_is_no_command():
     made the call opaque); `git rebase -x CMD` runs one."""
     assert not analyze_command("git ls-files -x '*.o'").opaque
     assert ["rm", "-rf", "x"] in analyze_command("git rebase -x 'rm -rf x' main").candidates
+
+
+# A review ran each of these with bash (found allowed, and it ran a program or wrote a file)
+ALLOWED_BUT_DOES_MORE = [
+    ("make *", "make --eval='x:=$(shell touch M)'"),
+    ("make *", "make -E '$(shell touch M)'"),
+    ("make test *", "make test 'X:=$(shell touch M)'"),  # an assignment runs as make reads it
+    ("make test *", "make test CC=touch"),  # or overrides what a recipe runs
+    ("make *", "make -f - test"),
+    ("gmake *", "gmake --ev='x:=$(shell touch M)'"),
+    ("wget *", "wget -q -e use_askpass=./evil.sh http://127.0.0.1:9/x"),
+    ("wget *", "wget -q --config=./w.rc http://127.0.0.1:9/x"),
+    ("wget *", "wget --execute=logfile=M http://127.0.0.1:9/x"),
+    ("npm test *", "npm test '--node-options=--import=data:text/javascript,1'"),
+    ("npm ls *", "npm ls --logs-dir=./L"),
+    ("cargo test *", "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=[\"sh\"]'"),
+    ("cargo tree *", "cargo tree --config build.rustc-wrapper=./evil.sh"),
+    ("curl *", "curl -s -T f file:///tmp/M"),
+    ("curl *", "curl -s --alt-svc M file:///etc/hostname"),
+    ("curl *", "curl -s --hsts M https://example.invalid/"),
+    ("curl *", "curl -s --etag-save M https://example.invalid/"),
+    ("curl *", "curl -s -w '%output{M}x' https://example.invalid/"),
+    ("curl *", "curl -s -w @fmt https://example.invalid/"),
+    ("pytest *", "pytest --basetemp=/home/u/important"),
+    ("pytest *", "pytest --junitxml=/tmp/elsewhere.xml"),
+    ("pytest *", "pytest -p evil_plugin"),
+    ("python -m pytest *", "python -m pytest --basetemp=/srv/data"),
+    ("patch --dry-run *", "patch --dry-run -i p.diff -o victim f"),
+    ("yq *", "yq -i -y .a=2 f.yaml"),
+    ("yq *", "yq --in -y .a=2 f.yaml"),
+    ("tar -tf *", "tar -tf a.tar --volno-file=M"),
+    ("file *", "file -C -m mg"),
+    ("xxd *", "xxd in -M"),  # the second operand, a name with a dash, is written
+    ("uniq *", "uniq -D in -- -M"),
+]
+
+
+@pytest.mark.parametrize(("rule", "command"), ALLOWED_BUT_DOES_MORE)
+def test_an_allow_rule_does_not_allow_what_does_more_than_its_program_reading(rule, command):
+    allow = [layer(USER, (ALLOW, f"execute_command({rule})"))]
+    assert evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ASK
+
+
+@pytest.mark.parametrize(("rule", "command", "allowed"), [
+    ("make test *", "make test", True), ("make *", "make -j4 all", True), ("make *", "make -C sub test", True),
+    ("pytest *", "pytest -q -x tests", True), ("python -m pytest *", "python -m pytest -k name", True),
+    ("curl *", "curl -s -w '%{http_code}' https://example.invalid/", True),
+    ("xxd *", "xxd -l16 in", True), ("uniq *", "uniq -c in", True), ("wget *", "wget -q -O- https://x", False),
+    ("cargo test *", "cargo test --release", True), ("npm test *", "npm test -- --watch=false", True),
+])
+def test_plain_uses_of_those_programs_are_still_allowed(rule, command, allowed):
+    allow = [layer(USER, (ALLOW, f"execute_command({rule})"))]
+    assert (evaluate(allow, C, {"command": command}, root=ROOT, mode="ask").decision == ALLOW) == allowed
+
+
+@pytest.mark.parametrize(("rule", "command", "undone"), [
+    ("git clean -n *", "git clean -n --no-dry-run -f", "--no-dry-run"),
+    ("git clean --dry-run *", "git clean --dry-run --no-dry -f", "--no-dry"),  # an abbreviation
+    ("git rm -n *", "git rm -n --no-dry-run f", "--no-dry-run"),
+    ("git commit --dry-run *", "git commit --dry-run --no-dry-run -qm x", "--no-dry-run"),
+    ("git apply --stat *", "git apply --stat --apply p.diff", "--apply"),
+    ("git apply --check *", "git apply --check --no-check p.diff", "--no-check"),
+    ("npm pack --dry-run *", "npm pack --dry-run --dry-run=false", "--dry-run=false"),
+    ("unzip -l *", "unzip -l --l a.zip", "--l"),
+    ("unzip -l *", "unzip -l -l- a.zip", "-l-"),
+    ("git diff --no-ext-diff *", "git diff --no-ext-diff --ext-diff", "--ext-diff"),
+])
+def test_a_word_that_undoes_an_option_of_the_allow_rule_asks(rule, command, undone):
+    """A review: `git clean -n --no-dry-run -f` removed files under `git clean -n *`."""
+    allow = [layer(USER, (ALLOW, f"execute_command({rule})"))]
+    decision = evaluate(allow, C, {"command": command}, root=ROOT, mode="ask")
+    assert decision.decision == ASK and undone in decision.reason
+    plain = command.split(undone)[0].strip()
+    assert evaluate(allow, C, {"command": plain}, root=ROOT, mode="ask").decision == ALLOW
