@@ -316,8 +316,9 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "diff3": ("--diff-program",),
     "sdiff": ("--diff-program", "-o", "--output"),
     "shuf": ("-o", "--output"),
-    "pip": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
-    "pip3": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t"),
+    # pip install --dry-run is no dry run: it builds a local or downloaded sdist (setup.py runs)
+    "pip": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t", "--dry-run"),
+    "pip3": ("--python", "--log", "--log-file", "--cache-dir", "--target", "-t", "--dry-run"),
     # bash's compgen/complete run -C's command and -F's function and expand -W's word list
     "compgen": ("-C", "-F", "-W"),
     "complete": ("-C", "-F", "-W"),
@@ -335,7 +336,8 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     # cargo --config 'target.<triple>.runner=[...]' or 'build.rustc-wrapper=...' runs a program
     "cargo": ("--config", "-Z"),
     # --node-options=--import=data:... runs code given on the command line
-    "npm": ("--node-options", "--script-shell", "--logs-dir", "--userconfig", "--globalconfig"),
+    # (npm pack/publish --dry-run still runs the package's prepack and prepare scripts)
+    "npm": ("--node-options", "--script-shell", "--logs-dir", "--userconfig", "--globalconfig", "--dry-run"),
     # --basetemp is emptied first (rm -rf), reports and logs go to the file named, -p loads a
     # module, -o/-c change the configuration, --pastebin uploads
     "pytest": ("--basetemp", "--junitxml", "--junit-xml", "--log-file", "--report-log", "--result-log",
@@ -2391,8 +2393,9 @@ def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] |
             if negation and given.startswith("--") and len(given) > 5 and negation.startswith(given) \
                     and (given.startswith("--no-") or given == negation):
                 return w, option
-            if long and given == long and value.lower() in _FALSE:
-                return w, option
+            long_given, _, long_value = (long or "").partition("=")
+            if long and given == long_given and _eq and (value.lower() in _FALSE or (long_value and value != long_value)):
+                return w, option  # `--dry-run=false`; `--dry-run=none` after `--dry-run=client`
             if any(_dangerous_word(u, w) for u in _UNDONE_BY.get((base, option), ())):
                 return w, option
             if base == "unzip" and w != "--" and (w.startswith("--") or (len(w) > 2 and w.startswith("-")

@@ -2190,6 +2190,8 @@ ALLOWED_BUT_DOES_MORE = [
     ("yq *", "yq --in -y .a=2 f.yaml"),
     ("tar -tf *", "tar -tf a.tar --volno-file=M"),
     ("file *", "file -C -m mg"),
+    ("npm pack --dry-run *", "npm pack --dry-run"),  # runs the package's prepack script
+    ("pip install --dry-run *", "pip install --dry-run --no-index ./pkg"),  # runs its setup.py
     ("xxd *", "xxd in -M"),  # the second operand, a name with a dash, is written
     ("uniq *", "uniq -D in -- -M"),
 ]
@@ -2220,7 +2222,9 @@ def test_plain_uses_of_those_programs_are_still_allowed(rule, command, allowed):
     ("git commit --dry-run *", "git commit --dry-run --no-dry-run -qm x", "--no-dry-run"),
     ("git apply --stat *", "git apply --stat --apply p.diff", "--apply"),
     ("git apply --check *", "git apply --check --no-check p.diff", "--no-check"),
-    ("npm pack --dry-run *", "npm pack --dry-run --dry-run=false", "--dry-run=false"),
+    ("kubectl apply --dry-run=client *", "kubectl apply --dry-run=client -f x.yaml --dry-run=none",
+     "--dry-run=none"),  # the last one counts
+    ("docker run --rm *", "docker run --rm --rm=false img", "--rm=false"),
     ("unzip -l *", "unzip -l --l a.zip", "--l"),
     ("unzip -l *", "unzip -l -l- a.zip", "-l-"),
     ("git diff --no-ext-diff *", "git diff --no-ext-diff --ext-diff", "--ext-diff"),
