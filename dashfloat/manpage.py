@@ -1460,6 +1460,35 @@ What
 writes does not ask.
 A command you approve at the question runs as git runs it, hooks and filters included.
 .PP
+Likewise for Rust: an allowed
+.BR cargo ,
+.BR rustc ,
+.B rustfmt
+or another of rustup's proxies asks, decided by
+.BR "repository check (cargo)" ,
+when a
+.I .cargo/config.toml
+(or
+.IR .cargo/config )
+in the working directory or a directory of it above where it runs names a program cargo
+runs
+.RB ( build.rustc\-wrapper ,
+.BR build.rustc ,
+.BR build.rustdoc ,
+.BR target.*.runner ,
+a linker, a credential provider,
+.BR net.git\-fetch\-with\-cli ;
+even
+.B "cargo tree"
+runs the wrapper), when a
+.I rust\-toolchain.toml
+there names a toolchain
+.B path
+(rustup runs the toolchain found there), or when such a file does not parse.
+Files above the working directory, and
+.IR ~/.cargo ,
+are yours and are not read.
+.PP
 What the usual allow rules allow, and why:
 .TP
 .BR "git status" ", " "git diff" ", " "git log" ", " "git show" ", " "git branch" ", " "git blame"

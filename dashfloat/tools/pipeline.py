@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashfloat import masking
-from dashfloat.tools import guard as guard_module
 from dashfloat.tools import (
+    cargocheck,
     hooks,
     pathpolicy,
     preview,
@@ -30,6 +30,7 @@ from dashfloat.tools import (
     rules,
     runner,
 )
+from dashfloat.tools import guard as guard_module
 
 log = logging.getLogger("dashfloat.pipeline")
 
@@ -124,21 +125,24 @@ def stage_repository(ctx: CallContext) -> dict | None:
     cwd = pathpolicy.resolve(ctx.root, ctx.args.get("cwd", "."))
     if isinstance(cwd, dict):
         return None  # (the path policy refused it already)
+    a = rules.analyze_command(ctx.args["command"])
+    rust = cargocheck.reasons([*a.simple, *a.candidates], cwd.abs, ctx.root)
     if ctx.guard.decision == guard_module.ASK:
         # it asks anyway, and runs as git normally would once approved: the question says
         # what the repository would make it run, so y is given knowing it
-        if repocheck.runs_git(ctx.args["command"]):
-            reasons = repocheck.check(ctx.args["command"], cwd.abs, ctx.root).reasons
-            if reasons:
-                ctx.preview_notes.append(f"note: {repocheck.describe(reasons)}")
+        reasons = repocheck.check(ctx.args["command"], cwd.abs, ctx.root).reasons \
+            if repocheck.runs_git(ctx.args["command"]) else ()
+        if reasons or rust:
+            ctx.preview_notes.append(f"note: {repocheck.describe([*reasons, *rust])}")
         return None
     verdict = repocheck.check(ctx.args["command"], cwd.abs, ctx.root)
     ctx.exec_env = verdict.env
-    if verdict.reasons:
-        reason = repocheck.describe(verdict.reasons)
-        ctx.guard.update(guard_module.ASK, repocheck.WHO)
+    if verdict.reasons or rust:
+        reason = repocheck.describe([*verdict.reasons, *rust])
+        who = repocheck.WHO if verdict.reasons else cargocheck.WHO
+        ctx.guard.update(guard_module.ASK, who)
         ctx.reason = reason
-        ctx.rule_decision = rules.Decision(guard_module.ASK, repocheck.WHO, reason,
+        ctx.rule_decision = rules.Decision(guard_module.ASK, who, reason,
                                            getattr(ctx.rule_decision, "rule", None))
         ctx.preview_notes.append(f"asks: {reason}")
     return None
