@@ -4,8 +4,6 @@ thread keeps no cancel token of a finished request."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from dashfloat.llm import viarequests
@@ -13,14 +11,9 @@ from dashfloat.llm.client import CancelToken
 from tests.fakeserver import ScriptedServer, sse_reply
 
 
-def sockets() -> int:
-    n = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            n += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass
-    return n
+def opened(token: CancelToken) -> list:
+    """The sockets the request's connections reported to its token (each one it opened)."""
+    return list(token._socks)
 
 
 def post(server: ScriptedServer, token: CancelToken):
@@ -31,16 +24,16 @@ def post(server: ScriptedServer, token: CancelToken):
 
 def test_the_response_and_its_connection_close_and_the_thread_forgets_the_token():
     with ScriptedServer() as server:
-        base = sockets()
         for _ in range(3):
             server.push(sse_reply(["hi"]))
-            resp = post(server, CancelToken())
-            assert resp.status_code == 200
+            token = CancelToken()
+            resp = post(server, token)
+            assert resp.status_code == 200 and opened(token)
             assert viarequests._current.token is None  # not the finished request's any more
             while resp.read():
                 pass
             resp.close()
-            assert sockets() == base
+            assert all(sock.fileno() == -1 for sock in opened(token))  # closed
 
 
 def test_a_request_that_fails_after_connecting_leaves_no_socket_open(monkeypatch):
@@ -49,12 +42,12 @@ def test_a_request_that_fails_after_connecting_leaves_no_socket_open(monkeypatch
 
     monkeypatch.setattr(viarequests, "_reader", broken)
     with ScriptedServer() as server:
-        base = sockets()
         server.push(sse_reply(["hi"]))
+        token = CancelToken()
         with pytest.raises(RuntimeError, match="the reader broke"):
             try:
-                post(server, CancelToken())
-            except RuntimeError:
-                assert sockets() == base  # closed before the error goes on, not at collection
+                post(server, token)
+            except RuntimeError:  # closed before the error goes on, not at collection
+                assert opened(token) and all(sock.fileno() == -1 for sock in opened(token))
                 raise
         assert viarequests._current.token is None
