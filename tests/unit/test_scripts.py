@@ -585,6 +585,7 @@ def test_sed_commands_with_numbers_versions_and_continued_commands(script, expec
     (["sed", "-e", "1e\\", "-e", "touch MK", "f1"], True),
     (["sed", "s/x/y/ # e", "f1"], False),  # a comment after the flags
     (["sed", "1~e touch MK", "f1"], True),  # a step with no number: the command follows "~"
+    (["sed", "p#a foo\\\ne touch MK", "f1"], True),  # a comment right after a command: no text
     (["sed", "1a x\\\n\\\ne touch MK", "f1"], False),  # text goes on over a lone "\\" line
 ])
 def test_sed_brackets_blanks_and_joined_scripts_are_read_as_gnu_sed_reads_them(tmp_path, argv, runs):
