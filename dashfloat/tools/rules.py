@@ -2363,7 +2363,9 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
         for entry in entries:
             if (_dangerous_word(entry, option) and not (entry in own and after is not None)
                     and not (after in _HARMLESS_AFTER.get((base, entry), ())
-                             and (entry != "-O" or _order_file_here(argv, k + 1)))):
+                             and (entry != "-O" or _order_file_here(argv, k + 1)))
+                    and not (base in ("make", "gmake") and entry in _MAKEFILE_OPTIONS
+                             and _makefile_here(argv, k + 1, entry))):
                 return word
     return None
 
@@ -2408,6 +2410,23 @@ def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] |
 # is a combined diff, `git grep -c` counts), and whole options that are not abbreviations
 _GLOBAL_ONLY = {"git": ("-c",)}
 _COMPLETE_OPTIONS = {"git": ("--text",)}
+_MAKEFILE_OPTIONS = ("-f", "--file", "--makefile")
+
+
+def _makefile_here(argv: Sequence[str], k: int, entry: str) -> bool:
+    """Whether make's -f at argv[k] names a makefile of the project (`make -f Makefile.ci`),
+    a relative path that stays here; not `-` (stdin: a here-document's recipes), nor one
+    outside or under /dev or /proc."""
+    word = argv[k]
+    if entry == "-f":
+        cut = word.find("f")
+        value = word[cut + 1:] if word.startswith("-") and not word.startswith("--") and cut < len(word) - 1 \
+            else argv[k + 1] if k + 1 < len(argv) else ""
+    else:
+        value = word.partition("=")[2] if "=" in word else argv[k + 1] if k + 1 < len(argv) else ""
+    return bool(value) and not value.startswith(("/", "~", "-")) and ".." not in value.split("/")
+
+
 def _order_file_here(argv: Sequence[str], k: int) -> bool:
     """Whether the order file of git's `-O` at argv[k] (attached, or the next word) is a
     relative path that stays here: `git diff -O/dev/zero` reads without end, and one

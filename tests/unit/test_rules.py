@@ -2167,6 +2167,9 @@ ALLOWED_BUT_DOES_MORE = [
     ("make test *", "make test 'X:=$(shell touch M)'"),  # an assignment runs as make reads it
     ("make test *", "make test CC=touch"),  # or overrides what a recipe runs
     ("make *", "make -f - test"),
+    ("make *", "make -f/dev/stdin test"),
+    ("make *", "make --file=../other/Makefile test"),
+    ("make *", "make -kf /tmp/evil.mk"),
     ("gmake *", "gmake --ev='x:=$(shell touch M)'"),
     ("wget *", "wget -q -e use_askpass=./evil.sh http://127.0.0.1:9/x"),
     ("wget *", "wget -q --config=./w.rc http://127.0.0.1:9/x"),
@@ -2205,6 +2208,8 @@ def test_an_allow_rule_does_not_allow_what_does_more_than_its_program_reading(ru
 
 @pytest.mark.parametrize(("rule", "command", "allowed"), [
     ("make test *", "make test", True), ("make *", "make -j4 all", True), ("make *", "make -C sub test", True),
+    ("make *", "make -f Makefile.ci test", True), ("make *", "make --file=ci/build.mk", True),
+    ("make *", "make -kfMakefile.ci", True),
     ("pytest *", "pytest -q -x tests", True), ("python -m pytest *", "python -m pytest -k name", True),
     ("curl *", "curl -s -w '%{http_code}' https://example.invalid/", True),
     ("xxd *", "xxd -l16 in", True), ("uniq *", "uniq -c in", True), ("wget *", "wget -q -O- https://x", False),
