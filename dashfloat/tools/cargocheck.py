@@ -21,6 +21,7 @@ import os
 from collections.abc import Iterable, Sequence
 
 from dashfloat.textsafe import visible
+from dashfloat.tools.rules import _basename
 
 WHO = "repository check (cargo)"
 MAX_BYTES = 1 << 20
@@ -39,18 +40,12 @@ _PROGRAM_KEYS = (
 )
 
 
-def _basename(word: str) -> str:
-    return word.rstrip("/").rsplit("/", 1)[-1]
-
-
 def runs_a_rust_tool(argvs: Iterable[Sequence[str]]) -> bool:
     return any(argv and _basename(argv[0]) in PROXIES for argv in argvs)
 
 
-def _read(path: str) -> tuple[dict | None, str | None]:
-    """(the TOML table, None) or (None, why it cannot be read)."""
-    import tomllib
-
+def _text(path: str) -> tuple[str | None, str | None]:
+    """(the file's text, None) or (None, why it cannot be read)."""
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_BYTES + 1)
@@ -59,8 +54,20 @@ def _read(path: str) -> tuple[dict | None, str | None]:
     if len(data) > MAX_BYTES:
         return None, f"{visible(path)} is longer than DashFloat reads"
     try:
-        return tomllib.loads(data.decode("utf-8")), None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"{visible(path)} does not parse ({exc})"
+
+
+def _toml(path: str, text: str | None, why: str | None) -> tuple[dict | None, str | None]:
+    """(the TOML table, None) or (None, why it cannot be read)."""
+    import tomllib
+
+    if text is None:
+        return None, why
+    try:
+        return tomllib.loads(text), None
+    except tomllib.TOMLDecodeError as exc:
         return None, f"{visible(path)} does not parse ({exc})"
 
 
@@ -79,7 +86,7 @@ def _found(table: dict, key: tuple[str, ...], prefix: str = "") -> list[str]:
 
 
 def _config_findings(path: str) -> list[str]:
-    table, why = _read(path)
+    table, why = _toml(path, *_text(path))
     if table is None:
         return [why or ""]
     hits = [hit for key in _PROGRAM_KEYS for hit in _found(table, key)]
@@ -87,17 +94,11 @@ def _config_findings(path: str) -> list[str]:
 
 
 def _toolchain_findings(path: str) -> list[str]:
-    if os.path.basename(path) == "rust-toolchain":  # legacy: a channel name, or TOML
-        try:
-            with open(path, "rb") as f:
-                text = f.read(MAX_BYTES).decode("utf-8", "replace")
-        except OSError as exc:
-            return [f"{visible(path)} cannot be read ({exc.strerror or exc})"]
-        if "[" not in text:
-            name = text.strip()
-            # a name with a "/" is a path to a toolchain
-            return [f"toolchain {visible(name)} (in {visible(path)})"] if "/" in name else []
-    table, why = _read(path)
+    text, why = _text(path)
+    if text is not None and os.path.basename(path) == "rust-toolchain" and "[" not in text:
+        name = text.strip()  # legacy: a channel name (or TOML); a name with a "/" is a path
+        return [f"toolchain {visible(name)} (in {visible(path)})"] if "/" in name else []
+    table, why = _toml(path, text, why)
     if table is None:
         return [why or ""]
     chain = table.get("toolchain")

@@ -126,6 +126,9 @@ def _entries(out: bytes, top: str, sources: dict | None = None) -> dict:
     return out_entries
 
 
+_MOVED = ("renamed", "copied")
+
+
 def changed(before: Snapshot, after: Snapshot) -> list[tuple[str, str]]:
     """(path relative to the work tree's top, what happened) for each file that differs."""
     out = []
@@ -170,12 +173,12 @@ def report(before: Snapshot | str | None, after: Snapshot | str | None) -> str |
     if isinstance(before, str) or isinstance(after, str):
         why = before if isinstance(before, str) else after
         return f"git status {why}: which files the command changed is unknown ({NOT_COVERED})"
-    diff = shown_changes(before, after)
+    diff = changed(before, after)
     if not diff:
         return None
-    sources = {_shown(after, p): _shown(after, s) for p, s in after.sources.items()}
-    names = [f"{shown} ({what}{f' from {sources[shown]}' if what in ('renamed', 'copied') and shown in sources else ''})"
-             for shown, what in diff[:MAX_NAMED]]
+    names = [f"{_shown(before, path)} ({what}"
+             f"{f' from {_shown(after, after.sources[path])}' if what in _MOVED and path in after.sources else ''})"
+             for path, what in diff[:MAX_NAMED]]
     more = f" and {len(diff) - MAX_NAMED} more" if len(diff) > MAX_NAMED else ""
     count = f"{len(diff)} file{'s' if len(diff) != 1 else ''}"
     return f"git status: the command changed {count}: {', '.join(names)}{more}. {NOT_COVERED}."

@@ -291,7 +291,7 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "make": ("-n", "--just-print", "--dry-run", "--recon", "-q", "--question", "-p",
              "--print-data-base", "-t", "--touch",
              # code given on the command line (`--eval='x:=$(shell CMD)'`), a makefile of the
-             # call's choosing (`-f -` reads stdin); a variable assignment: _MAKE_ASSIGNMENT
+             # call's choosing (`-f -` reads stdin); a variable assignment: _make_assignment
              "--eval", "-E", "-f", "--file", "--makefile"),
     "rg": ("--pre", "--hostname-bin"),
     "tree": ("-o",),  # writes its listing to a file
@@ -346,6 +346,7 @@ DANGEROUS_ARGS: dict[str, tuple[str, ...]] = {
     "yq": ("-i", "--in-place"),
     "file": ("-C", "--compile"),  # writes a compiled magic file
 }
+_MAKES = ("make", "gmake")
 DANGEROUS_ARGS["gmake"] = DANGEROUS_ARGS["make"]
 DANGEROUS_ARGS["py.test"] = DANGEROUS_ARGS["pytest"]
 DANGEROUS_ARGS["tar"] += ("--volno-file",)  # writes the volume number there
@@ -2310,7 +2311,7 @@ def _operands(base: str, words: Sequence[str]) -> list[str]:
 def _make_assignment(base: str, words: Sequence[str]) -> str | None:
     """make's command-line variable assignment (`CC=touch`, `X:=$(shell CMD)`, `X!=CMD`): it
     overrides what the makefile's recipes run, or runs a command as make reads it."""
-    if base not in ("make", "gmake"):
+    if base not in _MAKES:
         return None
     return next((w for w in _operands(base, words) if "=" in w), None)
 
@@ -2364,7 +2365,7 @@ def dangerous_argument(argv: Sequence[str]) -> str | None:
             if (_dangerous_word(entry, option) and not (entry in own and after is not None)
                     and not (after in _HARMLESS_AFTER.get((base, entry), ())
                              and (entry != "-O" or _order_file_here(argv, k + 1)))
-                    and not (base in ("make", "gmake") and entry in _MAKEFILE_OPTIONS
+                    and not (base in _MAKES and entry in _MAKEFILE_OPTIONS
                              and _makefile_here(argv, k + 1, entry))):
                 return word
     return None
@@ -2390,12 +2391,12 @@ def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] |
         long = option if option.startswith("--") else _LONG_FORMS.get((base, option))
         name = long[2:].split("=", 1)[0] if long else ""
         negation = ("--" + name[3:]) if name.startswith("no-") else ("--no-" + name) if name else ""
+        long_given, _, long_value = (long or "").partition("=")
         for w in argv[1:]:
             given, _eq, value = w.partition("=")
             if negation and given.startswith("--") and len(given) > 5 and negation.startswith(given) \
                     and (given.startswith("--no-") or given == negation):
                 return w, option
-            long_given, _, long_value = (long or "").partition("=")
             if long and given == long_given and _eq and (value.lower() in _FALSE or (long_value and value != long_value)):
                 return w, option  # `--dry-run=false`; `--dry-run=none` after `--dry-run=client`
             if any(_dangerous_word(u, w) for u in _UNDONE_BY.get((base, option), ())):

@@ -4,7 +4,6 @@ is installed."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -125,4 +124,4 @@ def test_a_question_that_asks_anyway_gets_the_settings_as_a_note(tmp_path):
     kind, prepared = pipeline.pre_execute(ctx)
     notes = [t for k, t in prepared.preview if k == "marker" and t.startswith("note: ")]
     assert kind == "ask" and "build.rustc-wrapper = ./evil.sh" in notes[0]
-    assert os.path.exists(top / "evil.sh")
+    assert not (top / "MARK").exists()  # judged by reading, nothing run

@@ -175,12 +175,16 @@ def test_git_runs_with_the_overrides_and_the_check_s_changes(tmp_path):
     assert env["KEEP"] == "1" and "DROP" not in env and env["ADDED"] == "3"
     assert env["GIT_OPTIONAL_LOCKS"] == "0" and env["LC_ALL"] == "C" and env["GIT_TERMINAL_PROMPT"] == "0"
     assert all(env[k] == v for k, v in exec_tool.ENV_OVERRIDES.items())
-    # the status really runs without taking the index lock (GIT_OPTIONAL_LOCKS=0): a held lock
-    # does not make it fail
+    # and the status really runs so (GIT_OPTIONAL_LOCKS=0): it leaves a stale index as it is,
+    # where a plain git status refreshes and rewrites it
     top = make_repo(tmp_path / "t")
-    (top / "a.txt").write_text("changed\n")
+    index = top / ".git" / "index"
+    stamp = index.stat().st_mtime_ns
+    os.utime(top / "a.txt", ns=(stamp + 10**9, stamp + 10**9))  # newer stat data, same content
     assert isinstance(snapshot(str(top)), Snapshot)
-    assert subprocess.run(["git", "status"], cwd=top, capture_output=True).returncode == 0
+    assert index.stat().st_mtime_ns == stamp
+    subprocess.run(["git", "status"], cwd=top, capture_output=True, check=True)
+    assert index.stat().st_mtime_ns != stamp
 
 
 @pytest.mark.parametrize("before_xy, after, what", [
