@@ -144,7 +144,7 @@ def stage_repository(ctx: CallContext) -> dict | None:
         ctx.reason = reason
         ctx.rule_decision = rules.Decision(guard_module.ASK, who, reason,
                                            getattr(ctx.rule_decision, "rule", None))
-        ctx.preview_notes.append(f"asks: {reason}")
+        # (the question's "asks:" note is made from ctx.reason by pre_execute)
     return None
 
 

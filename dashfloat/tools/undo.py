@@ -118,8 +118,13 @@ def _read_at(dir_fd: int, name: bytes) -> Now:
         return Now(problem=f"it is now {_KINDS.get(pathpolicy.kind(st.st_mode), 'something else')}, not a file")
     if st.st_size > EDIT_MAX_BYTES:
         return Now(problem=f"it is now {st.st_size} bytes, above the {EDIT_MAX_BYTES} /undo compares")
+    # what was checked may be swapped between the stat and the open: a link is not followed,
+    # a FIFO cannot block the open, and the descriptor must be the file that was checked
     fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY, dir_fd=dir_fd)
     try:
+        opened = os.fstat(fd)
+        if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(opened.st_mode):
+            return Now(problem="it changed while /undo read it")
         data = files.read_bytes_bounded(fd, EDIT_MAX_BYTES + 1)
     finally:
         os.close(fd)

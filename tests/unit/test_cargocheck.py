@@ -125,3 +125,43 @@ def test_a_question_that_asks_anyway_gets_the_settings_as_a_note(tmp_path):
     notes = [t for k, t in prepared.preview if k == "marker" and t.startswith("note: ")]
     assert kind == "ask" and "build.rustc-wrapper = ./evil.sh" in notes[0]
     assert not (top / "MARK").exists()  # judged by reading, nothing run
+
+
+def test_only_a_rust_tool_reads_the_toolchain_file(tmp_path):
+    top = crate(tmp_path / "c")
+    (top / "rust-toolchain.toml").write_text('[toolchain]\npath = "/proc/self/cwd/tc"\n')
+    assert cargocheck.reasons([["ls"], []], str(top), str(top)) == []
+    assert cargocheck.reasons([[], ["rustfmt"]], str(top), str(top)) != []
+
+
+@pytest.mark.parametrize("extra, asks", [(0, False), (1, True)])
+def test_a_settings_file_is_read_up_to_one_mebibyte(tmp_path, extra, asks):
+    """1 MiB of settings are read and judged; one byte more asks unread."""
+    top = crate(tmp_path / "c")
+    (top / ".cargo").mkdir()
+    head = '[build]\njobs = 4\n'
+    (top / ".cargo" / "config.toml").write_text(head + "#" * ((1 << 20) - len(head) - 1 + extra) + "\n")
+    found = cargocheck.reasons([["cargo", "tree"]], str(top), str(top))
+    assert found == ([f"the repository's Rust settings name programs cargo or rustup would run: {top}/.cargo/"
+                      "config.toml is longer than DashFloat reads"] if asks else [])
+
+
+def test_the_directories_up_from_the_working_directory_end_at_the_filesystem_root(tmp_path):
+    here = tmp_path / "a" / "b"
+    here.mkdir(parents=True)
+    ups = cargocheck._dirs_up(str(here), "/")
+    assert ups[0] == str(here) and ups[-1] == "/" and len(ups) == len(here.parts)
+    assert cargocheck._dirs_up(str(here), str(tmp_path / "a")) == [str(here), str(tmp_path / "a")]
+
+
+def test_the_question_says_once_why_the_allowed_command_asks(tmp_path):
+    top = crate(tmp_path / "c")
+    (top / ".cargo").mkdir()
+    (top / ".cargo" / "config.toml").write_text('[build]\nrustc-wrapper = "./evil.sh"\n')
+    policy = Policy([("user config", [rules.parse_rule("execute_command(cargo tree *)", rules.ALLOW, "user config")])])
+    ctx = pipeline.CallContext(call_id="c1", name="execute_command", root=str(top), policy=policy,
+                               raw={"id": "c1", "name": "execute_command", "error": None,
+                                    "args": {"command": "cargo tree"}})
+    kind, prepared = pipeline.pre_execute(ctx)
+    notes = [t for k, t in prepared.preview if k == "marker" and t.startswith("asks: ")]
+    assert kind == "ask" and notes == [f"asks: {ctx.reason}"] and "build.rustc-wrapper" in notes[0]

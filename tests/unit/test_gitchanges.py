@@ -93,6 +93,14 @@ def test_records_are_read_from_the_raw_status(tmp_path):
     assert entries["ab"] == (" M", None)  # no such file here: no metadata
 
 
+def test_a_status_cut_after_a_rename_gives_it_no_source(tmp_path):
+    """git ends every -z field with NUL; an output that does not (cut short) still reads,
+    and its last rename has no source rather than another record's."""
+    sources: dict = {}
+    entries = gitchanges._entries(b"R  new\0old\0 M x\0R  part", str(tmp_path), sources)
+    assert list(entries) == ["new", "x", "part"] and sources == {"new": "old"}
+
+
 def test_paths_are_shown_relative_to_the_working_directory(tmp_path):
     top = make_repo(tmp_path / "t")
     (top / "sub").mkdir()

@@ -1789,3 +1789,44 @@ def test_git_init_again_in_a_repository_with_links_out_of_its_git_directory_asks
     (root / "s" / ".git").write_text(f"gitdir: {away / '.git'}\n")
     assert "git init writes the repository's git directory outside the working directory" in repocheck.describe(
         reasons_of("git init s", root))
+
+
+def test_an_object_store_s_own_entries_are_bounded_to_the_entry(tmp_path, monkeypatch):
+    """The bound counts an object store's entries as they are listed: as many as the bound
+    are looked at, one more is too many (nothing walked after it to catch it)."""
+    home = tmp_path / "g"
+    for k in range(30):
+        (home / "objects" / f"{k:02x}").mkdir(parents=True)
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 31)  # objects/ and its 30 entries
+    assert repocheck._links_out(str(home), str(home)) == []
+    monkeypatch.setattr(repocheck, "MAX_GIT_DIR_ENTRIES", 30)
+    with pytest.raises(repocheck._Unreadable, match="more files than DashFloat checks"):
+        repocheck._links_out(str(home), str(home))
+
+
+def test_a_directory_named_objects_deep_in_a_submodule_s_git_directory_is_walked(tmp_path):
+    """Only `modules/<name>/objects` (nested: `.../modules/<name>/objects`) is an object
+    store, whose fan-out is skipped; a branch directory named objects is walked whole."""
+    home = tmp_path / "g"
+    deep = home / "modules" / "s" / "refs" / "heads" / "objects" / "x"
+    deep.mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, deep / "l")
+    assert repocheck._links_out(str(home), str(home)) == [f"{deep / 'l'} -> {outside}"]
+    assert not repocheck._is_object_store(os.path.join("modules", "s", "x", "objects"))
+    assert repocheck._is_object_store(os.path.join("modules", "s", "modules", "t", "objects"))
+
+
+def test_a_nested_repository_s_worktrees_are_not_what_the_command_acts_on(tmp_path):
+    """git worktree acts on the repository's own linked worktrees: a nested repository's,
+    outside the working directory, make no question (its other findings still do)."""
+    root = tmp_path / "root"
+    top = make_repo(root / "t")
+    sub = make_repo(top / "sub")
+    git(sub, "worktree", "add", "-q", str(tmp_path / "elsewhere"))
+    for command in ("git status", "git worktree prune"):
+        assert repocheck.check(command, str(top), str(root)).reasons == ()
+    git(top, "worktree", "add", "-q", str(tmp_path / "mine"))
+    assert repocheck.describe(repocheck.check("git worktree prune", str(top), str(root)).reasons) == (
+        f"git worktree acts on linked worktrees outside the working directory: {tmp_path / 'mine'}")

@@ -179,3 +179,147 @@ def test_a_link_swapped_in_after_the_path_was_checked_is_not_followed(tmp_path):
         assert undo._read_at(fd, b"none") == Now(None)
     finally:
         os.close(fd)
+
+
+# Races: the tree changes between /undo's check of the path and its use. Each test makes the
+# change at that moment (right after the check, or right after the root is opened) and asks
+# that the answer is a plain problem, never a followed link, a blocked open or a crash.
+
+def change_after(monkeypatch, where: str, change) -> None:
+    """Run `change` right after undo's path check (`where="check"`) or right after it opens
+    the working directory (`where="root"`)."""
+    if where == "check":
+        real = undo._resolve
+
+        def resolved(root, item):
+            out = real(root, item)
+            change()
+            return out
+        monkeypatch.setattr(undo, "_resolve", resolved)
+    else:
+        real_open = undo.files.open_root
+
+        def opened(res):
+            out = real_open(res)
+            change()
+            return out
+        monkeypatch.setattr(undo.files, "open_root", opened)
+
+
+def test_a_directory_gone_with_the_file_means_no_file(tmp_path):
+    it = make(tmp_path, "d/f.txt")
+    (tmp_path / "d" / "f.txt").unlink()
+    (tmp_path / "d").rmdir()
+    assert inspect(str(tmp_path), it) == Now(None)
+
+
+def test_a_working_directory_removed_after_the_check_is_said(tmp_path, monkeypatch):
+    import shutil
+    it = make(tmp_path, "f.txt")
+    change_after(monkeypatch, "check", lambda: shutil.rmtree(tmp_path))
+    said = f"no such file or directory: {tmp_path}"
+    assert inspect(str(tmp_path), it) == Now(problem=said)
+    tmp_path.mkdir()
+    it = make(tmp_path, "f.txt")
+    assert restore(str(tmp_path), it, sha(b"new\n")) == said
+
+
+def test_a_directory_replaced_by_a_file_after_the_check_is_said(tmp_path, monkeypatch):
+    import shutil
+    it = make(tmp_path, "d/f.txt")
+
+    def swap():
+        shutil.rmtree(tmp_path / "d")
+        (tmp_path / "d").write_bytes(b"x")
+    change_after(monkeypatch, "check", swap)
+    assert inspect(str(tmp_path), it) == Now(problem="cannot open its directory: Not a directory")
+    monkeypatch.undo()
+    (tmp_path / "d").unlink()
+    it = make(tmp_path, "d/f.txt")
+    change_after(monkeypatch, "check", swap)
+    assert restore(str(tmp_path), it, sha(b"new\n")) == "cannot open its directory: Not a directory"
+    created = Item(path="d/f.txt", shown="d/f.txt", real="", before=None, after="h1")
+    monkeypatch.undo()
+    (tmp_path / "d").unlink()
+    make(tmp_path, "d/f.txt")
+    change_after(monkeypatch, "check", swap)
+    assert restore(str(tmp_path), created, sha(b"new\n")) == "cannot open its directory: Not a directory"
+    assert (tmp_path / "d").read_bytes() == b"x"
+
+
+def test_a_directory_that_cannot_be_made_again_is_said(tmp_path, monkeypatch):
+    import shutil
+    root = tmp_path / "w"
+    it = make(root, "d/f.txt")
+    shutil.rmtree(root / "d")
+    # the working directory goes after it was opened: its directories cannot be made again
+    change_after(monkeypatch, "root", lambda: shutil.rmtree(root))
+    assert restore(str(root), it, None) == "cannot open its directory: No such file or directory"
+
+
+class _SwapAfterStat:
+    """os for undo, but its stat of `name` swaps the file right after it: what /undo
+    checked is no longer what its open finds."""
+
+    def __init__(self, name: bytes, swap):
+        self._name, self._swap = name, swap
+
+    def __getattr__(self, attr):
+        return getattr(os, attr)
+
+    def stat(self, path, *, dir_fd=None, follow_symlinks=True):
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=follow_symlinks)
+        if path == self._name:
+            self._swap()
+        return st
+
+
+def _alarm(seconds: float):
+    import signal
+
+    def hung(signum, frame):
+        raise TimeoutError("the open blocked")
+    signal.signal(signal.SIGALRM, hung)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def _no_alarm():
+    import signal
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("swapped", ["fifo", "link", "other file"])
+def test_a_name_swapped_between_the_stat_and_the_open_is_not_read(tmp_path, monkeypatch, swapped):
+    target = tmp_path / "f.txt"
+    (tmp_path / "secret").write_bytes(b"new\n")
+
+    def swap():
+        if os.path.lexists(target) and not target.is_symlink() and target.is_file() and not target.is_fifo():
+            other = tmp_path / "other"   # made while the checked file exists: another inode
+            if swapped == "fifo":
+                os.mkfifo(other)
+            elif swapped == "link":
+                other.symlink_to("secret")
+            else:
+                other.write_bytes(b"new\n")
+            os.replace(other, target)
+    monkeypatch.setattr(undo, "os", _SwapAfterStat(b"f.txt", swap))
+    answers = []
+    for call in ("inspect", "restore"):
+        if os.path.lexists(target):
+            os.unlink(target)
+        it = make(tmp_path, "f.txt")
+        _alarm(5)
+        try:
+            answers.append(inspect(str(tmp_path), it) if call == "inspect"
+                           else restore(str(tmp_path), it, sha(b"new\n")))
+        finally:
+            _no_alarm()
+        assert (tmp_path / "secret").read_bytes() == b"new\n"
+        assert os.path.lexists(target)
+    if swapped == "link":   # O_NOFOLLOW refuses it
+        assert answers == [Now(problem="cannot read it: Too many levels of symbolic links"),
+                           "Too many levels of symbolic links"]
+    else:
+        assert answers == [Now(problem="it changed while /undo read it"), "it changed while /undo read it"]
