@@ -43,12 +43,18 @@ import os
 import queue
 import threading
 import time
+import typing  # noqa: F401  (see below)
 from collections.abc import Callable
 
 from dashfloat import commands, context, conversation, masking, metering
 from dashfloat import messages as M
 from dashfloat.llm.endpoint import Endpoint
 from dashfloat.tools import results
+
+# typing is imported here, on the main thread, before any worker starts: the agent thread's
+# lazy imports (tools' NamedTuples, requests) import it, and a dataclass defined meanwhile on
+# the main thread reads sys.modules["typing"] half-made ("partially initialized module
+# 'typing' has no attribute 'ClassVar"), which killed a headless run now and then.
 
 log = logging.getLogger("dashfloat.agent")
 

@@ -5,6 +5,7 @@ libcrypto) for an id DashFloat never asks; each is loaded only when something us
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -63,3 +64,35 @@ def test_a_deferred_module_already_loaded_is_left_alone():
         assert type(sys.modules["colorsys"]).__name__ == "module"
     finally:
         sys.modules.pop("colorsys", None)
+
+
+_THREADS_PROBE = """
+import sys, threading
+first = {}
+class Tracer:
+    def find_spec(self, name, path=None, target=None):
+        first.setdefault(name, threading.current_thread().name)
+sys.meta_path.insert(0, Tracer())
+from dashfloat import cli
+try:
+    cli.main(["-p", "hi", "--base-url", sys.argv[1], "--model", "test-model", "--no-journal"])
+except SystemExit:
+    pass
+print("typing imported by:", first.get("typing"))
+"""
+
+
+def test_typing_is_imported_on_the_main_thread_before_a_worker_needs_it(tmp_path):
+    """A worker's lazy import of typing while the main thread makes a dataclass gives the
+    dataclass a half-made typing ("has no attribute 'ClassVar'"): a headless run died of it
+    now and then. typing is imported before any worker starts."""
+    from tests.fakeserver import ScriptedServer, sse_reply
+
+    server = ScriptedServer().start()
+    try:
+        server.push(sse_reply(["Hello."]))
+        done = subprocess.run([sys.executable, "-c", _THREADS_PROBE, server.url], capture_output=True, text=True,
+                              timeout=60, cwd=tmp_path, env={**os.environ, "HOME": str(tmp_path)})
+    finally:
+        server.stop()
+    assert done.stdout.splitlines() == ["Hello.", "typing imported by: MainThread"], done.stderr
