@@ -542,6 +542,9 @@ def _awk_output(tokens: list[tuple[str, str, bool]]) -> str | None:
     return None
 
 
+_AWK_ARITHMETIC = frozenset(("op", c) for c in "+-*/%^")
+
+
 def _awk_ends_operand(token: tuple[str, str]) -> bool:
     """Whether a token ends an operand (what follows it is glued to it: a concatenation)."""
     kind, text = token
@@ -574,7 +577,9 @@ def awk_commands(argv: Sequence[str]) -> list[str] | None:
                 command = call[1][1]
             elif kind == "op" and text in ("|", "|&"):
                 if tokens[k + 1:k + 2] == [("name", "getline")]:  # "CMD" | getline: nothing glued before
-                    if k < 1 or tokens[k - 1][0] != "string" or (k > 1 and _awk_ends_operand(tokens[k - 2])):
+                    # nor an arithmetic operator: `10 / "5x" | getline` runs "2" (mawk)
+                    if k < 1 or tokens[k - 1][0] != "string" or (k > 1 and (
+                            _awk_ends_operand(tokens[k - 2]) or tokens[k - 2] in _AWK_ARITHMETIC)):
                         return None
                     command = tokens[k - 1][1]
                 else:  # print ... | "CMD", then the statement ends

@@ -116,6 +116,11 @@ def test_the_commands_a_sed_script_runs(argv, expected):
     ('BEGIN { c = "rm x"; system(c) }', None), ('BEGIN { system("a" "b") }', None),
     ('x "cmd" | getline', None), ('{ print | "sh " $1 }', None), ('BEGIN { system("echo \\" x") }', None),
     ("BEGIN { @f() }", None), ('/[/]/ { system("x") }', None),  # ambiguous tokens
+    # what comes before `"CMD" | getline` may make the command (mawk runs "2", gawk "2x")
+    ('BEGIN { 2 "x" | getline }', None), ('BEGIN { 10 / "5x" | getline }', None),
+    ('BEGIN { 1 - "x" | getline }', None), ('BEGIN { - "x" | getline }', None), ('BEGIN { $ "x" | getline }', None),
+    ('BEGIN { 1 ^ "x" | getline }', None), ('BEGIN { a = "x" | getline }', ["x"]), ('BEGIN { 1 < "x" | getline }', ["x"]),
+    ('BEGIN { a["x" | getline] }', ["x"]), ('BEGIN { 1 && "x" | getline }', ["x"]),
 ])
 def test_the_commands_an_awk_script_runs(script, expected):
     """For deny rules, as sed's `e CMD`: the shell runs these strings."""
@@ -398,6 +403,8 @@ def _random_awk_program_with_commands(rnd: random.Random) -> str:
             lambda: f'c = "touch {marker("V")}"; system(c)', lambda: f'print |& "touch {marker("Q")}"',
             lambda: "print $1", lambda: "if ($1 > 1) n++", lambda: f'x = "system(\\"touch {marker("T")}\\")"',
             lambda: f'while (("touch {marker("W")}" | getline line) > 0) n++',
+            lambda: f'n = 2 {rnd.choice("+-*/%^<")} "touch {marker("A")}" | getline',
+            lambda: f'{rnd.choice(["-", "!", "2 ", "$"])} "touch {marker("U")}" | getline',
         ])()
 
     rules_ = []
