@@ -119,7 +119,8 @@ def test_the_commands_a_sed_script_runs(argv, expected):
     # what comes before `"CMD" | getline` may make the command (mawk runs "2", gawk "2x")
     ('BEGIN { 2 "x" | getline }', None), ('BEGIN { 10 / "5x" | getline }', None),
     ('BEGIN { 1 - "x" | getline }', None), ('BEGIN { - "x" | getline }', None), ('BEGIN { $ "x" | getline }', None),
-    ('BEGIN { 1 ^ "x" | getline }', None), ('BEGIN { a = "x" | getline }', ["x"]), ('BEGIN { 1 < "x" | getline }', ["x"]),
+    ('BEGIN { 1 ^ "x" | getline }', None), ("/[/]/ { print }", []), ('/[/]/ { print | "x" }', None),
+    ("/[/]/ { @f() }", None), ("BEGIN { x = @/re/ }", []), ("BEGIN { } @", None), ('BEGIN { a = "x" | getline }', ["x"]), ('BEGIN { 1 < "x" | getline }', ["x"]),
     ('BEGIN { a["x" | getline] }', ["x"]), ('BEGIN { 1 && "x" | getline }', ["x"]),
 ])
 def test_the_commands_an_awk_script_runs(script, expected):
@@ -179,7 +180,8 @@ _WRITE, _PIPE = "may write a file: a > redirection", "runs a command: a pipe"
     ('{ print > "out" }', _WRITE), ('{ printf "%s", $1 > "/tmp/x" }', _WRITE), ('{ print $1 >> "f" }', _WRITE),
     ('{ print (a) > "f" }', _WRITE), ('{ print a, (b) > "f" }', _WRITE), ('{ print a; print b > "f" }', _WRITE),
     ('{ print a,\n b > "f" }', _WRITE),  # after a comma the statement goes on
-    ('{ print a \\\n > "f" }', _WRITE), ('{ print a /2> "f" }', _WRITE), ('NR > 1 { print > "f" }', _WRITE),
+    ('{ print a \\\n > "f" }', _WRITE), ('{ print a \\\r\n > "f" }', _WRITE), ('{ print a \\\n> "f" }', _WRITE),
+    ('{ print a /2> "f" }', _WRITE), ('NR > 1 { print > "f" }', _WRITE),
     ("{ print $1 / 2 > 1 ? 1 : 0 }", _WRITE), ('{ print | "sh" }', _PIPE), ('{ print |& "cmd" }', _PIPE),
     # unsure readings fall back to the text: any ">" or "|" asks
     ('/[/]/ { print $1 > 2 }', _WRITE),  # a "/" in a bracket: the awks end the regex differently
@@ -214,9 +216,23 @@ def test_what_the_awk_review_found_asks(args):
     assert awk_danger(["awk", *args]) is not None
 
 
+_AT = "gawk's @ (an indirect call, @load, @include, @namespace) may run or read what it names"
+
+
+@pytest.mark.parametrize("script, expected", [
+    ('@load "rwarray"', "loads an extension: @load"), ('@include "x.awk"', "reads another script: @include"),
+    ('BEGIN { f = "x"; @f() }', "runs a function named at run time: @f() (system?)"),
+    ('@namespace "x"', _AT), ("BEGIN { @f }", _AT), ('BEGIN { x = @/re/; print > "f" }', _WRITE),  # a typed regex, then a write
+    ('{ print > "/dev/stderr"; print > "f" }', _WRITE),  # the output after the command's own
+    ('{ print $1 > "/dev/stderr"; n++ }', None),
+])
+def test_what_an_awk_at_or_redirection_does_is_said(script, expected):
+    assert awk_danger(["awk", script]) == expected
+
+
 def test_plain_awk_lines_still_do_not_ask():
     for script in ['{ print $NF > "/dev/stderr" }', '{ printf("%s\\n", $1) > "/dev/stdout" }', "x /= 2",
-                   "$1 ~ /[[:digit:]]+/ { n++ } END { print n }", "NR > 1\r\n", "BEGIN { x = @/re/ }",
+                   "$1 ~ /[[:digit:]]+/ { n++ } END { print n }", "NR > 1\r\n", "NR > 1 \\\r\n{ print }", "BEGIN { x = @/re/ }",
                    "{ for (k in a) n++ }", "{ if ($1 > 2) print $1 }"]:
         assert awk_danger(["awk", script]) is None, script
     assert awk_danger(["awk", '{ print $1 > "/dev/stderr" "x" }']) == _WRITE  # a name built after it
