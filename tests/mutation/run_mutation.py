@@ -29,7 +29,7 @@ killed with its group at the time limit; the server carries the marker (its chil
 and is the one process spared by it.
 ``--no-fork`` runs a new interpreter each time, as before: the same decisions, slower.
 
-    python tests/mutation/run_mutation.py [MODULE ...] [--jobs N] [--survivors] [--report]
+    python tests/mutation/run_mutation.py [MODULE ...] [--jobs N] [--survivors] [--keep-kills] [--report]
 
 Marking an equivalent mutant: add its line from the survivor list to equivalent.txt as
 ``path:line:col :: mutation :: source line :: why it cannot change behaviour``.
@@ -549,17 +549,18 @@ def killer_unchanged(old: dict) -> bool:
 
 
 def wanted(old: dict | None, src_hash: str, tests_hash: str, *, survivors: bool,
-           killer_unchanged=killer_unchanged) -> bool:
+           killer_unchanged=killer_unchanged, keep_kills: bool = False) -> bool:
     """Whether a mutant is tried in this run, given its last result `old` (None: never tried).
     A run tries what is new or changed: a mutant never tried, one of a changed module, a kill
-    whose test changed, any other result whose tests changed. --survivors tries exactly the
-    mutants that survived last time, whatever else changed."""
+    whose test changed (unless `keep_kills`: the tests were only added to), any other result
+    whose tests changed. --survivors tries exactly the mutants that survived last time,
+    whatever else changed."""
     if survivors:
         return bool(old) and old["status"] == "survived"
     if not old or old.get("src") != src_hash:
         return True
     if old["status"] == "killed":
-        return not killer_unchanged(old)
+        return not keep_kills and not killer_unchanged(old)
     return old.get("tests_hash") != tests_hash
 
 
@@ -568,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help="paths of modules (default: llm/, tools/, agent, conversation)")
     ap.add_argument("--jobs", type=int, default=2, help="test processes at once (default 2)")
     ap.add_argument("--survivors", action="store_true", help="re-try only the mutants that survived last time")
+    ap.add_argument("--keep-kills", action="store_true",
+                    help="a kill stands though its test file changed (when tests were only added): faster")
     ap.add_argument("--report", action="store_true", help="print the last results; run nothing (results carried over to edited modules are saved)")
     ap.add_argument("--no-confirm", action="store_true", help="skip step 2 (faster, may report false survivors)")
     ap.add_argument("--no-fork", action="store_true",
@@ -644,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
                 old = cached.get(m.ident)
                 if m.ident in equivalent and not args.check_equivalent:
                     continue
-                if not wanted(old, src_hash, tests_hash, survivors=args.survivors):
+                if not wanted(old, src_hash, tests_hash, survivors=args.survivors, keep_kills=args.keep_kills):
                     continue
                 plan.append((m, coverage.tests_for(m), files, src_hash, tests_hash))
 

@@ -405,3 +405,14 @@ def _result(status, src="s1", tests="t1"):
 def test_a_run_tries_what_is_new_or_changed_and_survivors_tries_only_survivors(old, survivors, killer_same, tried):
     assert run_mutation.wanted(old, "s1", "t1", survivors=survivors,
                                killer_unchanged=lambda o: killer_same) is tried
+
+
+@pytest.mark.parametrize("old, tried", [
+    (_result("killed"), False),  # its killer changed, but the tests were only added to
+    (_result("killed", src="s0"), True),  # the module changed: tried again all the same
+    (_result("survived", tests="t0"), True),
+    (None, True),
+])
+def test_keep_kills_leaves_a_kill_whose_test_changed_as_it_is(old, tried):
+    assert run_mutation.wanted(old, "s1", "t1", survivors=False, keep_kills=True,
+                               killer_unchanged=lambda o: False) is tried
