@@ -552,8 +552,8 @@ def wanted(old: dict | None, src_hash: str, tests_hash: str, *, survivors: bool,
            killer_unchanged=killer_unchanged, keep_kills: bool = False) -> bool:
     """Whether a mutant is tried in this run, given its last result `old` (None: never tried).
     A run tries what is new or changed: a mutant never tried, one of a changed module, a kill
-    whose test changed (unless `keep_kills`: the tests were only added to), any other result
-    whose tests changed. --survivors tries exactly the mutants that survived last time,
+    whose test changed, any other result whose tests changed (but with `keep_kills`, when the
+    tests were only added to, a kill or a timeout stands). --survivors tries exactly the mutants that survived last time,
     whatever else changed."""
     if survivors:
         return bool(old) and old["status"] == "survived"
@@ -561,6 +561,8 @@ def wanted(old: dict | None, src_hash: str, tests_hash: str, *, survivors: bool,
         return True
     if old["status"] == "killed":
         return not keep_kills and not killer_unchanged(old)
+    if keep_kills and old["status"] == "timeout":
+        return False
     return old.get("tests_hash") != tests_hash
 
 
@@ -570,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="test processes at once (default 2)")
     ap.add_argument("--survivors", action="store_true", help="re-try only the mutants that survived last time")
     ap.add_argument("--keep-kills", action="store_true",
-                    help="a kill stands though its test file changed (when tests were only added): faster")
+                    help="a kill or a timeout stands though the tests changed (when tests were only added): faster")
     ap.add_argument("--report", action="store_true", help="print the last results; run nothing (results carried over to edited modules are saved)")
     ap.add_argument("--no-confirm", action="store_true", help="skip step 2 (faster, may report false survivors)")
     ap.add_argument("--no-fork", action="store_true",

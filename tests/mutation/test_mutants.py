@@ -410,9 +410,10 @@ def test_a_run_tries_what_is_new_or_changed_and_survivors_tries_only_survivors(o
 @pytest.mark.parametrize("old, tried", [
     (_result("killed"), False),  # its killer changed, but the tests were only added to
     (_result("killed", src="s0"), True),  # the module changed: tried again all the same
+    (_result("timeout", tests="t0"), False),
     (_result("survived", tests="t0"), True),
     (None, True),
 ])
-def test_keep_kills_leaves_a_kill_whose_test_changed_as_it_is(old, tried):
+def test_keep_kills_leaves_a_kill_or_a_timeout_whose_tests_changed_as_it_is(old, tried):
     assert run_mutation.wanted(old, "s1", "t1", survivors=False, keep_kills=True,
                                killer_unchanged=lambda o: False) is tried
