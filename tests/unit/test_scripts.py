@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import subprocess
 
@@ -611,6 +612,10 @@ def test_sed_commands_with_numbers_versions_and_continued_commands(script, expec
     (["sed", "1~e touch MK", "f1"], True),  # a step with no number: the command follows "~"
     (["sed", "p#a foo\\\ne touch MK", "f1"], True),  # a comment right after a command: no text
     (["sed", "1a x\\\n\\\ne touch MK", "f1"], False),  # text goes on over a lone "\\" line
+    (["sed", "y/[/]/", "f1"], False),  # y has no brackets: "[" and "]" are its two lists
+    (["sed", "1~y/e/f/", "f1"], False), (["sed", "1,+y/e/f/", "f1"], False),  # a step with no number
+    (["sed", "1,~y/e/f/", "f1"], False),
+    (["sed", "-n", "/[^]/x]/e touch MK", "f1"], True),  # "]" after "^" is in the bracket
 ])
 def test_sed_brackets_blanks_and_joined_scripts_are_read_as_gnu_sed_reads_them(tmp_path, argv, runs):
     verdict, commands = sed_danger(argv), sed_commands(argv)
@@ -722,6 +727,67 @@ def test_random_awk_regexes_end_where_the_awks_end_them_or_are_said_unsure():
                                   text=True, timeout=10)
             assert done.returncode == 0, (awk, text, done.stderr)
     assert checked > 50
+
+
+_SED_REGEX_ATOMS = ["[", "]", "^", "/", ":", ".", "=", "a", "\\", "[:alpha:]", "[.a.]", "[=a=]", "[^", "[]", "\\/",
+                    "[:", ":]", "[.", ".]"]
+
+
+def _sed_regex_letters(text: str) -> str:
+    """A regex's text less its backslashes (sed turns "\\/" into "/", --debug prints "/" as
+    "\\/" and a backslash as two) and the letters of its escapes (sed turns "\\a" into a
+    BEL and prints it "\\a"): what is left tells where the regex ended."""
+    return re.sub(r"[\\\x00-\x1f]", "", text)
+
+
+# regexes where one reading of a bracket closes it and another does not
+_SED_BRACKETS = ["[[:]a]", "[[:]/]", "[[:a]:]", "[[=]=]", "[^]/a]", "[[.].]/]", "[]/]", "[]]", "[^]]", "[[:alpha:]/]",
+                 "[[:alpha:]]/]", "a[/", "[a"]
+
+
+@pytest.mark.parametrize("script", ["1,p", "1, p", "/x/,p", "$,p", "1 ,\tp"])
+def test_a_range_with_no_second_address_is_unreadable_as_sed_refuses_it(tmp_path, script):
+    assert sed_danger(["sed", "-n", script, "f1"]) == "a script it cannot read (it may run commands)"
+    if _GNU_SED:
+        (tmp_path / "f1").write_text("a\n")
+        done = subprocess.run(["sed", "-n", script, "f1"], cwd=tmp_path, capture_output=True, text=True, timeout=10)
+        assert done.returncode == 1 and "unexpected `,'" in done.stderr
+
+
+def test_sed_regexes_end_where_gnu_sed_ends_them():
+    """The oracle: GNU sed --debug prints the program it read. For the regexes above and
+    random ones of brackets, classes and escapes, as an address and as s's pattern, the regex
+    the check reads is the one sed read, and one sed finds unterminated is unreadable
+    (review of surviving mutants: the bracket reader's steps had no test that tells its
+    readings apart); every prefix of each script is read without an exception."""
+    from dashfloat.tools import scripts
+
+    rnd = random.Random(3)
+    regexes = _SED_BRACKETS + ["".join(rnd.choice(_SED_REGEX_ATOMS) for _ in range(rnd.randint(1, 6)))
+                               for _ in range(300)]
+    compared = unterminated = 0
+    for regex in regexes:
+        for script, start, shown in ((f"/{regex}/p", 0, r"^  /(.*)/ p$"), (f"s/{regex}/x/", 1, r"^  s/(.*)/x/$")):
+            for cut in range(len(script) + 1):
+                sed_danger(["sed", "-n", script[:cut], "f1"])
+                sed_commands(["sed", "-n", script[:cut], "f1"])
+            if not _GNU_SED:
+                continue
+            done = subprocess.run(["sed", "--debug", "-n", script, "/dev/null"], capture_output=True, text=True,
+                                  timeout=10)
+            end = (scripts._skip_address(script, 0) if start == 0
+                   else scripts._skip_delimited(script, start, parts=1, regex=True))
+            whole = end if start == 0 else scripts._skip_delimited(script, start, parts=2, regex=True)
+            if done.returncode != 0:
+                if "unterminated" in done.stderr:
+                    assert whole is None, script
+                    unterminated += 1
+                continue
+            read = next(m[1] for m in map(lambda line: re.match(shown, line), done.stdout.splitlines()) if m)
+            assert end is not None, script
+            assert _sed_regex_letters(script[start + 1:end - 1]) == _sed_regex_letters(read), script
+            compared += 1
+    assert (compared > 150 and unterminated > 20) or not _GNU_SED
 
 
 @pytest.mark.parametrize("script", ["b", "t", "T", "v", ":a", "l", "q", "l ", "q5", "F", "e", "s/a/b/", "y/a/b/",
