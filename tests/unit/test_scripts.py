@@ -130,6 +130,10 @@ def test_the_commands_an_awk_script_runs(script, expected):
     assert awk_commands(["gawk", "-f", "x.awk"]) is None  # a script file: what runs is not in the line
 
 
+_WRITE, _PIPE = "may write a file: a > redirection", "runs a command: a pipe"
+_FROM_FILE = "its script is read from a file or an extension ({})"
+
+
 @pytest.mark.parametrize(
     "argv, expected",
     [
@@ -159,13 +163,27 @@ def test_the_commands_an_awk_script_runs(script, expected):
         # gawk's indirect call: the function named by a variable's value
         (["gawk", 'BEGIN{f = "sys" "tem"; @f("touch M")}'], "runs a function named at run time: @f() (system?)"),
         (["gawk", "--field-separator=:", "--assign", "x=1", "{print x}"], None),
+        # review of surviving mutants: where the option parser goes on, and what it takes
+        (["awk", "--", '{print > "x"}'], _WRITE), (["awk", "--", "-f"], None),  # after --, the script
+        (["awk", "-v", "x=1", "--", '{print > "x"}', "f"], _WRITE),
+        (["awk", "-"], None), (["awk", "-v", "x=1"], None), (["gawk", "-e"], None),  # nothing more
+        (["awk", "-v", "x=1", "-f", "p.awk"], _FROM_FILE.format("-f")),
+        (["gawk", "--source=BEGIN { x = 1; system(\"x\") }"], "runs a command: system()"),
+        (["gawk", "--assign", 'v={print > "f"}', "--source"], None),  # --source with no text
+        (["gawk", "--source=BEGIN{}", "-f", "x.awk"], _FROM_FILE.format("-f")),
+        (["gawk", "--source", "BEGIN{}", "-f", "x.awk"], _FROM_FILE.format("-f")),
+        (["gawk", "--posix", "-f", "x.awk"], _FROM_FILE.format("-f")),
+        (["awk", "-vx=1", '{print > "f"}'], _WRITE), (["gawk", '-e"x>y"'], None),
+        (["gawk", "-ex", "-f", "y.awk"], _FROM_FILE.format("-f")), (["awk", "-Fx", "-f", "y.awk"], _FROM_FILE.format("-f")),
+        (["awk", "-bf", "x.awk"], _FROM_FILE.format("-bf")), (["awk", "-b", "{print}"], None),
+        (["awk", "-bW", "exec"], "an implementation option (-bW) may read the script from a file"),
+        (["gawk", "-e", "BEGIN{}", '{print > "x"}'], None),  # after a script, a file to read
     ],
 )
 def test_awk_scripts(argv, expected):
     assert awk_danger(argv) == expected
 
 
-_WRITE, _PIPE = "may write a file: a > redirection", "runs a command: a pipe"
 
 
 @pytest.mark.parametrize("script, expected", [
