@@ -122,7 +122,8 @@ def test_the_commands_a_sed_script_runs(argv, expected):
     ('BEGIN { 1 - "x" | getline }', None), ('BEGIN { - "x" | getline }', None), ('BEGIN { $ "x" | getline }', None),
     ('BEGIN { 1 ^ "x" | getline }', None), ("/[/]/ { print }", []), ('/[/]/ { print | "x" }', None),
     ("/[/]/ { @f() }", None), ("BEGIN { x = @/re/ }", []), ("BEGIN { } @", None), ('BEGIN { a = "x" | getline }', ["x"]), ('BEGIN { 1 < "x" | getline }', ["x"]),
-    ('BEGIN { a["x" | getline] }', ["x"]), ('BEGIN { 1 && "x" | getline }', ["x"]),
+    ('BEGIN { a["x" | getline] }', ["x"]), ('"x" | getline', ["x"]), ('| getline "x"', None),
+    ("BEGIN { print |", None), ('{ print | "x" y }', None), ('{ print | "x"; n++ }', ["x"]), ('BEGIN { 1 && "x" | getline }', ["x"]),
 ])
 def test_the_commands_an_awk_script_runs(script, expected):
     """For deny rules, as sed's `e CMD`: the shell runs these strings."""
@@ -160,6 +161,7 @@ _FROM_FILE = "its script is read from a file or an extension ({})"
         (["gawk", "--as", "x=1", 'BEGIN{system("x")}'], "runs a command: system()"),  # --assign's value
         (["gawk", "--dump=M", "{}"], "writes a file (--dump=M)"),
         (["gawk", "-D", "{}"], "its script is read from a file or an extension (-D)"),
+        (["gawk", "--d", "{}"], "its script is read from a file or an extension (--d)"),  # --debug first
         # gawk's indirect call: the function named by a variable's value
         (["gawk", 'BEGIN{f = "sys" "tem"; @f("touch M")}'], "runs a function named at run time: @f() (system?)"),
         (["gawk", "--field-separator=:", "--assign", "x=1", "{print x}"], None),
@@ -194,13 +196,15 @@ def test_awk_scripts(argv, expected):
     ('{ print "a>b" }', None), ("# x > y\n{ print }", None),
     ('BEGIN { FS = "|" }', None), ("/a>b/ { print }", None), ("{ print /x>/ }", None),
     ("{ print\n x > 5 }", None),  # the newline ends the print statement
-    ('{ x = ""; y = $1 > 2 }', None), ('{ x = "a\nb" }', None),  # an empty string; one a newline cuts
+    ('{ x = ""; y = $1 > 2 }', None), ("{ n++ } # x > y", None), ("{ x = a / 2 > 1 }", None),
+    ("{ x = a /(b > 1) }", None), ('{ print > "/dev/stderr"\n n++ }', None), ('{ x = "a\nb" }', None),  # an empty string; one a newline cuts
     ("/[[:alpha:]]>/ { n++ } $1 > 3", None), ("{ x = $1 / 2; y = $2 / 3 }", None),
     # a ">" of a print or printf statement outside parentheses writes; ">>" and "|" anywhere
     ('{ print > "out" }', _WRITE), ('{ printf "%s", $1 > "/tmp/x" }', _WRITE), ('{ print $1 >> "f" }', _WRITE),
     ('{ print (a) > "f" }', _WRITE), ('{ print a, (b) > "f" }', _WRITE), ('{ print a; print b > "f" }', _WRITE),
     ('{ print a,\n b > "f" }', _WRITE),  # after a comma the statement goes on
     ('{ print a \\\n > "f" }', _WRITE), ('{ print a \\\r\n > "f" }', _WRITE), ('{ print a \\\n> "f" }', _WRITE),
+    ('{ print a \\\r\n> "f" }', _WRITE), ('{ print (a > "f" }', _WRITE),  # an unclosed "(": read as text
     ('{ print a /2> "f" }', _WRITE), ('NR > 1 { print > "f" }', _WRITE),
     ("{ print $1 / 2 > 1 ? 1 : 0 }", _WRITE), ('{ print | "sh" }', _PIPE), ('{ print |& "cmd" }', _PIPE),
     # unsure readings fall back to the text: any ">" or "|" asks
@@ -242,7 +246,7 @@ _AT = "gawk's @ (an indirect call, @load, @include, @namespace) may run or read 
 @pytest.mark.parametrize("script, expected", [
     ('@load "rwarray"', "loads an extension: @load"), ('@include "x.awk"', "reads another script: @include"),
     ('BEGIN { f = "x"; @f() }', "runs a function named at run time: @f() (system?)"),
-    ('@namespace "x"', _AT), ("BEGIN { @f }", _AT), ('BEGIN { x = @/re/; print > "f" }', _WRITE),  # a typed regex, then a write
+    ('@namespace "x"', _AT), ("BEGIN { @f }", _AT), ("/[/]/ { @f() }", _AT),  # unsure tokens: as text ('BEGIN { x = @/re/; print > "f" }', _WRITE),  # a typed regex, then a write
     ('{ print > "/dev/stderr"; print > "f" }', _WRITE),  # the output after the command's own
     ('{ print $1 > "/dev/stderr"; n++ }', None),
 ])
@@ -375,6 +379,9 @@ def test_an_allow_rule_still_allows_a_plain_use(tmp_path, command, allow):
         (["git", "instaweb", "--httpd=./x"], "runs the command given to instaweb --httpd"),
         (["git"], None),
         (["git", "-C"], None),
+        (["git", "clone", "-u./x", "repo"], "runs the command given to clone -u"),  # attached
+        (["git", "send-email", "--t", "a@b", "p.patch"], None),  # too short to be an abbreviation here
+        (["git", "send-email", "--se=./x", "p.patch"], "runs the command given to send-email --sendmail-cmd"),
     ],
 )
 def test_git_commands_that_run_a_command_given_to_them(argv, expected):
@@ -400,6 +407,8 @@ def test_git_commands_that_run_a_command_given_to_them(argv, expected):
         (["env", "-C", "sub", "-S", "git status"], "runs a command from its -S string"),
         (["env", "-uS", "git", "status"], None),  # -u's value is S
         (["env", "-CS", "-S", "git status"], "runs a command from its -S string"),
+        (["env", "-i"], None), (["env", "--unset=X", "git", "status"], None), (["env", "--=x", "ls"], None),
+        (["env", "--u", "-S", "ls"], None),  # --u is --unset, whose NAME is -S
     ],
 )
 def test_env_with_a_split_string(argv, expected):
@@ -417,6 +426,7 @@ def test_env_with_a_split_string(argv, expected):
         (["nohup", "nice", "find", ".", "-delete"], "runs find with -delete, which can run programs or write files"),
         (["env", "-S", "git status"], "runs a command from its -S string"),  # env's own check first
         (["env", "X=1", "tar", "tIf", "./p.sh", "a.tar"], "runs tar with tIf, which can run programs or write files"),
+        (["nice", "gdb"], "runs gdb, which runs programs and debugger commands (shell, run, --args)"),  # the last word
     ],
 )
 def test_a_wrapper_is_judged_by_the_command_it_runs(argv, expected):
