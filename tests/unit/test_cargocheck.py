@@ -165,3 +165,24 @@ def test_the_question_says_once_why_the_allowed_command_asks(tmp_path):
     kind, prepared = pipeline.pre_execute(ctx)
     notes = [t for k, t in prepared.preview if k == "marker" and t.startswith("asks: ")]
     assert kind == "ask" and notes == [f"asks: {ctx.reason}"] and "build.rustc-wrapper" in notes[0]
+
+
+def test_a_settings_file_that_cannot_be_read_or_decoded_asks_and_says_why(tmp_path, monkeypatch):
+    top = crate(tmp_path / "c")
+    (top / ".cargo").mkdir()
+    (top / ".cargo" / "config.toml").write_bytes(b'[build]\njobs = 4 # \xff\n')
+    said = cargocheck.reasons([["cargo", "tree"]], str(top), str(top))
+    assert said == ["the repository's Rust settings name programs cargo or rustup would run: "
+                    f"{top}/.cargo/config.toml does not parse ('utf-8' codec can't decode byte 0xff in position 19: "
+                    "invalid start byte)"]
+    (top / ".cargo" / "config.toml").unlink()
+    (top / "rust-toolchain.toml").write_text("[toolchain\n")
+    said = cargocheck.reasons([["cargo", "tree"]], str(top), str(top))
+    assert len(said) == 1 and f"{top}/rust-toolchain.toml does not parse (" in said[0]
+
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(cargocheck, "open", unreadable, raising=False)
+    assert cargocheck.reasons([["cargo", "tree"]], str(top), str(top)) == [
+        "the repository's Rust settings name programs cargo or rustup would run: "
+        f"{top}/rust-toolchain.toml cannot be read (Permission denied)"]

@@ -1830,3 +1830,55 @@ def test_a_nested_repository_s_worktrees_are_not_what_the_command_acts_on(tmp_pa
     git(top, "worktree", "add", "-q", str(tmp_path / "mine"))
     assert repocheck.describe(repocheck.check("git worktree prune", str(top), str(root)).reasons) == (
         f"git worktree acts on linked worktrees outside the working directory: {tmp_path / 'mine'}")
+
+
+@pytest.mark.parametrize("text", [
+    "URL: one.git\r\nURL:two.git  \nPush: x\n",  # CR LF, no blank after "URL:", blanks after
+    "URL:\tone.git\nURL: two.git",  # a tab; no line end at the end
+    "Pull: y\nURL: one.git\r\n\nURL:two.git\r\n",
+])
+def test_a_legacy_remotes_file_gives_the_urls_git_reads(tmp_path, text):
+    """git is the oracle: `git remote get-url --all` prints the URLs of a remotes/ file."""
+    top = make_repo(tmp_path / "t")
+    (top / ".git" / "remotes").mkdir()
+    (top / ".git" / "remotes" / "o").write_bytes(text.encode())
+    urls = git(top, "remote", "get-url", "--all", "o").splitlines()
+    assert urls == ["one.git", "two.git"]
+    assert repocheck._legacy_remotes(str(top / ".git")) == [("o", u) for u in urls]
+
+
+def test_git_init_again_reads_the_gitdir_file_as_git_does(tmp_path, monkeypatch):
+    """The gitdir file: no blank needed after "gitdir:"; one that leads inside the working
+    directory, or to nothing, asks nothing (git init makes it); an unreadable one asks
+    nothing either (git fails). The hooks link is named first, and one inside the git
+    directory is no link out."""
+    root = tmp_path / "root"
+    away = make_repo(tmp_path / "away")
+    inside = make_repo(root / "inner")
+    (root / "s").mkdir(parents=True)
+    (root / "s" / ".git").write_text(f"gitdir:{away / '.git'}\n")
+    assert repocheck.describe(reasons_of("git init s", root)) == (
+        f"git init writes the repository's git directory outside the working directory, in {away / '.git'}")
+    (root / "s" / ".git").write_text(f"gitdir: {inside / '.git'}\n")
+    assert reasons_of("git init s", root) == ()
+    (root / "s" / ".git").write_text(f"gitdir: {root / 'none'}\n")
+    assert reasons_of("git init s", root) == ()
+    top = make_repo(root / "r")
+    shutil.rmtree(top / ".git" / "hooks")
+    (top / ".git" / "myhooks").mkdir()
+    os.symlink(top / ".git" / "myhooks", top / ".git" / "hooks")  # inside: not out
+    assert reasons_of("git init r", root) == ()
+    out = tmp_path / "out"
+    out.mkdir()
+    os.unlink(top / ".git" / "hooks")
+    for name in ("hooks", "info", "logs"):
+        if (top / ".git" / name).is_dir() and not (top / ".git" / name).is_symlink():
+            shutil.rmtree(top / ".git" / name)
+        os.symlink(out, top / ".git" / name)
+    said = repocheck.describe(reasons_of("git init r", root))
+    assert said.index("/.git/hooks ->") < said.index("/.git/info ->") < said.index("/.git/logs ->"), said
+
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(repocheck, "open", unreadable, raising=False)
+    assert repocheck._reinit_reasons(str(root / "s"), str(root)) == []
