@@ -783,9 +783,11 @@ def _reinit_reasons(where: str, root_real: str) -> list[str]:
     if os.path.isfile(dotgit) and not os.path.islink(dotgit):
         try:
             with open(dotgit, encoding="utf-8", errors="surrogateescape") as f:
-                text = f.read(4096)
+                text = f.read(MAX_STATE_BYTES + 1)  # git reads a gitdir file of up to 1 MiB
         except OSError:
             return []
+        if len(text) > MAX_STATE_BYTES:
+            return [f"git init reads a gitdir file longer than DashFloat reads ({visible(dotgit)})"]
         target = text[len("gitdir:"):].strip() if text.startswith("gitdir:") else ""
         real = os.path.realpath(os.path.join(where, target)) if target else ""
         if real and not _inside(real, root_real):

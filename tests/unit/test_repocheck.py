@@ -1850,7 +1850,7 @@ def test_a_legacy_remotes_file_gives_the_urls_git_reads(tmp_path, text):
 def test_git_init_again_reads_the_gitdir_file_as_git_does(tmp_path, monkeypatch):
     """The gitdir file: no blank needed after "gitdir:"; one that leads inside the working
     directory, or to nothing, asks nothing (git init makes it); an unreadable one asks
-    nothing either (git fails). The hooks link is named first, and one inside the git
+    nothing either (git fails); one longer than git reads (1 MiB) asks. The hooks link is named first, and one inside the git
     directory is no link out."""
     root = tmp_path / "root"
     away = make_repo(tmp_path / "away")
@@ -1863,6 +1863,12 @@ def test_git_init_again_reads_the_gitdir_file_as_git_does(tmp_path, monkeypatch)
     assert reasons_of("git init s", root) == ()
     (root / "s" / ".git").write_text(f"gitdir: {root / 'none'}\n")
     assert reasons_of("git init s", root) == ()
+    # a path of up to 4095 bytes after "gitdir: " (git reads the file whole) is read whole
+    (root / "s" / ".git").write_text(f"gitdir: {away / '.git'}" + "\n" * 5000)
+    assert "outside the working directory" in repocheck.describe(reasons_of("git init s", root))
+    (root / "s" / ".git").write_text("gitdir: x" + "\n" * (1 << 20))
+    assert repocheck.describe(reasons_of("git init s", root)) == (
+        f"git init reads a gitdir file longer than DashFloat reads ({root / 's' / '.git'})")
     top = make_repo(root / "r")
     shutil.rmtree(top / ".git" / "hooks")
     (top / ".git" / "myhooks").mkdir()
