@@ -54,6 +54,38 @@ def test_the_estimate_counts_text_calls_and_tools():
         len(json.dumps(TOOLS, ensure_ascii=False)) / C.CHARS_PER_TOKEN)
 
 
+def test_each_part_of_a_message_counts_exactly():
+    """4 tokens a message, 3.5 ASCII characters or one other character a token; a call adds
+    8 and its name and arguments; a tool result 4 for its id; parts are counted as their
+    JSON (not escaped); no content counts nothing."""
+    assert C.message_tokens({"role": "assistant", "content": None}) == 4
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c1", "function": {"name": "abcdefg", "arguments": "x" * 35}}, {"id": "c2"}]}
+    assert C.message_tokens(call) == 4 + (8 + 2 + 10) + 8
+    assert C.message_tokens({"role": "tool", "tool_call_id": "c1", "content": "a" * 7}) == 4 + 2 + 4
+    parts = [{"type": "text", "text": "é"}]
+    assert C.message_tokens({"role": "user", "content": parts}) == 4 + 30 / 3.5 + 1
+    assert C.tools_tokens([{"d": "é"}]) == 11 / 3.5 + 1  # [{"d": "é"}]: 11 ASCII characters and é
+
+
+def test_the_tools_estimate_is_kept_for_the_last_tools_list_only():
+    first, second = [{"name": "a"}], [{"name": "b"}]
+    assert C.tools_tokens(first) == C.tools_tokens(first) == len(json.dumps(first)) / 3.5
+    C.tools_tokens(second)
+    assert list(C._TOOLS_CACHE.values()) == [(second, len(json.dumps(second)) / 3.5)]
+
+
+@pytest.mark.parametrize("n, shown", [(0, "0"), (999, "999"), (1000, "1.0k"), (31234, "31.2k")])
+def test_a_token_count_is_shown_short(n, shown):
+    assert C.short(n) == shown
+
+
+def test_calls_without_an_id_are_not_indexed_and_a_missing_call_is_named_plainly():
+    assert C._calls_by_id([{"role": "assistant", "tool_calls": [{"function": {}}, "junk", {"id": "c1"}]}]) == {
+        "c1": {"id": "c1"}}
+    assert C._call_text(None) == "a tool call"
+
+
 def test_the_estimate_is_calibrated_by_the_reported_usage_within_bounds():
     m = manager()
     msgs = [user("word " * 700)]
