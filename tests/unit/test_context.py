@@ -386,3 +386,79 @@ def test_a_summary_may_take_10_percent_of_the_window_between_300_and_2000_tokens
 def test_without_a_configured_or_stated_window_it_is_32768_tokens():
     assert C.ContextManager().window == 32_768
     assert C.ContextManager(None).limit == int(32_768 * C.DEFAULT_THRESHOLD)
+
+
+# ---- the helpers' exact output (review of surviving mutants) ------------------------------------
+
+
+def _call(name, arguments, cid="c1"):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize("args, shown", [("a" * 160, "a" * 160), ("a" * 161, "a" * 150 + "…")])
+def test_a_call_is_named_with_its_arguments_up_to_160_characters(args, shown):
+    assert C._call_text(_call("grep", args)) == f"grep {shown}"
+    assert C._call_text({"function": {}}) == "? "
+
+
+def test_a_stub_keeps_the_small_fields_and_names_the_big_ones_with_their_sizes():
+    big = {"ok": True, "n": 3, "x": 1.5, "none": None, "path": "é" * 200, "content": "l\n" * 150 + "é",
+           "entries": list(range(1200)), "meta": {"k": "é" * 10}}
+    said = json.loads(C.stub(json.dumps(big), _call("read_file", '{"path": "a"}')))
+    assert said == {"ok": True, "n": 3, "x": 1.5, "none": None, "path": "é" * 200, "stub": (
+        'the output of read_file {"path": "a"} was removed to save context (content: 301 characters, 151 lines; '
+        "entries: 1,200 items; meta: 19 characters); call the tool again if you need it")}
+    assert "é" in C.stub(json.dumps(big), None)  # not escaped: as long as it is
+    assert json.loads(C.stub("x" * 1234, None))["stub"] == (
+        "the output of a tool call was removed to save context (1,234 characters); call the tool again if you need it")
+    assert C.stub(json.dumps({"path": "p" * 201}), None) == (
+        '{"stub":"the output of a tool call was removed to save context (path: 201 characters, 1 lines); '
+        'call the tool again if you need it"}')
+
+
+def test_long_arguments_become_notes_and_non_ascii_stays_as_it_is():
+    out = C.stub_args(json.dumps({"path": "é.txt", "content": "x\n" * 400}))
+    assert out == '{"path": "é.txt", "content": "[DashFloat: 800 characters (401 lines) left out to save context]"}'
+
+
+def test_only_the_calls_named_get_new_arguments_and_in_new_dicts():
+    mine = _call("write_file", "old", "c1")
+    msg = {"role": "assistant", "tool_calls": [mine, "junk", _call("x", "keep", "c2"), {"function": {}}]}
+    C._with_args(msg, {"c1"}, lambda a, cid: a.upper())
+    assert msg["tool_calls"][0]["function"]["arguments"] == "OLD" and mine["function"]["arguments"] == "old"
+    assert msg["tool_calls"][1:] == ["junk", _call("x", "keep", "c2"), {"function": {}}]
+    before = {"role": "assistant", "tool_calls": ["junk", {"function": {}}]}
+    C._with_args(before, {"c1"}, lambda a, cid: "never")
+    assert before == {"role": "assistant", "tool_calls": ["junk", {"function": {}}]}
+
+
+def test_cut_arguments_keep_what_fits_with_a_note():
+    args = json.dumps({"path": "é", "content": "y" * 1000})
+    out = C._cut_args(args, 500)
+    other = len(args) - 1000
+    room = 500 - other
+    assert out == json.dumps({"path": "é", "content": "y" * room + "\n" + CUT(1000 - room)}, ensure_ascii=False)
+    assert C._cut_args(json.dumps({"content": "y" * 400}), 10) is None  # within CUT_MIN already
+    assert C._cut_args(json.dumps({"content": "y" * 401}), 10) is not None
+
+
+def CUT(n):
+    return C.CUT_NOTE.format(n=n)
+
+
+def test_cut_text_keeps_its_bound_exactly_and_a_tool_output_stays_json():
+    assert C.cut_text("abc", 3, tool=False) == "abc"
+    assert C.cut_text("abcd", 3, tool=False) == "abc\n" + CUT(1)
+    assert C.cut_text("é" * 10, 10, tool=True) == "é" * 10
+    assert C.cut_text("é" * 11, 10, tool=True) == json.dumps({"cut": "é" * 10, "cut_by_dashfloat": CUT(1)},
+                                                             ensure_ascii=False, separators=(",", ":"))
+    content = json.dumps({"ok": True, "path": "é", "content": "z" * 2000}, ensure_ascii=False)
+    other = len(content) - 2000
+    out = json.loads(C.cut_text(content, 1000, tool=True))
+    assert out["content"] == "z" * (1000 - other) and out["path"] == "é"
+    assert out["cut_by_dashfloat"].startswith(f"{2000 - (1000 - other):,} more characters of content were cut")
+    assert "é" in C.cut_text(content, 1000, tool=True)
+    small = json.dumps({"a": "z" * 300, "b": "w" * 300})  # the longest field is within CUT_MIN
+    assert json.loads(C.cut_text(small, 100, tool=True)) == {"cut": small[:100], "cut_by_dashfloat": CUT(len(small) - 100)}
+    exactly = json.dumps({"a": "z" * 400, "b": "w"})  # the longest field is CUT_MIN long: nothing to cut in it
+    assert json.loads(C.cut_text(exactly, 100, tool=True))["cut"] == exactly[:100]
