@@ -462,3 +462,24 @@ def test_cut_text_keeps_its_bound_exactly_and_a_tool_output_stays_json():
     assert json.loads(C.cut_text(small, 100, tool=True)) == {"cut": small[:100], "cut_by_dashfloat": CUT(len(small) - 100)}
     exactly = json.dumps({"a": "z" * 400, "b": "w"})  # the longest field is CUT_MIN long: nothing to cut in it
     assert json.loads(C.cut_text(exactly, 100, tool=True))["cut"] == exactly[:100]
+
+
+def test_replace_clamps_its_tail_and_cut_applies_every_key_once():
+    u = [user(f"u{k}") for k in range(3)]
+    assert C.apply_ops(u, [["replace", 2, 5, "S"]]) == [u[0], u[1], user("S"), u[2]]
+    msgs = [user("x" * 50), *calls(("c1", "write_file", {"content": "y" * 1000}, {"ok": True}))]
+    msgs.append({"role": "tool", "tool_call_id": "c1", "content": "z" * 50})  # a second result, same id
+    out = C.apply_ops(msgs, [["cut", {"args:c1": 500, "#0": 10, "c1": 20}]])
+    assert out[0]["content"] == "x" * 10 + "\n" + CUT(40)
+    assert len(out[1]["tool_calls"][0]["function"]["arguments"]) < 600
+    assert out[2]["content"] == json.dumps({"ok": True}) and out[3]["content"] == "z" * 50  # short: as it is; the first only
+    out = C.apply_ops(msgs[:1] + msgs[3:], [["cut", {"c1": 20}]])
+    assert json.loads(out[1]["content"]) == {"cut": "z" * 20, "cut_by_dashfloat": CUT(30)}
+
+
+def test_units_head_and_the_transcript_of_an_earlier_summary():
+    assert C.units([say("no calls"), {"role": "tool", "tool_call_id": "c", "content": "x"}]) == [(0, 1), (1, 2)]
+    assert C.head_len([]) == 0 and C.head_len([say("a")]) == 0 and C.head_len([user("a")]) == 1
+    earlier = user(C.SUMMARY_PREFIX + " note]\n\nfirst\n\nsecond")
+    assert C.render([earlier, user("plain\n\ntext")]) .startswith(
+        "EARLIER SUMMARY (merge it into yours):\nfirst\n\nsecond\n\nUSER:\nplain\n\ntext")
