@@ -1866,6 +1866,8 @@ def test_git_init_again_reads_the_gitdir_file_as_git_does(tmp_path, monkeypatch)
     # a path of up to 4095 bytes after "gitdir: " (git reads the file whole) is read whole
     (root / "s" / ".git").write_text(f"gitdir: {away / '.git'}" + "\n" * 5000)
     assert "outside the working directory" in repocheck.describe(reasons_of("git init s", root))
+    (root / "s" / ".git").write_text("gitdir: x" + "\n" * ((1 << 20) - 9))  # 1 MiB exactly: read
+    assert reasons_of("git init s", root) == ()
     (root / "s" / ".git").write_text("gitdir: x" + "\n" * (1 << 20))
     assert repocheck.describe(reasons_of("git init s", root)) == (
         f"git init reads a gitdir file longer than DashFloat reads ({root / 's' / '.git'})")
