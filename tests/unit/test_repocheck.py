@@ -1848,10 +1848,11 @@ def test_a_legacy_remotes_file_gives_the_urls_git_reads(tmp_path, text):
 
 
 def test_git_init_again_reads_the_gitdir_file_as_git_does(tmp_path, monkeypatch):
-    """The gitdir file: no blank needed after "gitdir:"; one that leads inside the working
-    directory, or to nothing, asks nothing (git init makes it); an unreadable one asks
-    nothing either (git fails); one longer than git reads (1 MiB) asks. The hooks link is named first, and one inside the git
-    directory is no link out."""
+    """The gitdir file. One that leads out asks, even with no blank after "gitdir:" (which
+    git refuses: the safe side); one that leads inside asks nothing (git writes there), nor
+    one that leads to nothing or cannot be read (git fails: "not a git repository"); one
+    longer than the 1 MiB git reads asks. The hooks link is named first, and one inside the
+    git directory is no link out."""
     root = tmp_path / "root"
     away = make_repo(tmp_path / "away")
     inside = make_repo(root / "inner")

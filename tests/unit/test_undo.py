@@ -4,7 +4,9 @@ writing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 
 import pytest
 
@@ -274,19 +276,18 @@ class _SwapAfterStat:
         return st
 
 
-def _alarm(seconds: float):
-    import signal
-
+@contextlib.contextmanager
+def _blocking_fails_after(seconds: float):
+    """A call that blocks (an open of a FIFO with no writer) raises instead of hanging."""
     def hung(signum, frame):
         raise TimeoutError("the open blocked")
-    signal.signal(signal.SIGALRM, hung)
+    previous = signal.signal(signal.SIGALRM, hung)
     signal.setitimer(signal.ITIMER_REAL, seconds)
-
-
-def _no_alarm():
-    import signal
-    signal.setitimer(signal.ITIMER_REAL, 0)
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("swapped", ["fifo", "link", "other file"])
@@ -310,12 +311,9 @@ def test_a_name_swapped_between_the_stat_and_the_open_is_not_read(tmp_path, monk
         if os.path.lexists(target):
             os.unlink(target)
         it = make(tmp_path, "f.txt")
-        _alarm(5)
-        try:
+        with _blocking_fails_after(5):
             answers.append(inspect(str(tmp_path), it) if call == "inspect"
                            else restore(str(tmp_path), it, sha(b"new\n")))
-        finally:
-            _no_alarm()
         assert (tmp_path / "secret").read_bytes() == b"new\n"
         assert os.path.lexists(target)
     if swapped == "link":   # O_NOFOLLOW refuses it
