@@ -508,7 +508,7 @@ def runs_git(command: str) -> bool:
 
 
 def _runs_git(a: rules.Analysis) -> bool:
-    return bool(_git_argvs(a)) or any(_is_git(w) for w in a.loose_words)
+    return bool(_git_argvs(a)) or any(_is_git(w) for w in set(a.loose_words))
 
 
 def _git_options(argv: list[str]) -> tuple[list[str], str | None, str | None]:

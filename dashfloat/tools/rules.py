@@ -1990,8 +1990,27 @@ def _prescan(text: str, col: _Collector) -> None:
                 col.flags.add(LOOKALIKE)
 
 
+# The last command analysed and its Analysis: one call's command is read by the rules, the
+# repository check and the cargo check in turn (tools/pipeline.py), and a 100 KB line costs
+# tens of milliseconds each time. The result is a pure function of the text, so it is exact;
+# one (text, Analysis) tuple, replaced whole, is safe between threads.
+_last_analysis: tuple[str, Analysis] | None = None
+
+
 def analyze_command(command: str) -> Analysis:
-    """Tokenize a shell command line and describe it (module docstring). Never raises."""
+    """Tokenize a shell command line and describe it (module docstring). Never raises. The
+    same text gives the same Analysis object: callers read it, never change it."""
+    global _last_analysis
+    last = _last_analysis
+    if last is not None and type(command) is str and last[0] == command:
+        return last[1]
+    analysis = _analyze_uncached(command)
+    if type(command) is str:
+        _last_analysis = (command, analysis)
+    return analysis
+
+
+def _analyze_uncached(command: str) -> Analysis:
     try:
         return _analyze(command, 0)
     except RecursionError:  # the limits above should prevent it; fail closed regardless
@@ -2653,10 +2672,10 @@ def _command_protected(call: _Call) -> str | None:
     """Why this command touches DashFloat's config or .git internals, or None."""
     a = call.analysis
     cwd = call.args.get("cwd")
-    pieces = list(a.words) + list(a.loose_words) + [w for argv in a.candidates for w in argv]
+    pieces = [*a.words, *a.loose_words, *(w for argv in a.candidates for w in argv)]
     if isinstance(cwd, str):
         pieces.append(cwd)
-    for piece in pieces:
+    for piece in dict.fromkeys(pieces):  # each text once: a candidate's words are words too
         for part in re.split(r"[/=:]", _fold_name(_fold_text(piece))):
             if part in _PROTECTED_NAMES:
                 return f"it names {part}"

@@ -203,3 +203,25 @@ def test_the_reason_it_asks_comes_first_and_a_default_question_adds_no_note(tmp_
     assert markers[1].startswith("note: git would run") and "times in a row" in markers[2]
     kind, prepared = pipeline.pre_execute(ctx(tmp_path, "execute_command", {"command": "ls"}))
     assert kind == "ask" and [k for k, _ in prepared.preview].count("marker") == 0
+
+
+def test_a_command_is_analysed_once_per_call(tmp_path, monkeypatch):
+    """The rules, the repository check and the cargo check all read the command: the text is
+    analysed once (a 100 KB line cost 4 analyses, 130 ms, before), and the memo is exact:
+    another text is analysed anew, and a call answers as the uncached analysis would."""
+    from dashfloat.tools import repocheck
+
+    seen = []
+    real = rules._analyze_uncached
+    monkeypatch.setattr(rules, "_analyze_uncached", lambda text: seen.append(text) or real(text))
+    policy = Policy([("command line", [rules.parse_rule("execute_command(git *)", "allow", "command line")])])
+    for command in ("git status --short", "git log -1", "git status --short"):
+        c = ctx(tmp_path, "execute_command", {"command": command}, policy=policy)
+        pipeline.pre_execute(c)
+        assert c.guard.decision == "allow"
+    assert seen == ["git status --short", "git log -1", "git status --short"]
+    first = rules.analyze_command("ls; rm -rf /")
+    assert rules.analyze_command("ls; rm -rf /") is first
+    assert rules.analyze_command("ls; rm -rf x").simple == [["ls"], ["rm", "-rf", "x"]]
+    assert rules.analyze_command("ls; rm -rf /").simple == first.simple  # analysed anew, equal
+    assert repocheck.runs_git("echo a; git status") and not repocheck.runs_git("echo git-ish; ls")
