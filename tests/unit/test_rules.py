@@ -2268,3 +2268,15 @@ def test_a_word_that_undoes_an_option_of_the_allow_rule_asks(rule, command, undo
     assert decision.decision == ASK and undone in decision.reason
     plain = command.split(undone)[0].strip()
     assert evaluate(allow, C, {"command": plain}, root=ROOT, mode="ask").decision == ALLOW
+
+
+def test_the_analysis_memo_is_exact():
+    """analyze_command keeps the last text's Analysis: over a random sequence of texts with
+    repeats (and the same text built anew, not the same object), each answer equals the
+    uncached analysis of that text."""
+    texts = ["ls", "git status", "ls; rm -rf /", "echo $(rm x)", "a=1 b", "ls", "'", ""]
+    rng = random.Random(7)
+    for _ in range(300):
+        text = "".join(list(rng.choice(texts)))  # a new str object with the same text
+        got = analyze_command(text)
+        assert got == rules._analyze_uncached(text) and got.command == text
