@@ -443,7 +443,6 @@ class ContextManager:
         self.source = source or ("configuration" if window else "default")
         self.threshold = threshold
         self.ratio = 1.0  # provider-reported prompt tokens / raw estimate, of the last request
-        self.calibrated = False
         self.failures = 0  # failed compactions in a row
         self.system: dict | None = None  # the system message of every request
 
@@ -491,7 +490,6 @@ class ContextManager:
         if not isinstance(prompt, int) or isinstance(prompt, bool) or prompt <= 0 or raw < 50:
             return
         self.ratio = min(2.5, max(0.5, prompt / raw))
-        self.calibrated = True
 
     # -- compaction
     def _recent_start(self, messages: list[dict], us: list[tuple[int, int]], tools) -> int:

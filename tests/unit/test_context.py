@@ -92,7 +92,7 @@ def test_the_estimate_is_calibrated_by_the_reported_usage_within_bounds():
     raw = m.raw(msgs)
     assert m.estimate(msgs) == raw
     m.observe(raw, {"prompt_tokens": raw * 2, "completion_tokens": 5})
-    assert m.estimate(msgs) == pytest.approx(raw * 2, abs=2) and m.calibrated
+    assert m.estimate(msgs) == pytest.approx(raw * 2, abs=2)
     m.observe(raw, {"prompt_tokens": raw * 10})  # absurd: bounded
     assert m.ratio == 2.5
     before = m.ratio
@@ -483,3 +483,95 @@ def test_units_head_and_the_transcript_of_an_earlier_summary():
     earlier = user(C.SUMMARY_PREFIX + " note]\n\nfirst\n\nsecond")
     assert C.render([earlier, user("plain\n\ntext")]) .startswith(
         "EARLIER SUMMARY (merge it into yours):\nfirst\n\nsecond\n\nUSER:\nplain\n\ntext")
+
+
+def test_the_transcript_of_every_kind_of_message():
+    """render(): each message as the summariser reads it; a result named after its call (or
+    "tool" when the call, its function or its name is missing), an empty assistant message
+    left out, an output exactly `shown` long kept whole and one character more cut."""
+    msgs = [
+        user("fix it"),
+        {"role": "assistant", "content": "Looking.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}},
+            {"id": "c2", "type": "function", "function": {"arguments": "{}"}},
+            {"id": "c3", "type": "function"}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x" * 10},
+        {"role": "tool", "tool_call_id": "c2", "content": "y" * 11},
+        {"role": "tool", "tool_call_id": "c3", "content": "three"},
+        {"role": "tool", "tool_call_id": "gone", "content": "four"},
+        {"role": "assistant", "content": "", "tool_calls": []},
+        {"role": "assistant", "content": None},
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert C.render(msgs, 10) == "\n\n".join([
+        "USER:\nfix it",
+        "ASSISTANT:\nLooking.",
+        'ASSISTANT CALLED: read_file {"path": "a"}',
+        "ASSISTANT CALLED: ? {}",
+        "ASSISTANT CALLED: ? ",
+        "RESULT of read_file: " + "x" * 10,
+        "RESULT of tool: " + "y" * 10 + " …[1 more characters]",
+        "RESULT of tool: three",
+        "RESULT of tool: four",
+        "ASSISTANT:\nDone.",
+    ])
+
+
+def _transcript(request: list[dict]) -> str:
+    ask = request[1]["content"]
+    return ask[len("<transcript>\n"):ask.index("\n</transcript>")]
+
+
+def test_the_summary_request_shortens_outputs_then_leaves_the_middle_out():
+    """Tool outputs are shown at 1,500 characters, then 500, then 150, the first that fits the
+    budget (a transcript exactly the budget fits); past 150 the middle is left out, keeping
+    half the budget at each end, 1,000 characters at least."""
+    msgs = [user("go")] + calls(("c1", "read_file", {"path": "a"}, {}))
+    msgs[2]["content"] = "o" * 3000
+    at = {shown: C.render(msgs, shown) for shown in (C.RESULT_SHOWN, 500, 150)}
+    assert len(at[1500]) > len(at[500]) > len(at[150])
+    for shown, text in at.items():
+        assert _transcript(C.summary_request(msgs, words=100, budget_chars=len(text))) == text, shown
+    assert _transcript(C.summary_request(msgs, words=100, budget_chars=len(at[500]) - 1)) == at[150]
+    long = [user("go")] + calls(*[(f"c{i}", "read_file", {"path": "a"}, {}) for i in range(30)])
+    for m in long[2:]:
+        m["content"] = "p" * 400
+    whole = C.render(long, 150)
+    for budget, keep in ((300, 1000), (3000, 1500)):
+        assert len(whole) > budget
+        assert _transcript(C.summary_request(long, words=100, budget_chars=budget)) == (
+            whole[:keep] + f"\n\n[… {len(whole) - 2 * keep:,} characters of the transcript left out …]\n\n"
+            + whole[-keep:]), budget
+
+
+def test_describe_counts_prompts_calls_and_earlier_summaries():
+    summary = user(C.SUMMARY_PREFIX + " x]\n\nold")
+    dropped = user(C.DROPPED_PREFIX + " y]")
+    two = {"role": "assistant", "content": None, "tool_calls": [{"id": "a"}, {"id": "b"}]}
+    assert C.describe([user("a")]) == "1 earlier message (1 prompt, 0 tool calls)"
+    assert C.describe([user("a"), say("b"), user("c")]) == "3 earlier messages (2 prompts, 0 tool calls)"
+    assert C.describe([summary, dropped, two, {"role": "user", "content": None}]) == (
+        "4 earlier messages (1 prompt, 2 tool calls, 1 earlier summary)")
+    assert C.describe([summary, summary, {"role": "assistant", "tool_calls": [{"id": "a"}]}, say("x")]) == (
+        "4 earlier messages (0 prompts, 1 tool call, 2 earlier summaries)")
+    assert C.describe([say(C.SUMMARY_PREFIX)]) == "1 earlier message (0 prompts, 0 tool calls, 1 earlier summary)"
+
+
+def test_a_new_manager_has_no_system_message_and_the_hard_bound_leaves_room_for_the_answer():
+    m = C.ContextManager(8000)
+    msgs = [user("hello"), say("hi")]
+    assert m.request(msgs) == msgs and m.request(msgs)[0] is not msgs[0]
+    assert m.raw(msgs) == int(C.estimate_tokens(msgs)) and m.estimate(msgs) == m.raw(msgs)
+    assert [C.ContextManager(w).hard for w in (8000, 32768, 40000)] == [7000, 28672, 35904]
+
+
+def test_a_compaction_that_stubbed_nothing_says_nothing_of_stubs():
+    """/compact of short messages (no output long enough to stub): a summary, no stub op, and
+    neither the outcome nor its entry mentions stubs."""
+    m = manager(window=8000)
+    msgs = [user("FIRST"), say("a " * 200), user("second"), say("b " * 200), user("now"), say("ok")]
+    plan = m.plan(msgs, reason="/compact")
+    assert plan.stubbed == 0 and plan.ops == [] and plan.request is not None
+    out = m.finish(plan, "## Goal\nshort")
+    assert out.how == "summary" and out.stubbed == 0 and "stub" not in out.text
+    assert out.text.endswith("(summarised 3 earlier messages (1 prompt, 0 tool calls); dropped nothing)")
