@@ -445,7 +445,13 @@ or with a
 whose path relative to
 .I path
 does
-.RB ( src/**/*.ts ).
+.RB ( src/**/*.ts ),
+as a
+.B .gitignore
+line does, with
+.B {a,b}
+for alternatives
+.RB ( *.{ts,tsx} ).
 It uses
 .BR rg (1)
 when it is installed, else

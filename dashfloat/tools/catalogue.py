@@ -171,8 +171,8 @@ TOOLS: list[dict] = [
                      "description": f"Directory or file to search, {_PATH_NOTE}."},
             "regex": {"type": "boolean", "default": False,
                       "description": "Treat pattern as a regular expression (default: a literal text)."},
-            "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py; with a / "
-                     "a path pattern relative to path, e.g. src/**/*.ts."},
+            "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py or *.{ts,tsx}; "
+                     "with a / a path pattern relative to path, e.g. src/**/*.ts."},
             "max_results": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_RESULTS_MAX,
                             "default": SEARCH_MAX_RESULTS, "description": "Most matching lines returned."},
         },

@@ -134,9 +134,10 @@ class _Failed(Exception):
 # -- globs and .gitignore ------------------------------------------------------------------
 
 
-def _glob_regex(pattern: str) -> str:
+def _glob_regex(pattern: str) -> str | None:
     """A gitignore-style pattern (no leading ! or trailing /: the caller strips them) as a
-    regular expression over a /-separated relative path."""
+    regular expression over a /-separated relative path, as git's wildmatch reads it; None
+    when git's pattern matches nothing (a "[" never closed, an unknown [:class:])."""
     out = []
     i, n = 0, len(pattern)
     while i < n:
@@ -161,28 +162,93 @@ def _glob_regex(pattern: str) -> str:
         if c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))  # no closing bracket: a literal [
-            else:
-                body = pattern[i + 1 : j]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("(?!/)[" + body.replace("\\", "\\\\") + "]")
-                i = j
-        elif c == "\\" and i + 1 < n:
+            found = _bracket(pattern, i)
+            if found is None:
+                return None
+            regex, i = found
+            out.append(regex)
+            continue
+        elif c == "\\":
+            if i + 1 == n:
+                return None  # git: a pattern that ends in a lone backslash matches nothing
             i += 1
             out.append(re.escape(pattern[i]))
         else:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
+
+
+# git's [:name:] classes (ASCII, as git's own ctype), as the items of a regex class
+_POSIX_CLASSES = {
+    "alnum": "A-Za-z0-9", "alpha": "A-Za-z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
+    "punct": "!-/:-@\\[-`{-~", "space": " \\t\\n\\v\\f\\r", "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+def _posix_end(pattern: str, j: int) -> int:
+    """For "[:" at pattern[j]: the index of the first "]" after it when ":" precedes it (a
+    [:name:] class), -1 when no "]" follows, else j (git reads the "[" as a member)."""
+    end = pattern.find("]", j + 2)
+    if end < 0:
+        return -1
+    return end if end - 1 >= j + 2 and pattern[end - 1] == ":" else j
+
+
+def _bracket(pattern: str, i: int) -> tuple[str, int] | None:
+    """The class at pattern[i] ("[") as git's wildmatch reads it: a regex and the index after
+    its "]", or None when the pattern matches nothing (never closed, an unknown class). The
+    first character after "[" (or "[!", "[^") is a member even if it is "]"; a backslash
+    escapes; "-" between two members is a range (else itself); a class never matches "/"."""
+    n = len(pattern)
+    j = i + 1
+    negated = j < n and pattern[j] in "!^"
+    if negated:
+        j += 1
+    items: list[str] = []
+    prev: str | None = None  # the last single member: the start of a range
+    first = True
+    while True:
+        if j >= n:
+            return None
+        ch = pattern[j]
+        if ch == "]" and not first:
+            break
+        first = False
+        if ch == "\\":
+            j += 1
+            if j >= n:
+                return None
+            ch = pattern[j]
+            items.append(re.escape(ch))
+            prev = ch
+        elif ch == "-" and prev is not None and j + 1 < n and pattern[j + 1] != "]":
+            j += 1
+            high = pattern[j]
+            if high == "\\":
+                j += 1
+                if j >= n:
+                    return None
+                high = pattern[j]
+            items.pop()
+            if prev <= high:
+                items.append(f"{re.escape(prev)}-{re.escape(high)}")
+            prev = None
+        elif ch == "[" and pattern.startswith(":", j + 1) and _posix_end(pattern, j) != j:
+            end = _posix_end(pattern, j)  # at the "]" of ":]"
+            if end < 0 or pattern[j + 2:end - 1] not in _POSIX_CLASSES:
+                return None  # git: no "]" at all, or an unknown name: the pattern matches nothing
+            items.append(_POSIX_CLASSES[pattern[j + 2:end - 1]])
+            j = end
+            prev = None
+        else:
+            items.append(re.escape(ch))
+            prev = ch
+        j += 1
+    if not items:  # a range given high to low: nothing in it
+        return ("[^/]" if negated else "(?!)"), j + 1
+    return "(?!/)[" + ("^" if negated else "") + "".join(items) + "]", j + 1
 
 
 @dataclass(frozen=True)
@@ -226,23 +292,92 @@ def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
     elif line.startswith(("\\!", "\\#")):
         line = line[1:]
     dir_only = line.endswith("/")
-    line = line.rstrip("/")
+    if dir_only:
+        line = line[:-1]  # one slash, as git: "a//" keeps "a/", which no path matches
     if not line:
         return None
     anchored = "/" in line
-    line = line.lstrip("/")
+    if line.startswith("/"):
+        line = line[1:]  # one slash, as git: "//a" keeps "/a", which no path matches
     if line.startswith("**/"):
         anchored = True  # "**/x" is "x at any depth": the regex says it
+    regex_text = _glob_regex(line)
+    if regex_text is None:
+        return None
     try:
-        regex = re.compile(_glob_regex(line), re.DOTALL)
+        regex = re.compile(regex_text, re.DOTALL)
     except re.error:
         return None
     return Pattern(base, regex, negate, dir_only, anchored)
 
 
-def compile_glob(glob: str) -> Pattern | str:
-    """The `glob` argument as a Pattern over paths relative to the searched directory, or
-    the problem with it (a str)."""
+MAX_ALTERNATIVES = 64  # patterns one glob's {a,b} groups may expand to
+
+
+@dataclass(frozen=True)
+class Glob:
+    """The `glob` argument: a path matches when one of its alternatives matches."""
+
+    patterns: tuple[Pattern, ...]
+    text: str  # as given (stripped)
+
+    def matches(self, rel: bytes, is_dir: bool) -> bool:
+        return any(p.matches(rel, is_dir) for p in self.patterns)
+
+
+def _group(text: str) -> tuple[int, int, list[str]] | None:
+    """The first {a,b} group of a glob outside a [class] and not escaped: (its "{", its "}",
+    the alternatives between them, split at their own level's commas); None when there is
+    none; ValueError when a "{" is never closed."""
+    depth, cut, parts, opened = 0, 0, [], -1
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            found = _bracket(text, i)
+            if found is not None:
+                i = found[1]
+                continue
+        elif ch == "{":
+            depth += 1
+            if depth == 1:
+                opened, cut = i, i + 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                return opened, i, [*parts, text[cut:i]]
+        elif ch == "," and depth == 1:
+            parts.append(text[cut:i])
+            cut = i + 1
+        i += 1
+    if depth:
+        raise ValueError("a '{' without its '}' (write \\{ for a literal {)")
+    return None
+
+
+def _alternatives(text: str) -> list[str]:
+    """The glob with its {a,b} groups expanded (nested too), as ripgrep reads them;
+    ValueError when a "{" is never closed or there are more than MAX_ALTERNATIVES."""
+    found = _group(text)
+    if found is None:
+        return [text]
+    opened, closed, parts = found
+    out = []
+    for tail in _alternatives(text[closed + 1:]):
+        for part in parts:
+            for middle in _alternatives(part):
+                out.append(text[:opened] + middle + tail)
+                if len(out) > MAX_ALTERNATIVES:
+                    raise ValueError(f"its {{a,b}} groups make more than {MAX_ALTERNATIVES} patterns")
+    return out
+
+
+def compile_glob(glob: str) -> Glob | str:
+    """The `glob` argument, gitignore-style with ripgrep's {a,b} alternatives, as a Glob over
+    paths relative to the searched directory, or the problem with it (a str)."""
     text = glob.strip()
     if not text:
         return "glob is empty; leave it out to search every file"
@@ -250,12 +385,74 @@ def compile_glob(glob: str) -> Pattern | str:
         return "glob must be one line"
     if text.startswith("!"):
         return "glob cannot be negated (!): give the files to search, e.g. *.py or src/**/*.ts"
-    if text.endswith("/"):
-        text += "**"  # a directory: everything in it
-    pattern = compile_pattern(text.lstrip("./") if text.startswith("./") else text)
-    if pattern is None:
-        return f"glob {text!r} matches nothing"
-    return Pattern(b"", pattern.regex, False, False, pattern.anchored)
+    try:
+        alternatives = _alternatives(text)
+    except ValueError as exc:
+        return f"glob {text!r}: {exc}"
+    patterns = []
+    for alt in alternatives:
+        while alt.startswith("./"):
+            alt = alt[2:]
+        if alt.endswith("/"):
+            alt += "**"  # a directory: everything in it
+        pattern = compile_pattern(alt)
+        if pattern is None:
+            return f"glob {text!r}: {_why_nothing(alt)}"
+        patterns.append(Pattern(b"", pattern.regex, False, False, pattern.anchored))
+    return Glob(tuple(patterns), text)
+
+
+def _name_globs(glob: str | None, *, rg: bool) -> list[str]:
+    """The glob's alternatives for a backend's own filter (ripgrep's --glob, or git's
+    pathspecs), which keeps a superset of the files the exact test (Glob) keeps: only when
+    every alternative is a file name (no /); for ripgrep, none with a [:class:], which it
+    does not know. [] when the backend cannot narrow (our test alone decides)."""
+    if not glob:
+        return []
+    try:
+        names = _alternatives(glob.strip())
+    except ValueError:
+        return []
+    if any("/" in name or (rg and "[:" in name) for name in names):
+        return []
+    return [_stray_braces_escaped(name) for name in names] if rg else names
+
+
+def _stray_braces_escaped(name: str) -> str:
+    """An alternative (its groups expanded) with each "}" outside a class escaped: a literal
+    here, which ripgrep would read as the end of a group that never began."""
+    out = []
+    i = 0
+    while i < len(name):
+        found = _bracket(name, i) if name[i] == "[" else None
+        if name[i] == "\\":
+            out.append(name[i:i + 2])
+            i += 2
+        elif found is not None:
+            out.append(name[i:found[1]])
+            i = found[1]
+        else:
+            out.append("\\}" if name[i] == "}" else name[i])
+            i += 1
+    return "".join(out)
+
+
+def _why_nothing(alt: str) -> str:
+    """Why a glob's alternative compiles to no pattern, in words."""
+    i = 0
+    while i < len(alt):
+        if alt[i] == "\\":
+            if i + 1 == len(alt):
+                return "it ends in a lone \\ (write \\\\ for a literal \\)"
+            i += 2
+            continue
+        if alt[i] == "[" and _bracket(alt, i) is None:
+            return ("a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)")
+        if alt[i] == "[":
+            i = _bracket(alt, i)[1]
+            continue
+        i += 1
+    return "it matches nothing"
 
 
 class Ignores:
@@ -462,8 +659,8 @@ def _rg_argv(s: _Search, rg: str, count: bool) -> list[str]:
     argv += ["--count"] if count else ["--line-number", "--no-heading", "--sort", "path"]
     for name in sorted(SKIP_DIRS):
         argv += ["--glob", f"!{name.decode()}/"]
-    if s.glob and "/" not in s.glob.strip():  # a file-name glob narrows rg's work (the exact test is ours)
-        argv += ["--glob", s.glob.strip()]
+    for name in _name_globs(s.glob, rg=True):  # narrows rg's work (the exact test is ours)
+        argv += ["--glob", name]
     argv += ["--fixed-strings"] if not s.regex else []
     argv += ["--regexp", s.pattern, "--", "./" + (s.target.decode("utf-8", "surrogateescape") if s.target else "")]
     return argv
@@ -477,9 +674,16 @@ def _rg(s: _Search, count: bool) -> Iterator[bytes]:
         raise _Failed("search_failed", "ripgrep (rg) is not installed")
     yield from _run(_rg_argv(s, rg, count), s, child_env())
     if s.rc == 2 and not s.timed_out:
-        message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
-        if message:  # file errors are silent (--no-messages is not used: this is the pattern)
-            raise _Failed("bad_arguments", "invalid regular expression (ripgrep's syntax): " + message)
+        _rg_error(s)
+
+
+def _rg_error(s: _Search) -> None:
+    """ripgrep's exit status 2 with a message: what it refused, as a bad argument."""
+    message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
+    if message.startswith("error parsing glob"):
+        raise _Failed("bad_arguments", "ripgrep refused the glob: " + message)
+    if message:  # file errors are silent (--no-messages is not used: this is the pattern)
+        raise _Failed("bad_arguments", "invalid regular expression (ripgrep's syntax): " + message)
 
 
 def _rg_hits(s: _Search) -> Iterator[Hit]:
@@ -522,8 +726,8 @@ def _git_argv(s: _Search, git: str, count: bool) -> list[str]:
         argv.append(".")
         for name in sorted(SKIP_DIRS):
             argv.append(f":(exclude,glob)**/{name.decode()}/**")
-        if s.glob and "/" not in s.glob.strip():
-            argv.append("*" + s.glob.strip())  # no magic: * also matches /: every such name, at any depth
+        for name in _name_globs(s.glob, rg=False):
+            argv.append("*" + name)  # no magic: * also matches /: every such name, at any depth
     return argv
 
 
@@ -973,7 +1177,7 @@ class _Where:
     prefix: bytes  # the searched directory relative to the root, with a trailing / ("" for the root)
     searched_rel: bytes
     given: bytes  # the path as given (resolved), relative to the root
-    glob: Pattern | None
+    glob: Glob | None
     readable: Callable[[str], bool] | None
     verdicts: dict = field(default_factory=dict)  # path -> why it is left out (None: shown)
     venvs: dict = field(default_factory=dict)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -142,6 +143,51 @@ def test_glob_narrows_by_file_name_or_by_path(tree, backend):
     assert find(tree, backend, pattern="needle", glob="*.nothing")["total_matches"] == 0
     bad = find(tree, backend, pattern="needle", glob="!*.py")
     assert bad["code"] == "bad_arguments" and "negated" in bad["error"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_glob_takes_braces_classes_and_escapes_the_same_with_every_backend(tree, backend):
+    """{a,b} alternatives (nested too, as ripgrep does not), [:classes:] (which ripgrep does
+    not know), escapes, ./ before a hidden name: every backend keeps the same files, and a
+    glob that cannot mean anything is refused with the reason, never "invalid regular
+    expression" from ripgrep."""
+    write(tree, "src/d.ts", "needle ts\n")
+    write(tree, "src/e.tsx", "needle tsx\n")
+    write(tree, "n1.txt", "needle one\n")
+    write(tree, "[x].txt", "needle bracket\n")
+    write(tree, "q{r}.txt", "needle brace\n")
+    files = lambda glob, **kw: sorted(find(tree, backend, pattern="needle", glob=glob, **kw)["files"])  # noqa: E731
+    assert files("*.{ts,tsx}") == ["src/d.ts", "src/e.tsx"]
+    assert files("*.{py,{ts,tsx}}") == ["a.py", "src/d.ts", "src/e.tsx"]
+    assert files("{src/*.ts,*.md}") == ["src/d.ts", "src/deep/c.md"]
+    assert files("*[[:digit:]].txt") == ["n1.txt"]
+    assert files("\\[x].txt") == ["[x].txt"]
+    assert files("q\\{r}.txt") == ["q{r}.txt"]
+    assert files("./.hidden/*") == [".hidden/h.cfg"]
+    assert files("./src/*.ts") == ["src/d.ts"]
+    for glob, why in (("[x", "a '[' without its ']'"), ("*[[:bogus:]]", "an unknown [:class:]"),
+                      ("*.{ts", "a '{' without its '}' (write \\{ for a literal {)"),
+                      ("x\\", "it ends in a lone \\"),
+                      ("{" + ",".join("abcdefghi") + "}{" + ",".join("abcdefghi") + "}",
+                       "its {a,b} groups make more than 64 patterns")):
+        bad = find(tree, backend, pattern="needle", glob=glob)
+        assert bad["ok"] is False and bad["code"] == "bad_arguments", (glob, bad)
+        assert bad["error"].startswith(f"search_workspace: glob {glob!r}: ") and why in bad["error"], bad
+
+
+def test_a_glob_ripgrep_refuses_is_said_to_be_the_glob(tree):
+    """Should ripgrep refuse a glob the exact test accepted, the error names the glob, not
+    the pattern."""
+    s = search._Search(dir_fd=-1, target=None, pattern="needle", regex=False, glob="x", deadline=0.0)
+    s.rc, s.stderr = 2, b"error parsing glob 'x': something\n"
+    with pytest.raises(search._Failed) as failed:
+        search._rg_error(s)
+    assert failed.value.code == "bad_arguments" and str(failed.value) == (
+        "ripgrep refused the glob: error parsing glob 'x': something")
+    s.stderr = b"regex parse error: unclosed group\n"
+    with pytest.raises(search._Failed) as failed:
+        search._rg_error(s)
+    assert str(failed.value) == "invalid regular expression (ripgrep's syntax): regex parse error: unclosed group"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -467,6 +513,53 @@ def test_gitignore_patterns(line, path, is_dir, expected):
     p = search.compile_pattern(line)
     got = p is not None and p.matches(path.encode(), is_dir)
     assert got is expected
+
+
+def _git_ignores(tmp_path: Path, line: str, paths: list[str]) -> set[str]:
+    """The paths git itself ignores with `line` as the only line of a .gitignore (a path is
+    ignored when it or one of its leading directories matches)."""
+    repo = tmp_path / "oracle"
+    if not (repo / ".git").exists():
+        git(tmp_path, "init", "-q", str(repo))
+    (repo / ".gitignore").write_text(line + "\n")
+    out = subprocess.run(["git", "check-ignore", "--no-index", "--stdin", "-z"], cwd=repo, env=GIT_ENV,
+                         input="\0".join(paths) + "\0", capture_output=True, text=True).stdout
+    return {p for p in out.split("\0") if p}
+
+
+def _we_ignore(pattern, path: str) -> bool:
+    parts = path.split("/")
+    leading = ["/".join(parts[:k]) for k in range(1, len(parts))]
+    return pattern is not None and (any(pattern.matches(d.encode(), True) for d in leading)
+                                    or pattern.matches(path.encode(), False))
+
+
+@pytest.mark.parametrize("tokens", [
+    list("ab/*?[]!^-\\."),
+    list("ab/*?[]!^-\\.") + ["[:alpha:]", "[:digit:]", "[:upper:]", "[:punct:]", "[:bogus:]", "[:", ":]", "1", "A", ":"],
+], ids=["wildcards", "classes"])
+def test_gitignore_patterns_match_what_git_matches(tmp_path, tokens):
+    """git check-ignore is the oracle: random patterns of wildcards, brackets (never closed,
+    negated, ranges, escapes, [:classes:]), slashes (leading, doubled, trailing) over random
+    paths. A pattern git reads as matching nothing (an unclosed "[", an unknown class, a
+    lone trailing backslash) matches nothing here either."""
+    rng = random.Random(len(tokens))
+    names = "ab.-[]!^*?1A:"
+    lines = ["*//", "//a", "a//", "/a/", "[", "[a", "a\\", "[]a]", "[!]a]", "[a-]", "[z-a]", "[bz-a]",
+             "[\\]]", "[]-b]", "[[:alpha:]]", "[[:a]b:]]", "[[:bogus:]]", "[:alpha:]", "[[:alpha:]-b]",
+             "a[^b]", "**/a", "a/**", "a/**/b", "**", "*a*", "a?", "\\*"]
+    for k in range(200):
+        line = lines[k] if k < len(lines) else "".join(rng.choice(tokens) for _ in range(rng.randint(1, 6)))
+        if line.startswith(("#", "!")) or not line.strip():
+            continue
+        paths = sorted({"/".join("".join(rng.choice(names) for _ in range(rng.randint(1, 3)))
+                                 for _ in range(rng.randint(1, 3))) for _ in range(40)})
+        paths = [p for p in paths if not p.startswith(":")  # (git reads those as pathspec magic)
+                 and not {".", ".."} & set(p.split("/"))]
+        ignored = _git_ignores(tmp_path, line, paths)
+        pattern = search.compile_pattern(line)
+        for path in paths:
+            assert _we_ignore(pattern, path) == (path in ignored), (line, path)
 
 
 def test_the_last_matching_gitignore_line_wins_and_deeper_files_come_later():
