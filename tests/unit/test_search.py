@@ -576,3 +576,137 @@ def test_the_result_is_compact_json_the_model_reads(tree):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+# ---- the bounds at their edges ------------------------------------------------------------------
+
+
+def _flat(root: Path, names: list[str], text: str = "needle\n") -> None:
+    root.mkdir()
+    for name in names:
+        (root / name).write_text(text)
+
+
+def test_the_per_file_counts_take_at_most_8_kib(tmp_path):
+    """Each listed file costs its JSON name, its count and 2 bytes: 512 files of 16 bytes fill
+    8,192 bytes exactly and are all listed; one byte more and the last is counted only."""
+    assert search.FILES_BYTES == 8 * 1024
+    names = [f"f{i:06d}.txt" for i in range(512)]  # "f000000.txt": 13 + 1 + 2 = 16 bytes
+    _flat(tmp_path / "fit", names)
+    got = find(tmp_path / "fit", "python", pattern="needle", max_results=1)
+    assert len(got["files"]) == 512 and "files_not_listed" not in got and got["total_files"] == 512
+    _flat(tmp_path / "over", names[:-1] + ["f9999999.txt"])  # the last one costs 17
+    got = find(tmp_path / "over", "python", pattern="needle", max_results=1)
+    assert len(got["files"]) == 511 and got["files_not_listed"] == 1 and got["total_files"] == 512
+    assert "files_listed" in got["truncated_by"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_lines_take_what_the_counts_and_the_other_fields_leave(tmp_path, backend):
+    """32 KiB in all, less 8 KiB for the counts and 1 KiB for the other fields: 23,552 bytes of
+    lines (each its JSON text less its quotes, plus a newline). 46 lines of 512 bytes fit
+    exactly; one byte more and the last is left out."""
+    assert search.OUTPUT_BYTES - search.FILES_BYTES - search._RESERVED == 23_552
+    for name, extra in (("fit", 0), ("over", 1)):
+        root = tmp_path / name
+        root.mkdir()
+        for i in range(46):  # "f00.txt:1: " + text: 11 + 500 characters, 512 bytes with the newline
+            text = "needle" + "x" * (494 + (extra if i == 45 else 0))
+            (root / f"f{i:02d}.txt").write_text(text + "\n")
+        got = find(root, backend, pattern="needle", max_results=200)
+        assert got["total_matches"] == 46
+        if extra:
+            assert got["shown"] == 45 and got["truncated_by"] == ["output_bytes"]
+        else:
+            assert got["shown"] == 46 and got["truncated"] is False and "lines_cut" not in got
+
+
+def test_a_nul_byte_in_the_first_8_kib_makes_a_file_binary(tmp_path):
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "bin.dat").write_bytes(b"needle\n" + b"x" * (8 * 1024 - 8) + b"\0")  # the NUL is byte 8,191
+    (root / "text.dat").write_bytes(b"needle\n" + b"x" * (8 * 1024 - 7) + b"\0")  # byte 8,192
+    assert find(root, "python", pattern="needle")["files"] == {"text.dat": 1}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_line_is_kept_up_to_64_kib_and_its_window_is_cut_from_that(tmp_path, backend):
+    """A line of 65,536 bytes is kept whole: the window shows its match at the end. One byte
+    longer, its head is kept and the match, past it, is not: the window is the head."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "a.txt").write_text("y" * (65536 - 6) + "needle\n")
+    (root / "b.txt").write_text("y" * (65537 - 6) + "needle\n")
+    got = find(root, backend, pattern="needle")
+    assert got["matches"].split("\n") == ["a.txt:1: …" + "y" * 494 + "needle", "b.txt:1: " + "y" * 500 + "…"]
+    assert got["lines_cut"] == 2
+
+
+def test_lines_across_the_walkers_1_mib_reads_are_whole(tmp_path):
+    """The walker reads 1 MiB at a time: a matching line across that boundary is found once,
+    whole, with its number."""
+    root = tmp_path / "p"
+    root.mkdir()
+    head = ("z" * 99 + "\n") * (1024 * 1024 // 100)  # 10,485 lines, 1,048,500 bytes
+    (root / "big.txt").write_text(head + "a" * 50 + "needle" + "b" * 50 + "\nneedle\n")
+    got = find(root, "python", pattern="needle")
+    assert got["matches"].split("\n") == [f"big.txt:{10486}: " + "a" * 50 + "needle" + "b" * 50,
+                                          f"big.txt:{10487}: needle"]
+
+
+def test_a_gitignore_is_read_up_to_1_mib(tmp_path):
+    """The walker reads a .gitignore's first 1 MiB: a line that ends at its last byte holds;
+    one past it is not read."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "in.txt").write_text("needle\n")
+    (root / "out.txt").write_text("needle\n")
+    filler = "# " + "c" * 97 + "\n"  # 100 bytes
+    body = filler * ((1024 * 1024 - 7) // 100)
+    body += "#" * (1024 * 1024 - 7 - len(body) - 1) + "\n" + "in.txt" + "\n" + "out.txt\n"
+    assert body.index("in.txt") + len("in.txt") + 1 == 1024 * 1024
+    (root / ".gitignore").write_text(body)
+    assert find(root, "python", pattern="needle")["files"] == {"out.txt": 1}
+
+
+def test_git_is_asked_where_the_search_is_for_at_most_3_seconds(tmp_path, monkeypatch):
+    import subprocess as sp
+
+    seen = {}
+
+    def run(argv, **kw):
+        seen.update(kw)
+        raise sp.TimeoutExpired(argv, kw["timeout"])
+
+    monkeypatch.setattr(sp, "run", run)
+    assert search.git_place(os.open(tmp_path, os.O_RDONLY)) == "none" and seen["timeout"] == 3.0
+
+
+def test_a_programs_error_output_is_kept_up_to_4_kib(tree, tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "rg"
+    fake.write_text("#!/bin/sh\nhead -c 5000 /dev/zero | tr '\\0' e >&2\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert got["error"] == "invalid regular expression (ripgrep's syntax): " + "e" * 4096
+
+
+def test_a_search_cancelled_while_its_program_runs_stops_at_once(tree, tmp_path, monkeypatch):
+    """Esc during a search: the program is killed at the next look (every 0.1 s), not left to
+    its time limit."""
+    import threading
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "rg"
+    fake.write_text("#!/bin/sh\nprintf 'a.py\\0002:needle = 1\\n'\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    cancel = Cancel()
+    threading.Timer(0.3, cancel.cancel).start()
+    start = time.monotonic()
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", cancel=cancel, timeout=30.0)
+    assert got["ok"] is False and got["cancelled"] is True
+    assert time.monotonic() - start < 15, "it waited for the time limit"
