@@ -143,21 +143,22 @@ def _glob_regex(pattern: str) -> str | None:
     while i < n:
         c = pattern[i]
         if c == "*":
-            if pattern.startswith("**", i):
-                before = i == 0 or pattern[i - 1] == "/"
-                after = i + 2 == n or pattern[i + 2] == "/"
-                if before and after:
-                    if i + 2 == n:
-                        out.append(".*")  # a trailing /**: everything inside
-                        i += 2
-                        continue
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            # two stars or more between slashes (or the ends) cross directories, as git
+            # reads them ("a/***/b" too; "\\/" after them is a slash)
+            if j - i >= 2 and (i == 0 or pattern[i - 1] == "/"):
+                if j == n:
+                    out.append(".*")  # a trailing /**: everything inside
+                    i = j
+                    continue
+                if pattern[j] == "/" or pattern.startswith("\\/", j):
                     out.append("(?:.*/)?")  # **/: any number of directories, none included
-                    i += 3
+                    i = j + (1 if pattern[j] == "/" else 2)
                     continue
             out.append("[^/]*")
-            i += 1
-            while i < n and pattern[i] == "*":
-                i += 1
+            i = j
             continue
         if c == "?":
             out.append("[^/]")
@@ -405,16 +406,16 @@ def compile_glob(glob: str) -> Glob | str:
 def _name_globs(glob: str | None, *, rg: bool) -> list[str]:
     """The glob's alternatives for a backend's own filter (ripgrep's --glob, or git's
     pathspecs), which keeps a superset of the files the exact test (Glob) keeps: only when
-    every alternative is a file name (no /); for ripgrep, none with a [:class:], which it
-    does not know. [] when the backend cannot narrow (our test alone decides)."""
+    every alternative is a file name (no /); for ripgrep, none with a ":" (a [:class:] it
+    does not know). [] when the backend cannot narrow (our test alone decides)."""
     if not glob:
         return []
     try:
         names = _alternatives(glob.strip())
     except ValueError:
         return []
-    if any("/" in name or (rg and "[:" in name) for name in names):
-        return []
+    if any("/" in name or (rg and ("[:" in name or ":" in name)) for name in names):
+        return []  # (a type's "name:include:..." would read a ":" as its own)
     return [_stray_braces_escaped(name) for name in names] if rg else names
 
 
@@ -659,8 +660,10 @@ def _rg_argv(s: _Search, rg: str, count: bool) -> list[str]:
     argv += ["--count"] if count else ["--line-number", "--no-heading", "--sort", "path"]
     for name in sorted(SKIP_DIRS):
         argv += ["--glob", f"!{name.decode()}/"]
-    for name in _name_globs(s.glob, rg=True):  # narrows rg's work (the exact test is ours)
-        argv += ["--glob", name]
+    names = _name_globs(s.glob, rg=True)  # narrows rg's work (the exact test is ours)
+    for name in names:  # a file type, not --glob: rg's globs override the .gitignore files
+        argv += ["--type-add", f"dashfloat:{name}"]
+    argv += ["--type", "dashfloat"] if names else []
     argv += ["--fixed-strings"] if not s.regex else []
     argv += ["--regexp", s.pattern, "--", "./" + (s.target.decode("utf-8", "surrogateescape") if s.target else "")]
     return argv

@@ -191,6 +191,30 @@ def test_a_glob_ripgrep_refuses_is_said_to_be_the_glob(tree):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_glob_is_tested_on_the_file_path_and_stars_cross_directories_only_between_slashes(tree, backend):
+    """Unlike a .gitignore line, a glob keeps files by their own path (a directory it names
+    does not bring its files); two stars or more cross directories between slashes only."""
+    files = lambda glob: sorted(find(tree, backend, pattern="needle", glob=glob)["files"])  # noqa: E731
+    assert files("src/d**") == [] and files("src/d*") == []
+    assert files("src/***/*.md") == ["src/deep/c.md"] and files("src/**c.md") == []
+    assert files("**.md") == ["src/deep/c.md"] and files("**/c.md") == ["src/deep/c.md"]
+    assert files("src/**") == ["src/b.txt", "src/deep/c.md", "src/keep.log"]
+    # a file-name glob keeps the .gitignore files' word (ripgrep's own --glob would override it)
+    assert files("*.md") == ["src/deep/c.md"] and files("*.log") == ["src/keep.log"]
+    assert files("*.{md,log}") == ["src/deep/c.md", "src/keep.log"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_nested_gitignore_anchors_its_patterns_at_its_own_directory(tmp_path, backend):
+    root = tmp_path / "p"
+    for rel in ("pkg/top.txt", "pkg/a/top.txt", "pkg/sub/x.txt", "pkg/a/sub/x.txt", "top.txt"):
+        write(root, rel, "needle\n")
+    write(root, "pkg/.gitignore", "/top.txt\nsub/x.txt\n")
+    git(root, "init", "-q", ".")
+    assert sorted(find(root, backend, pattern="needle")["files"]) == ["pkg/a/sub/x.txt", "pkg/a/top.txt", "top.txt"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_symbolic_links_are_never_followed_and_a_path_through_one_outside_is_refused(tree, tmp_path, backend):
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -547,7 +571,8 @@ def test_gitignore_patterns_match_what_git_matches(tmp_path, tokens):
     names = "ab.-[]!^*?1A:"
     lines = ["*//", "//a", "a//", "/a/", "[", "[a", "a\\", "[]a]", "[!]a]", "[a-]", "[z-a]", "[bz-a]",
              "[\\]]", "[]-b]", "[[:alpha:]]", "[[:a]b:]]", "[[:bogus:]]", "[:alpha:]", "[[:alpha:]-b]",
-             "a[^b]", "**/a", "a/**", "a/**/b", "**", "*a*", "a?", "\\*"]
+             "a[^b]", "**/a", "a/**", "a/**/b", "**", "*a*", "a?", "\\*", "a/***/b", "a/**\\/b", "***",
+             "a***", "b/a**", "a/**b", "**a", "a**/b"]
     for k in range(200):
         line = lines[k] if k < len(lines) else "".join(rng.choice(tokens) for _ in range(rng.randint(1, 6)))
         if line.startswith(("#", "!")) or not line.strip():
