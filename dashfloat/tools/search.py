@@ -232,8 +232,7 @@ def _bracket(pattern: str, i: int) -> tuple[str, int] | None:
                 if j >= n:
                     return None
                 high = pattern[j]
-            items.pop()
-            if prev <= high:
+            if prev < high:  # (its start is a member already, as in git: "[b-a]" matches b)
                 items.append(f"{re.escape(prev)}-{re.escape(high)}")
             prev = None
         elif ch == "[" and pattern.startswith(":", j + 1) and _posix_end(pattern, j) != j:
@@ -247,8 +246,6 @@ def _bracket(pattern: str, i: int) -> tuple[str, int] | None:
             items.append(re.escape(ch))
             prev = ch
         j += 1
-    if not items:  # a range given high to low: nothing in it
-        return ("[^/]" if negated else "(?!)"), j + 1
     return "(?!/)[" + ("^" if negated else "") + "".join(items) + "]", j + 1
 
 

@@ -587,6 +587,28 @@ def test_gitignore_patterns_match_what_git_matches(tmp_path, tokens):
             assert _we_ignore(pattern, path) == (path in ignored), (line, path)
 
 
+BRACKETS = [
+    "[[:]a]", "[[:]]", "[[::]]", "[[:alpha]", "[[:alphab", "[[:alpha::", "[[:a:]]", "[[:alpha:]]",
+    "[[:alpha:]a]", "[b[:digit:]]", "[[:digit:]-a]", "[a-[:digit:]]", "[[:upper:][:digit:]]", "[]-a]",
+    "[!]-a]", "[a-]", "[-a]", "[!-a]", "[\\]a]", "[a\\-b]", "[a-\\b]", "[a-\\]", "[a-", "[a\\", "[\\",
+    "[!", "[!]", "[^]", "[]]", "[]", "[b-a]", "[1b-a]", "[1-A]", "[A-1]", "[--a]", "[a--]", "[a-b-A]",
+    "[:]", "[:a:]", "a[!b]", "a[^b]", "[!a-b]", "[[]", "[[]]", "[]a]", "[!]]", "\\[a]", "[a]]",
+]
+
+
+@pytest.mark.parametrize("line", BRACKETS)
+def test_brackets_match_what_git_matches_on_every_short_name(tmp_path, line):
+    """git check-ignore as the oracle of one bracket expression each (the [:class:] forms,
+    ranges at their ends, escapes, a "]" or "-" first, never closed) over every name of one
+    to three characters these are made of."""
+    chars = "ab:[]-\\^!1A"
+    paths = [a + b + c for a in chars for b in ["", *chars] for c in ["", *chars] if b or not c]
+    paths = [p for p in paths if not p.startswith(":")]  # (git reads those as pathspec magic)
+    ignored = _git_ignores(tmp_path, line, paths)
+    pattern = search.compile_pattern(line)
+    assert [p for p in paths if _we_ignore(pattern, p) != (p in ignored)] == [], line
+
+
 def test_the_last_matching_gitignore_line_wins_and_deeper_files_come_later():
     ign = search.Ignores().with_file(b"*.log\n!keep.log\n", b"")
     assert ign.ignored(b"x.log", False) and not ign.ignored(b"keep.log", False)
