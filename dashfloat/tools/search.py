@@ -103,7 +103,7 @@ class _Search:
     target: bytes | None  # a single file in that directory, or None: the whole directory
     pattern: str
     regex: bool
-    glob: str | None
+    glob: Glob | None  # (defined below)
     deadline: float
     cancel: object = None
     root_rel: bytes = b"."  # the searched directory, relative to the root (for .gitignore)
@@ -286,9 +286,7 @@ def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
         return None
     negate = line.startswith("!")
     if negate:
-        line = line[1:]
-    elif line.startswith(("\\!", "\\#")):
-        line = line[1:]
+        line = line[1:]  # ("\\!" and "\\#" are a literal ! and #: the regex reads the escape)
     dir_only = line.endswith("/")
     if dir_only:
         line = line[:-1]  # one slash, as git: "a//" keeps "a/", which no path matches
@@ -297,8 +295,6 @@ def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
     anchored = "/" in line
     if line.startswith("/"):
         line = line[1:]  # one slash, as git: "//a" keeps "/a", which no path matches
-    if line.startswith("**/"):
-        anchored = True  # "**/x" is "x at any depth": the regex says it
     regex_text = _glob_regex(line)
     if regex_text is None:
         return None
@@ -317,7 +313,7 @@ class Glob:
     """The `glob` argument: a path matches when one of its alternatives matches."""
 
     patterns: tuple[Pattern, ...]
-    text: str  # as given (stripped)
+    alternatives: tuple[str, ...]  # the glob as given, its {a,b} groups expanded
 
     def matches(self, rel: bytes, is_dir: bool) -> bool:
         return any(p.matches(rel, is_dir) for p in self.patterns)
@@ -389,31 +385,28 @@ def compile_glob(glob: str) -> Glob | str:
         return f"glob {text!r}: {exc}"
     patterns = []
     for alt in alternatives:
-        while alt.startswith("./"):
-            alt = alt[2:]
+        if alt.startswith("./"):
+            while alt.startswith("./"):
+                alt = alt[2:]
+            alt = "/" + alt  # "./x" is x where the search is, as "/x" (not at any depth)
         if alt.endswith("/"):
             alt += "**"  # a directory: everything in it
         pattern = compile_pattern(alt)
         if pattern is None:
             return f"glob {text!r}: {_why_nothing(alt)}"
         patterns.append(Pattern(b"", pattern.regex, False, False, pattern.anchored))
-    return Glob(tuple(patterns), text)
+    return Glob(tuple(patterns), tuple(alternatives))
 
 
-def _name_globs(glob: str | None, *, rg: bool) -> list[str]:
+def _name_globs(glob: Glob | None, *, rg: bool) -> list[str]:
     """The glob's alternatives for a backend's own filter (ripgrep's --glob, or git's
     pathspecs), which keeps a superset of the files the exact test (Glob) keeps: only when
     every alternative is a file name (no /); for ripgrep, none with a ":" (a [:class:] it
     does not know). [] when the backend cannot narrow (our test alone decides)."""
-    if not glob:
-        return []
-    try:
-        names = _alternatives(glob.strip())
-    except ValueError:
-        return []
+    names = glob.alternatives if glob is not None else ()
     if any("/" in name or (rg and ("[:" in name or ":" in name)) for name in names):
         return []  # (a type's "name:include:..." would read a ":" as its own)
-    return [_stray_braces_escaped(name) for name in names] if rg else names
+    return [_stray_braces_escaped(name) for name in names] if rg else list(names)
 
 
 def _stray_braces_escaped(name: str) -> str:
@@ -1228,7 +1221,7 @@ def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout
 
     def new_search() -> _Search:
         return _Search(dir_fd=where.dir_fd, target=where.target, pattern=pattern, regex=regex,
-                       glob=args.get("glob"), deadline=deadline, cancel=cancel, root_rel=where.searched_rel,
+                       glob=where.glob, deadline=deadline, cancel=cancel, root_rel=where.searched_rel,
                        beneath=where.beneath)
 
     name = backend or choose(where.dir_fd, where.target)

@@ -214,6 +214,62 @@ def test_a_nested_gitignore_anchors_its_patterns_at_its_own_directory(tmp_path, 
     assert sorted(find(root, backend, pattern="needle")["files"]) == ["pkg/a/sub/x.txt", "pkg/a/top.txt", "top.txt"]
 
 
+@pytest.mark.parametrize("glob, alternatives", [
+    ("*.{ts,tsx}", ["*.ts", "*.tsx"]),
+    ("{a,{b,c}}", ["a", "b", "c"]),
+    ("x{a,b}y{c,d}", ["xayc", "xbyc", "xayd", "xbyd"]),
+    ("{a}", ["a"]),
+    ("{,a}", ["", "a"]),
+    ("a}", ["a}"]),
+    ("a,b", ["a,b"]),
+    ("\\{{a,b}", ["\\{a", "\\{b"]),
+    ("\\,{a,b}", ["\\,a", "\\,b"]),
+    ("[{]{a,b}", ["[{]a", "[{]b"]),
+    ("[{]", ["[{]"]),
+    ("a[]{]b", ["a[]{]b"]),  # "]" first in a class is a member
+])
+def test_braces_expand_to_alternatives(glob, alternatives):
+    assert search._alternatives(glob) == alternatives
+
+
+def test_a_glob_that_cannot_be_one_is_refused_with_why():
+    assert search.compile_glob("  ") == "glob is empty; leave it out to search every file"
+    assert search.compile_glob("a\nb") == search.compile_glob("a\x00b") == "glob must be one line"
+    assert "negated" in search.compile_glob("!a")
+    assert search.compile_glob("{a,b") == "glob '{a,b': a '{' without its '}' (write \\{ for a literal {)"
+    eight = "{" + ",".join("abcdefgh") + "}"
+    assert len(search.compile_glob(eight + eight).patterns) == 64
+    assert search.compile_glob(eight + eight + "{x,y}") == (
+        f"glob {eight + eight + '{x,y}'!r}: its {{a,b}} groups make more than 64 patterns")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dot_slash_anchors_a_glob_where_the_search_is(tree, backend):
+    files = lambda glob: sorted(find(tree, backend, pattern="needle", glob=glob)["files"])  # noqa: E731
+    assert files("./a.py") == ["a.py"] and files("./c.md") == [] and files("c.md") == ["src/deep/c.md"]
+    assert files("././a.py") == ["a.py"] and files("./") == sorted(EXPECTED)
+
+
+def test_the_backends_narrow_with_file_name_globs_they_read_the_same_way():
+    """ripgrep gets each alternative as a file type (not --glob, which would override the
+    .gitignore files), git grep each as a pathspec; neither gets a glob with a /, and
+    ripgrep none with a [:class:]; what they keep is tested again by ours."""
+    def argv(glob, rg):
+        s = search._Search(dir_fd=-1, target=None, pattern="x", regex=False, deadline=0.0,
+                           glob=search.compile_glob(glob))
+        return search._rg_argv(s, "rg", False) if rg else search._git_argv(s, "git", False)
+
+    rg = argv("*.{ts,tsx}", True)
+    assert rg[rg.index("--type-add"):rg.index("--type-add") + 6] == [
+        "--type-add", "dashfloat:*.ts", "--type-add", "dashfloat:*.tsx", "--type", "dashfloat"]
+    assert "--glob" not in rg[rg.index("--type-add"):]
+    assert argv("*.{ts,tsx}", False)[-2:] == ["**.ts", "**.tsx"]
+    assert argv("x}y", True)[argv("x}y", True).index("--type-add") + 1] == "dashfloat:x\\}y"
+    for glob in ("src/*.ts", "{a,src/b}"):
+        assert "--type-add" not in argv(glob, True) and argv(glob, False)[-1].startswith(":(exclude")
+    assert "--type-add" not in argv("*[[:digit:]]", True) and argv("*[[:digit:]]", False)[-1] == "**[[:digit:]]"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_symbolic_links_are_never_followed_and_a_path_through_one_outside_is_refused(tree, tmp_path, backend):
     outside = tmp_path / "outside"
@@ -531,6 +587,10 @@ def test_bad_patterns_are_refused_before_any_search(tree):
     ("a[0-9]", "a5", False, True),
     ("a[!0-9]", "a5", False, False),
     ("\\#lit", "#lit", False, True),
+    ("\\!lit", "!lit", False, True),
+    ("a\\ ", "a ", False, True),  # an escaped trailing blank stays
+    ("b  ", "b", False, True),  # the others go
+    ("b  ", "b ", False, False),
     ("# comment", "# comment", False, False),
 ])
 def test_gitignore_patterns(line, path, is_dir, expected):
