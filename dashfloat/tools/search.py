@@ -384,7 +384,12 @@ def compile_glob(glob: str) -> Glob | str:
     except ValueError as exc:
         return f"glob {text!r}: {exc}"
     patterns = []
+    alternatives = [alt for alt in alternatives if alt]  # ("{,a}": an empty name matches nothing)
+    if not alternatives:
+        return f"glob {text!r} matches nothing"
     for alt in alternatives:
+        if alt.startswith(("#", "!")):
+            alt = "\\" + alt  # a name, not a comment or a negation as in a .gitignore
         if alt.startswith("./"):
             while alt.startswith("./"):
                 alt = alt[2:]
@@ -402,9 +407,9 @@ def _name_globs(glob: Glob | None, *, rg: bool) -> list[str]:
     """The glob's alternatives for a backend's own filter (ripgrep's --glob, or git's
     pathspecs), which keeps a superset of the files the exact test (Glob) keeps: only when
     every alternative is a file name (no /); for ripgrep, none with a ":" (a [:class:] it
-    does not know). [] when the backend cannot narrow (our test alone decides)."""
+    does not know) or a leading "!". [] when the backend cannot narrow (ours alone decides)."""
     names = glob.alternatives if glob is not None else ()
-    if any("/" in name or (rg and ("[:" in name or ":" in name)) for name in names):
+    if any("/" in name or (rg and (":" in name or name.startswith("!"))) for name in names):
         return []  # (a type's "name:include:..." would read a ":" as its own)
     return [_stray_braces_escaped(name) for name in names] if rg else list(names)
 

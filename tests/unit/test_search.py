@@ -232,11 +232,37 @@ def test_braces_expand_to_alternatives(glob, alternatives):
     assert search._alternatives(glob) == alternatives
 
 
+@pytest.mark.parametrize("name, for_rg", [
+    ("x}y", "x\\}y"),
+    ("[}]}", "[}]\\}"),
+    ("[]}]}", "[]}]\\}"),
+    ("a\\}b}", "a\\}b\\}"),
+    ("[}", "[\\}"),
+    ("[!}]}", "[!}]\\}"),
+])
+def test_a_stray_closing_brace_is_escaped_for_ripgrep(name, for_rg):
+    assert search._stray_braces_escaped(name) == for_rg
+
+
+def test_a_glob_names_a_file_even_where_a_gitignore_line_would_not():
+    """A leading # or ! in an alternative is part of the name (a .gitignore would read a
+    comment or a negation); an empty alternative is left out."""
+    for glob, name in (("#x", b"#x"), ("{!a,b}", b"!a"), ("{,b}", b"b"), ("\\#x", b"#x")):
+        g = search.compile_glob(glob)
+        assert g.matches(name, False) and not g.matches(b"x" if glob != "{,b}" else b"", False), glob
+    assert not search.compile_glob("{!a,b}").matches(b"a", False)
+    assert search.compile_glob("{,}") == "glob '{,}' matches nothing"
+
+
 def test_a_glob_that_cannot_be_one_is_refused_with_why():
     assert search.compile_glob("  ") == "glob is empty; leave it out to search every file"
     assert search.compile_glob("a\nb") == search.compile_glob("a\x00b") == "glob must be one line"
     assert "negated" in search.compile_glob("!a")
     assert search.compile_glob("{a,b") == "glob '{a,b': a '{' without its '}' (write \\{ for a literal {)"
+    assert search.compile_glob("x\\") == "glob 'x\\\\': it ends in a lone \\ (write \\\\ for a literal \\)"
+    assert search.compile_glob("[a]x\\").endswith("it ends in a lone \\ (write \\\\ for a literal \\)")
+    assert search.compile_glob("\\[a[b").endswith("a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)")
+    assert search.compile_glob("a\\[b").__class__ is search.Glob
     eight = "{" + ",".join("abcdefgh") + "}"
     assert len(search.compile_glob(eight + eight).patterns) == 64
     assert search.compile_glob(eight + eight + "{x,y}") == (
@@ -418,6 +444,31 @@ def test_the_environment_holds_no_git_variable_of_the_user(monkeypatch):
     keys = {env[k]: env[k.replace("KEY", "VALUE")] for k in env if k.startswith("GIT_CONFIG_KEY_")}
     assert keys["core.fsmonitor"] == "false" and keys["core.hookspath"] == os.devnull
     assert keys["grep.column"] == "false"
+    assert {k: env[k] for k in ("GIT_OPTIONAL_LOCKS", "GIT_TERMINAL_PROMPT", "GIT_PAGER", "PAGER")} == {
+        "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
+
+
+@pytest.mark.parametrize("backend", ["rg", "git"])
+def test_without_proc_the_program_starts_in_the_searched_directory_by_its_descriptor(tree, backend, monkeypatch):
+    """Where /proc/self/fd is missing, the child changes to the directory's descriptor
+    between fork and exec: the same files, relative to the same place."""
+    if backend == "rg" and not HAVE_RG:
+        pytest.skip("ripgrep (rg) is not installed")
+    real = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: False if p == "/proc/self/fd" else real(p))
+    assert find(tree, backend, pattern="needle", path="src")["files"] == {
+        "src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+
+
+def test_a_program_that_cannot_start_is_a_search_failure(tree, tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "rg").write_text("#!/nonexistent/interpreter\n")
+    (bindir / "rg").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert got["code"] == "search_failed" and got["error"] == (
+        f"could not run {bindir / 'rg'}: No such file or directory")
 
 
 def test_a_program_that_runs_too_long_is_killed_with_its_whole_group(tree, tmp_path, monkeypatch):
