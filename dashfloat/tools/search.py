@@ -607,8 +607,8 @@ def _records(chunks: Iterator[bytes], sep: bytes) -> Iterator[Hit]:
             if num_end < 0:
                 break
             end = buf.find(b"\n", num_end + 1)
-            if end < 0 and len(buf) - num_end <= LINE_KEEP:
-                break
+            if end < 0 and len(buf) - (num_end + 1) <= LINE_KEEP:
+                break  # (a text of LINE_KEEP bytes so far may still end with the next byte)
             try:
                 line = int(buf[nul + 1 : num_end])
             except ValueError:

@@ -868,3 +868,87 @@ def test_a_search_cancelled_while_its_program_runs_stops_at_once(tree, tmp_path,
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", cancel=cancel, timeout=30.0)
     assert got["ok"] is False and got["cancelled"] is True
     assert time.monotonic() - start < 15, "it waited for the time limit"
+
+
+# ---- the programs' output, as it streams ----------------------------------------------------------
+
+
+def _reference(stream: bytes, sep: bytes) -> list[search.Hit]:
+    """The records of a whole output read at once: path NUL line SEP text LF."""
+    hits, i = [], 0
+    while True:
+        nul = stream.find(b"\0", i)
+        end = stream.find(b"\n", stream.find(sep, nul + 1) + 1) if nul >= 0 else -1
+        if nul < 0 or end < 0:
+            return hits
+        num_end = stream.find(sep, nul + 1)
+        text = stream[num_end + 1:end]
+        path = stream[i:nul]
+        hits.append(search.Hit(path[2:] if path.startswith(b"./") else path, int(stream[nul + 1:num_end]),
+                               text[:search.LINE_KEEP], len(text) > search.LINE_KEEP))
+        i = end + 1
+
+
+def _chunked(stream: bytes, rng: random.Random, smallest: int):
+    i = 0
+    while i < len(stream):
+        n = rng.randint(smallest, 3 * smallest + 70_000 * (rng.random() < 0.3))
+        yield stream[i:i + n]
+        i += n
+
+
+@pytest.mark.parametrize("sep", [b":", b"\0"], ids=["rg", "git"])
+def test_the_output_is_read_the_same_however_it_is_cut_into_chunks(sep):
+    """Paths with newlines and the separator in them, ./ before them, texts empty, short,
+    exactly 64 KiB, one byte more and far more: every way of cutting the stream gives the
+    records of the whole stream read at once."""
+    rng = random.Random(sep[0])
+    keep = search.LINE_KEEP
+    records = []
+    for k in range(60):
+        path = rng.choice([b"a.py", b"./src/b.txt", b"we\nird:name", b"./x:1:y", "é.md".encode()])
+        sizes = [0, 1, 10, 300, keep - 1, keep, keep + 1, 3 * keep]
+        size = sizes[k // 3 % len(sizes)] if k % 3 == 0 else rng.randint(0, 80)
+        text = bytes(rng.choice(b"ab:\0 \t") for _ in range(min(size, 50))) + b"t" * max(0, size - 50)
+        records.append(path + b"\0" + str(rng.randint(1, 10**6)).encode() + sep + text.replace(b"\n", b"") + b"\n")
+    stream = b"".join(records)
+    expected = _reference(stream, sep)
+    assert len(expected) == 60 and sum(h.long for h in expected) >= 3
+    for smallest in (1000, 5000, 65_536):
+        for _ in range(3):
+            assert list(search._records(_chunked(stream, rng, smallest), sep)) == expected
+    small = b"".join(r for r in records if len(r) < 200)
+    assert list(search._records(iter([small[i:i + 1] for i in range(len(small))]), sep)) == _reference(small, sep)
+
+
+def test_a_cut_off_record_at_the_end_is_dropped_and_a_long_one_is_kept():
+    """A program killed mid-record: a record without its newline is not a hit, unless its
+    text is already past 64 KiB (then it is a long line, kept cut)."""
+    keep = search.LINE_KEEP
+    assert list(search._records(iter([b"a.py\x001:abc"]), b":")) == []
+    got = list(search._records(iter([b"a.py\x001:" + b"x" * (keep + 1)]), b":"))
+    assert got == [search.Hit(b"a.py", 1, b"x" * keep, True)]
+    got = list(search._records(iter([b"a.py\x001:" + b"x" * keep]), b":"))
+    assert got == []
+
+
+def test_output_not_in_the_programs_format_is_a_search_failure():
+    bound = 4 * 4096
+    assert list(search._records(iter([b"a" * bound]), b":")) == []  # (a path may be that long)
+    for stream in (b"a" * (bound + 1), b"a.py\x00x1:text\n"):
+        with pytest.raises(search._Failed) as failed:
+            list(search._records(iter([stream]), b":"))
+        assert failed.value.code == "search_failed" and "not in its format" in str(failed.value)
+    with pytest.raises(search._Failed):
+        list(search._count_records(iter([b"a.py\x00many\n"])))
+
+
+def test_the_counts_are_read_the_same_however_they_are_cut():
+    rng = random.Random(5)
+    pairs = [(rng.choice([b"a", b"./b/c", b"d\ne", b"f:g"]), rng.randint(0, 10**9)) for _ in range(200)]
+    stream = b"".join(p + b"\0" + str(n).encode() + b"\n" for p, n in pairs)
+    expected = [(p[2:] if p.startswith(b"./") else p, n) for p, n in pairs]
+    for _ in range(5):
+        cuts = sorted(rng.sample(range(1, len(stream)), 40))
+        chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)])]
+        assert list(search._count_records(iter(chunks))) == expected
