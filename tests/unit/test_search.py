@@ -950,5 +950,5 @@ def test_the_counts_are_read_the_same_however_they_are_cut():
     expected = [(p[2:] if p.startswith(b"./") else p, n) for p, n in pairs]
     for _ in range(5):
         cuts = sorted(rng.sample(range(1, len(stream)), 40))
-        chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)])]
+        chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
         assert list(search._count_records(iter(chunks))) == expected
