@@ -952,3 +952,29 @@ def test_the_counts_are_read_the_same_however_they_are_cut():
         cuts = sorted(rng.sample(range(1, len(stream)), 40))
         chunks = [stream[a:b] for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True)]
         assert list(search._count_records(iter(chunks))) == expected
+
+
+def _fake_rg(tmp_path: Path, monkeypatch, script: str) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "rg").write_text("#!/bin/sh\n" + script)
+    (bindir / "rg").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_program_that_closes_its_output_but_lives_on_is_timed_out_and_leaves_nothing_open(
+        tree, tmp_path, monkeypatch):
+    """The hit it wrote is kept, the result says incomplete, and after the search no pipe is
+    left open and no program is left in the list kill_all() would signal."""
+    _fake_rg(tmp_path, monkeypatch, "printf 'a.py\\0002:needle = 1\\n'\nexec >&- 2>&-\nexec sleep 60\n")
+    fds = len(os.listdir("/proc/self/fd"))
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", timeout=1.0)
+    assert got["ok"] and got["complete"] is False and got["matches"] == "a.py:2: needle = 1"
+    assert len(os.listdir("/proc/self/fd")) == fds and not search._procs
+
+
+def test_error_output_in_pieces_is_kept_up_to_4_kib_in_all(tree, tmp_path, monkeypatch):
+    _fake_rg(tmp_path, monkeypatch, "head -c 1000 /dev/zero | tr '\\0' e >&2\nsleep 0.2\n"
+                                    "head -c 5000 /dev/zero | tr '\\0' f >&2\nexit 2\n")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert got["error"] == "invalid regular expression (ripgrep's syntax): " + "e" * 1000 + "f" * 3096
