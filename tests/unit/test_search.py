@@ -263,6 +263,9 @@ def test_a_glob_that_cannot_be_one_is_refused_with_why():
     assert search.compile_glob("[a]x\\").endswith("it ends in a lone \\ (write \\\\ for a literal \\)")
     assert search.compile_glob("\\[a[b").endswith("a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)")
     assert search.compile_glob("a\\[b").__class__ is search.Glob
+    bracket = "a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)"
+    assert search.compile_glob("[a\\").endswith(bracket) and search.compile_glob("\\\\[").endswith(bracket)
+    assert search.compile_glob("\\[\\").endswith("it ends in a lone \\ (write \\\\ for a literal \\)")
     eight = "{" + ",".join("abcdefgh") + "}"
     assert len(search.compile_glob(eight + eight).patterns) == 64
     assert search.compile_glob(eight + eight + "{x,y}") == (
@@ -703,7 +706,7 @@ BRACKETS = [
     "[[:alpha:]a]", "[b[:digit:]]", "[[:digit:]-a]", "[a-[:digit:]]", "[[:upper:][:digit:]]", "[]-a]",
     "[!]-a]", "[a-]", "[-a]", "[!-a]", "[\\]a]", "[a\\-b]", "[a-\\b]", "[a-\\]", "[a-", "[a\\", "[\\",
     "[!", "[!]", "[^]", "[]]", "[]", "[b-a]", "[1b-a]", "[1-A]", "[A-1]", "[--a]", "[a--]", "[a-b-A]",
-    "[:]", "[:a:]", "a[!b]", "a[^b]", "[!a-b]", "[[]", "[[]]", "[]a]", "[!]]", "\\[a]", "[a]]",
+    "[:]", "[:a:]", "a[!b]", "a[^b]", "[!a-b]", "[[]", "[[]]", "[]a]", "[!]]", "\\[a]", "[a]]", "[[:]:]",
 ]
 
 
