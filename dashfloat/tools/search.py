@@ -134,10 +134,19 @@ class _Failed(Exception):
 # -- globs and .gitignore ------------------------------------------------------------------
 
 
-def _glob_regex(pattern: str) -> str | None:
+class _MatchesNothing(ValueError):
+    """A pattern git reads as matching nothing; str() says why (a glob's error)."""
+
+
+_UNCLOSED = "a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)"
+_LONE_BACKSLASH = "it ends in a lone \\ (write \\\\ for a literal \\)"
+
+
+def _glob_regex(pattern: str) -> str:
     """A gitignore-style pattern (no leading ! or trailing /: the caller strips them) as a
-    regular expression over a /-separated relative path, as git's wildmatch reads it; None
-    when git's pattern matches nothing (a "[" never closed, an unknown [:class:])."""
+    regular expression over a /-separated relative path, as git's wildmatch reads it;
+    _MatchesNothing when git's pattern matches nothing (a "[" never closed, an unknown
+    [:class:], a lone trailing backslash)."""
     out = []
     i, n = 0, len(pattern)
     while i < n:
@@ -165,13 +174,13 @@ def _glob_regex(pattern: str) -> str | None:
         elif c == "[":
             found = _bracket(pattern, i)
             if found is None:
-                return None
+                raise _MatchesNothing(_UNCLOSED)
             regex, i = found
             out.append(regex)
             continue
         elif c == "\\":
             if i + 1 == n:
-                return None  # git: a pattern that ends in a lone backslash matches nothing
+                raise _MatchesNothing(_LONE_BACKSLASH)
             i += 1
             out.append(re.escape(pattern[i]))
         else:
@@ -235,8 +244,8 @@ def _bracket(pattern: str, i: int) -> tuple[str, int] | None:
             if prev < high:  # (its start is a member already, as in git: "[b-a]" matches b)
                 items.append(f"{re.escape(prev)}-{re.escape(high)}")
             prev = None
-        elif ch == "[" and pattern.startswith(":", j + 1) and _posix_end(pattern, j) != j:
-            end = _posix_end(pattern, j)  # at the "]" of ":]"
+        elif ch == "[" and pattern.startswith(":", j + 1) and (end := _posix_end(pattern, j)) != j:
+            # (end: at the "]" of ":]")
             if end < 0 or pattern[j + 2:end - 1] not in _POSIX_CLASSES:
                 return None  # git: no "]" at all, or an unknown name: the pattern matches nothing
             items.append(_POSIX_CLASSES[pattern[j + 2:end - 1]])
@@ -274,9 +283,19 @@ class Pattern:
 
 
 def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
-    """One line of a .gitignore (or a glob) as a Pattern; None for a blank line or comment.
-    A pattern with a / before its end is anchored at `base`; one without matches a name at
-    any depth; a trailing / matches directories only; ! negates."""
+    """One line of a .gitignore (or a glob) as a Pattern; None for a blank line, a comment
+    or a line that matches nothing. A pattern with a / before its end is anchored at `base`;
+    one without matches a name at any depth; a trailing / matches directories only; !
+    negates."""
+    try:
+        return _compile_line(line, base)
+    except _MatchesNothing:
+        return None
+
+
+def _compile_line(line: str, base: bytes = b"") -> Pattern | None:
+    """compile_pattern's work: None for a blank line or a comment, _MatchesNothing (why)
+    for a line that matches nothing."""
     line = line.rstrip("\n").rstrip("\r")
     stripped = line.rstrip(" ")
     if stripped.endswith("\\") and len(stripped) < len(line):
@@ -295,13 +314,10 @@ def compile_pattern(line: str, base: bytes = b"") -> Pattern | None:
     anchored = "/" in line
     if line.startswith("/"):
         line = line[1:]  # one slash, as git: "//a" keeps "/a", which no path matches
-    regex_text = _glob_regex(line)
-    if regex_text is None:
-        return None
     try:
-        regex = re.compile(regex_text, re.DOTALL)
+        regex = re.compile(_glob_regex(line), re.DOTALL)
     except re.error:
-        return None
+        raise _MatchesNothing("it matches nothing") from None
     return Pattern(base, regex, negate, dir_only, anchored)
 
 
@@ -396,9 +412,12 @@ def compile_glob(glob: str) -> Glob | str:
             alt = "/" + alt  # "./x" is x where the search is, as "/x" (not at any depth)
         if alt.endswith("/"):
             alt += "**"  # a directory: everything in it
-        pattern = compile_pattern(alt)
-        if pattern is None:
-            return f"glob {text!r}: {_why_nothing(alt)}"
+        try:
+            pattern = _compile_line(alt)
+        except _MatchesNothing as exc:
+            return f"glob {text!r}: {exc}"
+        if pattern is None:  # (all blanks: " " in "{ ,a}")
+            return f"glob {text!r}: it matches nothing"
         patterns.append(Pattern(b"", pattern.regex, False, False, pattern.anchored))
     return Glob(tuple(patterns), tuple(alternatives))
 
@@ -420,7 +439,7 @@ def _stray_braces_escaped(name: str) -> str:
     out = []
     i = 0
     while i < len(name):
-        found = _bracket(name, i) if name[i] == "[" else None
+        found = _bracket(name, i) if name[i] == "[" else None  # a class is copied as it is
         if name[i] == "\\":
             out.append(name[i:i + 2])
             i += 2
@@ -431,24 +450,6 @@ def _stray_braces_escaped(name: str) -> str:
             out.append("\\}" if name[i] == "}" else name[i])
             i += 1
     return "".join(out)
-
-
-def _why_nothing(alt: str) -> str:
-    """Why a glob's alternative compiles to no pattern, in words."""
-    i = 0
-    while i < len(alt):
-        if alt[i] == "\\":
-            if i + 1 == len(alt):
-                return "it ends in a lone \\ (write \\\\ for a literal \\)"
-            i += 2
-            continue
-        if alt[i] == "[" and _bracket(alt, i) is None:
-            return ("a '[' without its ']', or an unknown [:class:] (write \\[ for a literal [)")
-        if alt[i] == "[":
-            i = _bracket(alt, i)[1]
-            continue
-        i += 1
-    return "it matches nothing"
 
 
 class Ignores:
