@@ -464,14 +464,10 @@ def test_without_proc_the_program_starts_in_the_searched_directory_by_its_descri
 
 
 def test_a_program_that_cannot_start_is_a_search_failure(tree, tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "rg").write_text("#!/nonexistent/interpreter\n")
-    (bindir / "rg").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    _fake_rg(tmp_path, monkeypatch, "", interpreter="/nonexistent/interpreter")
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
     assert got["code"] == "search_failed" and got["error"] == (
-        f"could not run {bindir / 'rg'}: No such file or directory")
+        f"could not run {tmp_path / 'bin' / 'rg'}: No such file or directory")
 
 
 def test_a_program_that_runs_too_long_is_killed_with_its_whole_group(tree, tmp_path, monkeypatch):
@@ -840,16 +836,15 @@ def test_git_is_asked_where_the_search_is_for_at_most_3_seconds(tmp_path, monkey
         raise sp.TimeoutExpired(argv, kw["timeout"])
 
     monkeypatch.setattr(sp, "run", run)
-    assert search.git_place(os.open(tmp_path, os.O_RDONLY)) == "none" and seen["timeout"] == 3.0
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert search.git_place(fd) == "none" and seen["timeout"] == 3.0
+    finally:
+        os.close(fd)
 
 
 def test_a_programs_error_output_is_kept_up_to_4_kib(tree, tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake = bindir / "rg"
-    fake.write_text("#!/bin/sh\nhead -c 5000 /dev/zero | tr '\\0' e >&2\nexit 2\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    _fake_rg(tmp_path, monkeypatch, "head -c 5000 /dev/zero | tr '\\0' e >&2\nexit 2\n")
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
     assert got["error"] == "invalid regular expression (ripgrep's syntax): " + "e" * 4096
 
@@ -859,18 +854,22 @@ def test_a_search_cancelled_while_its_program_runs_stops_at_once(tree, tmp_path,
     its time limit."""
     import threading
 
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    fake = bindir / "rg"
-    fake.write_text("#!/bin/sh\nprintf 'a.py\\0002:needle = 1\\n'\nexec sleep 60\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    started = tmp_path / "started"
+    _fake_rg(tmp_path, monkeypatch, f"printf 'a.py\\0002:needle = 1\\n'\necho $$ > {started}\nexec sleep 60\n")
     cancel = Cancel()
-    threading.Timer(0.3, cancel.cancel).start()
+
+    def cancel_once_it_runs():
+        deadline = time.monotonic() + 10
+        while not (started.exists() and started.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cancel.cancel()
+
+    threading.Thread(target=cancel_once_it_runs, daemon=True).start()
     start = time.monotonic()
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", cancel=cancel, timeout=30.0)
     assert got["ok"] is False and got["cancelled"] is True
     assert time.monotonic() - start < 15, "it waited for the time limit"
+    assert not _alive(int(started.read_text())), "the program outlived the cancel"
 
 
 # ---- the programs' output, as it streams ----------------------------------------------------------
@@ -881,10 +880,10 @@ def _reference(stream: bytes, sep: bytes) -> list[search.Hit]:
     hits, i = [], 0
     while True:
         nul = stream.find(b"\0", i)
-        end = stream.find(b"\n", stream.find(sep, nul + 1) + 1) if nul >= 0 else -1
-        if nul < 0 or end < 0:
+        num_end = stream.find(sep, nul + 1) if nul >= 0 else -1
+        end = stream.find(b"\n", num_end + 1) if num_end >= 0 else -1
+        if end < 0:
             return hits
-        num_end = stream.find(sep, nul + 1)
         text = stream[num_end + 1:end]
         path = stream[i:nul]
         hits.append(search.Hit(path[2:] if path.startswith(b"./") else path, int(stream[nul + 1:num_end]),
@@ -957,10 +956,11 @@ def test_the_counts_are_read_the_same_however_they_are_cut():
         assert list(search._count_records(iter(chunks))) == expected
 
 
-def _fake_rg(tmp_path: Path, monkeypatch, script: str) -> None:
+def _fake_rg(tmp_path: Path, monkeypatch, script: str, interpreter: str = "/bin/sh") -> None:
+    """A stand-in rg first on PATH, running `script`."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    (bindir / "rg").write_text("#!/bin/sh\n" + script)
+    (bindir / "rg").write_text(f"#!{interpreter}\n" + script)
     (bindir / "rg").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
 
