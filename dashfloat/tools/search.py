@@ -149,22 +149,30 @@ def _glob_regex(pattern: str) -> str:
     [:class:], a lone trailing backslash)."""
     out = []
     i, n = 0, len(pattern)
+    # git compares the text before the first wildcard on its own and matches the rest as a
+    # pattern of its own: stars right after that text are at the start ("b**/a" matches ba,
+    # b/x/a). (A pattern without a slash is matched against a name: no difference there.)
+    start = next((k for k, ch in enumerate(pattern) if ch in "*?[\\"), n)
     while i < n:
         c = pattern[i]
         if c == "*":
             j = i
             while j < n and pattern[j] == "*":
                 j += 1
-            # two stars or more between slashes (or the ends) cross directories, as git
-            # reads them ("a/***/b" too; "\\/" after them is a slash)
-            if j - i >= 2 and (i == 0 or pattern[i - 1] == "/"):
+            # two stars or more at the start or after a slash, before a slash or the end,
+            # cross directories, as git reads them ("a/***/b" too)
+            if j - i >= 2 and (i == start or pattern[i - 1] == "/"):
                 if j == n:
                     out.append(".*")  # a trailing /**: everything inside
                     i = j
                     continue
-                if pattern[j] == "/" or pattern.startswith("\\/", j):
+                if pattern[j] == "/":
                     out.append("(?:.*/)?")  # **/: any number of directories, none included
-                    i = j + (1 if pattern[j] == "/" else 2)
+                    i = j + 1
+                    continue
+                if pattern.startswith("\\/", j):
+                    out.append(".*")  # **\/: anything, then the slash (never none, as git)
+                    i = j
                     continue
             out.append("[^/]*")
             i = j

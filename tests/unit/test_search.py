@@ -6,6 +6,7 @@ counts, symbolic links never followed, the program's environment and process gro
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -193,9 +194,11 @@ def test_a_glob_ripgrep_refuses_is_said_to_be_the_glob(tree):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_glob_is_tested_on_the_file_path_and_stars_cross_directories_only_between_slashes(tree, backend):
     """Unlike a .gitignore line, a glob keeps files by their own path (a directory it names
-    does not bring its files); two stars or more cross directories between slashes only."""
+    does not bring its files); two stars or more cross directories between slashes, and
+    right after the text before the first wildcard, as git reads them (git's own pathspec
+    ':(glob)src/d**' keeps src/deep/c.md too)."""
     files = lambda glob: sorted(find(tree, backend, pattern="needle", glob=glob)["files"])  # noqa: E731
-    assert files("src/d**") == [] and files("src/d*") == []
+    assert files("src/d**") == ["src/deep/c.md"] and files("src/d*") == [] and files("src/[d]**") == []
     assert files("src/***/*.md") == ["src/deep/c.md"] and files("src/**c.md") == []
     assert files("**.md") == ["src/deep/c.md"] and files("**/c.md") == ["src/deep/c.md"]
     assert files("src/**") == ["src/b.txt", "src/deep/c.md", "src/keep.log"]
@@ -252,6 +255,7 @@ def test_a_glob_names_a_file_even_where_a_gitignore_line_would_not():
         assert g.matches(name, False) and not g.matches(b"x" if glob != "{,b}" else b"", False), glob
     assert not search.compile_glob("{!a,b}").matches(b"a", False)
     assert search.compile_glob("{,}") == "glob '{,}' matches nothing"
+    assert search.compile_glob("{ ,a}") == "glob '{ ,a}': it matches nothing"  # (a blank alternative)
 
 
 def test_a_glob_that_cannot_be_one_is_refused_with_why():
@@ -703,6 +707,7 @@ BRACKETS = [
     "[!]-a]", "[a-]", "[-a]", "[!-a]", "[\\]a]", "[a\\-b]", "[a-\\b]", "[a-\\]", "[a-", "[a\\", "[\\",
     "[!", "[!]", "[^]", "[]]", "[]", "[b-a]", "[1b-a]", "[1-A]", "[A-1]", "[--a]", "[a--]", "[a-b-A]",
     "[:]", "[:a:]", "a[!b]", "a[^b]", "[!a-b]", "[[]", "[[]]", "[]a]", "[!]]", "\\[a]", "[a]]", "[[:]:]",
+    "[1-\\b]", "[a-\\", "[!-\\]]",  # an escaped end of a range; a range cut at its escape
 ]
 
 
@@ -717,6 +722,27 @@ def test_brackets_match_what_git_matches_on_every_short_name(tmp_path, line):
     ignored = _git_ignores(tmp_path, line, paths)
     pattern = search.compile_pattern(line)
     assert [p for p in paths if _we_ignore(pattern, p) != (p in ignored)] == [], line
+
+
+STARS = ["*/a", "/*/a", "a/*/b", "*\\/a", "a/*", "*/*", "*/**/a", "**/*/a", "a/**", "a/**/", "**/a", "/**/a",
+         "a/**/b", "a/**\\/b", "**\\/a", "**", "a**", "**a", "a/**b", "b**/a", "a/***", "x/a/**/**/b"]
+
+
+@pytest.mark.parametrize("line", STARS)
+def test_stars_match_what_git_matches_on_every_short_path(tmp_path, line):
+    """git check-ignore as the oracle of "*" and "**" (between slashes, at the ends, before an
+    escaped slash, or next to a name) over every path of one to four names of a, b and x."""
+    paths = ["/".join(names) for depth in range(1, 5) for names in itertools.product("abx", repeat=depth)]
+    ignored = _git_ignores(tmp_path, line, paths)
+    pattern = search.compile_pattern(line)
+    assert [p for p in paths if _we_ignore(pattern, p) != (p in ignored)] == [], line
+
+
+def test_a_pattern_of_a_subdirectory_matches_nothing_outside_it():
+    pattern = search.compile_pattern("x", b"sub")
+    assert pattern.matches(b"sub/x", False) is True and pattern.matches(b"x", False) is False
+    assert pattern.matches(b"subx/x", False) is False and pattern.matches(b"other/sub/x", False) is False
+    assert search.Ignores().with_file(b"x\n", b"sub").ignored(b"x", False) is False
 
 
 def test_the_last_matching_gitignore_line_wins_and_deeper_files_come_later():
