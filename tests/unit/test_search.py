@@ -6,6 +6,7 @@ counts, symbolic links never followed, the program's environment and process gro
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -82,11 +84,17 @@ EXPECTED_LINES = [
 ]
 
 
-def find(root, backend, **args):
+def find(root, backend, *, runs=None, **args):
+    """search_workspace with `backend`, which is the one that runs (for git, the root is made
+    a work tree if it is not one), or `runs` when the search falls back to another."""
     args.setdefault("path", ".")
     args.setdefault("regex", False)
     args.setdefault("max_results", 100)
-    return search.search_workspace(str(root), args, backend=backend)
+    if backend == "git" and not (Path(root) / ".git").exists():
+        git(Path(root), "init", "-q", ".")
+    got = search.search_workspace(str(root), args, backend=backend)
+    assert got.get("backend") in (None, search.BACKEND_NAMES[runs or backend])
+    return got
 
 
 # ---- what is found and what is skipped ---------------------------------------------------------
@@ -111,13 +119,16 @@ def test_finds_the_lines_and_skips_binary_vcs_node_modules_virtualenvs_and_ignor
 def test_a_subdirectory_or_one_file_is_searched_and_paths_stay_relative_to_the_root(tree, backend):
     got = find(tree, backend, pattern="needle", path="src")
     assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
-    got = find(tree, backend, pattern="needle", path="src/deep/secret1.md")  # explicit: searched
+    got = find(tree, backend, pattern="needle", path="src/b.txt")
+    assert got["files"] == {"src/b.txt": 1} and got["matches"] == "src/b.txt:2: the needle here"
+    ignored = "python" if backend == "git" else None  # (git grep would find nothing there)
+    got = find(tree, backend, pattern="needle", path="src/deep/secret1.md", runs=ignored)  # explicit: searched
     assert got["files"] == {"src/deep/secret1.md": 1}
     assert got["matches"] == "src/deep/secret1.md:1: needle ignored by a nested .gitignore"
     got = find(tree, backend, pattern="needle", path="node_modules")  # explicit: searched
     assert got["files"] == {"node_modules/pkg/index.js": 1}
     write(tree, "build/sub/x.log", "needle in a log of an ignored dir\n")
-    got = find(tree, backend, pattern="needle", path="build")  # explicit: searched, its rules hold
+    got = find(tree, backend, pattern="needle", path="build", runs=ignored)  # explicit: searched, its rules hold
     assert got["files"] == {"build/out.txt": 1}
 
 
@@ -934,7 +945,7 @@ def test_the_output_is_read_the_same_however_it_is_cut_into_chunks(sep):
     keep = search.LINE_KEEP
     records = []
     for k in range(60):
-        path = rng.choice([b"a.py", b"./src/b.txt", b"we\nird:name", b"./x:1:y", "é.md".encode()])
+        path = rng.choice([b"a.py", b"./src/b.txt", b"we\nird:name", b"./x:1:y", "é.md".encode(), b"", b"e\n"])
         sizes = [0, 1, 10, 300, keep - 1, keep, keep + 1, 3 * keep]
         size = sizes[k // 3 % len(sizes)] if k % 3 == 0 else rng.randint(0, 80)
         text = bytes(rng.choice(b"ab:\0 \t") for _ in range(min(size, 50))) + b"t" * max(0, size - 50)
@@ -973,7 +984,7 @@ def test_output_not_in_the_programs_format_is_a_search_failure():
 
 def test_the_counts_are_read_the_same_however_they_are_cut():
     rng = random.Random(5)
-    pairs = [(rng.choice([b"a", b"./b/c", b"d\ne", b"f:g"]), rng.randint(0, 10**9)) for _ in range(200)]
+    pairs = [(rng.choice([b"a", b"./b/c", b"d\ne", b"f:g", b"", b"h\n"]), rng.randint(0, 10**9)) for _ in range(200)]
     stream = b"".join(p + b"\0" + str(n).encode() + b"\n" for p, n in pairs)
     expected = [(p[2:] if p.startswith(b"./") else p, n) for p, n in pairs]
     for _ in range(5):
@@ -982,13 +993,75 @@ def test_the_counts_are_read_the_same_however_they_are_cut():
         assert list(search._count_records(iter(chunks))) == expected
 
 
-def _fake_rg(tmp_path: Path, monkeypatch, script: str, interpreter: str = "/bin/sh") -> None:
-    """A stand-in rg first on PATH, running `script`."""
+def _fake_rg(tmp_path: Path, monkeypatch, script: str, interpreter: str = "/bin/sh", name: str = "rg") -> None:
+    """A stand-in rg (or `name`) first on PATH, running `script`."""
     bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "rg").write_text(f"#!{interpreter}\n" + script)
-    (bindir / "rg").chmod(0o755)
+    bindir.mkdir(exist_ok=True)
+    (bindir / name).write_text(f"#!{interpreter}\n" + script)
+    (bindir / name).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_program_that_is_not_installed_is_said_to_be_missing(tree, tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    for backend, program in (("rg", "ripgrep (rg)"), ("git", "git")):
+        s = search._Search(dir_fd=-1, target=None, pattern="x", regex=False, glob=None, deadline=time.monotonic() + 5)
+        hits, _ = search._BACKENDS[backend]
+        with pytest.raises(search._Failed) as failed:
+            list(hits(s))
+        assert (failed.value.code, str(failed.value)) == ("search_failed", f"{program} is not installed")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert (got["code"], got["error"]) == ("search_failed", "ripgrep (rg) is not installed")
+    fd = os.open(tree, os.O_RDONLY)
+    try:
+        assert search.git_place(fd) == "none"
+    finally:
+        os.close(fd)
+
+
+def test_git_says_whether_the_place_is_a_work_tree_or_ignored_in_one_and_writes_nothing(tree, tmp_path, capfd):
+    (tmp_path / "plain").mkdir()
+    for where, target, place in ((tree, None, "git"), (tree, b"src/b.txt", "git"), (tree / "build", None, "ignored"),
+                                 (tree, b"debug.log", "ignored"), (tmp_path / "plain", None, "none")):
+        fd = os.open(where, os.O_RDONLY)
+        try:
+            assert search.git_place(fd, target) == place, (where, target)
+        finally:
+            os.close(fd)
+    assert capfd.readouterr() == ("", "")  # (git's "fatal: not a git repository" is not on the screen)
+
+
+def test_the_programs_run_in_a_session_of_their_own(tree, tmp_path, monkeypatch):
+    """Neither git's probe nor the search program shares the terminal's session (a Ctrl-C,
+    a hangup or /dev/tty are not theirs)."""
+    sids = tmp_path / "sids"
+    for name in ("git", "rg"):
+        _fake_rg(tmp_path, monkeypatch, f"cut -d' ' -f6 /proc/$$/stat >> {sids}\nexit 1\n", name=name)
+    fd = os.open(tree, os.O_RDONLY)
+    try:
+        assert search.git_place(fd) == "git"
+    finally:
+        os.close(fd)
+    search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    seen = sids.read_text().split()
+    assert len(seen) == 2 and str(os.getsid(0)) not in seen
+
+
+def test_warnings_before_the_time_limit_are_not_an_error(tree, tmp_path, monkeypatch):
+    _fake_rg(tmp_path, monkeypatch, "printf 'a.py\\0002:needle = 1\\n'\necho 'rg: ./x: Permission denied' >&2\n"
+                                    "exec sleep 60\n")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg", timeout=1.0)
+    assert got["ok"] and got["complete"] is False and got["matches"] == "a.py:2: needle = 1"
+
+
+@pytest.mark.parametrize("regex", [False, True])
+def test_git_grep_failing_for_another_reason_is_a_search_failure(tree, tmp_path, monkeypatch, regex):
+    real_git = shutil.which("git")
+    _fake_rg(tmp_path, monkeypatch, f'[ "$1" = grep ] || exec {real_git} "$@"\n'
+                                    "echo 'fatal: unable to read tree (deadbeef)' >&2\nexit 128\n", name="git")
+    got = find(tree, "git", pattern="needle", regex=regex)
+    assert (got["code"], got["error"]) == ("search_failed", "git grep failed: fatal: unable to read tree (deadbeef)")
 
 
 def test_a_program_that_closes_its_output_but_lives_on_is_timed_out_and_leaves_nothing_open(
@@ -1007,3 +1080,21 @@ def test_error_output_in_pieces_is_kept_up_to_4_kib_in_all(tree, tmp_path, monke
                                     "head -c 5000 /dev/zero | tr '\\0' f >&2\nexit 2\n")
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
     assert got["error"] == "invalid regular expression (ripgrep's syntax): " + "e" * 1000 + "f" * 3096
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_search_leaves_no_descriptor_open(tree, backend):
+    """Every directory, .gitignore, virtualenv probe, file and pipe a search opens is closed
+    when it ends: whole, counted, narrowed to one file, cut short by max_results, or refused."""
+    write(tree, "src/deep/.gitignore", "*.tmp\n")
+    write(tree, "src/deep/x.tmp", "needle\n")
+    before = sorted(os.listdir("/proc/self/fd"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for args in ({"pattern": "needle"}, {"pattern": "needle", "max_results": 1},
+                     {"pattern": "needle", "path": "a.py"}, {"pattern": "nothing"},
+                     {"pattern": "needle", "glob": "*.md"}, {"pattern": "(", "regex": True}):
+            find(tree, backend, **args)
+        gc.collect()
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []  # (closed, not collected)
