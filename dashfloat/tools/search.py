@@ -789,8 +789,8 @@ class _Matcher:
         search = self.rx.search
         while True:
             m = search(data, pos)
-            if m is None:
-                return
+            if m is None or (m.start() == len(data) and (not data or data[-1:] == nl)):
+                return  # (a match after the last newline, or in nothing, is on no line: "^$")
             start = data.rfind(nl, 0, m.start()) + 1  # (a match that starts at a newline: its line)
             end = data.find(nl, m.start())
             if end < 0:
@@ -806,6 +806,8 @@ class _Matcher:
     def count(self, block: bytes) -> int:
         """How many lines of the block match: the second pass, one C-level test per line
         (map over the split lines: no Python frame per line)."""
+        if not block:
+            return 0  # no line ("^$" would match the nothing)
         if self.needle is not None:
             if self.needle not in block:
                 return 0

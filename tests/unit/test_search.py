@@ -11,6 +11,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -1098,3 +1099,39 @@ def test_a_search_leaves_no_descriptor_open(tree, backend):
         gc.collect()
     assert sorted(os.listdir("/proc/self/fd")) == before
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []  # (closed, not collected)
+
+
+@pytest.mark.parametrize("regex, patterns", [
+    (False, ["a", "ab", "b a", " ", "é"]),
+    (True, ["a", "^b", "b$", "^$", "a.b", "[ab]{2}", "a*", "(?:ab|ba)", "^", "$", "é|^a"]),
+], ids=["literal", "regex"])
+def test_the_walker_finds_and_counts_the_lines_a_line_by_line_search_finds(regex, patterns):
+    """The walker's matcher against the plain reading: every line searched on its own.
+    Random blocks of whole lines (with and without their last newline, empty lines, fewer
+    and more than 64 matching lines) give the same lines and the same count."""
+    rng = random.Random(7 + regex)
+    for pattern in patterns:
+        matcher = search._Matcher(pattern, regex)
+        rx = re.compile(pattern if regex else re.escape(pattern))
+        for _ in range(40):
+            lines = ["".join(rng.choice("ab cé") for _ in range(rng.randint(0, 5))) for _ in range(rng.choice([0, 1, 3, 60, 200]))]
+            block = "\n".join(lines) + ("\n" if lines and rng.random() < 0.7 else "")
+            data = block.encode()
+            lines = block.split("\n")[:-1] if block.endswith("\n") or not block else block.split("\n")
+            expected = [(i, line.encode()) for i, line in enumerate(lines) if rx.search(line)]
+            assert list(matcher.lines(data)) == expected, (pattern, block)
+            assert matcher.count(data) == len(expected), (pattern, block)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_line_after_the_last_newline_nor_in_an_empty_file(tmp_path, backend):
+    """"^$" finds the empty lines there are, not one after a file's last newline (the walker
+    reported "one.txt:2: ") nor one in an empty file."""
+    root = tmp_path / "p"
+    for name, text in (("empty.txt", ""), ("one.txt", "x\n"), ("blank.txt", "x\n\ny"), ("bare.txt", "x")):
+        write(root, name, text)
+    got = find(root, backend, pattern="^$", regex=True)
+    assert got["matches"] == "blank.txt:2: " and got["total_matches"] == 1
+    assert find(root, backend, pattern="x$", regex=True)["files"] == {"bare.txt": 1, "blank.txt": 1, "one.txt": 1}
+    got = find(root, backend, pattern="^", regex=True, max_results=1)  # (counted by a second pass)
+    assert got["files"] == {"blank.txt": 3, "one.txt": 1, "bare.txt": 1} and got["total_matches"] == 5
