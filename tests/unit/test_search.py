@@ -13,6 +13,7 @@ import os
 import random
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -800,14 +801,13 @@ def test_the_per_file_counts_take_at_most_8_kib(tmp_path):
 def test_the_lines_take_what_the_counts_and_the_other_fields_leave(tmp_path, backend):
     """32 KiB in all, less 8 KiB for the counts and 1 KiB for the other fields: 23,552 bytes of
     lines (each its JSON text less its quotes, plus a newline). 46 lines of 512 bytes fit
-    exactly; one byte more and the last is left out."""
+    exactly; one byte more (in the last file's name) and the last is left out."""
     assert search.OUTPUT_BYTES - search.FILES_BYTES - search._RESERVED == 23_552
     for name, extra in (("fit", 0), ("over", 1)):
         root = tmp_path / name
         root.mkdir()
         for i in range(46):  # "f00.txt:1: " + text: 11 + 500 characters, 512 bytes with the newline
-            text = "needle" + "x" * (494 + (extra if i == 45 else 0))
-            (root / f"f{i:02d}.txt").write_text(text + "\n")
+            (root / f"f{i:02d}{'x' * extra if i == 45 else ''}.txt").write_text("needle" + "x" * 494 + "\n")
         got = find(root, backend, pattern="needle", max_results=200)
         assert got["total_matches"] == 46
         if extra:
@@ -1135,3 +1135,159 @@ def test_no_line_after_the_last_newline_nor_in_an_empty_file(tmp_path, backend):
     assert find(root, backend, pattern="x$", regex=True)["files"] == {"bare.txt": 1, "blank.txt": 1, "one.txt": 1}
     got = find(root, backend, pattern="^", regex=True, max_results=1)  # (counted by a second pass)
     assert got["files"] == {"blank.txt": 3, "one.txt": 1, "bare.txt": 1} and got["total_matches"] == 5
+
+
+# ---- the walker: what it opens, and how it reads -----------------------------------------------
+
+
+def _walk_in_a_thread(root: Path, **args) -> dict:
+    """find(root, "python") that must end within 20 s (an open that blocks would not)."""
+    import threading
+
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.update(r=find(root, "python", **args)), daemon=True)
+    t.start()
+    t.join(20)
+    assert not t.is_alive(), "the walker blocked"
+    return box["r"]
+
+
+def test_the_walker_neither_follows_nor_blocks_on_ignore_files_that_are_not_files(tmp_path):
+    """A .gitignore (here, above the searched directory, or .git/info/exclude) that is a FIFO
+    with no writer, or a link to a file elsewhere, is not read: no open blocks, nothing
+    outside the tree decides."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "rules").write_text("*\n")
+    for where in (".gitignore", "src/.gitignore", "src/deep/.gitignore", ".git/info/exclude"):
+        for kind in ("fifo", "link"):
+            root = tmp_path / f"{kind}{where.replace('/', '_')}"
+            write(root, "src/deep/a.txt", "needle\n")
+            (root / ".git/info").mkdir(parents=True)
+            if kind == "fifo":
+                os.mkfifo(root / where)
+            else:
+                (root / where).symlink_to(elsewhere / "rules")
+            assert _walk_in_a_thread(root, pattern="needle")["files"] == {"src/deep/a.txt": 1}, (kind, where)
+            assert _walk_in_a_thread(root, pattern="needle", path="src/deep")["files"] == {"src/deep/a.txt": 1}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_ignore_files_above_a_searched_subdirectory_apply_deepest_last(tmp_path, backend):
+    root = tmp_path / "p"
+    for rel in ("a/b/c/keep.md", "a/b/c/drop.md", "a/b/c/x.txt", "a/b/c/y.txt"):
+        write(root, rel, "needle\n")
+    write(root, ".gitignore", "*.md\nx.txt\n")
+    write(root, "a/.gitignore", "!*.md\n")
+    write(root, "a/b/.gitignore", "drop.md\n")
+    expected = {"a/b/c/keep.md": 1, "a/b/c/y.txt": 1}
+    assert find(root, backend, pattern="needle", path="a/b/c")["files"] == expected
+    assert find(root, backend, pattern="needle", path="a/b")["files"] == expected
+    assert find(root, backend, pattern="needle")["files"] == expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_symbolic_links_are_not_followed(tmp_path, backend):
+    root = tmp_path / "p"
+    write(root, "a.txt", "needle\n")
+    write(tmp_path / "elsewhere", "secret.txt", "needle outside\n")
+    (root / "inside.txt").symlink_to("a.txt")
+    (root / "outside.txt").symlink_to(tmp_path / "elsewhere" / "secret.txt")
+    (root / "outdir").symlink_to(tmp_path / "elsewhere")
+    assert find(root, backend, pattern="needle")["files"] == {"a.txt": 1}
+
+
+def test_the_walker_goes_on_past_an_entry_that_vanished(tmp_path, monkeypatch):
+    """A file or directory removed between the listing and its stat or open is passed over,
+    not the end of the directory."""
+    root = tmp_path / "p"
+    for rel in ("b/x.txt", "c.txt", "d/y.txt"):
+        write(root, rel, "needle\n")
+    real = os.scandir
+
+    class Gone:
+        def __init__(self, name, mode):
+            self.name, self.mode = name, mode
+
+        def stat(self, follow_symlinks=True):
+            if self.mode is None:
+                raise FileNotFoundError(2, "gone", self.name)
+            return os.stat_result((self.mode, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    class Listing:
+        def __init__(self, fd):
+            self.it = real(fd)
+
+        def __enter__(self):
+            return iter([Gone("a-gone", None), Gone("a-gone-dir", stat.S_IFDIR | 0o755), *self.it])
+
+        def __exit__(self, *exc):
+            self.it.close()
+
+    monkeypatch.setattr(search.os, "scandir", Listing)
+    assert find(root, "python", pattern="needle")["files"] == {"b/x.txt": 1, "c.txt": 1, "d/y.txt": 1}
+
+
+def test_a_virtualenv_is_known_by_its_pyvenv_cfg_whatever_that_is(tmp_path):
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert search._has(b"dangling", fd) is True and search._has(b"missing", fd) is False
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("backend", ["git", "python"])
+def test_a_nul_byte_past_the_first_8_kib_leaves_a_file_text_whatever_its_size(tmp_path, backend):
+    """Only the first 8 KiB are sniffed (as git grep does), also in a file read in several
+    1 MiB pieces: a NUL in a later piece is text."""
+    root = tmp_path / "p"
+    write(root, "big.txt", b"x\n" * (search.READ_CHUNK // 2 + 5) + b"\0needle\n")
+    assert find(root, backend, pattern="needle")["matches"] == f"big.txt:{search.READ_CHUNK // 2 + 6}: \x00needle"
+
+
+def test_a_line_longer_than_four_times_64_kib_is_searched_in_its_head_only():
+    """The walker keeps 256 KiB of a line with no newline yet: a match ending at its last byte
+    is found, one a byte further is not (the memory of a search is bounded)."""
+    head = 4 * search.LINE_KEEP
+    s = search._Search(dir_fd=-1, target=None, pattern="needle", regex=False, glob=None,
+                       deadline=time.monotonic() + 60)
+    matcher = search._Matcher("needle", False)
+    for rest, found in ((0, True), (1, False)):
+        data = b"x" * (head - 6 + rest) + b"needle" + b"y" * 10
+        lines = [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)]
+        assert lines == ([0] if found else []), rest
+    # with its newline in the same 1 MiB piece, the line is whole, and so is the next one
+    data = b"x" * (head + 1) + b"needle\nneedle\n"
+    assert [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)] == [0, 1]
+
+
+def _blocks_of(data: bytes, s) -> list:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "f").write_bytes(data)
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            return list(search._blocks(b"f", fd, s))
+        finally:
+            os.close(fd)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_lines_across_the_walkers_1_mib_pieces_are_whole_and_numbered(tmp_path, backend):
+    rng = random.Random(3)
+    lines, size = [], 0
+    while size < 2.5 * search.READ_CHUNK:
+        line = "x" * rng.randint(0, 3000) + ("needle" if rng.random() < 0.01 else "") + "y" * rng.randint(0, 10)
+        lines.append(line)
+        size += len(line) + 1
+    for piece in (1, 2):  # a match on the line that crosses each piece's end
+        at = next(i for i, n in enumerate(itertools.accumulate(len(x) + 1 for x in lines)) if n > piece * search.READ_CHUNK)
+        lines[at] = "needle" + lines[at]
+    write(tmp_path / "p", "big.txt", "\n".join(lines) + "\n")
+    expected = [f"big.txt:{i + 1}: {line}" for i, line in enumerate(lines) if "needle" in line]
+    got = find(tmp_path / "p", backend, pattern="needle", max_results=1000)
+    assert got["total_matches"] == len(expected) and got["files"] == {"big.txt": len(expected)}
+    windows = [m.split(": ", 1)[0] for m in got["matches"].split("\n")]
+    assert windows == [e.split(": ", 1)[0] for e in expected]
