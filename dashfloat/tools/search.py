@@ -92,7 +92,7 @@ class Hit:
     path: bytes
     line: int
     text: bytes
-    long: bool = False
+    long: bool
 
 
 @dataclass
@@ -272,9 +272,9 @@ class Pattern:
 
     base: bytes
     regex: re.Pattern
-    negate: bool = False
-    dir_only: bool = False
-    anchored: bool = False
+    negate: bool
+    dir_only: bool
+    anchored: bool
 
     def matches(self, rel: bytes, is_dir: bool) -> bool:
         """Whether `rel` (relative to the top, /-separated) matches."""
@@ -851,8 +851,6 @@ def _start_ignores(s: _Search) -> Ignores:
     it is entered), and the root's .git/info/exclude."""
     ign = Ignores()
     beneath = s.beneath
-    if beneath is None:
-        return ign
     data = _read_beneath(beneath, b".git/info/exclude")
     if data:
         ign = ign.with_file(data, b"")
