@@ -378,7 +378,7 @@ def test_a_long_line_is_cut_to_500_characters_around_its_match(tmp_path, backend
     got = find(root, backend, pattern="NEEDLE")
     first, second = got["matches"].split("\n")
     text = first.split(": ", 1)[1]
-    assert "NEEDLE" in text and text.startswith("…") and text.endswith("…")
+    assert text == "…" + ("x" * 5000 + "NEEDLE" + "y" * 5000)[4900:5400] + "…"  # (a fifth of it before the match)
     assert len(text) == search.LINE_CHARS + 2
     assert second == "min.js:2: short NEEDLE"
     assert got["lines_cut"] == 1 and "cut to 500 characters" in got["note"]
@@ -1291,3 +1291,163 @@ def test_lines_across_the_walkers_1_mib_pieces_are_whole_and_numbered(tmp_path, 
     assert got["total_matches"] == len(expected) and got["files"] == {"big.txt": len(expected)}
     windows = [m.split(": ", 1)[0] for m in got["matches"].split("\n")]
     assert windows == [e.split(": ", 1)[0] for e in expected]
+
+
+# ---- the result: windows, budgets, notes, errors -----------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("pattern, regex", [("N(E", False), ("N[(]E", True), ("N.E", True)])
+def test_the_window_of_a_long_line_is_around_its_match_for_a_literal_or_a_regex(tmp_path, backend, pattern, regex):
+    root = tmp_path / "long"
+    line = "x" * 1000 + "N(E" + "y" * 1000
+    write(root, "min.js", line + "\n" + "z" * (search.LINE_KEEP + 100) + "N(E\n")
+    got = find(root, backend, pattern=pattern, regex=regex)
+    first, second = (m.split(": ", 1)[1] for m in got["matches"].split("\n"))
+    assert first == "…" + line[900:1400] + "…"
+    assert second == "z" * 500 + "…"  # (the match is past the 64 KiB kept: the window is the head)
+
+
+@pytest.mark.skipif(not HAVE_RG, reason="ripgrep (rg) is not installed")
+def test_a_regex_only_ripgrep_reads_shows_the_head_of_a_long_line(tmp_path):
+    write(tmp_path / "p", "min.js", "x" * 1000 + "needle" + "y" * 1000 + "\n")
+    got = find(tmp_path / "p", "rg", pattern=r"needl[\p{Ll}]", regex=True)  # (Python's re has no \p)
+    assert got["matches"] == "min.js:1: " + "x" * 500 + "…"
+
+
+def _stalling_rg(tmp_path, monkeypatch, lines: str, counts: str, stall_lines: bool, stall_counts: bool) -> None:
+    """A stand-in rg: the lines pass prints `lines`, the --count pass `counts`; either then
+    sleeps (an endless search) or exits."""
+    def part(out, stall):
+        return f"printf '{out}'\n" + ("exec sleep 60\n" if stall else "exit 0\n")
+    _fake_rg(tmp_path, monkeypatch, 'for a in "$@"; do [ "$a" = --count ] && counting=1; done\n'
+                                    f'if [ -n "$counting" ]; then\n{part(counts, stall_counts)}fi\n'
+                                    + part(lines, stall_lines))
+
+
+@pytest.mark.parametrize("why, line, max_results", [("max_results", "short", 2), ("output_bytes", "z" * 900, 1000)])
+def test_the_program_is_stopped_once_the_lines_are_full_and_the_counts_come_from_a_second_pass(
+        tree, tmp_path, monkeypatch, why, line, max_results):
+    """The lines pass is stopped as soon as a line does not fit (not read to its end, which
+    here never comes: the totals would be cut by the time limit), then every file is counted."""
+    records = "".join(f"a.py\\000{n}:needle {line}\\n" for n in range(1, 61))
+    _stalling_rg(tmp_path, monkeypatch, records, "a.py\\00060\\n", stall_lines=True, stall_counts=False)
+    got = search.search_workspace(str(tree), {"pattern": "needle", "max_results": max_results}, backend="rg",
+                                  timeout=5.0)
+    assert got["truncated_by"] == [why] and "complete" not in got, got.get("note")
+    assert got["total_matches"] == 60 and got["files"] == {"a.py": 60}
+
+
+def test_counts_cut_by_the_time_limit_are_merged_with_the_lines_seen_and_said_incomplete(tree, tmp_path, monkeypatch):
+    _stalling_rg(tmp_path, monkeypatch, "a.py\\0001:needle\\na.py\\0002:needle\\na.py\\0003:needle\\n",
+                 "src/b.txt\\0005\\n.hidden/h.cfg\\0002\\n", stall_lines=False, stall_counts=True)
+    got = search.search_workspace(str(tree), {"pattern": "needle", "max_results": 2}, backend="rg", timeout=1.0)
+    assert got["complete"] is False and "the counts are those found by then" in got["note"]
+    assert list(got["files"].items()) == [(".hidden/h.cfg", 2), ("a.py", 3), ("src/b.txt", 5)]
+    assert got["total_matches"] == 10 and "at least 10 matching lines in at least 3 files" in got["note"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_budgets_count_bytes_as_the_result_is_written_not_escaped(tmp_path, backend):
+    """The result is JSON with its UTF-8 as it is (not \\u escapes): 46 lines of 512 bytes with
+    é in them fit in the lines' 23,552 bytes, and 512 names of 16 bytes in the counts' 8 KiB."""
+    root = tmp_path / "lines"
+    for i in range(46):  # "f00.txt:1: " + 500 bytes of text (490 characters)
+        write(root, f"f{i:02d}.txt", "needle" + "é" * 10 + "x" * 474 + "\n")
+    got = find(root, backend, pattern="needle", max_results=200)
+    assert got["shown"] == 46 and got["truncated"] is False
+    root = tmp_path / "names"
+    for i in range(512):  # "é00000.txt": 11 bytes + 2 quotes + 1 + 2
+        write(root, f"é{i:05d}.txt", "needle\n")
+    got = find(root, backend, pattern="needle", max_results=1)
+    assert len(got["files"]) == 512 and "files_not_listed" not in got
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_note_says_what_was_left_out_and_offers_max_results_only_when_it_helps(tmp_path, backend):
+    root = tmp_path / "p"
+    for i in range(520):  # every line shown, but the counts of 520 files overflow 8 KiB
+        write(root, f"f{i:06d}.txt", "needle\n")
+    got = find(root, backend, pattern="needle", max_results=1000)
+    assert got["shown"] == 520 and got["truncated_by"] == ["files_listed"]
+    assert got["note"] == "8 more files with matches are counted but not listed"
+    got = find(root, backend, pattern="needle", max_results=1000 - 1)
+    assert got["shown"] == 520 and "raise max_results" not in got["note"]
+    write(root, "many.txt", "needle\n" * 600)
+    got = find(root, backend, pattern="needle", max_results=1000)
+    assert "max_results" in got["truncated_by"] and "raise max_results" not in got["note"]
+    got = find(root, backend, pattern="needle", max_results=999)
+    assert got["note"].startswith("showing 999 of 1,120 matching lines in 521 files; narrow the search with "
+                                  "path or glob, or raise max_results (up to 1000)")
+    write(tmp_path / "wide", "w.txt", ("needle" + "w" * 480 + "\n") * 60)
+    got = find(tmp_path / "wide", backend, pattern="needle", max_results=100)
+    assert got["truncated_by"] == ["output_bytes"] and "raise max_results" not in got["note"]
+
+
+@pytest.mark.parametrize("backend", ["rg", "git"])
+def test_a_file_in_a_virtualenv_found_by_a_program_is_left_out_however_deep(tmp_path, backend):
+    if backend == "rg" and not HAVE_RG:
+        pytest.skip("ripgrep (rg) is not installed")
+    root = tmp_path / "p"
+    for rel in ("env/pyvenv.cfg", "env/z.py", "env2/lib/deep/y.py", "a.py"):
+        write(root, rel, "needle\n" if rel.endswith(".py") else "home = /usr\n")
+    write(root, "env2/pyvenv.cfg", "home = /usr\n")
+    assert find(root, backend, pattern="needle")["files"] == {"a.py": 1}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_files_left_out_by_the_rules_are_counted_once_each_and_a_failing_check_leaves_out(tree, backend, caplog):
+    write(tree, "secret.txt", "needle\nneedle\nneedle\n")
+
+    def readable(path):
+        if path == "a.py":
+            raise RuntimeError("the check broke")
+        return path != "secret.txt"
+
+    got = search.search_workspace(str(tree), {"pattern": "needle", "path": ".", "regex": False, "max_results": 100},
+                                  readable=readable, backend=backend)
+    assert "secret.txt" not in got["files"] and "a.py" not in got["files"]
+    assert got["skipped_by_rules"] == 2 and "2 files with matches are left out" in got["note"]
+    assert "the read rule check failed for 'a.py'" in caplog.text
+
+
+def test_arguments_left_out_take_their_defaults_and_an_unknown_backend_is_refused(tree):
+    write(tree, "dots.txt", "a.b\naxb\n")
+    got = search.search_workspace(str(tree), {"pattern": "a.b"}, backend="python")
+    assert got["files"] == {"dots.txt": 1}  # (a literal)
+    got = search.search_workspace(str(tree), {"pattern": "a.b"}, backend="bogus")
+    assert (got["code"], got["error"]) == ("bad_arguments", "unknown search backend 'bogus'")
+
+
+@pytest.mark.parametrize("step, path", [("Root", "."), ("stat", "src"), ("open_dir", "src"), ("parent", "a.py"),
+                                        ("search", "src")])
+def test_a_directory_that_fails_between_the_check_and_the_search_is_an_error_result(tree, monkeypatch, step, path):
+    """Whatever fails after the path was checked (the root, the stat, the open, the search
+    itself) is a result naming it, never an exception."""
+    from dashfloat.tools import safeopen
+
+    def fail(*a, **kw):
+        raise PermissionError(13, "Permission denied")
+
+    if step == "Root":
+        monkeypatch.setattr(safeopen, "Root", fail)
+    elif step == "search":
+        monkeypatch.setitem(search._BACKENDS, "python", (fail, fail))
+    else:
+        monkeypatch.setattr(safeopen.Root, step, fail)
+    got = search.search_workspace(str(tree), {"pattern": "needle", "path": path}, backend="python")
+    if step == "Root":
+        assert got == {"ok": False, "code": "io_error", "error": "cannot open the working directory: Permission denied"}
+    else:
+        assert got == {"ok": False, "code": "permission_denied", "error": f"permission denied: search {path}"}
+
+
+@pytest.mark.parametrize("result, shown", [
+    ({}, "no matches"),
+    ({"total_matches": 0, "total_files": 0}, "no matches"),
+    ({"total_matches": 1, "total_files": 1}, "1 matching line in 1 file"),
+    ({"total_matches": 1200, "total_files": 3, "truncated": True, "shown": 40}, "1,200 matching lines in 3 files, 40 shown"),
+    ({"total_matches": 2}, "2 matching lines in 0 files"),
+])
+def test_the_result_row_says_how_many(result, shown):
+    assert search.shown_count(result) == shown
