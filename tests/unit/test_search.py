@@ -1442,6 +1442,17 @@ def test_a_directory_that_fails_between_the_check_and_the_search_is_an_error_res
         assert got == {"ok": False, "code": "permission_denied", "error": f"permission denied: search {path}"}
 
 
+def test_a_place_swapped_for_something_else_after_the_check_is_refused(tree, monkeypatch):
+    from dashfloat.tools import safeopen
+
+    for mode, expected in ((stat.S_IFIFO | 0o644, ("special_file", "refusing a FIFO (named pipe): src (only regular "
+                                                                    "files and directories are allowed)")),
+                           (stat.S_IFLNK | 0o777, ("not_a_file", "not a file or directory: src"))):
+        monkeypatch.setattr(safeopen.Root, "stat", lambda self, rel, m=mode: os.stat_result((m,) + (0,) * 9))
+        got = search.search_workspace(str(tree), {"pattern": "needle", "path": "src"}, backend="python")
+        assert (got["code"], got["error"]) == expected
+
+
 @pytest.mark.parametrize("result, shown", [
     ({}, "no matches"),
     ({"total_matches": 0, "total_files": 0}, "no matches"),
