@@ -112,7 +112,7 @@ class _Search:
     stderr: bytes = b""
     timed_out: bool = False
     stopped: bool = False  # the driver has all it wants: stop reading
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the backend said of files it could not read
 
     def over(self) -> bool:
         if self.cancel is not None and getattr(self.cancel, "cancelled", False):
@@ -685,12 +685,20 @@ def _rg(s: _Search, count: bool) -> Iterator[bytes]:
 
 
 def _rg_error(s: _Search) -> None:
-    """ripgrep's exit status 2 with a message: what it refused, as a bad argument."""
-    message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
+    """ripgrep's exit status 2: what it refused (the pattern, a glob) is a bad argument; a
+    file it could not read (a line naming a path, which starts with the "./" every path
+    given to it has) is a note, and the hits stay."""
+    lines = s.stderr.decode("utf-8", "replace").splitlines()
+    unreadable = [line.removeprefix("rg: ") for line in lines if line.startswith(("./", "rg: ./"))]
+    message = _first_lines("\n".join(line for line in lines if not line.startswith(("./", "rg: ./"))).strip())
     if message.startswith("error parsing glob"):
         raise _Failed("bad_arguments", "ripgrep refused the glob: " + message)
-    if message:  # file errors are silent (--no-messages is not used: this is the pattern)
+    if message:
         raise _Failed("bad_arguments", "invalid regular expression (ripgrep's syntax): " + message)
+    if unreadable:
+        at_least = "at least " if len(s.stderr) >= STDERR_MAX else ""
+        s.notes.append(f"{at_least}{len(unreadable)} file{'s' if len(unreadable) != 1 else ''} could not be read "
+                       f"and {'were' if len(unreadable) != 1 else 'was'} not searched ({unreadable[0][2:]})")
 
 
 def _rg_hits(s: _Search) -> Iterator[Hit]:
@@ -1273,7 +1281,7 @@ def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout
     if not complete:
         out.exact = False
         out.reason("time")
-    return _result(out, res, name, where, timeout, max_results)
+    return _result(out, res, name, where, timeout, max_results, s.notes)
 
 
 def _cancelled(cancel) -> bool:
@@ -1292,7 +1300,8 @@ def _in_venv(path: bytes, dir_fd: int, cache: dict[bytes, bool]) -> bool:
     return False
 
 
-def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, max_results: int) -> dict:
+def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, max_results: int,
+            backend_notes: list[str]) -> dict:
     listed = out.listed()
     nfiles = len(out.files)
     fields: dict = {
@@ -1332,6 +1341,7 @@ def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, m
         fields["skipped_outside"] = where.skipped["outside"]
         notes.append(f"{where.skipped['outside']} files with matches are left out: they changed during the "
                      "search, or now lead outside the working directory")
+    notes += backend_notes
     if notes:
         fields["note"] = "; ".join(notes)
     result = ok(**fields)

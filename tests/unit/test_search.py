@@ -1462,3 +1462,21 @@ def test_a_place_swapped_for_something_else_after_the_check_is_refused(tree, mon
 ])
 def test_the_result_row_says_how_many(result, shown):
     assert search.shown_count(result) == shown
+
+
+def test_files_ripgrep_cannot_read_are_a_note_and_the_hits_stay(tree, tmp_path, monkeypatch):
+    """rg exits 2 when a file is unreadable (a user's search over a tree with a file of mode
+    000): that is no bad pattern. The hits stay and the note says how many were not searched;
+    a pattern rg refuses is still refused, whatever else it says."""
+    _fake_rg(tmp_path, monkeypatch, "printf 'a.py\\0002:needle = 1\\n'\n"
+                                    "echo './secret.txt: Permission denied (os error 13)' >&2\n"
+                                    "echo 'rg: ./sub/x: Permission denied (os error 13)' >&2\nexit 2\n")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert got["ok"] and got["matches"] == "a.py:2: needle = 1"
+    assert got["note"] == "2 files could not be read and were not searched (secret.txt: Permission denied (os error 13))"
+    shutil.rmtree(tmp_path / "bin")
+    _fake_rg(tmp_path, monkeypatch, "echo './secret.txt: Permission denied (os error 13)' >&2\n"
+                                    "printf 'regex parse error:\\n    ./a(\\n       ^\\nerror: unclosed group\\n' >&2\nexit 2\n")
+    got = search.search_workspace(str(tree), {"pattern": "./a(", "regex": True}, backend="rg")
+    assert got["code"] == "bad_arguments"
+    assert got["error"] == "invalid regular expression (ripgrep's syntax): regex parse error: ./a( ^ error: unclosed group"
