@@ -978,7 +978,7 @@ def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]
             block = carry + data
             cut = block.rfind(b"\n")
             if cut < 0:
-                carry = block if len(block) <= LINE_KEEP * 4 else block[: LINE_KEEP * 4]
+                carry = block[: LINE_KEEP * 4]
                 continue
             whole, carry = block[: cut + 1], block[cut + 1 :]
             yield before, whole
@@ -1069,8 +1069,7 @@ class _Collector:
         if complete:
             self.files = dict(sorted(counted.items()))
             self.total = max(self.total, sum(counted.values()))  # (never fewer than were seen)
-        else:
-            self.exact = False
+        else:  # (the caller marks the result inexact)
             for shown, n in counted.items():
                 self.files[shown] = max(n, self.files.get(shown, 0))
             self.files = dict(sorted(self.files.items()))

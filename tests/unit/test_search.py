@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from dashfloat.tools import pipeline, results, runner, search
+from dashfloat.tools import pathpolicy, pipeline, results, runner, search
 from dashfloat.tools.exec import Cancel
 from dashfloat.tools.permissions import Policy
 from dashfloat.tools.rules import parse_rule
@@ -1429,12 +1429,30 @@ def test_a_directory_that_fails_between_the_check_and_the_search_is_an_error_res
     def fail(*a, **kw):
         raise PermissionError(13, "Permission denied")
 
-    if step == "Root":
-        monkeypatch.setattr(safeopen, "Root", fail)
-    elif step == "search":
-        monkeypatch.setitem(search._BACKENDS, "python", (fail, fail))
-    else:
-        monkeypatch.setattr(safeopen.Root, step, fail)
+    def break_it():
+        if step == "Root":
+            monkeypatch.setattr(safeopen, "Root", fail)
+        elif step == "search":
+            monkeypatch.setitem(search._BACKENDS, "python", (fail, fail))
+        else:  # (Root.stat opens the parent itself: the call that fails is search's own, after it)
+            real, calls = getattr(safeopen.Root, step), []
+
+            def fail_after_stat(self, rel, **kw):
+                calls.append(rel)
+                if kw.get("read") or len(calls) > 1:
+                    fail()
+                return real(self, rel, **kw)
+
+            monkeypatch.setattr(safeopen.Root, step, fail if step == "stat" else fail_after_stat)
+
+    real_resolve = pathpolicy.resolve
+
+    def resolve_then_break(*args, **kw):  # (the path policy's own check passes: what fails is after it)
+        res = real_resolve(*args, **kw)
+        break_it()
+        return res
+
+    monkeypatch.setattr(pathpolicy, "resolve", resolve_then_break)
     got = search.search_workspace(str(tree), {"pattern": "needle", "path": path}, backend="python")
     if step == "Root":
         assert got == {"ok": False, "code": "io_error", "error": "cannot open the working directory: Permission denied"}
