@@ -948,7 +948,8 @@ def _has(name: bytes, dir_fd: int) -> bool:
 def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]:
     """(lines before it, a block of whole lines) of a text file, read READ_CHUNK at a time;
     nothing for a binary file (a NUL byte in its first SNIFF bytes) or one that cannot be
-    opened. A line longer than 4 x LINE_KEEP is searched in its head only."""
+    opened. A line that ends (or the file ends) within the READ_CHUNK piece it starts in is
+    searched whole; a piece with no newline at all keeps only its first 4 x LINE_KEEP bytes."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError:

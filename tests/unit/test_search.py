@@ -1247,16 +1247,18 @@ def test_a_nul_byte_past_the_first_8_kib_leaves_a_file_text_whatever_its_size(tm
 
 
 def test_a_line_longer_than_four_times_64_kib_is_searched_in_its_head_only():
-    """The walker keeps 256 KiB of a line with no newline yet: a match ending at its last byte
-    is found, one a byte further is not (the memory of a search is bounded)."""
+    """A 1 MiB piece with no newline at all is kept to its first 256 KiB: a match ending at
+    its last byte is found, one a byte further is not (the memory of a search is bounded).
+    What follows a newline in the piece is searched whole."""
     head = 4 * search.LINE_KEEP
     s = search._Search(dir_fd=-1, target=None, pattern="needle", regex=False, glob=None,
                        deadline=time.monotonic() + 60)
     matcher = search._Matcher("needle", False)
     for rest, found in ((0, True), (1, False)):
-        data = b"x" * (head - 6 + rest) + b"needle" + b"y" * 10
-        lines = [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)]
-        assert lines == ([0] if found else []), rest
+        for first in (b"", b"\n"):  # after a newline in the same 1 MiB piece, the rest is whole
+            data = first + b"x" * (head - 6 + rest) + b"needle" + b"y" * 10
+            lines = [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)]
+            assert lines == ([len(first)] if found or first else []), (rest, first)
     # with its newline in the same 1 MiB piece, the line is whole, and so is the next one
     data = b"x" * (head + 1) + b"needle\nneedle\n"
     assert [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)] == [0, 1]
@@ -1494,7 +1496,8 @@ def test_files_ripgrep_cannot_read_are_a_note_and_the_hits_stay(tree, tmp_path, 
     assert got["note"] == "2 files could not be read and were not searched (secret.txt: Permission denied (os error 13))"
     shutil.rmtree(tmp_path / "bin")
     _fake_rg(tmp_path, monkeypatch, "echo './secret.txt: Permission denied (os error 13)' >&2\n"
-                                    "printf 'regex parse error:\\n    ./a(\\n       ^\\nerror: unclosed group\\n' >&2\nexit 2\n")
+                                    "printf 'regex parse error:\\n    ./a(\\n       ^\\nerror: unclosed group\\nmore\\n' >&2\n"
+                                    "exit 2\n")
     got = search.search_workspace(str(tree), {"pattern": "./a(", "regex": True}, backend="rg")
     assert got["code"] == "bad_arguments"
     assert got["error"] == "invalid regular expression (ripgrep's syntax): regex parse error: ./a( ^ error: unclosed group"
