@@ -1501,3 +1501,13 @@ def test_files_ripgrep_cannot_read_are_a_note_and_the_hits_stay(tree, tmp_path, 
     got = search.search_workspace(str(tree), {"pattern": "./a(", "regex": True}, backend="rg")
     assert got["code"] == "bad_arguments"
     assert got["error"] == "invalid regular expression (ripgrep's syntax): regex parse error: ./a( ^ error: unclosed group"
+
+
+@pytest.mark.parametrize("size, said", [(4095, "1 file could not be read"), (4096, "at least 1 file could not be read")])
+def test_unreadable_files_are_at_least_those_named_when_the_error_output_was_full(tree, tmp_path, monkeypatch,
+                                                                                 size, said):
+    suffix = ": Permission denied (os error 13)"
+    line = "./" + "a" * (size - len(suffix) - 3) + suffix
+    _fake_rg(tmp_path, monkeypatch, f"printf 'a.py\\0002:needle = 1\\n'\necho '{line}' >&2\nexit 2\n")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert len(line) + 1 == size and got["note"].startswith(said + " and ")
