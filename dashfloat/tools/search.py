@@ -688,9 +688,10 @@ def _rg_error(s: _Search) -> None:
     """ripgrep's exit status 2: what it refused (the pattern, a glob) is a bad argument; a
     file it could not read (a line naming a path, which starts with the "./" every path
     given to it has) is a note, and the hits stay."""
-    lines = s.stderr.decode("utf-8", "replace").splitlines()
-    unreadable = [line.removeprefix("rg: ") for line in lines if line.startswith(("./", "rg: ./"))]
-    message = _first_lines("\n".join(line for line in lines if not line.startswith(("./", "rg: ./"))).strip())
+    unreadable, other = [], []
+    for line in s.stderr.decode("utf-8", "replace").splitlines():
+        (unreadable if line.startswith(("./", "rg: ./")) else other).append(line.removeprefix("rg: "))
+    message = _first_lines("\n".join(other).strip())
     if message.startswith("error parsing glob"):
         raise _Failed("bad_arguments", "ripgrep refused the glob: " + message)
     if message:
@@ -1272,6 +1273,7 @@ def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout
                     found.append((shown, n))
             complete = not c.timed_out
             out.recount(found, complete)
+            s.notes += [note for note in c.notes if note not in s.notes]  # (a stopped lines pass said nothing)
     except _Failed as exc:
         return error(exc.code, str(exc))
     except OSError as exc:

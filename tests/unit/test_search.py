@@ -1511,3 +1511,15 @@ def test_unreadable_files_are_at_least_those_named_when_the_error_output_was_ful
     _fake_rg(tmp_path, monkeypatch, f"printf 'a.py\\0002:needle = 1\\n'\necho '{line}' >&2\nexit 2\n")
     got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
     assert len(line) + 1 == size and got["note"].startswith(said + " and ")
+
+
+def test_unreadable_files_are_said_when_the_lines_pass_was_stopped_and_the_count_said_it(tree, tmp_path, monkeypatch):
+    """With more hits than max_results, the lines pass is stopped before rg's exit status:
+    the counting pass, which runs to its end, is the one that reports the unreadable file."""
+    error = "echo './secret.txt: Permission denied (os error 13)' >&2\nexit 2\n"
+    _fake_rg(tmp_path, monkeypatch, 'for a in "$@"; do [ "$a" = --count ] && counting=1; done\n'
+                                    f"if [ -n \"$counting\" ]; then\nprintf 'a.py\\0003\\n'\n{error}fi\n"
+                                    "printf 'a.py\\0001:needle\\na.py\\0002:needle\\na.py\\0003:needle\\n'\n" + error)
+    got = search.search_workspace(str(tree), {"pattern": "needle", "max_results": 1}, backend="rg")
+    assert got["total_matches"] == 3 and got["note"].endswith(
+        "; 1 file could not be read and was not searched (secret.txt: Permission denied (os error 13))")
