@@ -37,6 +37,7 @@ Every failure is a result dict, never an exception.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -112,7 +113,13 @@ class _Search:
     stderr: bytes = b""
     timed_out: bool = False
     stopped: bool = False  # the driver has all it wants: stop reading
-    notes: list[str] = field(default_factory=list)  # what the backend said of files it could not read
+    unreadable: dict[str, str] = field(default_factory=dict)  # path (from the searched directory) -> why
+    unreadable_more: bool = False  # there may be more unreadable files than those named
+    long_lines: list[tuple[bytes, int]] = field(default_factory=list)  # (walker) lines searched in part
+
+    def cannot_read(self, path: str, why: str) -> None:
+        """A file or directory the backend could not read (it was not searched)."""
+        self.unreadable.setdefault(path, why)
 
     def over(self) -> bool:
         if self.cancel is not None and getattr(self.cancel, "cancelled", False):
@@ -680,26 +687,35 @@ def _rg(s: _Search, count: bool) -> Iterator[bytes]:
     if rg is None:
         raise _Failed("search_failed", "ripgrep (rg) is not installed")
     yield from _run(_rg_argv(s, rg, count), s, child_env())
-    if s.rc == 2 and not s.timed_out:
-        _rg_error(s)
+    _rg_stderr(s)
 
 
-def _rg_error(s: _Search) -> None:
-    """ripgrep's exit status 2: what it refused (the pattern, a glob) is a bad argument; a
-    file it could not read (a line naming a path, which starts with the "./" every path
-    given to it has) is a note, and the hits stay."""
-    unreadable, other = [], []
+_RG_DIRECTORY = re.compile(r"^(\./.*): IO error for operation on \1: (.*)$")
+
+
+def _rg_stderr(s: _Search) -> None:
+    """What ripgrep said on its error output. A file it could not read (a line naming a path,
+    which starts with the "./" every path given to it has) is noted, and the hits stay.
+    Anything else, with its exit status 2 (not stopped by the time limit), is what it
+    refused (the pattern, a glob): a bad argument."""
+    other = []
     for line in s.stderr.decode("utf-8", "replace").splitlines():
-        (unreadable if line.startswith(("./", "rg: ./")) else other).append(line.removeprefix("rg: "))
+        line = line.removeprefix("rg: ")
+        if line.startswith("./"):  # `./f: Permission denied (os error 13)`, for a directory
+            found = _RG_DIRECTORY.match(line)  # `./d: IO error for operation on ./d: Permission ...`
+            path, _, why = (found[1], "", found[2]) if found else line.rpartition(": ")
+            s.cannot_read(path[2:] if path else line[2:], why if path else "unreadable")
+        else:
+            other.append(line)
+    if len(s.stderr) >= STDERR_MAX:
+        s.unreadable_more = True
+    if s.rc != 2 or s.timed_out:
+        return
     message = _first_lines("\n".join(other).strip())
     if message.startswith("error parsing glob"):
         raise _Failed("bad_arguments", "ripgrep refused the glob: " + message)
     if message:
         raise _Failed("bad_arguments", "invalid regular expression (ripgrep's syntax): " + message)
-    if unreadable:
-        at_least = "at least " if len(s.stderr) >= STDERR_MAX else ""
-        s.notes.append(f"{at_least}{len(unreadable)} file{'s' if len(unreadable) != 1 else ''} could not be read "
-                       f"and {'were' if len(unreadable) != 1 else 'was'} not searched ({unreadable[0][2:]})")
 
 
 def _rg_hits(s: _Search) -> Iterator[Hit]:
@@ -754,11 +770,36 @@ def _git(s: _Search, count: bool) -> Iterator[bytes]:
     if git is None:
         raise _Failed("search_failed", "git is not installed")
     yield from _run(_git_argv(s, git, count), s, child_env())
+    _git_unreadable(s, git)
     if s.rc not in (0, 1, None) and not s.timed_out:
         message = _first_lines(s.stderr.decode("utf-8", "replace").strip())
         if s.regex and ("-e option" in message or "regex" in message.lower() or "pcre" in message.lower()):
             raise _Failed("bad_arguments", f"invalid regular expression (git grep -P, PCRE syntax): {message}")
         raise _Failed("search_failed", f"git grep failed: {message or f'exit status {s.rc}'}")
+
+
+# what git grep says (and exits 0) of a file or directory it cannot read
+_GIT_UNREADABLE = re.compile(r"^(?:error: failed to stat|warning: could not open directory) '(.*)': (.*)$")
+
+
+def _git_unreadable(s: _Search, git: str) -> None:
+    """Note what git grep could not read. It names those paths from the top of the work
+    tree (its hits from the searched directory): only then is the searched one asked for."""
+    found = [m for m in map(_GIT_UNREADABLE.match, s.stderr.decode("utf-8", "replace").splitlines()) if m]
+    if len(s.stderr) >= STDERR_MAX:
+        s.unreadable_more = True
+    if not found:
+        return
+    import subprocess
+
+    try:
+        prefix = subprocess.run([git, "rev-parse", "--show-prefix"], cwd=_cwd(s.dir_fd), env=child_env(),
+                                stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT,
+                                start_new_session=True).stdout.decode("utf-8", "replace").strip()
+    except (OSError, subprocess.SubprocessError):
+        prefix = ""
+    for m in found:
+        s.cannot_read(m[1].removeprefix(prefix), m[2])
 
 
 def _git_hits(s: _Search) -> Iterator[Hit]:
@@ -907,14 +948,17 @@ def _walk_dir(fd: int, rel: bytes, ignores: Ignores, s: _Search) -> Iterator[tup
         try:
             with os.scandir(fd) as it:
                 entries = sorted((os.fsencode(e.name), e) for e in it)
-        except OSError:
+        except OSError as exc:
+            _unreadable(s, rel, exc)  # (b"" for the searched directory itself)
             return
         for name, entry in entries:
             if s.over():
                 return
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
+            except OSError as exc:
+                if not ignores.ignored(top + name, False):
+                    _unreadable(s, rel + name, exc)
                 continue
             is_dir = stat.S_ISDIR(mode)
             if not is_dir and not stat.S_ISREG(mode):
@@ -928,7 +972,8 @@ def _walk_dir(fd: int, rel: bytes, ignores: Ignores, s: _Search) -> Iterator[tup
                 continue
             try:
                 sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            except OSError:
+            except OSError as exc:
+                _unreadable(s, rel + name + b"/", exc)
                 continue
             if _has(VENV_MARKER, sub):
                 os.close(sub)
@@ -946,28 +991,43 @@ def _has(name: bytes, dir_fd: int) -> bool:
         return False
 
 
-def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]:
+def _unreadable(s: _Search, path: bytes, exc: OSError) -> None:
+    """Note a file or directory (path ends with /) the walker could not read, unless it is gone
+    (or became a link) since it was listed, or a glob leaves the file out anyway."""
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+        return
+    if s.glob is not None and not path.endswith(b"/") and not s.glob.matches(path, False):
+        return
+    s.cannot_read(os.fsdecode(path), exc.strerror or str(exc))
+
+
+def _blocks(name: bytes, path: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]:
     """(lines before it, a block of whole lines) of a text file, read READ_CHUNK at a time;
     nothing for a binary file (a NUL byte in its first SNIFF bytes) or one that cannot be
-    opened. A line that ends (or the file ends) within the READ_CHUNK piece it starts in is
-    searched whole; a piece with no newline at all keeps only its first 4 x LINE_KEEP bytes."""
+    opened. A line that ends (or the file ends) within the READ_CHUNK piece after the one it
+    starts in is searched whole; a longer one is searched in its first 4 x LINE_KEEP bytes
+    (and noted), the rest of it skipped."""
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError:
+    except OSError as exc:
+        _unreadable(s, path, exc)
         return
     try:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return
-        except OSError:
+        except OSError as exc:
+            _unreadable(s, path, exc)
             return
         carry = b""
         before = 0
         first = True
+        skipping = False  # carry is the head of a line too long to keep: skip to its end
         while True:
             try:
                 data = os.read(fd, READ_CHUNK)
-            except OSError:
+            except OSError as exc:
+                _unreadable(s, path, exc)
                 return
             if first:
                 first = False
@@ -977,10 +1037,18 @@ def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]
                 if carry:
                     yield before, carry
                 return
+            if skipping:
+                end = data.find(b"\n")
+                if end < 0:
+                    continue
+                skipping, data = False, data[end:]
             block = carry + data
             cut = block.rfind(b"\n")
             if cut < 0:
-                carry = block[: LINE_KEEP * 4]
+                if len(block) > LINE_KEEP * 4:
+                    skipping, block = True, block[: LINE_KEEP * 4]
+                    s.long_lines.append((path, before + 1))
+                carry = block
                 continue
             whole, carry = block[: cut + 1], block[cut + 1 :]
             yield before, whole
@@ -994,7 +1062,7 @@ def _blocks(name: bytes, dir_fd: int, s: _Search) -> Iterator[tuple[int, bytes]]
 def _walk_hits(s: _Search) -> Iterator[Hit]:
     matcher = _Matcher(s.pattern, s.regex)
     for dir_fd, name, path in _walk_files(s):
-        for before, block in _blocks(name, dir_fd, s):
+        for before, block in _blocks(name, path, dir_fd, s):
             for index, line in matcher.lines(block):
                 yield Hit(path, before + index + 1, line[:LINE_KEEP], len(line) > LINE_KEEP)
 
@@ -1002,7 +1070,7 @@ def _walk_hits(s: _Search) -> Iterator[Hit]:
 def _walk_counts(s: _Search) -> Iterator[tuple[bytes, int]]:
     matcher = _Matcher(s.pattern, s.regex)
     for dir_fd, name, path in _walk_files(s):
-        n = sum(matcher.count(block) for _before, block in _blocks(name, dir_fd, s))
+        n = sum(matcher.count(block) for _before, block in _blocks(name, path, dir_fd, s))
         if n:
             yield path, n
 
@@ -1212,6 +1280,23 @@ class _Where:
             return None
         return names.written(self.given if self.target is not None else self.prefix + path)
 
+    def mention(self, path: str, backend: str) -> str | None:
+        """The name a note gives a file or directory (path from the searched directory, a
+        directory's with a trailing /) the backend could not search; None when the result
+        would not show it anyway: in a virtualenv the search skips, or hidden by a rule."""
+        raw = os.fsencode(path)
+        if self.target is None and backend != "python" and _in_venv(raw, self.dir_fd, self.venvs):
+            return None
+        rel = self.given if self.target is not None or not raw else self.prefix + raw
+        if self.readable is not None:
+            try:
+                if not self.readable(os.fsdecode(rel.rstrip(b"/"))):
+                    return None
+            except Exception:
+                log.exception("search: the read rule check failed for %r", rel)
+                return None  # fail closed
+        return names.written(rel)
+
     def _judge(self, path: bytes, backend: str) -> str | None:
         """Why a file with hits is left out ("glob", "venv", "outside", "rules"), or None."""
         if self.target is None and self.glob is not None and not self.glob.matches(path, False):
@@ -1273,7 +1358,10 @@ def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout
                     found.append((shown, n))
             complete = not c.timed_out
             out.recount(found, complete)
-            s.notes += [note for note in c.notes if note not in s.notes]  # (a stopped lines pass said nothing)
+            for path, why in c.unreadable.items():  # (a stopped lines pass did not list them all)
+                s.cannot_read(path, why)
+            s.unreadable_more = c.unreadable_more
+            s.long_lines = c.long_lines
     except _Failed as exc:
         return error(exc.code, str(exc))
     except OSError as exc:
@@ -1283,7 +1371,30 @@ def _search(where: _Where, res, args: dict, cancel, backend: str | None, timeout
     if not complete:
         out.exact = False
         out.reason("time")
-    return _result(out, res, name, where, timeout, max_results, s.notes)
+    return _result(out, res, name, where, timeout, max_results, _backend_notes(s, where, name, complete))
+
+
+def _backend_notes(s: _Search, where: _Where, backend: str, complete: bool) -> tuple[dict, list[str]]:
+    """The fields and notes for what the backend could not search: files it could not read
+    (but those the result would not show anyway) and, for the walker, lines searched in part."""
+    fields, notes = {}, []
+    unreadable = [(shown, why) for path, why in s.unreadable.items()
+                  if (shown := where.mention(path, backend)) is not None]
+    unreadable.sort()  # (rg says them in the order its threads meet them)
+    if unreadable:
+        n = len(unreadable)
+        at_least = "at least " if s.unreadable_more or not complete else ""
+        fields["not_searched"] = n
+        notes.append(f"{at_least}{n} file{'s' if n != 1 else ''} could not be read and {'were' if n != 1 else 'was'} "
+                     f"not searched ({unreadable[0][0]}: {unreadable[0][1]})")
+    long_lines = [f"{shown}:{line}" for path, line in s.long_lines
+                  if (shown := where.mention(os.fsdecode(path), backend)) is not None]
+    if long_lines:
+        n, kib = len(long_lines), 4 * LINE_KEEP // 1024
+        fields["lines_searched_in_part"] = n
+        notes.append(f"{n} line{'s' if n != 1 else ''} longer than {kib} KiB {'were' if n != 1 else 'was'} "
+                     f"searched in {'their' if n != 1 else 'its'} first {kib} KiB only ({long_lines[0]})")
+    return fields, notes
 
 
 def _cancelled(cancel) -> bool:
@@ -1303,7 +1414,7 @@ def _in_venv(path: bytes, dir_fd: int, cache: dict[bytes, bool]) -> bool:
 
 
 def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, max_results: int,
-            backend_notes: list[str]) -> dict:
+            backend_notes: tuple[dict, list[str]]) -> dict:
     listed = out.listed()
     nfiles = len(out.files)
     fields: dict = {
@@ -1343,7 +1454,8 @@ def _result(out: _Collector, res, backend: str, where: _Where, timeout: float, m
         fields["skipped_outside"] = where.skipped["outside"]
         notes.append(f"{where.skipped['outside']} files with matches are left out: they changed during the "
                      "search, or now lead outside the working directory")
-    notes += backend_notes
+    fields.update(backend_notes[0])
+    notes += backend_notes[1]
     if notes:
         fields["note"] = "; ".join(notes)
     result = ok(**fields)

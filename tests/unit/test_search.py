@@ -195,12 +195,12 @@ def test_a_glob_ripgrep_refuses_is_said_to_be_the_glob(tree):
     s = search._Search(dir_fd=-1, target=None, pattern="needle", regex=False, glob="x", deadline=0.0)
     s.rc, s.stderr = 2, b"error parsing glob 'x': something\n"
     with pytest.raises(search._Failed) as failed:
-        search._rg_error(s)
+        search._rg_stderr(s)
     assert failed.value.code == "bad_arguments" and str(failed.value) == (
         "ripgrep refused the glob: error parsing glob 'x': something")
     s.stderr = b"regex parse error: unclosed group\n"
     with pytest.raises(search._Failed) as failed:
-        search._rg_error(s)
+        search._rg_stderr(s)
     assert str(failed.value) == "invalid regular expression (ripgrep's syntax): regex parse error: unclosed group"
 
 
@@ -1225,7 +1225,43 @@ def test_the_walker_goes_on_past_an_entry_that_vanished(tmp_path, monkeypatch):
             self.it.close()
 
     monkeypatch.setattr(search.os, "scandir", Listing)
-    assert find(root, "python", pattern="needle")["files"] == {"b/x.txt": 1, "c.txt": 1, "d/y.txt": 1}
+    got = find(root, "python", pattern="needle")
+    assert got["files"] == {"b/x.txt": 1, "c.txt": 1, "d/y.txt": 1} and "note" not in got
+
+
+def test_the_walker_notes_entries_it_may_list_but_not_look_at(tmp_path, monkeypatch):
+    """A directory the user may list but not enter (mode r--): its names come, their stat is
+    refused; a directory that cannot be listed. Each is noted, but an ignored name."""
+    root = tmp_path / "p"
+    write(root, ".gitignore", "*.log\n")
+    for rel in ("a/x.txt", "b/y.txt", "c.txt"):
+        write(root, rel, "needle\n")
+    real = os.scandir
+
+    class Refused:
+        def __init__(self, name):
+            self.name = name
+
+        def stat(self, follow_symlinks=True):
+            raise PermissionError(13, "Permission denied", self.name)
+
+    class Listing:
+        def __init__(self, fd):
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("/b"):
+                raise PermissionError(13, "Permission denied")
+            self.it = real(fd)
+
+        def __enter__(self):
+            return iter([Refused("hidden.log"), Refused("z.txt"), *self.it])
+
+        def __exit__(self, *exc):
+            self.it.close()
+
+    monkeypatch.setattr(search.os, "scandir", Listing)
+    got = find(root, "python", pattern="needle")
+    assert got["files"] == {"a/x.txt": 1, "c.txt": 1}
+    assert got["not_searched"] == 3  # a/z.txt, b/, z.txt
+    assert got["note"] == "3 files could not be read and were not searched (a/z.txt: Permission denied)"
 
 
 def test_a_virtualenv_is_known_by_its_pyvenv_cfg_whatever_that_is(tmp_path):
@@ -1264,6 +1300,33 @@ def test_a_line_longer_than_four_times_64_kib_is_searched_in_its_head_only():
     assert [before + i for before, block in _blocks_of(data, s) for i, _ in matcher.lines(block)] == [0, 1]
 
 
+@pytest.mark.parametrize("max_results", [100, 1])
+def test_a_line_searched_in_its_head_is_never_joined_to_its_end_and_is_noted(tmp_path, max_results):
+    """The walker keeps the first 256 KiB of a line with no newline in a 1 MiB piece and skips
+    the rest of that line: its head and its end never make one text (here "nee" + "dle", a
+    match that is in no line of the file), the lines after it keep their numbers, and the
+    result says which line was searched in part (also from the counting pass)."""
+    head = 4 * search.LINE_KEEP
+    line = b"x" * (head - 3) + b"nee" + b"y" * (search.READ_CHUNK - head) + b"dle" + b"z" * 5
+    write(tmp_path / "p", "big.txt", line + b"\nneedle\n" + line + b"\nneedle\n")
+    write(tmp_path / "p", "small.txt", "needle\n")
+    got = find(tmp_path / "p", "python", pattern="needle", max_results=max_results)
+    assert got["files"] == {"big.txt": 2, "small.txt": 1}
+    assert got["matches"] == "\n".join(["big.txt:2: needle", "big.txt:4: needle", "small.txt:1: needle"][:max_results])
+    assert got["lines_searched_in_part"] == 1  # (line 3 ends in the piece after the one it starts in)
+    assert got["note"].endswith("1 line longer than 256 KiB was searched in its first 256 KiB only (big.txt:1)")
+    got = find(tmp_path / "p", "python", pattern="needle", path="big.txt")
+    assert got["files"] == {"big.txt": 2} and got["note"].endswith("(big.txt:1)")
+    # a line as long that ends in the piece after the one it starts in is searched whole
+    write(tmp_path / "q", "big.txt", b"\n" + line + b"\n")
+    got = find(tmp_path / "q", "python", pattern="needle")
+    assert got["matches"] == "" and "note" not in got
+    write(tmp_path / "q", "big.txt", b"\n" + line.replace(b"nee", b"nee" + b"dle", 1) + b"\n")
+    got = find(tmp_path / "q", "python", pattern="needle")
+    assert got["files"] == {"big.txt": 1} and "lines_searched_in_part" not in got
+    assert got["note"] == f"1 long line is cut to {search.LINE_CHARS} characters around the match (read_file shows it whole)"
+
+
 def _blocks_of(data: bytes, s) -> list:
     import tempfile
 
@@ -1271,7 +1334,7 @@ def _blocks_of(data: bytes, s) -> list:
         Path(d, "f").write_bytes(data)
         fd = os.open(d, os.O_RDONLY)
         try:
-            return list(search._blocks(b"f", fd, s))
+            return list(search._blocks(b"f", b"f", fd, s))
         finally:
             os.close(fd)
 
@@ -1501,6 +1564,130 @@ def test_files_ripgrep_cannot_read_are_a_note_and_the_hits_stay(tree, tmp_path, 
     got = search.search_workspace(str(tree), {"pattern": "./a(", "regex": True}, backend="rg")
     assert got["code"] == "bad_arguments"
     assert got["error"] == "invalid regular expression (ripgrep's syntax): regex parse error: ./a( ^ error: unclosed group"
+
+
+_UNREADABLE_STAND_IN = """
+import os, subprocess, sys
+real, top, hidden, name = REAL, TOP, HIDDEN, NAME
+if name == "git" and sys.argv[1:2] != ["grep"]:
+    os.execv(real, [real] + sys.argv[1:])
+proc = subprocess.run([real] + sys.argv[1:], capture_output=True)
+here = os.path.relpath(os.getcwd(), top)
+
+def under(rel):  # a hidden path, or one in a hidden directory
+    return any(rel == h.rstrip("/") or h.endswith("/") and rel.startswith(h) for h in hidden)
+
+kept = [r for r in proc.stdout.splitlines(True) if not under(os.path.normpath(os.path.join(here, os.fsdecode(r.split(b"\\0")[0]))))]
+sys.stdout.buffer.write(b"".join(kept))
+said = [h for h in sorted(hidden) if here == "." or h.startswith(here + "/")]
+if name == "rg":  # named from where it runs, and exit status 2
+    for h in said:
+        p = "./" + os.path.relpath(os.path.join(top, h), os.getcwd())
+        print(f"{p}: IO error for operation on {p}: Permission denied (os error 13)" if h.endswith("/") else
+              f"{p}: Permission denied (os error 13)", file=sys.stderr)
+    sys.exit(2 if said else proc.returncode)
+gittop = subprocess.run([real, "rev-parse", "--show-toplevel"], capture_output=True, text=True).stdout.strip()
+for h in said:  # named from the top of the work tree (twice, for a file), and the exit status is kept
+    p = os.path.relpath(os.path.join(top, h), gittop) + ("/" if h.endswith("/") else "")
+    print(f"warning: could not open directory '{p}': Permission denied" if h.endswith("/") else
+          f"error: failed to stat '{p}': Permission denied\\n" * 2, end="" if not h.endswith("/") else "\\n",
+          file=sys.stderr)
+sys.exit(proc.returncode)
+"""
+
+
+def _unreadable_here(tmp_path, monkeypatch, backend: str, hidden: set[str]) -> None:
+    """Make the files and directories `hidden` (paths beneath tmp_path/proj; a directory's
+    ends with /) unreadable to `backend` as they are to a user who may not read them (the
+    tests run as root, who reads anything). rg and git: a stand-in runs the real program,
+    drops what it found in them, and prints the messages the program prints for them (as
+    measured with the real one, run as an unprivileged user), with its exit status; the
+    walker: os.open refuses them."""
+    top = str(tmp_path / "proj")
+    if backend == "python":
+        real_open = os.open
+
+        def refusing_open(path, flags, mode=0o777, *, dir_fd=None):
+            if dir_fd is not None:
+                where = os.path.relpath(os.readlink(f"/proc/self/fd/{dir_fd}") + "/" + os.fsdecode(path), top)
+                if where in {h.rstrip("/") for h in hidden}:
+                    raise PermissionError(13, "Permission denied")
+            return real_open(path, flags, mode, dir_fd=dir_fd)
+
+        monkeypatch.setattr(search.os, "open", refusing_open)
+        return
+    script = (_UNREADABLE_STAND_IN.replace("REAL", repr(shutil.which(backend))).replace("TOP", repr(top))
+              .replace("HIDDEN", repr(sorted(hidden))).replace("NAME", repr(backend)))
+    _fake_rg(tmp_path, monkeypatch, script, interpreter=sys.executable, name=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_what_a_backend_cannot_read_is_a_note_and_the_hits_stay(tree, tmp_path, monkeypatch, backend):
+    """A tree with a file and a directory the user may not read: every backend finds the
+    rest, says how many it could not search and names the first (from the working directory,
+    as hits are named; a directory with its /), and the result counts them."""
+    write(tree, "locked/k.txt", "needle\n")
+    write(tree, "src/no.txt", "needle\n")
+    if backend == "git":
+        git(tree, "add", "-A")
+    _unreadable_here(tmp_path, monkeypatch, backend, {"locked/", "src/no.txt"})
+    got = find(tree, backend, pattern="needle")
+    assert got["files"] == {"a.py": 2, "src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1, ".hidden/h.cfg": 1}
+    shown = "locked" if backend == "rg" else "locked/"
+    because = "Permission denied (os error 13)" if backend == "rg" else "Permission denied"
+    assert got["not_searched"] == 2
+    assert got["note"] == f"2 files could not be read and were not searched ({shown}: {because})"
+    # searched from a directory beneath: still named from the working directory
+    got = find(tree, backend, pattern="needle", path="src")
+    assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
+    assert got["note"] == f"1 file could not be read and was not searched (src/no.txt: {because})"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unreadable_file_a_rule_hides_or_a_glob_leaves_out_is_not_named(tree, tmp_path, monkeypatch, backend):
+    write(tree, "src/no.txt", "needle\n")
+    if backend == "git":
+        git(tree, "add", "-A")
+    _unreadable_here(tmp_path, monkeypatch, backend, {"src/no.txt"})
+    got = search.search_workspace(str(tree), {"pattern": "needle", "path": "src"}, backend=backend,
+                                  readable=lambda path: path != "src/no.txt")
+    assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1} and "note" not in got and "not_searched" not in got
+    if backend == "python":  # (rg and git are given the glob: they never open the file)
+        got = find(tree, backend, pattern="needle", path="src", glob="*.md")
+        assert got["files"] == {"src/deep/c.md": 1} and "note" not in got
+
+
+@pytest.mark.parametrize("backend, said", [
+    ("rg", "echo './secret.txt: Permission denied (os error 13)' >&2\n"),
+    ("git", "echo \"error: failed to stat 'secret.txt': Permission denied\" >&2\n"),
+])
+def test_unreadable_files_said_before_the_time_limit_are_at_least_those(tree, tmp_path, monkeypatch, backend, said):
+    """A search stopped by its time limit still says the files the program could not read
+    by then (at least those), with the hits found by then; for rg, what it said is no
+    refusal of the pattern though its status would be 2."""
+    if backend == "git":
+        said = f'[ "$1" = grep ] || exec {shutil.which("git")} "$@"\n' + said
+    line = "a.py\\0002:needle = 1\\n" if backend == "rg" else "a.py\\0002\\0needle = 1\\n"
+    _fake_rg(tmp_path, monkeypatch, said + f"printf '{line}'\nexec sleep 60\n", name=backend)
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend=backend, timeout=1.0)
+    assert got["matches"] == "a.py:2: needle = 1" and got["complete"] is False
+    assert got["note"].endswith("; at least 1 file could not be read and was not searched (secret.txt: "
+                                f"Permission denied{' (os error 13)' if backend == 'rg' else ''})")
+
+
+def test_git_names_what_it_cannot_read_from_the_top_of_the_work_tree(tmp_path, monkeypatch):
+    """The working directory may lie beneath the repository's top: git's messages name
+    paths from that top, the result from the working directory."""
+    repo = tmp_path / "proj"
+    write(repo, "app/src/a.txt", "needle\n")
+    write(repo, "app/src/no.txt", "needle\n")
+    git(repo, "init", "-q", ".")
+    git(repo, "add", "-A")
+    _unreadable_here(tmp_path, monkeypatch, "git", {"app/src/no.txt"})
+    for path in (".", "src"):
+        got = find(repo / "app", "git", pattern="needle", path=path)
+        assert got["files"] == {"src/a.txt": 1}
+        assert got["note"] == "1 file could not be read and was not searched (src/no.txt: Permission denied)"
 
 
 @pytest.mark.parametrize("size, said", [(4095, "1 file could not be read"), (4096, "at least 1 file could not be read")])
