@@ -709,7 +709,7 @@ def _rg_stderr(s: _Search) -> None:
             other.append(line)
     if len(s.stderr) >= STDERR_MAX:
         s.unreadable_more = True
-    if s.rc != 2 or s.timed_out:
+    if s.rc != 2:  # (None when the search stopped it: over its time, cancelled, or enough)
         return
     message = _first_lines("\n".join(other).strip())
     if message.startswith("error parsing glob"):
@@ -732,19 +732,25 @@ def git_place(dir_fd: int, target: bytes | None = None) -> str:
     itself is ignored: git grep would find nothing there, the walker searches it as rg does)
     or "none" (not a work tree, or git is missing or failed)."""
     import shutil
-    import subprocess
 
     git = shutil.which("git")
     if git is None:
         return "none"
     what = target.decode("utf-8", "surrogateescape") if target else "."
+    proc = _git_probe(git, ["check-ignore", "-q", "--", what], dir_fd)
+    return "none" if proc is None else {0: "ignored", 1: "git"}.get(proc.returncode, "none")
+
+
+def _git_probe(git: str, args: list[str], dir_fd: int):
+    """One quick run of git's plumbing in the directory `dir_fd` (the safe environment, a
+    session of its own, PROBE_TIMEOUT): the completed process, None if it could not run."""
+    import subprocess
+
     try:
-        proc = subprocess.run([git, "check-ignore", "-q", "--", what], cwd=_cwd(dir_fd), env=child_env(),
-                              stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT,
-                              start_new_session=True)
+        return subprocess.run([git, *args], cwd=_cwd(dir_fd), env=child_env(), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=PROBE_TIMEOUT, start_new_session=True)
     except (OSError, subprocess.SubprocessError):
-        return "none"
-    return {0: "ignored", 1: "git"}.get(proc.returncode, "none")
+        return None
 
 
 def _git_argv(s: _Search, git: str, count: bool) -> list[str]:
@@ -790,14 +796,8 @@ def _git_unreadable(s: _Search, git: str) -> None:
         s.unreadable_more = True
     if not found:
         return
-    import subprocess
-
-    try:
-        prefix = subprocess.run([git, "rev-parse", "--show-prefix"], cwd=_cwd(s.dir_fd), env=child_env(),
-                                stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT,
-                                start_new_session=True).stdout.decode("utf-8", "replace").strip()
-    except (OSError, subprocess.SubprocessError):
-        prefix = ""
+    done = _git_probe(git, ["rev-parse", "--show-prefix"], s.dir_fd)
+    prefix = "" if done is None else done.stdout.decode("utf-8", "replace").strip()
     for m in found:
         s.cannot_read(m[1].removeprefix(prefix), m[2])
 
@@ -956,9 +956,14 @@ def _walk_dir(fd: int, rel: bytes, ignores: Ignores, s: _Search) -> Iterator[tup
                 return
             try:
                 mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError as exc:
-                if not ignores.ignored(top + name, False):
-                    _unreadable(s, rel + name, exc)
+            except OSError as exc:  # gone, or in a directory the user may list but not enter
+                if exc.errno not in _GONE:
+                    try:
+                        is_dir = entry.is_dir(follow_symlinks=False)  # from the listing, no stat
+                    except OSError:
+                        is_dir = False
+                    if not ignores.ignored(top + name, is_dir):
+                        _unreadable(s, rel + name + (b"/" if is_dir else b""), exc)
                 continue
             is_dir = stat.S_ISDIR(mode)
             if not is_dir and not stat.S_ISREG(mode):
@@ -991,10 +996,13 @@ def _has(name: bytes, dir_fd: int) -> bool:
         return False
 
 
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)  # removed since listed, or now a link
+
+
 def _unreadable(s: _Search, path: bytes, exc: OSError) -> None:
     """Note a file or directory (path ends with /) the walker could not read, unless it is gone
     (or became a link) since it was listed, or a glob leaves the file out anyway."""
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+    if exc.errno in _GONE:
         return
     if s.glob is not None and not path.endswith(b"/") and not s.glob.matches(path, False):
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import logging
 import os
 import random
 import re
@@ -1231,19 +1232,26 @@ def test_the_walker_goes_on_past_an_entry_that_vanished(tmp_path, monkeypatch):
 
 def test_the_walker_notes_entries_it_may_list_but_not_look_at(tmp_path, monkeypatch):
     """A directory the user may list but not enter (mode r--): its names come, their stat is
-    refused; a directory that cannot be listed. Each is noted, but an ignored name."""
+    refused (the listing still tells a directory); a directory that cannot be listed, also
+    the searched one. Each is noted (a directory with its /), but a name the ignore rules
+    leave out, as what the listing says it is."""
     root = tmp_path / "p"
-    write(root, ".gitignore", "*.log\n")
+    write(root, ".gitignore", "*.log\nsecret/\n")
     for rel in ("a/x.txt", "b/y.txt", "c.txt"):
         write(root, rel, "needle\n")
     real = os.scandir
 
     class Refused:
-        def __init__(self, name):
-            self.name = name
+        def __init__(self, name, is_dir=False):
+            self.name, self.dir = name, is_dir
 
         def stat(self, follow_symlinks=True):
             raise PermissionError(13, "Permission denied", self.name)
+
+        def is_dir(self, follow_symlinks=True):
+            if self.dir is None:
+                raise PermissionError(13, "Permission denied", self.name)
+            return self.dir
 
     class Listing:
         def __init__(self, fd):
@@ -1252,7 +1260,8 @@ def test_the_walker_notes_entries_it_may_list_but_not_look_at(tmp_path, monkeypa
             self.it = real(fd)
 
         def __enter__(self):
-            return iter([Refused("hidden.log"), Refused("z.txt"), *self.it])
+            return iter([Refused("hidden.log"), Refused("secret", True), Refused("sub", True),
+                         Refused("z.txt", None), *self.it])
 
         def __exit__(self, *exc):
             self.it.close()
@@ -1260,8 +1269,30 @@ def test_the_walker_notes_entries_it_may_list_but_not_look_at(tmp_path, monkeypa
     monkeypatch.setattr(search.os, "scandir", Listing)
     got = find(root, "python", pattern="needle")
     assert got["files"] == {"a/x.txt": 1, "c.txt": 1}
-    assert got["not_searched"] == 3  # a/z.txt, b/, z.txt
-    assert got["note"] == "3 files could not be read and were not searched (a/z.txt: Permission denied)"
+    assert got["not_searched"] == 5  # a/sub/, a/z.txt, b/, sub/, z.txt
+    assert got["note"] == "5 files could not be read and were not searched (a/sub/: Permission denied)"
+    got = find(root, "python", pattern="needle", path="b")
+    assert got["files"] == {} and got["note"] == "1 file could not be read and was not searched (b: Permission denied)"
+
+
+@pytest.mark.parametrize("failing", ["fstat", "read"])
+def test_a_file_the_walker_opens_but_cannot_read_is_noted(tmp_path, monkeypatch, failing):
+    """An input/output error (a failing disk, a file on a network mount gone away) on a
+    file's stat or read: the file is noted, the rest searched."""
+    root = tmp_path / "p"
+    write(root, "bad.txt", "needle\n")
+    write(root, "good.txt", "needle\n")
+    real = getattr(os, failing)
+
+    def broken(fd, *args):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("/bad.txt"):
+            raise OSError(5, "Input/output error")
+        return real(fd, *args)
+
+    monkeypatch.setattr(search.os, failing, broken)
+    got = find(root, "python", pattern="needle")
+    assert got["files"] == {"good.txt": 1}
+    assert got["note"] == "1 file could not be read and was not searched (bad.txt: Input/output error)"
 
 
 def test_a_virtualenv_is_known_by_its_pyvenv_cfg_whatever_that_is(tmp_path):
@@ -1325,6 +1356,26 @@ def test_a_line_searched_in_its_head_is_never_joined_to_its_end_and_is_noted(tmp
     got = find(tmp_path / "q", "python", pattern="needle")
     assert got["files"] == {"big.txt": 1} and "lines_searched_in_part" not in got
     assert got["note"] == f"1 long line is cut to {search.LINE_CHARS} characters around the match (read_file shows it whole)"
+
+
+def test_a_long_line_is_skipped_to_its_very_end_and_what_follows_is_searched_whole(tmp_path):
+    """A line over three 1 MiB pieces whose newline is the first byte of the fourth, then
+    lines read on: the one across the next piece's edge with its match after the edge, one
+    whose newline ends a line the walker's head of another line would make a match with,
+    and a last line of exactly 256 KiB with no newline, which is whole."""
+    chunk, head = search.READ_CHUNK, 4 * search.LINE_KEEP
+    fill = b"".join(b"y" * 999 + b"\n" for _ in range(chunk // 1000))
+    edge = b"x" * (3 * chunk) + b"\nneedle\n" + fill + b"y" * 2000 + b"zz needle\n"
+    write(tmp_path / "p", "edge.txt", edge)
+    join = b"x" * (head - 5) + b"needl" + b"y" * chunk + b"e\nneedle\n"  # "needl" + "e": in no line
+    write(tmp_path / "p", "join.txt", join)
+    write(tmp_path / "p", "last.txt", b"\n" + b"x" * (head - 6) + b"needle")
+    got = find(tmp_path / "p", "python", pattern="needle")
+    crossing = edge.count(b"\n", 0, edge.index(b"zz needle")) + 1
+    assert [m.split(": ")[0] for m in got["matches"].split("\n")] == [
+        "edge.txt:2", f"edge.txt:{crossing}", "join.txt:2", "last.txt:2"]
+    assert got["lines_searched_in_part"] == 2
+    assert got["note"].endswith("2 lines longer than 256 KiB were searched in their first 256 KiB only (edge.txt:1)")
 
 
 def _blocks_of(data: bytes, s) -> list:
@@ -1673,6 +1724,85 @@ def test_unreadable_files_said_before_the_time_limit_are_at_least_those(tree, tm
     assert got["matches"] == "a.py:2: needle = 1" and got["complete"] is False
     assert got["note"].endswith("; at least 1 file could not be read and was not searched (secret.txt: "
                                 f"Permission denied{' (os error 13)' if backend == 'rg' else ''})")
+
+
+def test_unreadable_files_are_named_in_order_whatever_order_the_program_said_them(tree, tmp_path, monkeypatch):
+    """rg's threads meet the files in any order: the note names the first by name. A line
+    that names a path but no reason still counts."""
+    _fake_rg(tmp_path, monkeypatch, "echo './zeta: Permission denied (os error 13)' >&2\n"
+                                    "echo './aaa odd' >&2\n"
+                                    "echo './beta: Permission denied (os error 13)' >&2\nexit 2\n")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="rg")
+    assert got["not_searched"] == 3
+    assert got["note"] == "3 files could not be read and were not searched (aaa odd: unreadable)"
+
+
+@pytest.mark.parametrize("size, said", [(4095, "1 file could not be read"), (4096, "at least 1 file could not be read")])
+def test_what_git_could_not_read_is_at_least_that_when_its_error_output_was_full(tree, tmp_path, monkeypatch,
+                                                                                 size, said):
+    head, tail = "error: failed to stat '", "': Permission denied"
+    line = head + "a" * (size - len(head) - len(tail) - 1) + tail
+    _fake_rg(tmp_path, monkeypatch, f'[ "$1" = grep ] || exec {shutil.which("git")} "$@"\n'
+                                    f"printf 'a.py\\0002\\000needle = 1\\n'\necho \"{line}\" >&2\n", name="git")
+    got = search.search_workspace(str(tree), {"pattern": "needle"}, backend="git")
+    assert len(line) + 1 == size and got["matches"] == "a.py:2: needle = 1"
+    assert got["note"].startswith(said + " and ")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unreadable_file_in_a_virtualenv_or_left_out_by_a_directory_glob_is_not_named(tree, tmp_path,
+                                                                                          monkeypatch, backend):
+    """The search leaves out a virtualenv (by its pyvenv.cfg) and a glob that names only
+    directories keeps no file: what could not be read there is not said either."""
+    write(tree, "myenv/lib/w.py", "needle\n")
+    write(tree, "src/no.txt", "needle\n")
+    if backend == "git":
+        git(tree, "add", "-A")
+    _unreadable_here(tmp_path, monkeypatch, backend, {"myenv/lib/w.py"})
+    got = find(tree, backend, pattern="needle")
+    assert "myenv/lib/w.py" not in got["files"] and "note" not in got
+    if backend == "python":
+        monkeypatch.undo()
+        _unreadable_here(tmp_path, monkeypatch, backend, {"src/no.txt"})
+        got = find(tree, backend, pattern="needle", glob="no.txt/")
+        assert got["files"] == {} and "note" not in got
+
+
+def test_a_rule_check_that_fails_names_no_unreadable_file_and_is_logged(tree, tmp_path, monkeypatch, caplog):
+    write(tree, "src/no.txt", "needle\n")
+    _unreadable_here(tmp_path, monkeypatch, "python", {"src/no.txt"})
+
+    def readable(path):
+        if path == "src/no.txt":
+            raise RuntimeError("the rule check broke")
+        return True
+
+    with caplog.at_level(logging.ERROR, logger="dashfloat.tools.search"):
+        got = search.search_workspace(str(tree), {"pattern": "needle", "path": "src"}, backend="python",
+                                      readable=readable)
+    assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1} and "note" not in got
+    assert "the read rule check failed for b'src/no.txt'" in caplog.text
+
+
+def test_what_the_counting_pass_finds_unsearched_is_said_when_the_lines_pass_stopped_first(tmp_path, monkeypatch):
+    """The lines pass stops at max_results before the files that could not be searched;
+    the counting pass, which reads every file, says them: a long line searched in part (the
+    walker) and an error output that was full (at least)."""
+    root = tmp_path / "p"
+    write(root, "a.txt", "needle\nneedle\n")
+    write(root, "z.txt", b"x" * (search.READ_CHUNK + 10) + b"\nneedle\n")
+    got = find(root, "python", pattern="needle", max_results=1)
+    assert got["total_matches"] == 3
+    assert got["note"].endswith("; 1 line longer than 256 KiB was searched in its first 256 KiB only (z.txt:1)")
+    suffix = ": Permission denied (os error 13)"
+    line = "./" + "a" * (search.STDERR_MAX - 3 - len(suffix)) + suffix  # with its newline: the 4 KiB kept
+    _stalling_rg(tmp_path, monkeypatch, "a.txt\\0001:needle\\na.txt\\0002:needle\\n", "a.txt\\0002\\n",
+                 stall_lines=True, stall_counts=False)
+    rg = tmp_path / "bin" / "rg"
+    rg.write_text(rg.read_text().replace("exit 0\nfi", f"echo '{line}' >&2\nexit 2\nfi", 1))
+    got = search.search_workspace(str(root), {"pattern": "needle", "max_results": 1}, backend="rg")
+    assert got["total_matches"] == 2 and got["note"].endswith(
+        f"; at least 1 file could not be read and was not searched ({line[2:]})")
 
 
 def test_git_names_what_it_cannot_read_from_the_top_of_the_work_tree(tmp_path, monkeypatch):
