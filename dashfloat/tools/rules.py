@@ -421,9 +421,8 @@ def _is_control(ch: str) -> bool:
 
 
 def _is_lookalike(ch: str) -> bool:
-    """A non-ASCII character that looks like a shell operator, quote or blank."""
-    if ord(ch) < 0x80:
-        return False
+    """Whether a non-ASCII character (the caller's) looks like a shell operator, quote or
+    blank."""
     if ch in _LOOKALIKE_EXTRA or unicodedata.category(ch) == "Zs":
         return True
     norm = unicodedata.normalize("NFKC", ch)
@@ -459,7 +458,7 @@ def _fold_name(text: str) -> str:
 
 
 def _basename(word: str) -> str:
-    base = word.rstrip("/").rsplit("/", 1)[-1]
+    base = word.rstrip("/").rpartition("/")[2]
     return base or word
 
 

@@ -1636,7 +1636,9 @@ def test_a_shell_reading_stdin_is_opaque():
     ("sg root ls", False), ("chroot /", True), ("chroot / ls", False),
     ("chroot --userspec u /", True),  # `u` may be --userspec's value
     ("chroot --userspec=u / ls", False), ("unshare -r", True), ("unshare -r ls", True),
-    ("unshare ls", False), ("unshare -- -r", False), ("nsenter -t 1 -m", True),
+    ("unshare ls", False), ("unshare -- -r", False), ("nsenter -t 1 -m", True), ("nsenter ls", False),
+    ("firejail", True), ("firejail ls", False), ("screen", True), ("screen ls", False), ("pkexec", True),
+    ("pkexec ls", False),
     ("fakeroot", True), ("fakeroot -- ls", False), ("sudo -s", True), ("sudo -u root -i", True),
     ("sudo -s ls", True), ("sudo ls", False), ("doas -s", True),  # (-s ls: a value?)
     # a `c` that is another option's value: su/runuser -w LIST, -G GROUP; script -T FILE
@@ -2213,6 +2215,7 @@ ALLOWED_BUT_DOES_MORE = [
     ("curl *", "curl -s -w @fmt https://example.invalid/"),
     ("pytest *", "pytest --basetemp=/home/u/important"),
     ("pytest *", "pytest --junitxml=/tmp/elsewhere.xml"),
+    ("py.test *", "py.test --basetemp=/home/u/important"),
     ("pytest *", "pytest -p evil_plugin"),
     ("python -m pytest *", "python -m pytest --basetemp=/srv/data"),
     ("patch --dry-run *", "patch --dry-run -i p.diff -o victim f"),
@@ -2280,3 +2283,25 @@ def test_the_analysis_memo_is_exact():
         text = "".join(list(rng.choice(texts)))  # a new str object with the same text
         got = analyze_command(text)
         assert got == rules._analyze_uncached(text) and got.command == text
+
+
+def test_rules_and_decisions_are_never_changed_once_made():
+    """The agent's thread evaluates the rules that the UI lists (/permissions) and hands
+    decisions to the journal: neither can be changed after it is made."""
+    import dataclasses
+
+    rule = parse_rule("execute_command(git status)", ALLOW, USER)
+    decision = evaluate([layer(USER, (ALLOW, "execute_command(git status)"))], C, {"command": "git status"},
+                        root=ROOT, mode="ask")
+    assert decision.decision == ALLOW and decision.rule == rule
+    for value, name in ((rule, "decision"), (decision, "decision"), (decision, "rule")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, name, None)
+
+
+@pytest.mark.parametrize(("letters", "unparsable"), [(24, False), (25, True)])
+def test_an_option_cluster_is_read_for_attached_values_up_to_24_letters(letters, unparsable):
+    """Each tail of a cluster may be a value (`env -iS'rm x'`) and is analysed: a cluster
+    longer than 24 letters is not read (each tail would cost a whole analysis)."""
+    a = analyze_command("env -" + "i" * letters + " ls")
+    assert a.unparsable is unparsable and a.simple[0][:1] == ["env"]
