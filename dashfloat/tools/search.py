@@ -24,6 +24,11 @@ the working directory and gives the same kind of hits; what is done with them is
   count of matching lines per file (rg --count, git grep -c, the walker's count), so
   `total_matches` and `files` are honest at native speed, and a result that is not complete
   says why (`truncated_by`, `complete`). "Matches" are matching lines, as grep counts them.
+- What could not be searched is said, whichever backend ran: files and directories it could
+  not read (`not_searched`, the first named from the working directory: rg's and git's own
+  messages name them from elsewhere), but those the result would not show anyway; and, for
+  the walker, lines longer than 4 x LINE_KEEP with no newline in a READ_CHUNK piece, searched
+  in their head only (`lines_searched_in_part`: bounded memory).
 - Processes: rg and git run in their own session and process group with stdin /dev/null,
   killed with their whole group on timeout, cancel, or `kill_all` (quit). Their environment
   is the safe one of repocheck.py: the repository's config cannot make git run a program
