@@ -182,7 +182,12 @@ def _ok_text(name: str, result: dict) -> str:
     if name == "search_workspace":
         from dashfloat.tools.search import shown_count
 
-        return f"ok: {shown_count(result)}" + (", incomplete" if result.get("complete") is False else "")
+        text = f"ok: {shown_count(result)}" + (", incomplete" if result.get("complete") is False else "")
+        if isinstance(n := result.get("not_searched"), int) and n:
+            text += f", {n} not readable"
+        if isinstance(n := result.get("lines_searched_in_part"), int) and n:
+            text += f", {n} long line{'s' * (n != 1)} searched in part"
+        return text
     if name == "write_file":
         size = result.get("bytes")
         verb = "created" if result.get("created") else "wrote"

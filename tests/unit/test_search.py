@@ -1346,6 +1346,7 @@ def test_a_line_searched_in_its_head_is_never_joined_to_its_end_and_is_noted(tmp
     assert got["matches"] == "\n".join(["big.txt:2: needle", "big.txt:4: needle", "small.txt:1: needle"][:max_results])
     assert got["lines_searched_in_part"] == 1  # (line 3 ends in the piece after the one it starts in)
     assert got["note"].endswith("1 line longer than 256 KiB was searched in its first 256 KiB only (big.txt:1)")
+    assert runner.result_row("c1", "search_workspace", got)["text"].endswith(", 1 long line searched in part")
     got = find(tmp_path / "p", "python", pattern="needle", path="big.txt")
     assert got["files"] == {"big.txt": 2} and got["note"].endswith("(big.txt:1)")
     # a line as long that ends in the piece after the one it starts in is searched whole
@@ -1376,6 +1377,8 @@ def test_a_long_line_is_skipped_to_its_very_end_and_what_follows_is_searched_who
         "edge.txt:2", f"edge.txt:{crossing}", "join.txt:2", "last.txt:2"]
     assert got["lines_searched_in_part"] == 2
     assert got["note"].endswith("2 lines longer than 256 KiB were searched in their first 256 KiB only (edge.txt:1)")
+    assert runner.result_row("c1", "search_workspace", got)["text"] == (
+        "ok: 4 matching lines in 3 files, 2 long lines searched in part")
 
 
 def _blocks_of(data: bytes, s) -> list:
@@ -1688,6 +1691,8 @@ def test_what_a_backend_cannot_read_is_a_note_and_the_hits_stay(tree, tmp_path, 
     because = "Permission denied (os error 13)" if backend == "rg" else "Permission denied"
     assert got["not_searched"] == 2
     assert got["note"] == f"2 files could not be read and were not searched ({shown}: {because})"
+    assert runner.result_row("c1", "search_workspace", got)["text"] == (
+        "ok: 6 matching lines in 5 files, 2 not readable")
     # searched from a directory beneath: still named from the working directory
     got = find(tree, backend, pattern="needle", path="src")
     assert got["files"] == {"src/b.txt": 1, "src/deep/c.md": 1, "src/keep.log": 1}
