@@ -575,3 +575,140 @@ def test_a_compaction_that_stubbed_nothing_says_nothing_of_stubs():
     out = m.finish(plan, "## Goal\nshort")
     assert out.how == "summary" and out.stubbed == 0 and "stub" not in out.text
     assert out.text.endswith("(summarised 3 earlier messages (1 prompt, 0 tool calls); dropped nothing)")
+
+
+# ---- edges the mutation run found untested -------------------------------------------------------
+
+
+def test_calibration_ignores_a_request_too_small_to_tell_and_is_bounded_below():
+    """Under 50 tokens of raw estimate, a figure says little (and a server's fixed overhead
+    dominates): ignored. One prompt token for 50 is absurd: bounded at 0.5x."""
+    m = manager()
+    m.observe(49, {"prompt_tokens": 98})
+    assert m.ratio == 1.0
+    m.observe(50, {"prompt_tokens": 100})
+    assert m.ratio == 2.0
+    m.observe(50, {"prompt_tokens": 1})
+    assert m.ratio == 0.5
+
+
+@pytest.mark.parametrize(("value", "window"), [
+    (255, None), (256, 256), (100_000_000, 100_000_000), (100_000_001, None), (True, None), (8192.0, None)])
+def test_a_reported_window_is_believed_from_256_to_100_million_tokens(value, window):
+    assert C.window_of({"context_length": value}) == window
+    assert C.window_of({"loaded_instances": [{"config": {"context_length": value}}]}) == window
+
+
+def test_a_loaded_instance_without_a_config_is_passed_over():
+    assert C.window_of({"loaded_instances": [{"config": None}, {"id": "x"}, "junk",
+                                             {"config": {"context_length": 4096}}]}) == 4096
+
+
+@pytest.mark.parametrize(("threshold", "share"), [(0.8, 0.6), (0.5, 0.3), (0.3, 0.15)])
+def test_free_stubbing_stops_well_under_the_threshold(threshold, share):
+    """The target: 20 points under the threshold, but never under half of it."""
+    assert manager(window=10_000, threshold=threshold).target == int(10_000 * share)
+
+
+def _stub_oracle(m, msgs, ids):
+    """The fewest of `ids` (oldest first) whose stubs bring the estimate to the target, found
+    by estimating each candidate conversation whole."""
+    for j in range(len(ids) + 1):
+        if m.estimate(C.apply_ops(msgs, [["stub", ids[:j]]] if j else [])) <= m.target:
+            return j
+    return len(ids)
+
+
+@pytest.mark.parametrize("ratio", [1.0, 1.7])
+def test_stubs_are_the_oldest_and_no_more_than_bring_the_estimate_to_the_target(ratio):
+    """Stage 1 stubs tool outputs (and long arguments) oldest first and stops as soon as its
+    running estimate is at the target: exactly as many as a whole re-estimate needs. Calls
+    without an id, and outputs too short to stub, are passed over and never counted."""
+    m = manager()
+    m.ratio = ratio
+    msgs = [user("start")]
+    ids = []
+    for k in range(12):
+        cid = f"c{k}"
+        msgs += read(cid, f"f{k}.py", 3000 + 200 * k)
+        ids.append(cid)
+        if k == 2:  # no id (then one with an id, in the same message), and a short output
+            two = calls(("c2b", "read_file", {"path": "b.py"}, {"ok": True, "content": "b = 3\n" * 500}))
+            two[0]["tool_calls"].insert(0, {"type": "function", "function": {"name": "read_file", "arguments": "{}"}})
+            msgs += two + read("short", "s.py", 60)
+            ids.append("c2b")
+        if k == 0:  # long arguments and a short output: the arguments are shortened
+            many = {f"part{i}": "z" * (C.STUB_MIN + 1) for i in range(40)}  # what is left of them counts
+            msgs += calls(("w1", "write_file", many, {"ok": True}))
+            ids.append("w1")
+        if k == 6:  # an output and arguments of exactly STUB_MIN characters: too short
+            edge = calls(("e1", "read_file", {"path": "e.py"}, {}), ("e2", "write_file", {}, {"ok": True}))
+            edge[1]["content"] = "e" * C.STUB_MIN
+            edge[0]["tool_calls"][1]["function"]["arguments"] = json.dumps({"path": "w", "content": "w" * (
+                C.STUB_MIN - len(json.dumps({"path": "w", "content": ""})))})
+            assert len(edge[0]["tool_calls"][1]["function"]["arguments"]) == C.STUB_MIN
+            msgs += edge
+    msgs += [user("go on"), *read("last", "l.py", 3000)]
+    full, least = m.estimate(msgs), m.estimate(C.apply_ops(msgs, [["stub", ids]]))
+    m.window = int((full - 0.6 * (full - least)) / 0.6)  # the target: 60 % of what all stubs save
+    p = m.plan(msgs)
+    want = _stub_oracle(m, msgs, ids)
+    assert 0 < want < len(ids)
+    assert p.ops == [["stub", ids[:want]]] and p.stubbed == want  # (the stubs were enough)
+    assert p.after <= m.target < m.estimate(C.apply_ops(msgs, [["stub", ids[:want - 1]]]))
+    m.window = int((full - 0.85 * (full - least)) / 0.6)  # a smaller one: more, never the same again
+    again = m.plan(p.messages)
+    more = _stub_oracle(m, p.messages, ids[want:])
+    assert 0 < more < len(ids) - want, (want, more, ids)
+    assert again.ops == [["stub", ids[want:want + more]]]
+
+
+def test_what_may_be_cut_is_tool_outputs_and_arguments_first_then_any_content():
+    msgs = [user("question"),
+            {"role": "assistant", "content": "thinking", "tool_calls": [
+                {"type": "function", "function": {"arguments": "{}"}},  # no id: never cut
+                "junk", {"id": "c1", "function": {"arguments": '{"a": 1}'}}, {"id": "c2"}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "out1"},
+            {"role": "tool", "content": "no id"},
+            {"role": "tool", "tool_call_id": "c2", "content": None},
+            say("answer")]
+    assert list(C._cuttable(msgs, True)) == [("args:c1", '{"a": 1}'), ("args:c2", ""), ("c1", "out1")]
+    assert list(C._cuttable(msgs, False)) == [("#0", "question"), ("#1", "thinking"), ("#3", "no id"),
+                                              ("#5", "answer")]
+
+
+def test_a_cut_keeps_all_it_can_less_a_200_character_margin_and_never_under_cut_min():
+    """The longest output is cut to what the excess leaves of it, 200 characters under (so one
+    cut is enough), and never below CUT_MIN characters."""
+    m = manager(window=8000)
+    for size in (30_000, 90_000):
+        msgs = [user("q"), *calls(("c1", "read_file", {"path": "a"}, {})), user("next")]
+        msgs[2]["content"] = "x" * size
+        over = (m.estimate(msgs) - m.limit) * C.CHARS_PER_TOKEN / m.ratio
+        cuts, out = m._fit(msgs, None)
+        assert cuts == {"c1": max(C.CUT_MIN, int(size - over - 200))}
+        assert m.estimate(out) <= m.limit
+
+
+def test_the_first_of_the_longest_outputs_is_cut_and_one_under_800_characters_never():
+    m = manager(window=16_000)
+    msgs = [user("q"), *calls(("c1", "read_file", {"path": "a"}, {}), ("c2", "read_file", {"path": "b"}, {}),
+                              ("c3", "read_file", {"path": "c"}, {})), user("next")]
+    msgs[2]["content"], msgs[3]["content"], msgs[4]["content"] = "x" * 799, "y" * 30_000, "z" * 30_000
+    cuts, out = m._fit(msgs, None)
+    assert list(cuts) == ["c2"] and m.estimate(out) <= m.limit
+    m = manager(window=600)  # all cut to CUT_MIN and still over: the 799 characters stay
+    cuts, out = m._fit(msgs, None)
+    assert cuts == {"c2": C.CUT_MIN, "c3": C.CUT_MIN} and m.estimate(out) > m.limit
+
+
+def test_compact_keeps_the_latest_request_verbatim_even_as_the_last_message():
+    """/compact summarises everything before the latest request, also when that request is
+    the very last message (no answer yet); with the first request the only one, there is
+    nothing before it to summarise."""
+    m = manager(window=8000)
+    msgs = [user("FIRST"), *read("c1", "a.py", 900), say("done"), user("and now this")]
+    plan = m.plan(msgs, reason="/compact")
+    assert (plan.head, plan.tail) == (1, 1) and len(plan.middle) == 3 and plan.request is not None
+    plan = m.plan(msgs[:4], reason="/compact")
+    assert plan.middle == [] and plan.request is None
