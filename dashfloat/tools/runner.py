@@ -183,9 +183,9 @@ def _ok_text(name: str, result: dict) -> str:
         from dashfloat.tools.search import shown_count
 
         text = f"ok: {shown_count(result)}" + (", incomplete" if result.get("complete") is False else "")
-        if isinstance(n := result.get("not_searched"), int) and n:
+        if n := result.get("not_searched"):  # (counts search.py sets only when over 0)
             text += f", {n} not readable"
-        if isinstance(n := result.get("lines_searched_in_part"), int) and n:
+        if n := result.get("lines_searched_in_part"):
             text += f", {n} long line{'s' * (n != 1)} searched in part"
         return text
     if name == "write_file":
