@@ -607,8 +607,6 @@ class ContextManager:
             op = ["replace", p.head, p.tail, text]
             ops.append(op)
             msgs = apply_ops(msgs, [op])
-        elif p.reason == "/compact" and not p.stubbed:
-            how = "none"
         # last: cut until it fits under the limit (the hard bound at worst)
         cuts, msgs = self._fit(msgs, tools)
         if cuts:

@@ -712,3 +712,75 @@ def test_compact_keeps_the_latest_request_verbatim_even_as_the_last_message():
     assert (plan.head, plan.tail) == (1, 1) and len(plan.middle) == 3 and plan.request is not None
     plan = m.plan(msgs[:4], reason="/compact")
     assert plan.middle == [] and plan.request is None
+
+
+def test_a_failed_summary_keeps_the_latest_earlier_summary_whole_and_says_why():
+    """When the summary request fails, what it would replace is dropped; an earlier
+    compaction's summary among it is kept (the latest one only, its whole text, blank lines
+    included), and the failure is said with its reason, or a plain one."""
+    m = manager(window=8000)
+    old1 = C.summary_message("## Goal\nfirst", "3 earlier messages")
+    old2 = C.summary_message("## Goal\nsecond\n\nmore of it", "5 earlier messages")
+    msgs = [user("FIRST"), user(old1), *read("c1", "a.py", 900), user(old2), say("ok"), user("latest"), say("hi")]
+    plan = m.plan(msgs, reason="/compact")
+    assert plan.request is not None
+    for why, said in (("", "the summary request failed"), ("timeout", "timeout")):
+        out = m.finish(plan, None, why)
+        marker = out.messages[1]["content"]
+        assert marker.startswith(C.DROPPED_PREFIX) and f"({said})" in marker
+        assert marker.endswith("\n\n## Goal\nsecond\n\nmore of it") and "first" not in marker
+        assert out.failed == said and out.how == "dropped" and out.dropped == len(plan.middle)
+
+
+def _uncuttable_turn(n):
+    """A conversation whose latest turn holds `n` outputs of 790 characters (under
+    CUT_MIN * 2: never cut), which no stub touches (the last unit)."""
+    tail = calls(*[(f"t{i}", "read_file", {"path": f"f{i}"}, {}) for i in range(n)])
+    for t in tail[1:]:
+        t["content"] = "x" * 790
+    return [user("FIRST"), *read("c1", "a.py", 900), say("ok"), user("latest"), *tail]
+
+
+def test_what_is_said_when_the_request_still_does_not_fit():
+    """Over the threshold after compacting: said as a failure (but on /compact, which the
+    user asked for); over the window itself even after cuts: that is the failure, unless an
+    earlier one (the summary's) is already said."""
+    m = manager(window=8000)
+    for reason, failed in (("overflow", "the request still needs"), ("/compact", "")):
+        plan = m.plan(_uncuttable_turn(26), reason=reason)
+        out = m.finish(plan, "short")
+        assert out.fits and m.limit < out.after <= m.hard and out.how == "summary"
+        assert out.failed.startswith(failed) if failed else out.failed == ""
+    plan = m.plan(_uncuttable_turn(30), reason="/compact")
+    out = m.finish(plan, "short")
+    assert not out.fits and out.after > m.hard and out.failed.startswith("even cut down, the request needs")
+    out = m.finish(plan, None, "the server refused")
+    assert not out.fits and out.failed == "the server refused"
+
+
+@pytest.mark.parametrize(("window", "ratio", "keep"), [
+    (8000, 1.0, 6600),   # (8000 - 1000 - 2000 - 600) tokens x 3 characters, half of it each side
+    (8000, 2.0, 3300),   # a model that counts twice the tokens: half the characters
+    (2000, 1.0, 1500),   # a small window: the summariser still reads 1000 tokens' worth
+])
+def test_the_summarisers_transcript_is_bounded_by_what_its_request_leaves(window, ratio, keep):
+    m = manager(window=window)
+    m.ratio = ratio
+    msgs = [user("FIRST")] + [user(f"request {i} " + "q" * 3000) for i in range(30)] + [user("latest"), say("hi")]
+    plan = m.plan(msgs, reason="/compact")
+    transcript = plan.request[1]["content"].split("<transcript>\n", 1)[1].split("\n</transcript>", 1)[0]
+    head, _, rest = transcript.partition("\n\n[… ")
+    assert len(head) == keep and rest.endswith("characters of the transcript left out …]\n\n" + transcript[-keep:])
+
+
+def test_the_outcome_says_a_cut_and_a_failed_summary_keeps_no_header_of_the_earlier_one():
+    m = manager(window=8000)
+    msgs = [user("FIRST"), say("ok"), user("latest"), *calls(("c1", "read_file", {"path": "a"}, {}))]
+    msgs[-1]["content"] = "x" * 40_000
+    out = m.finish(m.plan(msgs), None)
+    assert out.cut == 1 and "cut 1 long message to fit" in out.text
+    old = C.summary_message("## Goal\nsecond", "5 earlier messages")
+    msgs = [user("FIRST"), user(old), say("ok"), user("latest"), say("hi")]
+    out = m.finish(m.plan(msgs, reason="/compact"), None)
+    assert out.messages[1]["content"].endswith("\n\n## Goal\nsecond")
+    assert C.SUMMARY_PREFIX not in out.messages[1]["content"]
