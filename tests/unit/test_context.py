@@ -690,16 +690,16 @@ def test_a_cut_keeps_all_it_can_less_a_200_character_margin_and_never_under_cut_
         assert m.estimate(out) <= m.limit
 
 
-def test_the_first_of_the_longest_outputs_is_cut_and_one_under_800_characters_never():
+def test_the_first_of_the_longest_outputs_is_cut_and_one_of_800_characters_never():
     m = manager(window=16_000)
-    msgs = [user("q"), *calls(("c1", "read_file", {"path": "a"}, {}), ("c2", "read_file", {"path": "b"}, {}),
-                              ("c3", "read_file", {"path": "c"}, {})), user("next")]
-    msgs[2]["content"], msgs[3]["content"], msgs[4]["content"] = "x" * 799, "y" * 30_000, "z" * 30_000
+    msgs = [user("q"), *calls(*[(f"c{i}", "read_file", {"path": str(i)}, {}) for i in range(1, 5)]), user("next")]
+    for i, size in enumerate((800, 30_000, 30_000, 1000)):
+        msgs[2 + i]["content"] = "xyzw"[i] * size
     cuts, out = m._fit(msgs, None)
     assert list(cuts) == ["c2"] and m.estimate(out) <= m.limit
-    m = manager(window=600)  # all cut to CUT_MIN and still over: the 799 characters stay
+    m = manager(window=600)  # all cut to CUT_MIN and still over: the 800 characters stay
     cuts, out = m._fit(msgs, None)
-    assert cuts == {"c2": C.CUT_MIN, "c3": C.CUT_MIN} and m.estimate(out) > m.limit
+    assert cuts == {"c2": C.CUT_MIN, "c3": C.CUT_MIN, "c4": C.CUT_MIN} and m.estimate(out) > m.limit
 
 
 def test_compact_keeps_the_latest_request_verbatim_even_as_the_last_message():
