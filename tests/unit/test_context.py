@@ -710,7 +710,9 @@ def test_compact_keeps_the_latest_request_verbatim_even_as_the_last_message():
     msgs = [user("FIRST"), *read("c1", "a.py", 900), say("done"), user("and now this")]
     plan = m.plan(msgs, reason="/compact")
     assert (plan.head, plan.tail) == (1, 1) and len(plan.middle) == 3 and plan.request is not None
-    plan = m.plan(msgs[:4], reason="/compact")
+    only = [user("FIRST"), *read("c1", "a.py", 9000), say("done"), *read("c2", "b.py", 300), say("ok")]
+    assert C.ContextManager._recent_start(m, only, C.units(only), None) > 1  # (the default is later)
+    plan = m.plan(only, reason="/compact")
     assert plan.middle == [] and plan.request is None
 
 
@@ -784,3 +786,20 @@ def test_the_outcome_says_a_cut_and_a_failed_summary_keeps_no_header_of_the_earl
     out = m.finish(m.plan(msgs, reason="/compact"), None)
     assert out.messages[1]["content"].endswith("\n\n## Goal\nsecond")
     assert C.SUMMARY_PREFIX not in out.messages[1]["content"]
+
+
+def test_the_stubs_stop_where_the_target_is_reached_to_within_a_few_tokens():
+    """The running estimate of stage 1 follows the stubs' real savings: with the target 20
+    tokens under the estimate after five stubs, a sixth is needed, and is the last."""
+    m = manager()
+    msgs = [user("start")]
+    for k in range(12):
+        msgs += read(f"c{k}", f"f{k}.py", 3000 + 200 * k)
+    msgs += [user("go on"), *read("last", "l.py", 3000)]
+    ids = [f"c{k}" for k in range(12)]
+    five, six = (m.estimate(C.apply_ops(msgs, [["stub", ids[:n]]])) for n in (5, 6))
+    goal = five - 20
+    assert six < goal
+    m.window = next(w for w in range(int(goal / 0.6) - 3, int(goal / 0.6) + 4) if m.__class__(w, 0.8).target == goal)
+    assert m.target == goal
+    assert m.plan(msgs).ops == [["stub", ids[:6]]]
