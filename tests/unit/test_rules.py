@@ -2305,3 +2305,25 @@ def test_an_option_cluster_is_read_for_attached_values_up_to_24_letters(letters,
     longer than 24 letters is not read (each tail would cost a whole analysis)."""
     a = analyze_command("env -" + "i" * letters + " ls")
     assert a.unparsable is unparsable and a.simple[0][:1] == ["env"]
+
+
+@pytest.mark.parametrize(("command", "simple", "problems", "flags"), [
+    # a "(" where the case's state has no step for it: a problem, not a crash
+    ("case (x) in x) echo ;; esac", [["x"], ["x"], ["echo"]],
+     ["'(' inside a 'case' pattern or before its 'in'", "')' without '('"], {rules.COMPOUND, rules.SUBSHELL}),
+    # the inner case's ";;" ends the inner item, not the outer one's
+    ("case a in x) case b in y) echo in ;; esac ;; z) rm -rf / ;; esac", [["echo", "in"], ["rm", "-rf", "/"]],
+     [], {rules.COMPOUND, rules.LIST}),
+    # bash reads a case after `time` or `function f`, dash reads words
+    ("time case x in x) echo ;; esac", [["x", "in", "x"], ["echo"]],
+     ["'case' after 'time' (sh and bash read it differently)", "')' without '('"], {rules.COMPOUND}),
+    ("function f case x in x) echo ;; esac", [["f", "case", "x", "in", "x"], ["echo"]],
+     ["'case' after 'function' (sh and bash read it differently)", "')' without '('"], {rules.COMPOUND}),
+    ("time if true; then :; fi", [["true"], [":"]], [], {rules.COMPOUND}),
+    ("case x in x) echo ;; esac", [["echo"]], [], {rules.COMPOUND}),
+    ("! case x in x) rm -rf / ;; esac", [["rm", "-rf", "/"]], [], {rules.COMPOUND}),
+])
+def test_case_statements_are_read_as_bash_and_dash_read_them(command, simple, problems, flags):
+    a = analyze_command(command)
+    assert (a.simple, a.problems) == (simple, problems)
+    assert a.flags >= flags
