@@ -695,7 +695,10 @@ def _rg(s: _Search, count: bool) -> Iterator[bytes]:
     _rg_stderr(s)
 
 
-_RG_DIRECTORY = re.compile(r"^(\./.*): IO error for operation on \1: (.*)$")
+# what rg says of a directory (`./d: IO error for operation on ./d: Permission denied (os
+# error 13)`) and of a file (`./f: Permission denied (os error 13)`) it cannot read
+_RG_DIRECTORY = re.compile(r"^\./(.*): IO error for operation on \./\1: (.*)$")
+_RG_FILE = re.compile(r"^\./(.*): (.*)$")
 
 
 def _rg_stderr(s: _Search) -> None:
@@ -706,10 +709,9 @@ def _rg_stderr(s: _Search) -> None:
     other = []
     for line in s.stderr.decode("utf-8", "replace").splitlines():
         line = line.removeprefix("rg: ")
-        if line.startswith("./"):  # `./f: Permission denied (os error 13)`, for a directory
-            found = _RG_DIRECTORY.match(line)  # `./d: IO error for operation on ./d: Permission ...`
-            path, _, why = (found[1], "", found[2]) if found else line.rpartition(": ")
-            s.cannot_read(path[2:] if path else line[2:], why if path else "unreadable")
+        if line.startswith("./"):
+            found = _RG_DIRECTORY.match(line) or _RG_FILE.match(line)
+            s.cannot_read(*(found.groups() if found else (line[2:], "unreadable")))
         else:
             other.append(line)
     if len(s.stderr) >= STDERR_MAX:
@@ -1301,14 +1303,18 @@ class _Where:
         if self.target is None and backend != "python" and _in_venv(raw, self.dir_fd, self.venvs):
             return None
         rel = self.given if self.target is not None or not raw else self.prefix + raw
-        if self.readable is not None:
-            try:
-                if not self.readable(os.fsdecode(rel.rstrip(b"/"))):
-                    return None
-            except Exception:
-                log.exception("search: the read rule check failed for %r", rel)
-                return None  # fail closed
-        return names.written(rel)
+        return None if self._hidden(os.fsdecode(rel.rstrip(b"/"))) else names.written(rel)
+
+    def _hidden(self, text: str) -> bool:
+        """Whether a permission rule keeps `text` (relative to the root) from read_file
+        without a question; a failing check hides it (fail closed)."""
+        if self.readable is None:
+            return False
+        try:
+            return not self.readable(text)
+        except Exception:
+            log.exception("search: the read rule check failed for %r", text)
+            return True
 
     def _judge(self, path: bytes, backend: str) -> str | None:
         """Why a file with hits is left out ("glob", "venv", "outside", "rules"), or None."""
@@ -1324,14 +1330,8 @@ class _Where:
                 return "outside"  # gone, or a directory on its way now leads outside: not shown
             if not stat.S_ISREG(st.st_mode):
                 return "outside"
-        if self.readable is not None:
-            text = os.fsdecode(self.given if self.target is not None else rel)
-            try:
-                if not self.readable(text):
-                    return "rules"
-            except Exception:
-                log.exception("search: the read rule check failed for %r", text)
-                return "rules"  # fail closed
+        if self._hidden(os.fsdecode(self.given if self.target is not None else rel)):
+            return "rules"
         return None
 
 
