@@ -75,7 +75,9 @@ later lines differently once the line changes its reading: history expansion tur
   here-documents); the same with the command word's basename; for wrappers (`WRAPPERS`: sudo,
   env, timeout, xargs, nohup, bash's ``jobs -x``, ``perf stat``, ``gdb --args``, ...; not
   ``command -v``) every suffix of the argv; the words after
-  a reserved word inside a command (``function f { rm …; }``); bash brace expansions
+  a reserved word inside a command (``function f { rm …; }``); bash's ``time`` read as dash
+  reads it, the program ``/usr/bin/time`` (``time -v rm …``: its options are not bash's
+  ``-p``); bash brace expansions
   (``{rm,-rf,/}``); the command strings given to shells and string runners (``sh -c '…'``,
   ``eval``, ``trap``, ``alias x='…'``, ``su -c``, ``watch``, ``ssh host …``, ``mapfile -C``,
   ``flock -c``, ``sg``, ``compgen -C/-W``, ``tmux``, ``env -S``, GNU sed's ``e CMD``, gdb's
@@ -1006,15 +1008,22 @@ class _Lexer:
 
     def _finish(self, words: list[_Word]) -> None:
         k = 0
+        assigned = False
         while k < len(words):
             w = words[k]
             if _ASSIGN.match(w.raw):
                 self.flag(ENV_PREFIX)
-            elif w.raw == w.value and w.raw in _RESERVED and not w.quoted:
+                assigned = True
+            elif _reserved(w) and not assigned:  # `x=1 time -v rm`: a word, the program runs
                 self.flag(COMPOUND)
-                if w.raw == "time":  # bash's `time -p -- cmd`
-                    while k + 1 < len(words) and words[k + 1].value in ("-p", "--"):
-                        k += 1
+                if w.raw == "time":
+                    # dash (Debian's /bin/sh) has no `time` keyword: it runs the program,
+                    # whose options differ (`time -v rm -rf /` runs rm): judge that too
+                    self.col.extra.append([x.value for x in words[k:]])
+                    # bash's `time -p -- cmd`: one unquoted -p, then one --
+                    for option in ("-p", "--"):
+                        if k + 1 < len(words) and words[k + 1].raw == option:
+                            k += 1
             else:
                 break
             k += 1
@@ -1029,8 +1038,9 @@ class _Lexer:
             self.col.simple.append(values)
             self.col.commands.append(argv_words)
             for j, w in enumerate(argv_words):
-                if j and not w.quoted and w.raw in _RESERVED and values[j + 1:]:
+                if not w.quoted and w.raw in _RESERVED and values[j + 1:]:
                     # `function f { rm -rf /; }`: a reserved word mid-command may start one
+                    # (and the first, after an assignment: `x=1 if rm -rf /` fails closed)
                     self.col.extra.append(values[j + 1:])
 
     def _note_writes(self, prefix: list[_Word], argv: list[_Word]) -> None:

@@ -525,6 +525,15 @@ SHELLS_RUN_IT = [
     ("awk-getline-pipe", "gawk 'BEGIN { \"rm -rf /\" | getline x }'"),
     ("original-awk-system", "original-awk 'BEGIN { system(\"rm -rf /\") }'"),
     ("fc-editor-command", "set -o history\nhistory -s echo\nfc -e 'rm -rf /'"),
+    # dash has no `time` keyword: /usr/bin/time runs the rest, with options bash never takes
+    # (2026-12-05: a deny rule for rm allowed all of these in unrestricted mode)
+    ("dash-time-program-verbose", "time -v rm -rf /"),
+    ("dash-time-program-output", "time -o /dev/null rm -rf /"),
+    ("dash-time-program-long-option", "time --verbose rm -rf /"),
+    ("dash-time-program-repeated-p", "time -p -p rm -rf /"),
+    ("dash-time-program-after-bang", "! time -v rm -rf /"),
+    # after an assignment a reserved word is a word, in both shells: the program runs
+    ("time-program-after-assignment", "x=1 time -v rm -rf /"),
 ]
 
 # A second review ran these: one simple command that an allow rule of its first words
@@ -644,6 +653,11 @@ _BUILT = "printf -v x '%s[%s' a '$(rm -rf /)]'; "  # x is `a[$(rm -rf /)]`, buil
     'x=BASH_; printf -v "${x}CMDS[ls]" %s /bin/rm; ls -rf /',
     'x=BASH_; declare "${x}CMDS[ls]=/bin/rm"; ls -rf /',
     'x=BASH_; read -r "${x}CMDS[ls]" <<< /bin/rm; ls -rf /',
+    # a loop variable takes the words of a substitution; `command`/`builtin` without options
+    "for x in $(cat f); do let x; done", "select x in $(cat f); do let x; done",
+    "command read -r x < f; let x", "builtin read -r x < f; let x",
+    # a prompt expansion anywhere, a case subject too
+    'read -r x < f; case "${x@P}" in *) ;; esac',
 ])
 def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
     """What bash evaluates (arithmetic, `${!x}`, a nameref, xtrace's PS4) is known only at
@@ -659,6 +673,8 @@ def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
     "printf '%s' \"$x\"",
     "read -r x < f; echo ${x:-d} ${x:=e} ${x:+y} ${x:?z}",  # no offsets
     ": ${x:=1}; let x",  # a value known
+    "for x in a b; do let x; done", "time echo $(cat f); let x", "! echo $(cat f); let x",
+    "printf '%s' a; let x",  # no -v: nothing assigned
 ])
 def test_a_value_built_at_run_time_but_not_evaluated_is_not_opaque_beyond_its_words(command):
     assert not analyze_command(command).deeply_opaque
@@ -2322,8 +2338,52 @@ def test_an_option_cluster_is_read_for_attached_values_up_to_24_letters(letters,
     ("time if true; then :; fi", [["true"], [":"]], [], {rules.COMPOUND}),
     ("case x in x) echo ;; esac", [["echo"]], [], {rules.COMPOUND}),
     ("! case x in x) rm -rf / ;; esac", [["rm", "-rf", "/"]], [], {rules.COMPOUND}),
+    # the reserved words before a case are a command of their own: a `time` in its body
+    # starts the next one
+    ("! case a in a) time case x in x) ;; esac;; esac", [["x", "in", "x"]],
+     ["'case' after 'time' (sh and bash read it differently)", "')' without '('"], {rules.COMPOUND}),
+    # no command starts right after `esac` (both shells reject a `case` there)
+    ("case x in esac case y in y) rm x;; esac", [["y", "in", "y"], ["rm", "x"]], ["')' without '('"],
+     {rules.COMPOUND}),
 ])
 def test_case_statements_are_read_as_bash_and_dash_read_them(command, simple, problems, flags):
     a = analyze_command(command)
     assert (a.simple, a.problems) == (simple, problems)
     assert a.flags >= flags
+
+
+@pytest.mark.parametrize(("command", "simple"), [
+    # bash's `time` takes one unquoted -p, then one --; anything else is the command
+    ("time -p", []), ("time --", []), ("time -p -- -p x", [["-p", "x"]]),
+    ("time -p -p x", [["-p", "x"]]), ("time -- -p x", [["-p", "x"]]),
+    ("time '-p' x", [["-p", "x"]]), ("time \\-p x", [["-p", "x"]]), ("time -p time -p x", [["x"]]),
+    ("x=1 time -p x", [["time", "-p", "x"]]),  # not a keyword after an assignment
+    ("command -p", [["command", "-p"]]), ("builtin --", [["builtin", "--"]]),
+])
+def test_time_and_command_prefixes_are_read_as_bash_reads_them(command, simple):
+    assert analyze_command(command).simple == simple
+
+
+def test_dash_runs_the_time_program_with_its_options(tmp_path):
+    """The dash-time-program rows of SHELLS_RUN_IT, run: dash (Debian's /bin/sh) runs
+    /usr/bin/time, which runs the command after its options (a stand-in rm on PATH)."""
+    import os
+    import shutil
+    import subprocess
+
+    dash, gnu_time = shutil.which("dash"), shutil.which("time", path="/usr/bin:/bin")
+    if not dash or not gnu_time:
+        pytest.skip("needs dash and a time program")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    marker = tmp_path / "ran"
+    (bin_dir / "rm").write_text(f"#!/bin/sh\necho \"$*\" >> {marker}\n")
+    (bin_dir / "rm").chmod(0o755)
+    for ident, command in SHELLS_RUN_IT:
+        if not ident.startswith(("dash-time-program", "time-program")):
+            continue
+        marker.unlink(missing_ok=True)
+        line = command.replace("rm -rf /", "rm -rf /nonexistent-marker")
+        subprocess.run([dash, "-c", line], env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
+                       capture_output=True, timeout=30, check=False)
+        assert marker.read_text() == "-rf /nonexistent-marker\n", ident
