@@ -1038,7 +1038,7 @@ class _Lexer:
             self.col.simple.append(values)
             self.col.commands.append(argv_words)
             for j, w in enumerate(argv_words):
-                if not w.quoted and w.raw in _RESERVED and values[j + 1:]:
+                if not w.quoted and w.raw in _RESERVED:  # (an empty argv is no candidate)
                     # `function f { rm -rf /; }`: a reserved word mid-command may start one
                     # (and the first, after an assignment: `x=1 if rm -rf /` fails closed)
                     self.col.extra.append(values[j + 1:])
@@ -1062,10 +1062,10 @@ class _Lexer:
         rest = argv[j + 1:]
         names: list[_Word] = []
         if base == "printf":
-            for m, w in enumerate(rest):
+            for w in rest:
                 if w.value.startswith("-v"):
                     col.runtime_values = True
-                    names = [w] if w.value != "-v" else rest[m + 1:m + 2]
+                    names = [w] if w.value != "-v" else []  # `-v NAME`: NAME is read below
                 if w.dynamic or w.value == "--" or not w.value.startswith("-"):
                     names += [w] if w.dynamic and not names else []  # `printf "$o"`: -v?
                     break

@@ -658,6 +658,10 @@ _BUILT = "printf -v x '%s[%s' a '$(rm -rf /)]'; "  # x is `a[$(rm -rf /)]`, buil
     "command read -r x < f; let x", "builtin read -r x < f; let x",
     # a prompt expansion anywhere, a case subject too
     'read -r x < f; case "${x@P}" in *) ;; esac',
+    # a name known only at run time: any variable (a nameref, PS4, BASH_CMDS...)
+    'printf -v "$n" %s x', 'printf -v"$n" %s x', 'printf "$o" x y', 'declare "$n=1"',
+    'declare x="$(cat f)"; let x',
+    "declare x[$i]=1; let x",  # which element gets the value is known at run time
 ])
 def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
     """What bash evaluates (arithmetic, `${!x}`, a nameref, xtrace's PS4) is known only at
@@ -675,6 +679,8 @@ def test_a_value_built_at_run_time_and_evaluated_is_opaque(command):
     ": ${x:=1}; let x",  # a value known
     "for x in a b; do let x; done", "time echo $(cat f); let x", "! echo $(cat f); let x",
     "printf '%s' a; let x",  # no -v: nothing assigned
+    'printf -vx "$f" y',  # a known name (the format is no name)
+    "x=1 for y in $(cat f); let y",  # `for` after an assignment: a word (no loop runs)
 ])
 def test_a_value_built_at_run_time_but_not_evaluated_is_not_opaque_beyond_its_words(command):
     assert not analyze_command(command).deeply_opaque
