@@ -2184,7 +2184,8 @@ def test_commands_bash_runs_where_the_reading_differs_still_deny(command):
 
 def test_ordinary_arithmetic_subscripts_and_xargs_still_parse():
     for command in ("(( x + 1 ))", "a[i]=1; b[x+1]=2", "find . | xargs grep foo", "ls | xargs -n1 echo",
-                    "git bisect start", "env -i PATH=/bin ls"):
+                    "git bisect start", "env -i PATH=/bin ls",
+                    "a[\\ ]=1", "a[\\;]=1"):  # an escaped blank or ';' ends the word in neither
         assert analyze_command(command).problems == [], command
 
 
