@@ -2386,9 +2386,9 @@ def test_dash_runs_the_time_program_with_its_options(tmp_path):
     marker = tmp_path / "ran"
     (bin_dir / "rm").write_text(f"#!/bin/sh\necho \"$*\" >> {marker}\n")
     (bin_dir / "rm").chmod(0o755)
-    for ident, command in SHELLS_RUN_IT:
-        if not ident.startswith(("dash-time-program", "time-program")):
-            continue
+    rows = [(i, c) for i, c in SHELLS_RUN_IT if i.startswith(("dash-time-program", "time-program"))]
+    assert len(rows) == 6  # the rows this test runs are still there
+    for ident, command in rows:
         marker.unlink(missing_ok=True)
         line = command.replace("rm -rf /", "rm -rf /nonexistent-marker")
         subprocess.run([dash, "-c", line], env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
