@@ -1669,12 +1669,41 @@ def test_a_shell_reading_stdin_is_opaque():
     ("su --whitelist-environment -c", True), ("su -s -c", True), ("runuser -uc", True),
     ("su -w x -c ls", False), ("script -t -c ls /dev/null", False), ("su --co=ls", False),
     ("runuser -u root -c ls", False), ("su -- root -c ls", True),  # after --: the shell's words
+    # which long options take a value (the next word: `-c` is the value, `ls` the user)
+    *((f"su --{o} -c ls", True) for o in ("whitelist-environment", "group", "supp-group", "shell")),
+    *((f"su --{o} -c ls", False) for o in ("preserve-environment", "login", "fast", "pty", "help",
+                                           "version")),
+    ("runuser --user -c ls", True), ("su --group wheel -c ls", False), ("su --group=wheel -c ls", False),
+    *((f"script --{o} -c ls", True) for o in ("log-in", "log-out", "log-io", "log-timing",
+                                              "logging-format", "echo", "output-limit")),
+    *((f"script --{o} -c ls", False) for o in ("timing", "append", "return", "flush", "force", "quiet",
+                                               "help", "version")),
+    ("su --bogus -c ls", False),  # an unknown option is passed over (su fails on it)
+    ("su --command", True), ("su -c", True),  # no command after it (su fails: fail closed)
+    ("su -cx", False), ("su -wx -c ls", False),  # -w's value attached, then -c
+    ("su abc def", True),  # operands: the user and the shell's argument
+    # sudo, doas: a shell with -s, -i, --shell, --login (unique abbreviations of 2 letters on)
+    ("sudo --shell", True), ("sudo --sh", True), ("sudo --lo", True), ("sudo --s", False),
+    ("sudo --", False), ("sudo --preserve-env ls", False), ("sudo -u is", False), ("sudo -u root", False),
+    ("sudo --shell=x", True),  # an error in sudo (it takes no value); counted: fail closed
 ])
 def test_a_program_that_starts_a_shell_without_a_command_reads_stdin(command, shell):
     """su, sg, newgrp, chroot, unshare, fakeroot, script, sudo -s... run the login shell (or
     $SHELL) when given no command: it reads stdin, like `sh` alone (opaque; `-r ls`: `ls` may
     be an option's value, so it counts as a shell)."""
     assert analyze_command(command).deeply_opaque is shell
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("r$'m' a$bc $\"x\" (", ["r", "m", "a", "bc", "x", "rm"]),  # `$"` is `"`; `$b` stays split
+    ("$'r\\x6d' -rf / (", ["rx6d", "-rf", "/", "rm", "/"]),  # decoded at the start of the text
+    ("x$'\\x72'$'m' (", ["x", "x72", "m", "xrm"]),
+    ("a b (", ["a", "b"]),
+])
+def test_loose_words_add_the_words_bash_reads_through_dollar_quotes(text, words):
+    """The words of a line that did not parse, and once more with `$'...'` decoded (`to$'u'ch`
+    is touch in bash): the deny rules read them."""
+    assert rules._loose_words(text) == words
 
 
 def test_ansi_c_decoding():
@@ -2328,6 +2357,29 @@ def test_an_option_cluster_is_read_for_attached_values_up_to_24_letters(letters,
     longer than 24 letters is not read (each tail would cost a whole analysis)."""
     a = analyze_command("env -" + "i" * letters + " ls")
     assert a.unparsable is unparsable and a.simple[0][:1] == ["env"]
+
+
+@pytest.mark.parametrize(("command", "candidate"), [
+    ("env -Sw", ["w"]),  # a one-letter command attached to -S
+    ("env --split-string='rm a=b'", ["rm", "a=b"]),  # the value is all after the first `=`
+    ("man --pager='rm a=b' ls", ["rm", "a=b"]),
+    ("man -Pw ls", ["w"]),
+])
+def test_an_option_value_is_read_whole(command, candidate):
+    """An option's value that a program runs (`env -S`, `man -P`): attached to a short
+    option, or after `=` (an `=` inside the value is part of it)."""
+    assert candidate in analyze_command(command).candidates
+
+
+@pytest.mark.parametrize(("command", "candidates"), [
+    ("env --ignore-environment ls", [["env", "--ignore-environment", "ls"], ["--ignore-environment", "ls"],
+                                     ["ls"]]),
+    ("man --pager less ls", [["man", "--pager", "less", "ls"], ["less"]]),
+])
+def test_a_long_option_carries_no_attached_value(command, candidates):
+    """Only a short option has a value attached to its letter (`-Srm`): the letters of a long
+    option are not read as commands (each would be a candidate that an allow rule must cover)."""
+    assert analyze_command(command).candidates == candidates
 
 
 @pytest.mark.parametrize(("command", "simple", "problems", "flags"), [
