@@ -2371,6 +2371,52 @@ def test_an_option_value_is_read_whole(command, candidate):
     assert candidate in analyze_command(command).candidates
 
 
+@pytest.mark.parametrize("command", [
+    "scp -o ProxyCommand='rm a=b' a:b c",  # an option whose value is `NAME=COMMAND`
+    "export PROMPT_COMMAND='rm a=b'",  # a value that may run later
+    "fc -e 'rm a=b' 5", "fc -l5e 'rm a=b'",  # the editor, run on the history lines
+    "git fetch --upload-pack 'rm a=b'",  # (fetch alone fetches from origin)
+    "git bisect run rm a=b", "git submodule foreach 'rm a=b'",
+    "gdb -batch -ex 'shell rm a=b' prog",  # a debugger command that runs the shell
+    "gdb -batch -ex 'pipe bt | rm a=b' prog", "gdb -batch -ex '||rm a=b' prog",  # (|| repeats the last)
+    "gdb -batch -ex '|bt|rm a=b|wc -l' prog",
+])
+def test_a_command_another_program_runs_is_a_candidate(command):
+    """The command line a program is told to run (an option's value, a subcommand's words, a
+    debugger command) is judged as a command of its own."""
+    assert ["rm", "a=b"] in analyze_command(command).candidates
+
+
+@pytest.mark.parametrize(("command", "candidates"), [
+    ("su -cw", [["su", "-cw"], ["-cw"], ["w"]]),  # -c's value attached: not `cw`
+    ("git clone --upload-pack='rm a' x", [["git", "clone", "--upload-pack=rm a", "x"], ["rm", "a"], ["x"]]),
+    ("git bisect good v1", [["git", "bisect", "good", "v1"]]),  # only `bisect run` runs its words
+    ("git submodule update x", [["git", "submodule", "update", "x"]]),  # only `foreach` does
+    ("gdb -batch -ex '|bt|rm a|wc -l' x", [  # gdb runs all after the second `|` (bt is gdb's)
+        ["gdb", "-batch", "-ex", "|bt|rm a|wc -l", "x"], ["-batch", "-ex", "|bt|rm a|wc -l", "x"],
+        ["-ex", "|bt|rm a|wc -l", "x"], ["|bt|rm a|wc -l", "x"], ["x"], ["rm", "a"], ["wc", "-l"]]),
+    ("gdb -batch -ex 'echo a|b' x", [  # a `|` in another debugger command is no pipe
+        ["gdb", "-batch", "-ex", "echo a|b", "x"], ["-batch", "-ex", "echo a|b", "x"],
+        ["-ex", "echo a|b", "x"], ["echo a|b", "x"], ["x"]]),
+])
+def test_only_what_a_program_runs_is_a_candidate(command, candidates):
+    """Precision: words a program does not run are no candidates (an allow rule would have to
+    cover each one, and the command would ask for nothing)."""
+    assert analyze_command(command).candidates == candidates
+
+
+@pytest.mark.parametrize(("command", "opaque"), [
+    ("gdb -q prog", False), ("gdb -batch -ex bt prog", True),  # debugger commands: not read
+    ("gdb -batch -ex", True),  # no command after -ex (gdb fails): no crash
+    ("fc -l sed", False), ("fc -l -5", False),  # a listing runs nothing (`sed` is a prefix)
+    ("fc -l -e1", True),  # -e names an editor: fail closed
+])
+def test_gdb_commands_and_fc_are_opaque(command, opaque):
+    assert analyze_command(command).deeply_opaque is opaque
+    d = evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision
+    assert d == (ASK if opaque else ALLOW)  # a deny rule might match what cannot be read
+
+
 @pytest.mark.parametrize(("command", "candidates"), [
     ("env --ignore-environment ls", [["env", "--ignore-environment", "ls"], ["--ignore-environment", "ls"],
                                      ["ls"]]),
