@@ -1809,7 +1809,7 @@ def test_the_analysis_bounds_are_exact():
 
 
 @pytest.mark.parametrize(("link", "levels"), [("sudo ", 1), ("/usr/bin/sudo ", 2), ("find -exec ", 1),
-                                             ("{a,b} ", 1)])
+                                             ("{a,b} ", 1), ("git bisect run ", 1)])
 def test_unwrapping_is_bounded_like_nesting(link, levels):
     """Each wrapper, path, find -exec or brace unwrapped for the candidates is one level."""
     assert not analyze_command(link * (32 // levels) + "rm x").unparsable
@@ -2376,6 +2376,7 @@ def test_an_option_value_is_read_whole(command, candidate):
     "export PROMPT_COMMAND='rm a=b'",  # a value that may run later
     "fc -e 'rm a=b' 5", "fc -l5e 'rm a=b'",  # the editor, run on the history lines
     "git fetch --upload-pack 'rm a=b'",  # (fetch alone fetches from origin)
+    "git filter-branch --tree-filter 'rm a=b'", "git -c 'alias.x=!rm a=b'",  # the value last
     "git bisect run rm a=b", "git submodule foreach 'rm a=b'",
     "gdb -batch -ex 'shell rm a=b' prog",  # a debugger command that runs the shell
     "gdb -batch -ex 'pipe bt | rm a=b' prog", "gdb -batch -ex '||rm a=b' prog",  # (|| repeats the last)
@@ -2407,7 +2408,7 @@ def test_only_what_a_program_runs_is_a_candidate(command, candidates):
 
 @pytest.mark.parametrize(("command", "opaque"), [
     ("gdb -q prog", False), ("gdb -batch -ex bt prog", True),  # debugger commands: not read
-    ("gdb -batch -ex", True),  # no command after -ex (gdb fails): no crash
+    ("gdb -batch -ex", True), ("gdb -batch -ex '|bt' prog", True),  # (gdb fails): no crash
     ("fc -l sed", False), ("fc -l -5", False),  # a listing runs nothing (`sed` is a prefix)
     ("fc -l -e1", True),  # -e names an editor: fail closed
 ])
