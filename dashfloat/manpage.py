@@ -1008,6 +1008,10 @@ after the
 .B \-n
 of
 .BR "git clean \-n *" ,
+.B "\-\-verif"
+after
+.BR "git commit \-\-no\-verify *" :
+an abbreviation counts,
 .B "\-\-apply"
 after
 .BR "git apply \-\-stat" ).

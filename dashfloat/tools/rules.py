@@ -2408,8 +2408,9 @@ _FALSE = ("false", "0", "no", "off")
 
 def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] | None:
     """(word, option) when a word of `argv` undoes an option the allow rule names: the
-    option's negation (`--no-dry-run`, however abbreviated; `--dry-run=false`), a word that
-    overrides it (`git apply --stat --apply`), unzip's negations (`--l`, `-l-`); else None.
+    option's negation (`--no-dry-run`, `--verify` after `--no-verify`, however abbreviated;
+    `--dry-run=false`), a word that overrides it (`git apply --stat --apply`), unzip's
+    negations (`--l`, `-l-`); else None.
     `git clean -n *` allows a dry run, not `git clean -n --no-dry-run -f`."""
     if rule is None or rule.pattern is None or rule.exact or not argv:
         return None
@@ -2422,8 +2423,9 @@ def undoes_the_rule(rule: Rule | None, argv: Sequence[str]) -> tuple[str, str] |
         long_given, _, long_value = (long or "").partition("=")
         for w in argv[1:]:
             given, _eq, value = w.partition("=")
-            if negation and given.startswith("--") and len(given) > 5 and negation.startswith(given) \
-                    and (given.startswith("--no-") or given == negation):
+            # an abbreviation counts (git and getopt take unique ones): `--no-d`, `--verif`
+            if negation and given.startswith("--") and negation.startswith(given) \
+                    and len(given) > (5 if negation.startswith("--no-") else 2):
                 return w, option
             if long and given == long_given and _eq and (value.lower() in _FALSE or (long_value and value != long_value)):
                 return w, option  # `--dry-run=false`; `--dry-run=none` after `--dry-run=client`

@@ -790,6 +790,10 @@ def test_who_names_the_dangerous_argument():
     assert _who(tar, C, "tar tf a.tar").decision == ALLOW
     d = _who(tar, C, "tar tIf ./p.sh a.tar")  # (GNU tar runs ./p.sh to decompress)
     assert (d.decision, d.who) == (ASK, 'dangerous argument "tIf" (tar)')
+    # a word both dangerous and undoing the rule's option: the danger is named
+    nx = [layer(USER, (ALLOW, "execute_command(git diff --no-ext-diff *)"))]
+    d = _who(nx, C, "git diff --no-ext-diff --ext-diff")
+    assert (d.decision, d.who) == (ASK, 'dangerous argument "--ext-diff" (git)')
 
 
 def test_a_shape_question_names_the_allow_rule_it_is_about():
@@ -2032,6 +2036,17 @@ def test_wrapper_chains_still_deny():
         (["date", "-s2020-01-01"], "-s2020-01-01"),
         (["ls", "-exec"], None),
         ([], None),
+        # `python -m pytest` is pytest; python running a script is not
+        (["python3", "-m", "pytest", "-p", "y"], "-p"), (["python3", "x.py", "a", "-p", "y"], None),
+        # the operand written (uniq IN OUT, hostname NAME); make's assignment after a target
+        (["uniq", "in", "out"], "out"), (["hostname", "h"], "h"), (["make", "CC=./evil"], "CC=./evil"),
+        (["./a=b/make", "all"], None),  # (the program's own path is no assignment)
+        (["git", "diff", "--text", "--output=x"], "--output=x"),  # (the scan goes on after --text)
+        # curl: -w's format read from a file (@FILE), or one that writes (%output{FILE})
+        (["curl", "-w", "@fmt", "u"], "-w"), (["curl", "--write-out", "@f", "u"], "--write-out"),
+        (["curl", "-w@f", "u"], "-w@f"), (["curl", "--write-out=@f", "u"], "--write-out=@f"),
+        (["curl", "-w%output{f}", "u"], "-w%output{f}"), (["curl", "-w", "%{http_code}", "u"], None),
+        (["curl", "u", "-w"], None), (["curl", "-s", "@f"], None),
     ],
 )
 def test_dangerous_argument(argv, bad):
@@ -2315,6 +2330,12 @@ def test_plain_uses_of_those_programs_are_still_allowed(rule, command, allowed):
     ("unzip -l *", "unzip -l --l a.zip", "--l"),
     ("unzip -l *", "unzip -l -l- a.zip", "-l-"),
     ("git diff --no-ext-diff *", "git diff --no-ext-diff --ext-diff", "--ext-diff"),
+    # the positive form, abbreviated: `--verif` is --verify (git runs the commit hooks again)
+    ("git commit --no-verify *", "git commit --no-verify --verif -m x", "--verif"),
+    ("git commit --no-verify *", "git commit --no-verify --ve -m x", "--ve"),
+    ("git diff --no-color *", "git diff --no-color --color", "--color"),
+    ("git clean --dry-run *", "git clean --dry-run --no-d -f", "--no-d"),
+    ("kubectl apply --dry-run=client *", "kubectl apply --dry-run=client --no-dry-run -f x.yaml", "--no-dry-run"),
 ])
 def test_a_word_that_undoes_an_option_of_the_allow_rule_asks(rule, command, undone):
     """A review: `git clean -n --no-dry-run -f` removed files under `git clean -n *`."""
@@ -2493,3 +2514,31 @@ def test_dash_runs_the_time_program_with_its_options(tmp_path):
         subprocess.run([dash, "-c", line], env={**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"},
                        capture_output=True, timeout=30, check=False)
         assert marker.read_text() == "-rf /nonexistent-marker\n", ident
+
+
+@pytest.mark.parametrize(("argv", "k", "entry", "here"), [
+    (["make", "-fMakefile.ci"], 1, "-f", True), (["make", "-f", "Makefile.ci"], 1, "-f", True),
+    (["make", "-sf", "x.mk"], 1, "-f", True), (["make", "-sfx.mk"], 1, "-f", True),
+    (["make", "-f/x", "a.mk"], 1, "-f", False),  # the attached value, not the next word
+    (["make", "-fx", "/y"], 1, "-f", True),
+    (["make", "all", "-f", "/x"], 2, "-f", False),  # the word after the option, not before
+    (["make", "-f"], 1, "-f", False), (["make", "-f", "/etc/x"], 1, "-f", False),
+    (["make", "-f", "a/../../x"], 1, "-f", False), (["make", "-f", "-"], 1, "-f", False),
+    (["make", "--file=x.mk"], 1, "--file", True), (["make", "--file", "x.mk"], 1, "--file", True),
+    (["make", "--file"], 1, "--file", False), (["make", "--file=../x"], 1, "--file", False),
+    (["make", "all", "--file", "/x"], 2, "--file", False), (["make", "--file", "/x", "a"], 1, "--file", False),
+])
+def test_a_makefile_named_by_f_is_here_only_when_relative_and_inside(argv, k, entry, here):
+    """`make -f Makefile.ci` is allowed with `make *`; a makefile outside, stdin or no value asks."""
+    assert rules._makefile_here(argv, k, entry) is here
+
+
+@pytest.mark.parametrize(("argv", "here"), [
+    (["git", "diff", "-Oorder"], True), (["git", "diff", "-O", "order"], True),
+    (["git", "diff", "-O/dev/zero"], False), (["git", "diff", "-O", "/x"], False),
+    (["git", "diff", "-O/x", "a"], False), (["git", "diff", "-O", "~/x", "a"], False),
+    (["git", "diff", "-Ox", "/y"], True),
+    (["git", "diff", "-O"], True),  # no value: git fails; nothing is read
+])
+def test_an_order_file_is_here_only_when_relative_and_inside(argv, here):
+    assert rules._order_file_here(argv, 2) is here
