@@ -2046,7 +2046,7 @@ def test_wrapper_chains_still_deny():
         (["curl", "-w", "@fmt", "u"], "-w"), (["curl", "--write-out", "@f", "u"], "--write-out"),
         (["curl", "-w@f", "u"], "-w@f"), (["curl", "--write-out=@f", "u"], "--write-out=@f"),
         (["curl", "-w%output{f}", "u"], "-w%output{f}"), (["curl", "-w", "%{http_code}", "u"], None),
-        (["curl", "u", "-w"], None), (["curl", "-s", "@f"], None),
+        (["curl", "u", "-w"], None), (["curl", "-s", "@f"], None), (["curl", "u", "-w", "@f"], "-w"),
     ],
 )
 def test_dangerous_argument(argv, bad):
@@ -2311,6 +2311,9 @@ def test_an_allow_rule_does_not_allow_what_does_more_than_its_program_reading(ru
     ("curl *", "curl -s -w '%{http_code}' https://example.invalid/", True),
     ("xxd *", "xxd -l16 in", True), ("uniq *", "uniq -c in", True), ("wget *", "wget -q -O- https://x", False),
     ("cargo test *", "cargo test --release", True), ("npm test *", "npm test -- --watch=false", True),
+    # no negation: `--` ends the options, `--no-` alone is ambiguous (git fails), `-` is a file
+    ("git commit --no-verify *", "git commit --no-verify -m x -- f", True),
+    ("git clean -n *", "git clean -n --no- -f", True), ("unzip -l *", "unzip -l a.zip -", True),
 ])
 def test_plain_uses_of_those_programs_are_still_allowed(rule, command, allowed):
     allow = [layer(USER, (ALLOW, f"execute_command({rule})"))]
@@ -2333,6 +2336,7 @@ def test_plain_uses_of_those_programs_are_still_allowed(rule, command, allowed):
     # the positive form, abbreviated: `--verif` is --verify (git runs the commit hooks again)
     ("git commit --no-verify *", "git commit --no-verify --verif -m x", "--verif"),
     ("git commit --no-verify *", "git commit --no-verify --ve -m x", "--ve"),
+    ("git commit --no-verify *", "git commit --no-verify --v -m x", "--v"),  # (ambiguous: git fails)
     ("git diff --no-color *", "git diff --no-color --color", "--color"),
     ("git clean --dry-run *", "git clean --dry-run --no-d -f", "--no-d"),
     ("kubectl apply --dry-run=client *", "kubectl apply --dry-run=client --no-dry-run -f x.yaml", "--no-dry-run"),
