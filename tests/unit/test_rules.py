@@ -2350,6 +2350,15 @@ def test_a_word_that_undoes_an_option_of_the_allow_rule_asks(rule, command, undo
     assert evaluate(allow, C, {"command": plain}, root=ROOT, mode="ask").decision == ALLOW
 
 
+def test_a_negation_anywhere_undoes_the_rule_even_first():
+    """The undoing word is looked for in every argument, the first one too (a rule whose
+    pattern starts with `*` lets it stand there), whatever comes after it (fail closed)."""
+    allow = [layer(USER, (ALLOW, "execute_command(rsync * --dry-run *)"))]
+    decision = evaluate(allow, C, {"command": "rsync --no-dry-run --dry-run a b"}, root=ROOT, mode="ask")
+    assert decision.decision == ASK and decision.who == '"--no-dry-run" undoes "--dry-run"'
+    assert evaluate(allow, C, {"command": "rsync -a --dry-run a b"}, root=ROOT, mode="ask").decision == ALLOW
+
+
 def test_the_analysis_memo_is_exact():
     """analyze_command keeps the last text's Analysis: over a random sequence of texts with
     repeats (and the same text built anew, not the same object), each answer equals the
