@@ -2433,6 +2433,10 @@ def test_a_command_another_program_runs_is_a_candidate(command):
     ("gdb -batch -ex 'echo a|b' x", [  # a `|` in another debugger command is no pipe
         ["gdb", "-batch", "-ex", "echo a|b", "x"], ["-batch", "-ex", "echo a|b", "x"],
         ["-ex", "echo a|b", "x"], ["echo a|b", "x"], ["x"]]),
+    # only a short option has a value attached to its letter (`-Srm`), not a long one
+    ("env --ignore-environment ls", [["env", "--ignore-environment", "ls"], ["--ignore-environment", "ls"],
+                                     ["ls"]]),
+    ("man --pager less ls", [["man", "--pager", "less", "ls"], ["less"]]),
 ])
 def test_only_what_a_program_runs_is_a_candidate(command, candidates):
     """Precision: words a program does not run are no candidates (an allow rule would have to
@@ -2450,17 +2454,6 @@ def test_gdb_commands_and_fc_are_opaque(command, opaque):
     assert analyze_command(command).deeply_opaque is opaque
     d = evaluate(DENY_RM, C, {"command": command}, root=ROOT, mode="unrestricted").decision
     assert d == (ASK if opaque else ALLOW)  # a deny rule might match what cannot be read
-
-
-@pytest.mark.parametrize(("command", "candidates"), [
-    ("env --ignore-environment ls", [["env", "--ignore-environment", "ls"], ["--ignore-environment", "ls"],
-                                     ["ls"]]),
-    ("man --pager less ls", [["man", "--pager", "less", "ls"], ["less"]]),
-])
-def test_a_long_option_carries_no_attached_value(command, candidates):
-    """Only a short option has a value attached to its letter (`-Srm`): the letters of a long
-    option are not read as commands (each would be a candidate that an allow rule must cover)."""
-    assert analyze_command(command).candidates == candidates
 
 
 @pytest.mark.parametrize(("command", "simple", "problems", "flags"), [
