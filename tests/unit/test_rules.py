@@ -1534,6 +1534,101 @@ def test_bash_extended_patterns_do_not_parse(command):
     deny = [layer(USER, (DENY, "execute_command(touch *)"))]
     assert _who(deny, C, command, mode="unrestricted").decision == DENY
 
+@pytest.mark.parametrize("command, problem", [
+    ("alias x=y; ls", "'alias' changes how the commands after it are read"),
+    ("hash -p /bin/rm ls; ls", "'hash' changes how the commands after it are read"),
+    ("hash -rp /bin/rm ls; ls", "'hash' changes how the commands after it are read"),
+    ("enable -f lib.so x; ls", "'enable' changes how the commands after it are read"),
+    ("[[ x =~ y ]]", "a '[[ =~ ]]' regex (bash reads | ( # in it as text)"),
+    ("echo BASH_CMDS; ls", "BASH_ALIASES or BASH_CMDS changes how the commands after it are read"),
+    ("echo $BASH_ALIASES; ls", "BASH_ALIASES or BASH_CMDS changes how the commands after it are read"),
+    # one command: nothing after it is read differently
+    ("alias x=y", None), ("hash -p /bin/rm ls", None), ("enable -f lib.so x", None),
+    ("echo BASH_CMDS", None),
+    # no definition, no path given, no library loaded
+    ("alias x; ls", None), ("alias; ls", None), ("hash -r; ls", None), ("hash p; ls", None),
+    ("enable -n x; ls", None), ("enable f; ls", None),
+    # the options of other programs; a program's own name is no argument
+    ("ls -p; ls", None), ("ls -f; ls", None), ("ls x=y; ls", None),
+    ("'a=b/alias' x; ls", None), ("'-p/hash' -r; ls", None), ("'-f/enable' -n; ls", None),
+    ("[[ x == y ]]", None), ("echo =~", None),
+])
+def test_commands_that_change_how_the_next_are_read(command, problem):
+    """An alias, `hash -p`, `enable -f`, BASH_ALIASES/BASH_CMDS change what the commands after
+    them run, and bash reads a `[[ =~ ]]` regex as text: the line does not parse, and the
+    problem says why. The same words elsewhere change nothing."""
+    a = analyze_command(command)
+    assert a.problems == ([problem] if problem else []), command
+    assert (rules.UNPARSABLE in a.flags) == bool(problem), command
+
+
+@pytest.mark.parametrize("argv, traces", [
+    (["set", "-x"], True), (["set", "-ex"], True), (["set", "-o", "xtrace"], True),
+    (["shopt", "-os", "xtrace"], True), (["/usr/bin/set", "-x"], True),
+    (["set", "-e"], False), (["set", "x"], False), (["shopt", "-x"], False),
+    (["ls", "-x"], False), (["echo", "xtrace"], False), (["-x/set", "e"], False), ([], False),
+])
+def test_what_turns_on_xtrace(argv, traces):
+    """`set -x`, `set -o xtrace`, `shopt -os xtrace` make bash expand PS4 as a prompt before
+    each command; other programs' `-x` and the word `xtrace` elsewhere do not."""
+    assert rules._xtrace([["echo", "a"], argv]) is traces
+
+
+@pytest.mark.parametrize("argv, expands", [
+    (["set", "-H"], True), (["set", "+H"], True), (["set", "-eH"], True),
+    (["set", "-o", "histexpand"], True), (["shopt", "-os", "histexpand"], True),
+    (["bash", "-H"], True), (["BASH", "-o", "histexpand"], True),
+    (["set", "--H"], False), (["set", "H"], False), (["shopt", "-H"], False),
+    (["ls", "-H"], False), (["ls", "histexpand"], False), (["echo", "-o", "histexpand"], False),
+    (["-H/set", "e"], False), ([], False),
+])
+def test_what_may_turn_on_history_expansion(argv, expands):
+    """`set -H` or `+H` (fail closed), `set -o histexpand`, `shopt -os histexpand`, a shell
+    started with them: bash may expand `!!` in the lines after. Other programs' `-H`, a
+    `--H` word, shopt's own options do not."""
+    assert rules._history_expansion([["echo", "a"], argv]) is expands
+
+
+@pytest.mark.parametrize("text, argv, evaluates", [
+    ("", ["let", "x"], True), ("", ["test", "-v", "x"], True), ("", ["[", "x", "-eq", "1", "]"], True),
+    ("", ["declare", "-i", "x"], True), ("", ["declare", "-n", "x"], True),
+    ("", ["typeset", "+i", "x"], True), ("", ["local", "-rn", "x"], True),
+    ("", ["test", "-f", "x"], False), ("", ["echo", "-eq"], False), ("", ["declare", "-a", "x"], False),
+    ("", ["declare", "x=in"], False), ("", ["ls", "-i"], False), ("", ["-i/declare", "x"], False),
+    ("", [], False),
+    ("((x))", [], True), ("${x:1}", [], True), ("a[i]=1", [], True), ("${!x}", [], True),
+    ("${x:-y}", [], False), ("a[1]=1", [], False),
+])
+def test_what_makes_bash_evaluate_a_value(text, argv, evaluates):
+    """Arithmetic, `${!x}`, a subscript naming a variable, `let`, `test -v` or an arithmetic
+    comparison, `declare -i`/`-n`: bash evaluates a value (a subscript's `$(...)` in it runs)."""
+    assert rules._evaluates_values(text, [["echo", "a"], argv]) is evaluates
+
+
+def test_history_and_extended_patterns_are_named():
+    assert analyze_command("set -o history -H; ls").problems == [
+        "bash's history expansion (set -H) changes the lines after it"]
+    extended = ["bash's extended patterns (extglob, [[ ]]) are read differently"]
+    for command in ("shopt -s extglob; echo @(x)", "bash -O extglob -c 'echo @(x)'", "[[ a == @(x) ]]"):
+        assert analyze_command(command).problems == extended, command
+    # no pattern, or no extglob: read as sh reads it
+    for command in ("shopt -s extglob; ls", "[[ -f x ]]; ls", "shopt -s nullglob; echo @(x)",
+                    "echo extglob; echo @(x)", "echo @(x)"):
+        assert analyze_command(command).problems == [], command
+
+
+def test_a_prompt_decodes_every_octal_escape():
+    """`\\162\\155` is `rm` in a prompt (PS4 under `set -x`): the command is that exact one."""
+    assert ["rm", "-rf", "/"] in analyze_command("PS4='$(\\162\\155 -rf /)'; set -x; :").candidates
+
+
+def test_a_string_past_the_bound_is_judged_in_its_other_readings():
+    """A command string at the nesting bound does not parse: its words are judged, as written
+    and as the shells join them (`r\\<newline>m` is `rm`), folded, and as dash reads `$"`."""
+    for command, word in (("r\\\nm x", "rm"), ("ｒｍ x", "rm"), ('echo $"x"y', "xy")):
+        a = rules._analyze(command, rules._MAX_NEST)
+        assert a.problems == ["nested too deeply"] and word in a.loose_words, command
+
 
 def test_a_substring_offset_is_read_as_double_quoted_text():
     """bash expands `${x:offset:length}` as double-quoted text, single quotes included: the
