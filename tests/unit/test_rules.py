@@ -2327,6 +2327,41 @@ def test_ordinary_arithmetic_subscripts_and_xargs_still_parse():
                     "a[\\ ]=1", "a[\\;]=1"):  # an escaped blank or ';' ends the word in neither
         assert analyze_command(command).problems == [], command
 
+def test_an_escaped_character_in_a_subscript_is_one_character():
+    """`a[\\x;]=1`: the escape covers the `x` only; the `;` ends sh's word, not bash's."""
+    assert analyze_command("a[\\x;]=1").problems == ["an array subscript that bash and sh read differently"]
+    assert analyze_command("a[\\;x]=1").problems == []
+
+
+def test_a_backquote_in_a_here_document_is_read_as_bash_reads_it_too():
+    """In a here-document bash keeps `\\"` inside backquotes (dash and double quotes make it
+    `"`): `echo \\"; rm -rf /; echo \\"` runs rm in bash only, here, and in neither shell
+    inside double quotes."""
+    body = 'echo \\"; rm -rf /; echo \\"'
+    assert ["rm", "-rf", "/"] in analyze_command(f"cat <<E\n`{body}`\nE").candidates
+    assert ["rm", "-rf", "/"] not in analyze_command(f'echo "`{body}`"').candidates
+
+
+def test_a_substitution_keeps_the_here_documents_pending_before_it():
+    """`cat <<E $(echo x)`: the body after the line is still cat's, not commands."""
+    a = analyze_command("cat <<E $(echo x)\nrm -rf /\nE")
+    assert (a.simple, a.problems) == ([["echo", "x"], ["cat", "$(echo x)"]], [])
+
+def test_a_delimiter_with_a_dollar_of_text_is_unquoted():
+    """`<<E$`, `<<E$[1]`: no quote in the delimiter, so the body expands (`$(...)` runs);
+    `<<$"E"` is quoted."""
+    for delimiter in ("E$", "E$[1]"):
+        a = analyze_command(f"cat <<{delimiter}\n$(rm -rf /)\n{delimiter}")
+        assert ["rm", "-rf", "/"] in a.candidates, delimiter
+    # a quoted delimiter, `$"..."` and `$'...'` included: the body is text
+    for command in ("cat <<'E$'\n$(rm -rf /)\nE$", 'cat <<$"E"\n$(rm -rf /)\nE', "cat <<$'E'\n$(rm -rf /)\nE"):
+        assert analyze_command(command).candidates == [["cat"]], command
+
+
+def test_old_arithmetic_is_a_dynamic_word():
+    """`$[1]` is evaluated at run time: the word is not its text (a `$` before nothing is)."""
+    assert analyze_command("echo $[1] x$").dynamic_words == [[False, True, False]]
+
 
 @pytest.mark.parametrize("command, problems", [
     ("echo $((1)", ["'(' is never closed", "sh and bash end this '$((' at different places"]),
