@@ -2378,6 +2378,48 @@ def test_the_commands_after_bash_old_arithmetic_are_still_read():
     a = analyze_command("echo $[''] ; rm x")
     assert a.unparsable and ["rm", "x"] in a.candidates
 
+def test_arithmetic_one_after_another_is_no_nesting():
+    """Each `$((` closed before the next opens counts one level, not one more each time, in
+    the line's reading and in the probes that find its end; the bound still holds after."""
+    assert analyze_command("echo" + " $((1))" * 40).problems == []
+    assert analyze_command("echo $(( " + " + ".join(["$((1))"] * 40) + " ))").problems == []
+    after = "echo " + "$((1))" * 3
+    assert analyze_command(after + "$((" * 31 + "1" + "))" * 31).problems == []
+    assert analyze_command(after + "$((" * 32 + "1" + "))" * 32).problems == ["nested too deeply"]
+
+
+def test_bash_arithmetic_read_as_a_command_substitution_is_one():
+    assert rules.SUBSTITUTION in analyze_command("echo $((echo x) )").flags
+    # the arithmetic text ends before its "))": a substitution right after it is whole
+    assert analyze_command("echo $((1))$(id)").problems == []
+
+
+def test_a_command_substitution_read_as_bash_reads_it_inside_arithmetic():
+    """`$(( $((echo 1; echo ')' >x) ) + 1 ))` is 2 in bash: the inner `$((...) )` is a command
+    substitution, read whole (its quoted `)` included) where the outer one's end is found."""
+    for command, inner in (("echo $(( $((echo 1) ) + 1 ))", [["echo", "1"]]),
+                           ("echo $(( $((echo 1; echo ')' >/dev/null) ) + 1 ))", [["echo", "1"], ["echo", ")"]])):
+        assert analyze_command(command).candidates == [*inner, ["echo", command[5:]]], command
+
+
+def test_the_text_read_in_arithmetic_is_what_is_between_the_parentheses():
+    """bash expands the text of `((...))` and `$((...))` as double-quoted text: a backquote
+    in it reads to the end of that text, never into the `))` (nor past it: `#x` after the
+    command is a comment, not part of the text)."""
+    for command in ("(( '`' ))", "echo $(( '`' ))"):
+        a = analyze_command(command)
+        assert [" "] in a.candidates and "unterminated backquote" in a.problems, command
+    assert analyze_command("((1)) #x").problems == []
+
+
+def test_old_arithmetic_ends_at_its_own_bracket():
+    """`$[\\x]` ends at the `]` after the escape: what follows is read as commands; the text
+    read for substitutions is exactly what is between the brackets."""
+    assert analyze_command("echo $[\\x] ; rm x").simple == [["echo", "$[\\x]"], ["rm", "x"]]
+    for command in ("echo $[$(id)]", "echo $[1]`id`"):
+        assert analyze_command(command).problems == ["'$[' (bash's arithmetic; sh reads it as text)"], command
+    assert ["id"] in analyze_command("echo $[`id]").candidates  # the `]` is not the backquote's
+
 
 def test_a_pattern_given_to_git_ls_files_x_is_no_command():
     """`git ls-files -x '*.o'` excludes a pattern: its value is not read as a command (that
