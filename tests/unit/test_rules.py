@@ -2419,6 +2419,12 @@ def test_old_arithmetic_ends_at_its_own_bracket():
     for command in ("echo $[$(id)]", "echo $[1]`id`"):
         assert analyze_command(command).problems == ["'$[' (bash's arithmetic; sh reads it as text)"], command
     assert ["id"] in analyze_command("echo $[`id]").candidates  # the `]` is not the backquote's
+    # one after the other is no nesting; the bound holds after them
+    old = "'$[' (bash's arithmetic; sh reads it as text)"
+    assert analyze_command("echo" + " $[1]" * 40).problems == [old] * 40
+    after = "echo " + "$[1]" * 3
+    assert "nested too deeply" not in analyze_command(after + "$[" * 31 + "1" + "]" * 31).problems
+    assert analyze_command(after + "$[" * 32 + "1" + "]" * 32).problems[-1] == "nested too deeply"
 
 
 def test_a_pattern_given_to_git_ls_files_x_is_no_command():
