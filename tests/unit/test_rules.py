@@ -1642,6 +1642,36 @@ def test_a_substring_offset_is_read_as_double_quoted_text():
         a = analyze_command(command)
         assert (len(a.simple), a.problems) == (1, []), command
 
+def test_a_parameter_expansion_ends_at_its_brace():
+    """`${...}` ends at its own `}` (an escaped `\\}` is text, `''` an empty quote); `${`
+    alone is never closed; one after another is no nesting, and the bound holds."""
+    for command in ("echo ${x}", "echo ${x:-\\}}y", "echo ${x:-''}y", "echo ${x:}", 'echo ${x:-"a}b"}'):
+        a = analyze_command(command)
+        assert (a.simple, a.problems) == ([["echo", command[5:]]], []), command
+    for command in ("echo ${", "echo ${x:"):
+        assert analyze_command(command).problems == ["'${' is never closed"], command
+    # inside double quotes a quote in `${` is a problem: found past an escaped `\}` and after
+    # an inner `${b}` (each `}` closes its own)
+    for command in ('echo "${x:-\\}\'y\'}"', 'echo "${a:-${b}\'x\'}"'):
+        assert analyze_command(command).problems == [
+            "a single quote inside a quoted '${' (shells read it differently)"], command
+    assert analyze_command("echo" + " ${x}" * 40).problems == []
+    assert analyze_command("echo " + "${x:-" * 31 + "}" * 31).problems == []
+    assert analyze_command("echo " + "${x:-" * 32 + "}" * 32).problems == ["nested too deeply"]
+    after = "echo " + "${x}" * 3
+    assert analyze_command(after + "${x:-" * 31 + "}" * 31).problems == []
+    assert analyze_command(after + "${x:-" * 32 + "}" * 32).problems == ["nested too deeply"]
+
+
+@pytest.mark.parametrize("command, run_time", [
+    ("echo ${x:=$(id)}; let x", True), ("echo ${x=`id`}; let x", True),
+    ("echo ${x:=y}; let x", False), ("echo ${x:=y}$; let x", False), ("echo ${x:=y}`id`; let x", False),
+])
+def test_an_assigning_expansion_gives_a_run_time_value(command, run_time):
+    """`${x:=$(...)}` assigns what a command prints: evaluated later (`let x`), the line is
+    judged as opaque; a fixed value is not."""
+    assert analyze_command(command).deeply_opaque is run_time
+
 
 def test_special_parameters_are_expansions_of_their_own():
     # `$?` and `$*` are not globs; the word keeps its text
