@@ -931,11 +931,13 @@ def test_allow_rules_match_the_command_word_exactly():
     d = _who(STD, C, "GIT status")  # (deny and ask rules fold it: the uppercase-rm case)
     assert (d.decision, d.who) == (ASK, "built-in default")
 
+
 def test_a_rule_matches_only_calls_of_its_tool():
     r = parse_rule("read_file(.env)", DENY)
     assert rule_matches(r, "read_file", {"path": ".env"})
     assert not rule_matches(r, "write_file", {"path": ".env"})
     assert not rule_matches(parse_rule("execute_command", DENY), "read_file", {"path": "x"})
+
 
 def test_rule_matches_answers_a_bool_on_every_path():
     """A public predicate: True or False, never None (a caller may compare or store it)."""
@@ -950,9 +952,11 @@ def test_rule_matches_answers_a_bool_on_every_path():
     ]:
         assert rule_matches(rule, C, {"command": command}) is expected, command
 
+
 def test_a_path_is_never_judged_as_a_command():
     d = _who(STD, "write_file", "docs/sed -i")  # (a file name that reads like sed -i)
     assert (d.decision, d.who) == (ALLOW, f'rule "write_file(docs/**)" in {USER}')
+
 
 def test_star_rule_equals_bare_rule():
     star = [layer(USER, (ALLOW, "execute_command(*)"))]
@@ -1023,6 +1027,7 @@ def test_an_exact_deny_rule_matches_any_name_of_the_file():
     assert _who(deny, "read_file", "docs/link", aliases=["secret.txt"]).decision == DENY
     assert _who(deny, "read_file", "other.txt").decision == ALLOW
     assert evaluate(deny, "read_file", {"path": "a\x00b"}, root=ROOT).decision == DENY  # fails closed
+
 
 def test_aliases_symlink_resolved_names():
     # docs/link -> ../.git/hooks: the lexical path is under docs/, the real one is not
@@ -1534,6 +1539,7 @@ def test_bash_extended_patterns_do_not_parse(command):
     deny = [layer(USER, (DENY, "execute_command(touch *)"))]
     assert _who(deny, C, command, mode="unrestricted").decision == DENY
 
+
 @pytest.mark.parametrize("command, problem", [
     ("alias x=y; ls", "'alias' changes how the commands after it are read"),
     ("hash -p /bin/rm ls; ls", "'hash' changes how the commands after it are read"),
@@ -1642,9 +1648,10 @@ def test_a_substring_offset_is_read_as_double_quoted_text():
         a = analyze_command(command)
         assert (len(a.simple), a.problems) == (1, []), command
 
+
 def test_a_parameter_expansion_ends_at_its_brace():
     """`${...}` ends at its own `}` (an escaped `\\}` is text, `''` an empty quote); `${`
-    alone is never closed; one after another is no nesting, and the bound holds."""
+    alone is never closed."""
     for command in ("echo ${x}", "echo ${x:-\\}}y", "echo ${x:-''}y", "echo ${x:}", 'echo ${x:-"a}b"}'):
         a = analyze_command(command)
         assert (a.simple, a.problems) == ([["echo", command[5:]]], []), command
@@ -1655,12 +1662,6 @@ def test_a_parameter_expansion_ends_at_its_brace():
     for command in ('echo "${x:-\\}\'y\'}"', 'echo "${a:-${b}\'x\'}"'):
         assert analyze_command(command).problems == [
             "a single quote inside a quoted '${' (shells read it differently)"], command
-    assert analyze_command("echo" + " ${x}" * 40).problems == []
-    assert analyze_command("echo " + "${x:-" * 31 + "}" * 31).problems == []
-    assert analyze_command("echo " + "${x:-" * 32 + "}" * 32).problems == ["nested too deeply"]
-    after = "echo " + "${x}" * 3
-    assert analyze_command(after + "${x:-" * 31 + "}" * 31).problems == []
-    assert analyze_command(after + "${x:-" * 32 + "}" * 32).problems == ["nested too deeply"]
 
 
 @pytest.mark.parametrize("command, run_time", [
@@ -2357,6 +2358,7 @@ def test_ordinary_arithmetic_subscripts_and_xargs_still_parse():
                     "a[\\ ]=1", "a[\\;]=1"):  # an escaped blank or ';' ends the word in neither
         assert analyze_command(command).problems == [], command
 
+
 def test_an_escaped_character_in_a_subscript_is_one_character():
     """`a[\\x;]=1`: the escape covers the `x` only; the `;` ends sh's word, not bash's."""
     assert analyze_command("a[\\x;]=1").problems == ["an array subscript that bash and sh read differently"]
@@ -2376,6 +2378,7 @@ def test_a_substitution_keeps_the_here_documents_pending_before_it():
     """`cat <<E $(echo x)`: the body after the line is still cat's, not commands."""
     a = analyze_command("cat <<E $(echo x)\nrm -rf /\nE")
     assert (a.simple, a.problems) == ([["echo", "x"], ["cat", "$(echo x)"]], [])
+
 
 def test_a_delimiter_with_a_dollar_of_text_is_unquoted():
     """`<<E$`, `<<E$[1]`: no quote in the delimiter, so the body expands (`$(...)` runs);
@@ -2404,24 +2407,29 @@ def test_old_arithmetic_is_a_dynamic_word():
 def test_where_sh_and_bash_end_an_arithmetic_expansion(command, problems):
     assert analyze_command(command).problems == problems
 
+
 def test_the_commands_after_bash_old_arithmetic_are_still_read():
     a = analyze_command("echo $[''] ; rm x")
     assert a.unparsable and ["rm", "x"] in a.candidates
 
-def test_arithmetic_one_after_another_is_no_nesting():
-    """Each `$((` closed before the next opens counts one level, not one more each time, in
-    the line's reading and in the probes that find its end; the bound still holds after."""
-    assert analyze_command("echo" + " $((1))" * 40).problems == []
-    assert analyze_command("echo $(( " + " + ".join(["$((1))"] * 40) + " ))").problems == []
-    after = "echo " + "$((1))" * 3
-    assert analyze_command(after + "$((" * 31 + "1" + "))" * 31).problems == []
-    assert analyze_command(after + "$((" * 32 + "1" + "))" * 32).problems == ["nested too deeply"]
+
+@pytest.mark.parametrize(("one", "opening", "inside", "closing"), [
+    ("$((1))", "$((", "1", "))"), ("$[1]", "$[", "1", "]"), ("${x}", "${x:-", "", "}"),
+])
+def test_expansions_one_after_another_are_no_nesting(one, opening, inside, closing):
+    """Each expansion closed before the next opens counts one level, not one more each time;
+    the bound still holds after them."""
+    assert "nested too deeply" not in analyze_command("echo" + f" {one}" * 40).problems
+    after = "echo " + one * 3
+    assert "nested too deeply" not in analyze_command(after + opening * 31 + inside + closing * 31).problems
+    assert analyze_command(after + opening * 32 + inside + closing * 32).problems[-1] == "nested too deeply"
+    # so in the probes that find where an outer `$((` ends
+    assert analyze_command("echo $(( " + " + ".join([one] * 40) + " ))").problems == (
+        ["'$[' (bash's arithmetic; sh reads it as text)"] * 40 if one == "$[1]" else [])
 
 
 def test_bash_arithmetic_read_as_a_command_substitution_is_one():
     assert rules.SUBSTITUTION in analyze_command("echo $((echo x) )").flags
-    # the arithmetic text ends before its "))": a substitution right after it is whole
-    assert analyze_command("echo $((1))$(id)").problems == []
 
 
 def test_a_command_substitution_read_as_bash_reads_it_inside_arithmetic():
@@ -2440,6 +2448,7 @@ def test_the_text_read_in_arithmetic_is_what_is_between_the_parentheses():
         a = analyze_command(command)
         assert [" "] in a.candidates and "unterminated backquote" in a.problems, command
     assert analyze_command("((1)) #x").problems == []
+    assert analyze_command("echo $((1))$(id)").problems == []  # a substitution right after is whole
 
 
 def test_old_arithmetic_ends_at_its_own_bracket():
@@ -2449,12 +2458,6 @@ def test_old_arithmetic_ends_at_its_own_bracket():
     for command in ("echo $[$(id)]", "echo $[1]`id`"):
         assert analyze_command(command).problems == ["'$[' (bash's arithmetic; sh reads it as text)"], command
     assert ["id"] in analyze_command("echo $[`id]").candidates  # the `]` is not the backquote's
-    # one after the other is no nesting; the bound holds after them
-    old = "'$[' (bash's arithmetic; sh reads it as text)"
-    assert analyze_command("echo" + " $[1]" * 40).problems == [old] * 40
-    after = "echo " + "$[1]" * 3
-    assert "nested too deeply" not in analyze_command(after + "$[" * 31 + "1" + "]" * 31).problems
-    assert analyze_command(after + "$[" * 32 + "1" + "]" * 32).problems[-1] == "nested too deeply"
 
 
 def test_a_pattern_given_to_git_ls_files_x_is_no_command():
