@@ -1616,7 +1616,12 @@ class _Lexer:
                     out.append(chr(int(e + m.group(0), 8) & 0xFF))
                 elif e == "c" and self.i < n and s[self.i] != "'":  # the parser pairs `\c`
                     out.append(chr(ord(s[self.i]) & 0x1F))  # and a quote after it ends $'
-                    self.i += 2 if s[self.i] == "\\" else 1  # `\c\'`: the pair `\'` goes
+                    if s[self.i] == "\\" and self.i + 1 < n:  # `\c\X`: the parser pairs `\X`;
+                        if s[self.i + 1] != "\\":  # bash's control character is the `\`, and
+                            out.append(s[self.i + 1])  # X is text: `$'\c\'x'` is 034 ' x
+                        self.i += 2
+                    else:
+                        self.i += 1
                 else:
                     out.append("\\" + e)
                 continue

@@ -1478,6 +1478,23 @@ def test_bash_old_arithmetic_does_not_parse():
     assert analyze_command("cat " + "$[" * 32 + "1" + "]" * 32).problems[-1] == "nested too deeply"
 
 
+@pytest.mark.parametrize("context", [
+    "echo %s", 'echo "%s"', "cat <<E\n%s\nE", "cat <<E\n${x:-%s}\nE", "x=%s", "a[%s]=1",
+    "echo ${x:-%s}", 'echo "${x:-%s}"', "echo $((%s))", 'echo "$((%s))"', "echo $[%s]",
+    "(( %s ))", "case %s in x) ;; esac", "for x in %s; do :; done", 'test -v "a[%s]"',
+])
+def test_a_backquote_is_judged_as_a_dollar_parenthesis_is(context):
+    """`` `id` `` and `$(id)` are the same command substitution: the same commands, flags,
+    problems, and the same words known only when the line runs (a here-document's body
+    included: what it feeds is not known before)."""
+    def judged(substitution):
+        a = analyze_command(context % substitution)
+        simple = [[w.replace(substitution, "SUB") for w in argv] for argv in a.simple]
+        return simple, a.flags, a.problems, a.opaque, a.deeply_opaque, a.dynamic_words
+
+    assert judged("`id`") == judged("$(id)")
+
+
 def test_a_substitution_in_a_quoted_array_subscript_is_a_command():
     """bash evaluates `name[...]` in many builtins' arguments (test -v, [ x -eq y ], [[ ]],
     printf -v, read, let, declare, export, mapfile...) as an array subscript, and runs its
@@ -1649,13 +1666,24 @@ def test_a_substring_offset_is_read_as_double_quoted_text():
         assert (len(a.simple), a.problems) == (1, []), command
 
 
+def test_a_quoted_part_of_a_subscript_is_read_from_its_own_quote():
+    """bash expands `${a[...]}`'s subscript as double-quoted text: in `${a[`echo 0`'$(id)']}`
+    both commands run (bash 5.2 runs the `$(id)`, then fails on the arithmetic). The quoted
+    part is read from the character after its quote, not from the backquote before it."""
+    a = analyze_command("echo ${a[`echo 0`'$(id)']}")
+    assert (a.simple[:2], a.problems) == ([["echo", "0"], ["id"]], [])
+
+
 def test_a_parameter_expansion_ends_at_its_brace():
     """`${...}` ends at its own `}` (an escaped `\\}` is text, `''` an empty quote); `${`
     alone is never closed."""
-    for command in ("echo ${x}", "echo ${x:-\\}}y", "echo ${x:-''}y", "echo ${x:}", 'echo ${x:-"a}b"}'):
+    for command in ("echo ${x}", "echo ${x:-\\}}y", "echo ${x:-''}y", "echo ${x:}", 'echo ${x:-"a}b"}',
+                    'echo ${x:-""}y'):
         a = analyze_command(command)
         assert (a.simple, a.problems) == ([["echo", command[5:]]], []), command
-    for command in ("echo ${", "echo ${x:"):
+    assert ["id"] in analyze_command('echo ${x:-"$(id)"}').simple  # read from after the quote
+    # an unclosed quote in it: the `${` is never closed, and nothing is read after it
+    for command in ("echo ${", "echo ${x:", "echo ${x:-'a"):
         assert analyze_command(command).problems == ["'${' is never closed"], command
     # inside double quotes a quote in `${` is a problem: found past an escaped `\}` and after
     # an inner `${b}` (each `}` closes its own)
@@ -1854,6 +1882,13 @@ def test_ansi_c_decoding():
         ("$'\\x' $'\\xg'", "\\x", []),  # no digit, no escape
         ("$'\\q\\8'", "\\q\\8", []),
         ("$'\\cAb'", "\x01b", []),
+        # `\c\X`: the control character is the backslash's; X is text unless it is a
+        # backslash too (bash 5.2: `printf %s $'\c\'x' | od -c` is 034 ' x)
+        ("$'\\c\\a'", "\x1ca", []),
+        ("$'\\c\\'x'", "\x1c'x", []),
+        ("$'\\c\\nx'", "\x1cnx", []),
+        ("$'\\c\\\\x'", "\x1cx", []),
+        ("$'\\c\\\\'", "\x1c", []),
         ("$'\\U110000'", "", ["bad \\u escape"]),
     ],
 )
@@ -2365,12 +2400,26 @@ def test_an_escaped_character_in_a_subscript_is_one_character():
     assert analyze_command("a[\\;x]=1").problems == []
 
 
+def test_a_backslash_in_backquotes_escapes_only_what_bash_says():
+    """Inside backquotes a backslash escapes `$`, a backquote and itself (and `"` inside
+    double quotes); before any other character it is text: `printf '\\n'` keeps it, `\\``
+    nests a command, and a backquote ended by `\\`` is never closed (bash 5.2)."""
+    assert ["printf", "\\n"] in analyze_command("echo `printf '\\n'`").candidates
+    assert ["id"] in analyze_command("echo `echo \\`id\\``").candidates
+    assert ["echo", "a"] in analyze_command('echo "`echo \\"a\\"`"').candidates
+    # the outer backquote and the inner `a`` it holds
+    assert analyze_command("echo `a\\`").problems == ["unterminated backquote"] * 2
+
+
 def test_a_backquote_in_a_here_document_is_read_as_bash_reads_it_too():
     """In a here-document bash keeps `\\"` inside backquotes (dash and double quotes make it
     `"`): `echo \\"; rm -rf /; echo \\"` runs rm in bash only, here, and in neither shell
     inside double quotes."""
     body = 'echo \\"; rm -rf /; echo \\"'
-    assert ["rm", "-rf", "/"] in analyze_command(f"cat <<E\n`{body}`\nE").candidates
+    assert analyze_command(f"cat <<E\n`{body}`\nE").candidates == [
+        ["cat"], ["echo", '"'], ["rm", "-rf", "/"],  # bash's reading
+        ["echo", "; rm -rf /; echo "],  # dash's
+    ]
     assert ["rm", "-rf", "/"] not in analyze_command(f'echo "`{body}`"').candidates
 
 
