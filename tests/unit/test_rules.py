@@ -1310,6 +1310,7 @@ def test_outside_paths_match_no_pattern():
         ("a $(b", rules.UNPARSABLE), ("a )", rules.UNPARSABLE), ("a \\", rules.UNPARSABLE),
         ("a ${b", rules.UNPARSABLE), ("a >", rules.UNPARSABLE), ("a\x07", rules.UNPARSABLE),
         ("a $'\\", rules.UNPARSABLE), ("a $'\\'", rules.UNPARSABLE), ("a $'\\c", rules.UNPARSABLE),
+        ("a $'\\c\\", rules.UNPARSABLE),
         ("cat <<E\nno end", rules.UNPARSABLE), ("cat <<E", rules.UNPARSABLE),
         ("", rules.EMPTY), ("  \n ", rules.EMPTY),
     ],
