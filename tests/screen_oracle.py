@@ -30,6 +30,7 @@ from dashfloat import messages as M
 from dashfloat.history import History
 from dashfloat.ui.app import App
 from dashfloat.ui.bridge import Outbox
+from dashfloat.ui.frameclock import FrameClock
 from dashfloat.ui.screen import RESET, DashScreen
 from tests.xterm import XTerm, cells
 
@@ -470,6 +471,14 @@ def random_session(seed: int, steps: int = 120, **kw) -> OracleSession:
                 s.do("key", "enter")
             else:
                 s.do("key", "ctrl t")
+        if s.answers and not s.held:  # chance drew no frame behind a question (1 session
+            s.deliver()  # in 400; a screen too small asks nothing): hold one, so that every
+            s.now += 2 * FrameClock.FIRST_WAIT  # such session checks a held frame
+            s.do("resize", *SIZES[0])  # past any wait, at a size that draws: the next frame asks
+            s.do("msg", (M.SYSTEM, "info", "a frame that asks where the cursor is"))
+            s.do("msg", (M.SYSTEM, "info", "a frame that waits for the answer"))
+            s.deliver()
+            s.draw()
     finally:
         s.close()
     return s

@@ -1883,8 +1883,8 @@ def test_ansi_c_decoding():
         ("$'\\x' $'\\xg'", "\\x", []),  # no digit, no escape
         ("$'\\q\\8'", "\\q\\8", []),
         ("$'\\cAb'", "\x01b", []),
-        # `\c\X`: the control character is the backslash's; X is text unless it is a
-        # backslash too (bash 5.2: `printf %s $'\c\'x' | od -c` is 034 ' x)
+        # `\c\X`: the control character is made of the backslash; X is text unless it is
+        # a backslash too (bash 5.2: `printf %s $'\c\'x' | od -c` is 034 ' x)
         ("$'\\c\\a'", "\x1ca", []),
         ("$'\\c\\'x'", "\x1c'x", []),
         ("$'\\c\\nx'", "\x1cnx", []),
