@@ -182,7 +182,7 @@ def test_a_long_line_that_arrives_at_once_is_drawn_exactly_in_parts(terminal, fe
     s.close()
 
 
-# `make oracle` runs many more (DASHFLOAT_ORACLE_SEEDS=400: 1,600 sessions, ~250,000 frames)
+# `make oracle` runs many more (DASHFLOAT_ORACLE_SEEDS=400: 2,000 sessions, ~570,000 frames)
 SEEDS = int(os.environ.get("DASHFLOAT_ORACLE_SEEDS", "8"))
 
 
