@@ -16,7 +16,8 @@ DASHFLOAT_NO_FRAME_CLOCK=1 (frames as fast as they come: the code before the clo
   256 kbit/s, 100 ms round trip: the 2,000-token answer at 200 tokens/s: the server's last
              token -> the last token on screen (goal <= 0.5 s).
   100 ms round trip (no cap): a key typed on an idle prompt -> the key on screen, 20 keys
-             0.2-0.3 s apart, median (goal <= round trip + 10 ms).
+             0.2-0.3 s apart, median (goal <= round trip + 10 ms), beside the same keys
+             echoed by `cat` in a raw remote pty: the floor of the link and ssh.
   unlimited: bytes on the ssh link (server -> client) per byte of the 200 tok/s answer's
              content, from Enter to the end (goal <= 1.8), beside `cat` of the same text
              over the same link (its bytes less those of an empty session).
@@ -196,6 +197,36 @@ def case_keys(ctx, clock: bool, keys: int = 20) -> float:
         _end(r)
 
 
+def case_keys_floor(ctx, keys: int = 20) -> float:
+    """The same keys over the same link to `cat` in a raw remote pty (`stty raw -echo`: each
+    key read and written back at once, the least a full-screen program can do): the floor
+    of key -> on screen for any program at the end of this ssh link."""
+    with LinkProxy(ctx["sshd"].port, delay=0.05) as link:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": ctx["tmp"], "TERM": "xterm-256color",
+               "LANG": "C.UTF-8"}
+        t = Term(ctx["sshd"].ssh_argv("stty raw -echo && exec cat", port=link.port), env, cols=COLS, rows=ROWS)
+        t.child.delaybeforesend = None
+        rnd = random.Random(1)
+        times = []
+        try:
+            t.send("-")  # the session is up once its echo is back (not counted)
+            t.wait_for(lambda t: "-" in t.text, 30, "cat's first echo over ssh")
+            typed = "-"
+            for i in range(keys):
+                ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+                typed += ch
+                sent = time.monotonic()
+                t.send(ch)
+                t.wait_for(lambda t, want=typed: want in t.text, 10, f"key {i}")
+                times.append(time.monotonic() - sent)
+                end = time.monotonic() + rnd.uniform(0.2, 0.3)
+                while time.monotonic() < end:
+                    t.pump(0.005)
+        finally:
+            t.close()
+        return statistics.median(times)
+
+
 def case_bytes(ctx, clock: bool) -> tuple[float, float]:
     """Unlimited link: (down, up) link bytes per content byte of the 200 tok/s answer."""
     r = _session(ctx, clock)
@@ -248,6 +279,7 @@ ROWS_TABLE = [
     ("esc", "32 kbit/s: Esc in a stream -> idle shown (s)", "{:.2f}", "<= 1.0", lambda v: v <= 1.0),
     ("far", "256 kbit/s 100 ms: last token -> on screen (s)", "{:.2f}", "<= 0.5", lambda v: v <= 0.5),
     ("keys", "100 ms round trip: key -> on screen (s)", "{:.3f}", "<= 0.110", lambda v: v <= 0.110),
+    ("keys_floor", "  the floor: cat in a raw pty, same link", "{:.3f}", "-", None),
     ("down", "unlimited: link bytes / content byte (down)", "{:.2f}", "<= 1.8", lambda v: v <= 1.8),
     ("up", "  client -> server bytes / content byte", "{:.2f}", "-", None),
     ("cat", "  cat of the same text, same link", "{:.2f}", "-", None),
@@ -274,6 +306,7 @@ def run(runs: int = 3, out=print) -> list[tuple]:
                 results["down"][clock].append(down)
                 results["up"][clock].append(up)
             results["cat"][True].append(case_cat(ctx))
+            results["keys_floor"][True].append(case_keys_floor(ctx))
             out(f"  link run {i + 1}/{runs} done", flush=True)
     rows = []
     for key, label, fmt, goal, ok in ROWS_TABLE:
