@@ -176,23 +176,27 @@ def case_stream_far(ctx, clock: bool) -> float:
         _end(r)
 
 
+def _echo_times(t: Term, keys: int, typed: str, seen) -> list[float]:
+    """Type `keys` keys 0.2-0.3 s apart after `typed`; each one's time until `seen(t, typed)`."""
+    rnd = random.Random(1)
+    times = []
+    for i in range(keys):
+        typed += "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        sent = time.monotonic()
+        t.send(typed[-1])
+        t.wait_for(lambda t, want=typed: seen(t, want), 10, f"key {i}")
+        times.append(time.monotonic() - sent)
+        end = time.monotonic() + rnd.uniform(0.2, 0.3)
+        while time.monotonic() < end:
+            t.pump(0.005)
+    return times
+
+
 def case_keys(ctx, clock: bool, keys: int = 20) -> float:
     """100 ms round trip: key -> on screen, median of `keys` keys on an idle prompt."""
     r = _session(ctx, clock, delay=0.05)
-    rnd = random.Random(1)
-    times = []
     try:
-        typed = ""
-        for i in range(keys):
-            ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
-            typed += ch
-            sent = time.monotonic()
-            r.t.send(ch)
-            want = typed
-            seen = r.wait_for(lambda t, want=want: t.lines[-1].rstrip().endswith(want), 10, f"key {i}")
-            times.append(seen - sent)
-            r.pump_for(rnd.uniform(0.2, 0.3))
-        return statistics.median(times)
+        return statistics.median(_echo_times(r.t, keys, "", lambda t, want: t.lines[-1].rstrip().endswith(want)))
     finally:
         _end(r)
 
@@ -206,25 +210,12 @@ def case_keys_floor(ctx, keys: int = 20) -> float:
                "LANG": "C.UTF-8"}
         t = Term(ctx["sshd"].ssh_argv("stty raw -echo && exec cat", port=link.port), env, cols=COLS, rows=ROWS)
         t.child.delaybeforesend = None
-        rnd = random.Random(1)
-        times = []
         try:
             t.send("-")  # the session is up once its echo is back (not counted)
             t.wait_for(lambda t: "-" in t.text, 30, "cat's first echo over ssh")
-            typed = "-"
-            for i in range(keys):
-                ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
-                typed += ch
-                sent = time.monotonic()
-                t.send(ch)
-                t.wait_for(lambda t, want=typed: want in t.text, 10, f"key {i}")
-                times.append(time.monotonic() - sent)
-                end = time.monotonic() + rnd.uniform(0.2, 0.3)
-                while time.monotonic() < end:
-                    t.pump(0.005)
+            return statistics.median(_echo_times(t, keys, "-", lambda t, want: want in t.text))
         finally:
             t.close()
-        return statistics.median(times)
 
 
 def case_bytes(ctx, clock: bool) -> tuple[float, float]:
