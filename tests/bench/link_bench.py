@@ -176,6 +176,12 @@ def case_stream_far(ctx, clock: bool) -> float:
         _end(r)
 
 
+def _plain_env(ctx) -> dict[str, str]:
+    """The ssh client's environment for a plain program at the other end (the floors)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": ctx["tmp"], "TERM": "xterm-256color",
+            "LANG": "C.UTF-8"}
+
+
 def _echo_times(t: Term, keys: int, typed: str, seen) -> list[float]:
     """Type `keys` keys 0.2-0.3 s apart after `typed`; each one's time until `seen(t, typed)`."""
     rnd = random.Random(1)
@@ -206,9 +212,8 @@ def case_keys_floor(ctx, keys: int = 20) -> float:
     key read and written back at once, the least a full-screen program can do): the floor
     of key -> on screen for any program at the end of this ssh link."""
     with LinkProxy(ctx["sshd"].port, delay=0.05) as link:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": ctx["tmp"], "TERM": "xterm-256color",
-               "LANG": "C.UTF-8"}
-        t = Term(ctx["sshd"].ssh_argv("stty raw -echo && exec cat", port=link.port), env, cols=COLS, rows=ROWS)
+        t = Term(ctx["sshd"].ssh_argv("stty raw -echo && exec cat", port=link.port), _plain_env(ctx),
+                 cols=COLS, rows=ROWS)
         t.child.delaybeforesend = None
         try:
             t.send("-")  # the session is up once its echo is back (not counted)
@@ -247,9 +252,7 @@ def case_cat(ctx) -> float:
 
     def session_bytes(command: str) -> int:
         with LinkProxy(ctx["sshd"].port) as link:
-            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": ctx["tmp"], "TERM": "xterm-256color",
-                   "LANG": "C.UTF-8"}
-            t = Term(ctx["sshd"].ssh_argv(command, port=link.port), env, cols=COLS, rows=ROWS)
+            t = Term(ctx["sshd"].ssh_argv(command, port=link.port), _plain_env(ctx), cols=COLS, rows=ROWS)
             try:
                 t.wait_exit(30)
             finally:
