@@ -81,6 +81,8 @@ servers.
 You type a request at the prompt; the model's answer streams into the transcript above it,
 rendered from Markdown (headings, emphasis, lists, quotes, links, tables and fenced code
 with syntax highlighting).
+A paragraph is wrapped at the width of the screen: its single line breaks read as spaces, as
+Markdown means them; a line that ends in two spaces or a backslash still ends there.
 A block of an answer larger than @big_block@ (a megabyte on one line, a log of thousands of
 lines) is shown as its plain lines as they arrive, and code larger than @highlight_max@ is not
 highlighted: the screen keeps up with an answer of any size and keys answer at once.

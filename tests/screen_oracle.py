@@ -363,6 +363,8 @@ def random_pieces(rnd: random.Random, n: int) -> list[str]:
             out.append("\n# ")
         elif r < 0.13:
             out.append("x" * rnd.randint(50, 200))
+        elif r < 0.17:
+            out.append("\n" + rnd.choice(WORDS))  # a soft break: the paragraph flows on
         else:
             out.append(" " + rnd.choice(WORDS))
     return out

@@ -301,7 +301,12 @@ def _inline(token: Token, force: str | None = None) -> list[Line]:
         cur = stack[-1] if stack else ""
         if ttype == "text":
             emit(cur, tok.content)
-        elif ttype in ("softbreak", "hardbreak"):
+        elif ttype == "softbreak":
+            # a space, as CommonMark means it (and rich, glow, mdcat show it): a paragraph
+            # the model wrapped at 80 columns is wrapped again at the pane's width, not left
+            # ragged ("A value" / "set in" / "OPENAI_BASE_URL wins...")
+            emit(cur, " ")
+        elif ttype == "hardbreak":
             lines.append([])
         elif ttype == "code_inline":
             emit("md_code", tok.content)

@@ -656,7 +656,8 @@ def main(argv=None) -> int:
         print(f"the floor of this look at {size}: the answer's rendered rows alone (their text, trailing blanks "
               f"cut; no colours, no moves, nothing written twice) are {rendered_text_bytes(cols) / CONTENT_BYTES:.2f} "
               "B per content B (indents, bullets, box-drawing rules); with this look's colours, "
-              f"every row written once by the app's row writer: {rendered_ansi_bytes(cols) / CONTENT_BYTES:.2f}")
+              f"every row written once by the app's row writer: {rendered_ansi_bytes(cols) / CONTENT_BYTES:.2f} "
+              f"(with --colors 1, bold, italic and underline only: {rendered_ansi_bytes(cols, 1) / CONTENT_BYTES:.2f})")
     print("for scale: llm 0.49 s start, 0.86 s CPU for the stream, 1.0 B/B, 70 MiB; "
           "aider 3.8 s burst, 4.9 s CPU, 25 B/B, 326 MiB.")
     load = os.getloadavg()[0]

@@ -48,9 +48,14 @@ RENDER_CASES = [
         [("md_h1", "Big")], [], [("md_h2", "Small")],
     ]),
     ("heading_then_paragraph", "# H\ntext", [[("md_h1", "H")], [], [("", "text")]]),
-    ("paragraph_softbreaks_kept", "one\ntwo\nthree", [
-        [("", "one")], [("", "two")], [("", "three")],
-    ]),
+    # a soft break is a space (CommonMark; rich, glow and mdcat show it so): the pane wraps
+    # the paragraph again at its width; a hard break still ends the line
+    ("paragraph_softbreaks_are_spaces", "one\ntwo\nthree", [[("", "one two three")]]),
+    ("softbreak_inside_emphasis", "a *b\nc* d", [[("", "a "), ("md_em", "b c"), ("", " d")]]),
+    ("softbreak_inside_link", "[x\ny](u) z", [[("md_link", "x y"), ("md_url", " (u)"), ("", " z")]]),
+    ("softbreak_beside_code", "x\n`c`\ny", [[("", "x "), ("md_code", "c"), ("", " y")]]),
+    ("softbreak_in_item", "- a\n  b\n- c", [[("md_bullet", "• "), ("", "a b")], [("md_bullet", "• "), ("", "c")]]),
+    ("softbreak_then_hard_break", "a\nb  \nc", [[("", "a b")], [("", "c")]]),
     ("hard_break_spaces", "one  \ntwo", [[("", "one")], [("", "two")]]),
     ("hard_break_backslash", "one\\\ntwo", [[("", "one")], [("", "two")]]),
     ("blocks_one_blank_between", "a\n\n\n\n\nb\n\n\n", [[("", "a")], [], [("", "b")]]),
@@ -94,7 +99,7 @@ RENDER_CASES = [
     ("nested_bullets_in_ordered", "1. a\n   - b", [
         [("md_bullet", "1. "), ("", "a")], [("", "  "), ("md_bullet", "• "), ("", "b")],
     ]),
-    ("item_continuation_hangs", "- one\n  two", [
+    ("item_continuation_hangs", "- one  \n  two", [
         [("md_bullet", "• "), ("", "one")], [("", "  two")],
     ]),
     ("loose_list", "- a\n\n- b\n\n  b2", [
@@ -110,7 +115,8 @@ RENDER_CASES = [
         [("", "  "), ("md_code_lang", "sh")],
         [("", "    "), ("code_plain", "ls")],
     ]),
-    ("quote", "> a *b*\n> c", [
+    ("quote", "> a *b*\n> c", [[("md_quote", "│ "), ("", "a "), ("md_em", "b"), ("", " c")]]),
+    ("quote_hard_break", "> a *b*\\\n> c", [
         [("md_quote", "│ "), ("", "a "), ("md_em", "b")], [("md_quote", "│ "), ("", "c")],
     ]),
     ("quote_two_paragraphs", "> a\n>\n> b", [
