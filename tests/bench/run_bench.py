@@ -695,7 +695,7 @@ def main(argv=None) -> int:
             errors.append("the single executable's figures could not be measured")
     if not args.no_huge:
         print()
-        if huge_section(args):
+        if huge_section(args, {size: collect(results, size) for size in sizes}):
             errors.append("the huge-answer figures could not be measured")
     if not args.no_link:
         print()
@@ -798,8 +798,10 @@ def exe_section(args) -> int:
     return _report("executable", exe_bench.print_rows, rows)
 
 
-def huge_section(args) -> int:
-    """The huge-answer figures (issue 16): 1 when they could not be measured."""
+def huge_section(args, main: dict | None = None) -> int:
+    """The huge-answer figures (issue 16): 1 when they could not be measured. With `main`
+    (the main table's medians per size), the stream's CPU and the start-up's are judged
+    against the floor client's, measured here (issue 16 §2: <= 1.1 x the floor client)."""
     import huge_bench
 
     runs = args.huge_runs or (1 if args.quick else 3)
@@ -807,13 +809,39 @@ def huge_section(args) -> int:
     print(f"huge answers ({args.huge_mb:g} MB, sent as fast as the server can; median of {runs}; "
           f"load average {os.getloadavg()[0]:.2f}):", flush=True)
     try:
-        rows, over = huge_bench.run(runs, args.huge_mb, cases, log=lambda m: print(m, flush=True))
+        floor: dict = {}
+        rows, over = huge_bench.run(runs, args.huge_mb, cases, log=lambda m: print(m, flush=True), figures=floor)
     except Exception:
         traceback.print_exc()
         return 1
     huge_bench.print_rows(rows)
+    over += floor_verdicts(main or {}, floor)
     print(f"huge-answer figures missing their target: {over}")
     return 0
+
+
+def floor_verdicts(main: dict, floor: dict) -> int:
+    """Print DashFloat's CPU beside the floor client's, same stream, same clock (ticks of
+    /proc: 10 ms), against issue 16's <= 1.1 x; the count of figures over it."""
+    if not floor:
+        print("against the floor client: not judged (the floor client's stream was not measured)")
+        return 0
+    if not main:
+        print("against the floor client: not judged (the main table did not run in this bench)")
+        return 0
+    over = 0
+    for size, m in main.items():
+        for key, fkey, label in (("stream_cpu", "floor_stream_cpu", "200 tok/s stream CPU (Enter -> idle)"),
+                                 ("startup_cpu", "floor_startup_cpu", "CPU to the first frame (its request)")):
+            ours, theirs = m.get(key), floor.get(fkey)
+            if ours is None or not theirs:
+                print(f"against the floor client, {size}: {label}: not measured")
+                continue
+            ok = ours <= 1.1 * theirs
+            over += not ok
+            print(f"against the floor client, {size}: {label}: {ours:.3f} s vs {theirs:.3f} s = "
+                  f"x{ours / theirs:.2f} (<= x1.10, issue 16): {'ok' if ok else 'OVER'}")
+    return over
 
 
 def link_section(args) -> int:
