@@ -821,8 +821,11 @@ def huge_section(args, main: dict | None = None) -> int:
 
 
 def floor_verdicts(main: dict, floor: dict) -> int:
-    """Print DashFloat's CPU beside the floor client's, same stream, same clock (ticks of
-    /proc: 10 ms), against issue 16's <= 1.1 x; the count of figures over it."""
+    """Print DashFloat's CPU beside the floor client's against issue 16's <= 1.1 x; the count
+    of figures over it. The same answer at the same pace and the same clock (/proc's 10 ms
+    ticks), but not quite the same window: DashFloat's runs from Enter to idle (its request
+    built, 0.3 s of quiet after), the floor's from its request to the last byte, and the main
+    table's server is a thread of the bench while the floor's has a process of its own."""
     if not floor:
         print("against the floor client: not judged (the floor client's stream was not measured)")
         return 0
