@@ -320,7 +320,9 @@ class App(Confirming):
         self._drain()
         return True
 
-    def _drain(self) -> None:
+    def _drain(self, ticking: bool = False) -> None:
+        """Apply what the agent sent; text (quiet kinds) waits for the tick, which
+        `ticking` says is the caller (it schedules the next itself)."""
         msgs, more = self.outbox.drain()
         structural = False
         for msg in msgs:
@@ -334,7 +336,7 @@ class App(Confirming):
                 structural = True
         if structural:
             self.refresh()
-        elif msgs:
+        elif msgs and not ticking:
             self._ensure_tick()
         if more:
             self.outbox.ring()
@@ -557,19 +559,19 @@ class App(Confirming):
             except (OSError, ImportError, AttributeError):
                 log.debug("could not flush typeahead", exc_info=True)
 
-    def _ensure_tick(self) -> None:
+    def _ensure_tick(self, delay: float = TICK) -> None:
         if self._tick_handle is None and self.loop is not None:
-            self._tick_handle = self.loop.set_alarm_in(TICK, self._tick)
+            self._tick_handle = self.loop.set_alarm_in(delay, self._tick)
             self.outbox.quiet = True  # streamed text now waits for the tick
 
     def _tick(self, loop, _data) -> None:
         self._tick_handle = None
         self.outbox.quiet = False
         try:
-            self._drain()  # the text that arrived quietly since the last tick
+            self._drain(ticking=True)  # the text that arrived quietly since the last tick
             if self.confirm is not None:
                 self._confirm_tick(self.clock())
-            # streamed text is copied into rows every STREAM_FRAME seconds (every other tick)
+            # streamed text is copied into rows every STREAM_FRAME seconds (the tick after one waits so long)
             now = self.clock()
             streamed = self._dirty and now - self._streamed_at >= STREAM_FRAME - TICK / 2
             current = self.model.current
@@ -583,7 +585,11 @@ class App(Confirming):
                 if not streamed and not self._dirty:  # moving text shows activity; the spinner is for silences
                     self.spin += 1
                     self.update_status()
-                self._ensure_tick()
+                # text that moved is shown again a STREAM_FRAME later: no tick between two
+                # frames of a stream (half the passes of the loop; its text waits quietly)
+                self._ensure_tick(STREAM_FRAME if streamed else TICK)
+            elif self._dirty:
+                self._ensure_tick()  # text came with the turn's end: it is shown still
         except urwid.ExitMainLoop:  # ("leave",) drained here: /quit
             raise
         except Exception as exc:

@@ -1201,3 +1201,43 @@ def test_the_loop_runs_with_a_short_gil_switch_interval_and_gives_it_back():
     assert seen == [pytest.approx(app_module.SWITCH_INTERVAL)]
     assert app_module.SWITCH_INTERVAL <= 0.001 < before
     assert sys.getswitchinterval() == before
+
+
+def test_a_stream_is_ticked_once_a_frame_and_a_silence_every_tick():
+    """While text streams, the tick after a frame of it comes STREAM_FRAME later (no pass of
+    the loop between two frames: the stream's CPU); in a silence the spinner steps every TICK;
+    text drained by the tick does not schedule a tick of its own."""
+    from dashfloat.ui.app import STREAM_FRAME, TICK
+
+    class RecordingLoop:
+        def __init__(self):
+            self.alarms = []
+
+        def set_alarm_in(self, delay, callback):
+            self.alarms.append(delay)
+            return len(self.alarms)
+
+        def draw_screen(self):
+            pass
+
+    clock = [100.0]
+    app = make_app()
+    app.clock = lambda: clock[0]
+    app.loop = loop = RecordingLoop()
+    app._agent_started = True
+    feed(app, (M.USER, "hello"), (M.PHASE, "waiting"), (M.ASSISTANT_START,))
+    assert loop.alarms == [TICK]  # the turn started: ticking
+    app.outbox.post((M.TOKEN, "Some text that streams "))
+    app._tick(None, None)
+    assert loop.alarms[1:] == [STREAM_FRAME]  # text moved: the next tick is the next frame
+    assert "Some text that" in "\n".join(screen(app))
+    clock[0] += STREAM_FRAME
+    app.outbox.post((M.TOKEN, "and more "))
+    app._tick(None, None)
+    assert loop.alarms[2:] == [STREAM_FRAME]
+    clock[0] += STREAM_FRAME
+    app._tick(None, None)  # nothing new: the quiet stream shows its held word
+    clock[0] += STREAM_FRAME
+    spin = app.spin
+    app._tick(None, None)  # still nothing: a silence, the spinner turns every TICK
+    assert loop.alarms[-1] == TICK and app.spin == spin + 1
