@@ -292,7 +292,7 @@ def floor_stream_cpu(server) -> dict:
     one SSE event each): its CPU from exec to the end of the answer, start-up included
     (the figure DashFloat's "200 tok/s: CPU of the stream" is held against), and its
     start-up alone (exec to its request)."""
-    from benchlib import MARKER, ProcSample, answer_pieces
+    from benchlib import MARKER, answer_pieces, schedstat_ns
 
     n = server.n_requests()
     server.push_paced(answer_pieces(2000), 200.0, model="bench-model")
@@ -301,7 +301,7 @@ def floor_stream_cpu(server) -> dict:
                       clean_env(Path(tmp)), cols=SIZE[0], rows=SIZE[1])
         try:
             server.wait_requests(n + 1, timeout=30)
-            start_cpu = ProcSample.take(t.pid).cpu
+            start_cpu = schedstat_ns(t.pid) / 1e9  # (one thread: its schedstat is exact)
             deadline = time.monotonic() + 60
             while MARKER.encode() not in t.raw and b"[floor: done]" not in t.raw:
                 t.read(0.05)
@@ -309,7 +309,7 @@ def floor_stream_cpu(server) -> dict:
                     raise MeasureError("the floor client never finished the paced stream")
             while b"[floor: done]" not in t.raw[-64:]:
                 t.read(0.05)
-            cpu = ProcSample.take(t.pid).cpu
+            cpu = schedstat_ns(t.pid) / 1e9
             t.send("\r")
             t.wait_exit(10)
         finally:
