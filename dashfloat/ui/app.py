@@ -10,6 +10,7 @@ zero bytes). Frames wait for the terminal's answer to the last one (ui/framecloc
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -117,10 +118,8 @@ def settle() -> None:
     as long as the process) out of the garbage collector's sight (gc.freeze, which only
     joins two lists): a full collection, which can come at any keystroke, walks only what
     the session made since (on a loaded machine 100-200 ms for the start-up objects alone,
-    a few ms without). Called when the agent is first idle (its modules are loaded) and
-    after the warm-up."""
-    import gc
-
+    a few ms without). Called after the first frame, when the agent is first idle (its
+    modules are loaded) and after the warm-up."""
     gc.freeze()
 
 
@@ -969,6 +968,8 @@ class App(Confirming):
         threading.excepthook = thread_hook
 
         def after_first_frame():
+            settle()  # what start-up made, out of the collector's sight, then it runs
+            gc.enable()  # (off since cli.main: start-up's objects were not walked)
             self.start_agent()
 
         loop.after_first_frame = after_first_frame

@@ -1241,3 +1241,33 @@ def test_a_stream_is_ticked_once_a_frame_and_a_silence_every_tick():
     spin = app.spin
     app._tick(None, None)  # still nothing: a silence, the spinner turns every TICK
     assert loop.alarms[-1] == TICK and app.spin == spin + 1
+
+
+def test_the_collector_runs_again_from_the_first_frame_with_start_up_frozen():
+    """cli.main turns the garbage collector off for start-up; the first frame turns it on,
+    after freezing what start-up made (a full collection never walks it)."""
+    import gc
+
+    seen = []
+
+    class StubLoop:
+        after_first_frame = None
+
+        def run(self):
+            seen.append(gc.isenabled())
+            self.after_first_frame()
+            seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+
+    app = make_app()
+    app.loop = StubLoop()
+    r, w = os.pipe()
+    app._sig_fd = w
+    gc.disable()
+    try:
+        app.run()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        os.close(r)
+        os.close(w)
+    assert seen == [False, (True, True)]
