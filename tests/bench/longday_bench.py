@@ -27,8 +27,10 @@ and the CPU dashfloat used from Enter to idle; the figure at a checkpoint is the
 left out (their summary request comes first).
 Last, a fresh session is started beside the long one and after its first turn both are
 measured in alternation (five turns each, then an echo probe each, 20 times, then a PgUp
-cycle each, 4 times): turn 1 against turn 300 at the same moment, so the load of a shared
-machine, which moves over the minutes between turn 1 and turn 300, weighs on both alike.
+cycle each, 10 times): turn 1 against turn 300 at the same moment, so the load of a shared
+machine, which moves over the minutes between turn 1 and turn 300, weighs on both alike. A
+second fresh session is measured in the same rounds, a control: what two equal sessions
+differ by here, the noise the day's ratio stands in.
 
     .venv/bin/python tests/bench/run_bench.py --longday-only [--longday-turns 300]
 """
@@ -298,23 +300,36 @@ class LongDay:
             raise MeasureError(f"dashfloat exited with status {rc}")
 
 
-def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = 5) -> dict:
+SIDE_PGUP_CYCLES = 12  # PgUp cycles each in alternation (36 PgUps; a round of 3 moves ~10 %)
+
+
+def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = 5,
+                 control: LongDay | None = None) -> dict:
     """The long session at its end and a fresh one after its first turn, measured in
-    alternation (a turn each, then an echo probe each, then a PgUp cycle each), so the
-    load of the machine, which moves over minutes, weighs on both alike."""
-    out = {"day": {"echo": [], "pgup": [], "first": []}, "fresh": {"echo": [], "pgup": [], "first": []}}
+    alternation (a turn each, then an echo probe each, then a PgUp cycle each, who goes first
+    taking turns), so the load of the machine, which moves over minutes, weighs on both alike. `control`, a
+    second fresh session, is measured in the same rounds: fresh against control is what
+    two equal sessions differ by here (the noise a ratio of day to fresh stands in)."""
+    who_s = [("day", day, turns + 1), ("fresh", fresh, 2)] + ([("control", control, 1002)] if control else [])
+    out = {who: {"echo": [], "pgup": [], "first": [], "pgup_cpu": []} for who, _s, _n in who_s}
     for k in range(rounds):
-        for who, s, n in (("day", day, turns + 1 + k), ("fresh", fresh, 2 + k)):
-            first, _compacted, _cpu = s.turn(n, model)
+        for who, s, n in who_s:
+            first, _compacted, _cpu = s.turn(n + k, model)
             out[who]["first"].append(first)
-    for s in (day, fresh):
+    for _who, s, _n in who_s:
         s.t.quiet(0.3)
-    for _ in range(ECHO_PROBES):
-        for who, s in (("day", day), ("fresh", fresh)):
+    def turn_about(i: int) -> list:  # who goes first changes every round (no place favoured)
+        return who_s[i % len(who_s):] + who_s[:i % len(who_s)]
+
+    for i in range(ECHO_PROBES):
+        for who, s, _n in turn_about(i):
             out[who]["echo"] += s.echo(1)
-    for _ in range(PGUP_CYCLES):
-        for who, s in (("day", day), ("fresh", fresh)):
-            out[who]["pgup"] += s.pgup(1)
+    for i in range(SIDE_PGUP_CYCLES):
+        for who, s, _n in turn_about(i):
+            c0 = s.main_cpu()
+            times = s.pgup(1)
+            out[who]["pgup"] += times
+            out[who]["pgup_cpu"].append((s.main_cpu() - c0) / (len(times) + 1))
     return {who: {k: statistics.median(v) for k, v in d.items()} for who, d in out.items()}
 
 
@@ -361,15 +376,22 @@ def run(turns: int = TURNS, server=None, log=print, profile: Path | None = None,
                             f"RSS {rec['rss']:.1f} MiB, {rec['lines']:,} lines, {model.summaries} compactions, "
                             f"load {rec['load']:.2f} ({rec['elapsed']:.0f} s)")
                 log("  a fresh session beside it: a turn each, then echo and PgUp probes in alternation")
-                with tempfile.TemporaryDirectory(prefix="dashfloat-longday-fresh-") as tmp2:
+                with tempfile.TemporaryDirectory(prefix="dashfloat-longday-fresh-") as tmp2, \
+                        tempfile.TemporaryDirectory(prefix="dashfloat-longday-control-") as tmp3:
                     fresh = LongDay(server, Path(tmp2))
+                    control = None
                     try:
                         fresh.turn(1, model)
-                        both = side_by_side(day, fresh, model, turns)
+                        control = LongDay(server, Path(tmp3))
+                        control.turn(1001, model)  # (turn numbers of its own: the model gates each)
+                        both = side_by_side(day, fresh, model, turns, control=control)
                     except BaseException:
                         fresh.t.close()
+                        if control is not None:
+                            control.t.close()
                         raise
                     fresh.close()
+                    control.close()
             except BaseException:
                 day.t.close()
                 raise
@@ -425,14 +447,19 @@ def table(turns, marks, first, at, summaries, elapsed, both=None) -> tuple[list,
                      f"<= x{GOAL:.2f}" if goal else "-", ("ok" if ratio <= GOAL else "OVER") if goal else "-"))
     if both is not None:
         figures["side_by_side"] = both
-        f, d = both["fresh"], both["day"]
-        for key, label in (("echo", f"keystroke echo (median of {2 * ECHO_PROBES} each)"),
-                           ("pgup", f"PgUp (median of {PGUP_CYCLES * PGUP_PER_CYCLE} each)"),
-                           ("first", "Enter -> first token (median of 5 turns each)")):
+        f, d, c = both["fresh"], both["day"], both.get("control")
+        for key, label, goal in (("echo", f"keystroke echo (median of {2 * ECHO_PROBES} each)", True),
+                                 ("pgup", f"PgUp (median of {SIDE_PGUP_CYCLES * PGUP_PER_CYCLE} each)", True),
+                                 ("pgup_cpu", "  main-thread CPU per PgUp or End (median of "
+                                              f"{SIDE_PGUP_CYCLES} cycles each)", False),
+                                 ("first", "Enter -> first token (median of 5 turns each)", True)):
             ratio = d[key] / f[key] if f[key] else float("inf")
             rows.append((f"{label}: a fresh session's turn 1 -> this one's turn {turns}, in alternation",
                          f"{f[key] * 1000:.1f} -> {d[key] * 1000:.1f} ms (x{ratio:.2f})",
-                         f"<= x{GOAL:.2f}", "ok" if ratio <= GOAL else "OVER"))
+                         f"<= x{GOAL:.2f}" if goal else "-", ("ok" if ratio <= GOAL else "OVER") if goal else "-"))
+            if c is not None and c[key]:
+                rows.append(("    control: the same figure, a second fresh session against the first",
+                             f"{f[key] * 1000:.1f} -> {c[key] * 1000:.1f} ms (x{c[key] / f[key]:.2f})", "-", "-"))
     rows.append((f"RSS, turn 1 -> turn {turns}", f"{a['rss']:.1f} -> {z['rss']:.1f} MiB", "-", "-"))
     rows.append(("transcript lines (the status bar's count), compactions of the context",
                  f"{a['lines']:,} -> {z['lines']:,}, {summaries}", "-", "-"))
