@@ -1,0 +1,82 @@
+"""For tests/bench/uiday_bench.py: DashFloat's Agent replaced by one that plays the long day's
+answers at once (no server, no tools, no conversation, no compaction), so a day of the UI
+alone takes seconds. Active only with DF_UIDAY set (this directory on PYTHONPATH)."""
+
+import importlib.abc
+import importlib.util
+import os
+import sys
+import threading
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _patch(mod):
+    sys.path.insert(0, BENCH)
+    from dashfloat import messages as M
+
+    class PlayedAgent:
+        """Answers "[turn N] ..." with the long day's turn-N text, as fast as it can."""
+
+        alive = True
+
+        def __init__(self, endpoint, model, post, **kw):
+            self.post = post
+
+        def start(self):
+            self.post((M.PHASE, "idle"))
+
+        def join(self, timeout=None):
+            pass  # (cli.run_ui waits for the agent at the end)
+
+        def send(self, msg):
+            if msg[0] == M.PROMPT:
+                threading.Thread(target=self._turn, args=(msg[1],), daemon=True).start()
+
+        def _turn(self, text):
+            import longday_bench as lb
+
+            n = int(text.split("[turn ", 1)[1].split("]", 1)[0])
+            post = self.post
+            for m in ((M.USER, text), (M.PHASE, "waiting"), (M.ASSISTANT_START,), (M.PHASE, "streaming"),
+                      (M.TOKEN, f"{lb.start_word(n)} I will look at the code first."), (M.ASSISTANT_END, "done"),
+                      (M.ASSISTANT_START,)):
+                post(m)
+            for piece in lb.pieces(lb.answer_text(n)):
+                post((M.TOKEN, piece))
+            post((M.ASSISTANT_END, "done"))
+            post((M.PHASE, "idle"))
+
+    mod.Agent = PlayedAgent
+
+
+def _keep_rows(mod):
+    mod.TranscriptPane.CACHE_LINES = 10**9  # DF_UIDAY_KEEP_ROWS: no laid-out line is dropped
+
+
+HOOKS = {"dashfloat.agent": _patch}
+if os.environ.get("DF_UIDAY_KEEP_ROWS"):
+    HOOKS["dashfloat.ui.widgets"] = _keep_rows
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name not in HOOKS:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        exec_module = spec.loader.exec_module
+
+        def traced_exec(module, _exec=exec_module, _name=name):
+            _exec(module)
+            HOOKS[_name](module)
+
+        spec.loader.exec_module = traced_exec
+        return spec
+
+
+if os.environ.get("DF_UIDAY"):
+    sys.meta_path.insert(0, _Finder())

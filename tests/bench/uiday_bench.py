@@ -1,0 +1,118 @@
+"""The long day's UI alone, in seconds: what makes PgUp slower after a long day (issue 16)?
+
+    .venv/bin/python tests/bench/uiday_bench.py [--turns 300] [--runs 3] [--keep-rows]
+
+Three dashfloat processes in ptys (120x40) whose Agent is replaced by one that plays the long
+day's answers at once (tests/bench/uiday/sitecustomize.py: no server, no tools, no
+conversation): a day of `--turns` turns, a fresh session and a second fresh one (the control)
+after five turns each. Then twelve rounds of a PgUp cycle each (three PgUps, End), who goes
+first taking turns: the main thread's CPU per key (schedstat) and the PgUp times, day and
+control each against the fresh session. --keep-rows keeps the rows of every line laid out
+(TranscriptPane.CACHE_LINES unbounded) in all three.
+
+What it showed on 2026-12-05 (300 turns, 109,907 lines, a day in ~5 s): the day x1.05-1.23
+in CPU per key (median x1.12) against the control's x0.94-1.08, with the same work per key
+(10,032 row look-ups and 109 layouts over 24 cycles in each process); with --keep-rows
+x0.97-1.13 (median x1.03, RSS 83 instead of 65 MiB); evicting half the row cache at once
+instead of a line at a time, or the collector off during the probes: no change. So the
+day's keys do the same work on memory laid out worse: the rows a key shows were laid out
+after ~22,000 evictions, in the holes those left all over the heap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import longday_bench as lb  # noqa: E402
+from benchlib import BenchTerm, clean_env, dashfloat_bin, vm_kib  # noqa: E402
+
+
+class UIDay(lb.LongDay):
+    """A LongDay whose answers the played Agent sends (no server)."""
+
+    def __init__(self, tmp: Path, keep_rows: bool = False):
+        proj = tmp / "proj"
+        lb.make_project(proj)
+        env = clean_env(tmp)
+        env.update(PYTHONPATH=str(HERE / "uiday"), DF_UIDAY="1")
+        if keep_rows:
+            env["DF_UIDAY_KEEP_ROWS"] = "1"
+        self.keys_dir = None
+        self.server = None
+        argv = [dashfloat_bin(), "--base-url", "http://127.0.0.1:9/v1", "--model", "played", "-C", str(proj)]
+        self.t = BenchTerm(argv, env, cols=lb.SIZE[0], rows=lb.SIZE[1])
+        self.pid = self.t.pid
+        self.lines = 0
+        self.t.wait_screen(lambda s: s.status_has("idle"), 30, "the first full frame")
+        self.t.quiet(0.3)
+
+    def play(self, n: int) -> None:
+        t = self.t
+        prompt = f"[turn {n}] check the loader again"
+        t.send(prompt)
+        t.wait_screen(lambda s: prompt[-12:] in s.prompt_row(), 20, "the prompt text")
+        t.send("\r")
+        word = lb.end_word(n)
+        t.wait_screen(lambda s: word in s.text and s.status_has("idle"), 60, f"the end of turn {n}")
+
+
+def rounds(sessions: list, cycles: int = 12) -> dict:
+    cpu: dict = {w: [] for w, _s in sessions}
+    times: dict = {w: [] for w, _s in sessions}
+    for i in range(cycles):
+        for who, s in sessions[i % len(sessions):] + sessions[:i % len(sessions)]:
+            c0 = s.main_cpu()
+            r = s.pgup(1)
+            cpu[who].append((s.main_cpu() - c0) / (len(r) + 1))
+            times[who] += r
+    return {w: (statistics.median(cpu[w]), statistics.median(times[w])) for w in cpu}
+
+
+def run(turns: int, keep_rows: bool) -> dict:
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
+            tempfile.TemporaryDirectory() as c:
+        day = UIDay(Path(a), keep_rows)
+        t0 = time.monotonic()
+        for n in range(1, turns + 1):
+            day.play(n)
+        played = time.monotonic() - t0
+        fresh, control = UIDay(Path(b), keep_rows), UIDay(Path(c), keep_rows)
+        for k in range(5):
+            for s, base in ((day, turns + 1), (fresh, 1001), (control, 2001)):
+                s.play(base + k)
+        sessions = [("day", day), ("fresh", fresh), ("control", control)]
+        m = rounds(sessions)
+        out = {"played_s": played, "day_rss": vm_kib(day.pid, "VmRSS") / 1024,
+               "fresh_rss": vm_kib(fresh.pid, "VmRSS") / 1024,
+               **{f"{w}_cpu": v[0] for w, v in m.items()}, **{f"{w}_pgup": v[1] for w, v in m.items()}}
+        for _w, s in sessions:
+            s.close()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--turns", type=int, default=300)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--keep-rows", action="store_true", help="keep the rows of every line laid out")
+    args = ap.parse_args(argv)
+    for k in range(args.runs):
+        r = run(args.turns, args.keep_rows)
+        f = r["fresh_cpu"]
+        print(f"run {k + 1}: a day of {args.turns} turns played in {r['played_s']:.0f} s; main-thread CPU per "
+              f"PgUp or End: fresh {f * 1000:.2f} ms, day x{r['day_cpu'] / f:.2f}, control x{r['control_cpu'] / f:.2f}; "
+              f"PgUp time: day x{r['day_pgup'] / r['fresh_pgup']:.2f}, control x{r['control_pgup'] / r['fresh_pgup']:.2f}; "
+              f"RSS day {r['day_rss']:.1f} MiB, fresh {r['fresh_rss']:.1f} MiB", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
