@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     import gc
 
     # start-up makes ~35,000 objects that live as long as the process, and the collector
-    # would walk them some 60 times before the first frame (~3 ms of the ~43 ms of CPU it
+    # would walk them some 60 times before the first frame (~2 ms of the ~43 ms of CPU it
     # takes): off until then (the TUI: App's first frame; -p: before its run; the rest on
     # the way out), when they are frozen out of its sight (ui/app.py settle)
     gc.disable()
