@@ -1,6 +1,6 @@
 """The long day's UI alone, in seconds: what makes PgUp slower after a long day (issue 16)?
 
-    .venv/bin/python tests/bench/uiday_bench.py [--turns 300] [--runs 3] [--keep-rows]
+    .venv/bin/python tests/bench/uiday_bench.py [--turns 300] [--runs 3] [--keep-rows | --keep-evicted]
 
 Three dashfloat processes in ptys (120x40) whose Agent is replaced by one that plays the long
 day's answers at once (tests/bench/uiday/sitecustomize.py: no server, no tools, no
@@ -8,15 +8,17 @@ conversation): a day of `--turns` turns, a fresh session and a second fresh one 
 after five turns each. Then twelve rounds of a PgUp cycle each (three PgUps, End), who goes
 first taking turns: the main thread's CPU per key (schedstat) and the PgUp times, day and
 control each against the fresh session. --keep-rows keeps the rows of every line laid out
-(TranscriptPane.CACHE_LINES unbounded) in all three.
+(TranscriptPane.CACHE_LINES unbounded) in all three; --keep-evicted keeps the cache as it is
+but never frees the rows it drops (they are kept in a list).
 
 What it showed on 2026-12-05 (300 turns, 109,907 lines, a day in ~5 s): the day x1.05-1.23
 in CPU per key (median x1.12) against the control's x0.94-1.08, with the same work per key
 (10,032 row look-ups and 109 layouts over 24 cycles in each process); with --keep-rows
-x0.97-1.13 (median x1.03, RSS 83 instead of 65 MiB); evicting half the row cache at once
-instead of a line at a time, or the collector off during the probes: no change. So the
-day's keys do the same work on memory laid out worse: the rows a key shows were laid out
-after ~22,000 evictions, in the holes those left all over the heap.
+x0.97-1.13 (median x1.03, RSS 83 instead of 65 MiB); with --keep-evicted x1.03-1.07 (PgUp
+time x0.96-1.02); evicting half the row cache at once instead of a line at a time, or the
+collector off during the probes: no change. So the day's keys do the same work on memory
+laid out worse: the rows a key shows were laid out after ~22,000 evictions, in the holes the
+freed rows left all over the heap.
 """
 
 from __future__ import annotations
@@ -38,13 +40,15 @@ from benchlib import BenchTerm, clean_env, dashfloat_bin, vm_kib  # noqa: E402
 class UIDay(lb.LongDay):
     """A LongDay whose answers the played Agent sends (no server)."""
 
-    def __init__(self, tmp: Path, keep_rows: bool = False):
+    def __init__(self, tmp: Path, keep_rows: bool = False, keep_evicted: bool = False):
         proj = tmp / "proj"
         lb.make_project(proj)
         env = clean_env(tmp)
         env.update(PYTHONPATH=str(HERE / "uiday"), DF_UIDAY="1")
         if keep_rows:
             env["DF_UIDAY_KEEP_ROWS"] = "1"
+        if keep_evicted:
+            env["DF_UIDAY_KEEP_EVICTED"] = "1"
         self.keys_dir = None
         self.server = None
         argv = [dashfloat_bin(), "--base-url", "http://127.0.0.1:9/v1", "--model", "played", "-C", str(proj)]
@@ -76,15 +80,15 @@ def rounds(sessions: list, cycles: int = 12) -> dict:
     return {w: (statistics.median(cpu[w]), statistics.median(times[w])) for w in cpu}
 
 
-def run(turns: int, keep_rows: bool) -> dict:
+def run(turns: int, keep_rows: bool, keep_evicted: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
             tempfile.TemporaryDirectory() as c:
-        day = UIDay(Path(a), keep_rows)
+        day = UIDay(Path(a), keep_rows, keep_evicted)
         t0 = time.monotonic()
         for n in range(1, turns + 1):
             day.play(n)
         played = time.monotonic() - t0
-        fresh, control = UIDay(Path(b), keep_rows), UIDay(Path(c), keep_rows)
+        fresh, control = UIDay(Path(b), keep_rows, keep_evicted), UIDay(Path(c), keep_rows, keep_evicted)
         for k in range(5):
             for s, base in ((day, turns + 1), (fresh, 1001), (control, 2001)):
                 s.play(base + k)
@@ -102,10 +106,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--turns", type=int, default=300)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--keep-rows", action="store_true", help="keep the rows of every line laid out")
+    group = ap.add_mutually_exclusive_group()
+    group.add_argument("--keep-rows", action="store_true", help="keep the rows of every line laid out")
+    group.add_argument("--keep-evicted", action="store_true", help="free none of the rows the cache drops")
     args = ap.parse_args(argv)
     for k in range(args.runs):
-        r = run(args.turns, args.keep_rows)
+        r = run(args.turns, args.keep_rows, args.keep_evicted)
         f = r["fresh_cpu"]
         print(f"run {k + 1}: a day of {args.turns} turns played in {r['played_s']:.0f} s; main-thread CPU per "
               f"PgUp or End: fresh {f * 1000:.2f} ms, day x{r['day_cpu'] / f:.2f}, control x{r['control_cpu'] / f:.2f}; "

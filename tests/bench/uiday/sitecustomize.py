@@ -54,9 +54,29 @@ def _keep_rows(mod):
     mod.TranscriptPane.CACHE_LINES = 10**9  # DF_UIDAY_KEEP_ROWS: no laid-out line is dropped
 
 
+_EVICTED: list = []  # DF_UIDAY_KEEP_EVICTED: the rows the cache drops, kept alive here
+
+
+def _keep_evicted(mod):
+    """The same cache, the same evictions, but the rows it drops are never freed."""
+    rows = mod.TranscriptPane._rows
+
+    def _rows(self, i, width):
+        cached = self._cache[i]
+        if not (cached is not None and cached[0] == width) and len(self._cached) >= self.CACHE_LINES:
+            j = self._cached[0]  # the line this layout will evict
+            if j < len(self._cache):
+                _EVICTED.append(self._cache[j])
+        return rows(self, i, width)
+
+    mod.TranscriptPane._rows = _rows
+
+
 HOOKS = {"dashfloat.agent": _patch}
 if os.environ.get("DF_UIDAY_KEEP_ROWS"):
     HOOKS["dashfloat.ui.widgets"] = _keep_rows
+elif os.environ.get("DF_UIDAY_KEEP_EVICTED"):
+    HOOKS["dashfloat.ui.widgets"] = _keep_evicted
 
 
 class _Finder(importlib.abc.MetaPathFinder):
