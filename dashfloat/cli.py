@@ -10,6 +10,7 @@ errors answer at once.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -262,8 +263,6 @@ def main(argv: list[str] | None = None) -> int:
     """The `dashfloat` command. A reader that goes away before the output is written
     (`dashfloat --show-config | head -1`) ends it quietly, with status 141 as for a program
     that SIGPIPE ended, and no traceback."""
-    import gc
-
     # start-up makes ~35,000 objects that live as long as the process, and the collector
     # would walk them some 60 times before the first frame (~2 ms of the ~43 ms of CPU it
     # takes): off until then (the TUI: App's first frame; -p: before its run; the rest on
@@ -411,8 +410,6 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_OK
 
     if headless:
-        import gc
-
         gc.enable()  # (off for start-up: main) a run makes and drops objects from here on
         return headless_command(args, config, session)
 

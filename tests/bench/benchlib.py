@@ -223,8 +223,9 @@ class ProcSample:
 class ThreadTracker:
     """Per-thread CPU and context switches over an interval, sampled every 0.2 s so a
     thread that ends before the interval does (the streamer) is still counted, up to
-    its last sample (`exact`: the same from schedstat, in nanoseconds). Roles: the main (UI) thread; threads alive at the start (the agent);
-    threads born during the interval (the HTTP streamer, the history writer)."""
+    its last sample (`exact`, `ROLE_exact`: the same from schedstat, in nanoseconds). Roles:
+    the main (UI) thread; threads alive at the start (the agent); threads born during the
+    interval (the HTTP streamer, the history writer)."""
 
     def __init__(self, pid: int):
         self.pid = pid
@@ -246,21 +247,22 @@ class ThreadTracker:
         self.last_ns.update(s.tns)
         self.last_ctxt.update(s.ctxt)
 
+    def _role(self, tid: int) -> str:
+        return "main" if tid == self.pid else "agent" if tid in self.first.ctxt else "new"
+
     def report(self) -> dict:
         self.poll(force=True)
         f = self.first
         out = {"main": 0.0, "agent": 0.0, "new": 0.0, "main_ctxt": 0, "all_ctxt": 0, "exact": 0.0}
         for tid, c in self.last_cpu.items():
-            d = c - f.tcpu.get(tid, 0.0)
-            role = "main" if tid == self.pid else "agent" if tid in f.tcpu else "new"
-            out[role] += d
+            out[self._role(tid)] += c - f.tcpu.get(tid, 0.0)
         # exact: every thread's schedstat from its first sample (0 for one born since) to
         # its last; a thread that ended loses what it used after its last sample (0.2 s
         # apart: the streamer of a 200 tok/s stream uses ~5 ms a second)
         for tid, n in self.last_ns.items():
-            role = "main" if tid == self.pid else "agent" if tid in f.tns else "new"
             d = (n - f.tns.get(tid, 0)) / 1e9
-            out[role + "_exact"] = out.get(role + "_exact", 0.0) + d
+            key = self._role(tid) + "_exact"
+            out[key] = out.get(key, 0.0) + d
             out["exact"] += d
         for tid, n in self.last_ctxt.items():
             d = n - f.ctxt.get(tid, 0)

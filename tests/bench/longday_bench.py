@@ -27,7 +27,7 @@ and the CPU dashfloat used from Enter to idle; the figure at a checkpoint is the
 left out (their summary request comes first).
 Last, a fresh session is started beside the long one and after its first turn both are
 measured in alternation (five turns each, then an echo probe each, 20 times, then a PgUp
-cycle each, 10 times): turn 1 against turn 300 at the same moment, so the load of a shared
+cycle each, 12 times, who goes first taking turns): turn 1 against turn 300 at the same moment, so the load of a shared
 machine, which moves over the minutes between turn 1 and turn 300, weighs on both alike. A
 second fresh session is measured in the same rounds, a control: what two equal sessions
 differ by here, the noise the day's ratio stands in.
@@ -306,10 +306,11 @@ SIDE_PGUP_CYCLES = 12  # PgUp cycles each in alternation (36 PgUps; a round of 3
 def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = 5,
                  control: LongDay | None = None) -> dict:
     """The long session at its end and a fresh one after its first turn, measured in
-    alternation (a turn each, then an echo probe each, then a PgUp cycle each, who goes first
-    taking turns), so the load of the machine, which moves over minutes, weighs on both alike. `control`, a
-    second fresh session, is measured in the same rounds: fresh against control is what
-    two equal sessions differ by here (the noise a ratio of day to fresh stands in)."""
+    alternation (a turn each, then an echo probe each, then a PgUp cycle each, who goes
+    first taking turns), so the load of the machine, which moves over minutes, weighs on
+    both alike. `control`, a second fresh session, is measured in the same rounds: fresh
+    against control is what two equal sessions differ by here (the noise a ratio of day to
+    fresh stands in)."""
     who_s = [("day", day, turns + 1), ("fresh", fresh, 2)] + ([("control", control, 1002)] if control else [])
     out = {who: {"echo": [], "pgup": [], "first": [], "pgup_cpu": []} for who, _s, _n in who_s}
     for k in range(rounds):
@@ -318,6 +319,7 @@ def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds:
             out[who]["first"].append(first)
     for _who, s, _n in who_s:
         s.t.quiet(0.3)
+
     def turn_about(i: int) -> list:  # who goes first changes every round (no place favoured)
         return who_s[i % len(who_s):] + who_s[:i % len(who_s)]
 

@@ -5,9 +5,9 @@
 Three dashfloat processes in ptys (120x40) whose Agent is replaced by one that plays the long
 day's answers at once (tests/bench/uiday/sitecustomize.py: no server, no tools, no
 conversation): a day of `--turns` turns, a fresh session and a second fresh one (the control)
-after five turns each. Then twelve rounds of a PgUp cycle each (three PgUps, End), who goes
-first taking turns: the main thread's CPU per key (schedstat) and the PgUp times, day and
-control each against the fresh session. --keep-rows keeps the rows of every line laid out
+after five turns each, measured as the long day's bench measures (longday_bench.side_by_side:
+echo probes, then PgUp cycles, who goes first taking turns): the main thread's CPU per PgUp
+(schedstat) and the PgUp times, day and control each against the fresh session. --keep-rows keeps the rows of every line laid out
 (TranscriptPane.CACHE_LINES unbounded) in all three; --keep-evicted keeps the cache as it is
 but never frees the rows it drops (they are kept in a list).
 
@@ -24,7 +24,6 @@ freed rows left all over the heap.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
@@ -58,7 +57,8 @@ class UIDay(lb.LongDay):
         self.t.wait_screen(lambda s: s.status_has("idle"), 30, "the first full frame")
         self.t.quiet(0.3)
 
-    def play(self, n: int) -> None:
+    def turn(self, n: int, _model=None) -> tuple[float, bool, float]:
+        """Turn n (LongDay.turn's shape, for side_by_side; nothing is timed here)."""
         t = self.t
         prompt = f"[turn {n}] check the loader again"
         t.send(prompt)
@@ -66,18 +66,7 @@ class UIDay(lb.LongDay):
         t.send("\r")
         word = lb.end_word(n)
         t.wait_screen(lambda s: word in s.text and s.status_has("idle"), 60, f"the end of turn {n}")
-
-
-def rounds(sessions: list, cycles: int = 12) -> dict:
-    cpu: dict = {w: [] for w, _s in sessions}
-    times: dict = {w: [] for w, _s in sessions}
-    for i in range(cycles):
-        for who, s in sessions[i % len(sessions):] + sessions[:i % len(sessions)]:
-            c0 = s.main_cpu()
-            r = s.pgup(1)
-            cpu[who].append((s.main_cpu() - c0) / (len(r) + 1))
-            times[who] += r
-    return {w: (statistics.median(cpu[w]), statistics.median(times[w])) for w in cpu}
+        return 0.0, False, 0.0
 
 
 def run(turns: int, keep_rows: bool, keep_evicted: bool = False) -> dict:
@@ -86,18 +75,16 @@ def run(turns: int, keep_rows: bool, keep_evicted: bool = False) -> dict:
         day = UIDay(Path(a), keep_rows, keep_evicted)
         t0 = time.monotonic()
         for n in range(1, turns + 1):
-            day.play(n)
+            day.turn(n)
         played = time.monotonic() - t0
         fresh, control = UIDay(Path(b), keep_rows, keep_evicted), UIDay(Path(c), keep_rows, keep_evicted)
-        for k in range(5):
-            for s, base in ((day, turns + 1), (fresh, 1001), (control, 2001)):
-                s.play(base + k)
-        sessions = [("day", day), ("fresh", fresh), ("control", control)]
-        m = rounds(sessions)
+        fresh.turn(1)
+        control.turn(1001)
+        m = lb.side_by_side(day, fresh, None, turns, control=control)  # the long day's own alternation
         out = {"played_s": played, "day_rss": vm_kib(day.pid, "VmRSS") / 1024,
                "fresh_rss": vm_kib(fresh.pid, "VmRSS") / 1024,
-               **{f"{w}_cpu": v[0] for w, v in m.items()}, **{f"{w}_pgup": v[1] for w, v in m.items()}}
-        for _w, s in sessions:
+               **{f"{w}_cpu": v["pgup_cpu"] for w, v in m.items()}, **{f"{w}_pgup": v["pgup"] for w, v in m.items()}}
+        for s in (day, fresh, control):
             s.close()
     return out
 

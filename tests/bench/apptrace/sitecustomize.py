@@ -45,9 +45,6 @@ if _PROFILE_DIR:
 
 _PATH = os.environ.get("DF_TRACE")
 if _PATH:
-    import importlib.abc
-    import importlib.util
-
     _log = open(_PATH, "a", buffering=1)  # noqa: SIM115 - open for the process's life
 
     def _patch_app(mod):
@@ -154,24 +151,7 @@ if _PATH:
               "dashfloat.ui.app": _patch_app, "dashfloat.ui.screen": _patch_screen,
               "dashfloat.ui.eventloop": _patch_kept_loop}
 
-    class _Finder(importlib.abc.MetaPathFinder):
-        """Runs the hook of a module right after the module is executed."""
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/bench
+    from posthook import install
 
-        def find_spec(self, name, path, target=None):
-            if name not in _HOOKS:
-                return None
-            sys.meta_path.remove(self)
-            try:
-                spec = importlib.util.find_spec(name)
-            finally:
-                sys.meta_path.insert(0, self)
-            exec_module = spec.loader.exec_module
-
-            def traced_exec(module, _exec=exec_module, _name=name):
-                _exec(module)
-                _HOOKS[_name](module)
-
-            spec.loader.exec_module = traced_exec
-            return spec
-
-    sys.meta_path.insert(0, _Finder())
+    install(_HOOKS)

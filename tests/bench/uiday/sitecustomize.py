@@ -2,8 +2,6 @@
 answers at once (no server, no tools, no conversation, no compaction), so a day of the UI
 alone takes seconds. Active only with DF_UIDAY set (this directory on PYTHONPATH)."""
 
-import importlib.abc
-import importlib.util
 import os
 import sys
 import threading
@@ -12,7 +10,6 @@ BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _patch(mod):
-    sys.path.insert(0, BENCH)
     from dashfloat import messages as M
 
     class PlayedAgent:
@@ -79,24 +76,8 @@ elif os.environ.get("DF_UIDAY_KEEP_EVICTED"):
     HOOKS["dashfloat.ui.widgets"] = _keep_evicted
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name not in HOOKS:
-            return None
-        sys.meta_path.remove(self)
-        try:
-            spec = importlib.util.find_spec(name)
-        finally:
-            sys.meta_path.insert(0, self)
-        exec_module = spec.loader.exec_module
-
-        def traced_exec(module, _exec=exec_module, _name=name):
-            _exec(module)
-            HOOKS[_name](module)
-
-        spec.loader.exec_module = traced_exec
-        return spec
-
-
 if os.environ.get("DF_UIDAY"):
-    sys.meta_path.insert(0, _Finder())
+    sys.path.append(BENCH)
+    from posthook import install
+
+    install(HOOKS)
