@@ -492,9 +492,7 @@ def load_resumed(journal, config):
     journal.seq = resumed.next_seq
     journal.header.update(resumed.header)
     if resumed.model and not config.sources.get("model", "").startswith("command line"):
-        import dataclasses
-
-        config = dataclasses.replace(config, model=resumed.model)  # the session's model
+        config = config.replace(model=resumed.model)  # the session's model
     import logging
 
     logging.getLogger("dashfloat").info("resuming session %s (%d bytes, %d turns)", journal.id, resumed.size,

@@ -26,16 +26,15 @@ only `load_config_from_os()` looks at the real process environment.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from dashfloat.frozen import Frozen
 from dashfloat.textsafe import visible
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~2 ms of every start)
@@ -340,6 +339,13 @@ def _examples(value: object, list_name: str, index: int, key: str) -> tuple[str,
     return tuple(value)
 
 
+def _in_layer(rule, layer: str):
+    """The rule (a tools.rules.Rule, a dataclass) labelled with its layer."""
+    import dataclasses  # (tools.rules, which made the rule, has imported it already)
+
+    return dataclasses.replace(rule, layer=layer)
+
+
 def parse_rule_list(
     value: object, decision: str, where: str, layer: str = ""
 ) -> list[Rule]:
@@ -387,7 +393,7 @@ def parse_rule_list(
         failures = rules.check_examples(rule)
         if failures:
             raise _Invalid(f"{where}: " + visible("; ".join(failures)))
-        out.append(dataclasses.replace(rule, layer=layer) if layer else rule)
+        out.append(_in_layer(rule, layer) if layer else rule)
     return out
 
 
@@ -477,18 +483,24 @@ def _parse_hooks(value: object, from_text: bool) -> dict[str, tuple[str, ...]]:
 # ---- the key table ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class KeySpec:
-    name: str
-    type_description: str
-    default_description: str
-    env_var: str | None
-    flag: str | None
-    help: str
-    parse: Callable[[object, bool], object] = field(
-        default=lambda value, from_text: value, repr=False, compare=False
-    )
-    default: object = field(default=None, repr=False, compare=False)
+def _as_given(value, from_text):
+    return value
+
+
+class KeySpec(Frozen):
+    """One configuration key: its name, what it takes and its default (as help shows
+    them), its environment variable and flag, its help text, the parser that checks and
+    normalizes a value (parse(value, from_text)) and the default value itself."""
+
+    __slots__ = ("name", "type_description", "default_description", "env_var", "flag", "help", "parse",
+                 "default")
+    _repr_skip = ("parse", "default")
+
+    def __init__(self, name: str, type_description: str, default_description: str, env_var: str | None,
+                 flag: str | None, help: str, parse: Callable[[object, bool], object] = _as_given,
+                 default: object = None):
+        self._set(name=name, type_description=type_description, default_description=default_description,
+                  env_var=env_var, flag=flag, help=help, parse=parse, default=default)
 
 
 KEYS: list[KeySpec] = [
@@ -791,42 +803,62 @@ def _masked_headers(headers: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Frozen):
     """The merged settings. Defaults mirror `KEYS` so tests can build one directly."""
 
-    base_url: str = DEFAULT_BASE_URL
-    model: str | None = None
-    api_key_env: str = DEFAULT_API_KEY_ENV
-    api_key: str | None = field(default=None, repr=False)
-    headers: dict[str, str] = field(default_factory=dict)
-    connect_timeout: float = 10.0
-    read_timeout: float = 120.0
-    colors: str = "auto"
-    ascii: str = "auto"
-    max_episodes: int = 50
-    context_window: int | None = None
-    compact_threshold: float = 0.8
-    exec_timeout: float = 30.0
-    exec_max_processes: int = 1024
-    root: Path = field(default_factory=Path.cwd)
-    base_url_is_default: bool = True
-    sources: dict[str, str] = field(default_factory=dict)
-    permission_mode: str = "ask"
-    # The explicit permission layers, lowest first: ("user config <path>", rules),
-    # ("project config <path>", rules), ("command line", rules); each Rule's layer is its label.
-    # The built-in defaults are not included (rules.evaluate adds them).
-    permissions: list[tuple[str, list[Rule]]] = field(default_factory=list)
-    # The user file's [hooks] (a project file may not set them) and their timeout.
-    pre_tool_use: tuple[str, ...] = ()
-    post_tool_use: tuple[str, ...] = ()
-    hook_timeout: float = 10.0
-    journal: bool = True
-    undo_store_mb: int = 256
-    max_turns: int | None = None
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    prices: dict = field(default_factory=dict)  # model or pattern -> metering.Price
+    __slots__ = ("base_url", "model", "api_key_env", "api_key", "headers", "connect_timeout",
+                 "read_timeout", "colors", "ascii", "max_episodes", "context_window", "compact_threshold",
+                 "exec_timeout", "exec_max_processes", "root", "base_url_is_default", "sources",
+                 "permission_mode", "permissions", "pre_tool_use", "post_tool_use", "hook_timeout",
+                 "journal", "undo_store_mb", "max_turns", "max_tokens", "max_cost", "prices")
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        model: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        api_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        colors: str = "auto",
+        ascii: str = "auto",
+        max_episodes: int = 50,
+        context_window: int | None = None,
+        compact_threshold: float = 0.8,
+        exec_timeout: float = 30.0,
+        exec_max_processes: int = 1024,
+        root: Path | None = None,  # None: the current directory
+        base_url_is_default: bool = True,
+        sources: dict[str, str] | None = None,
+        permission_mode: str = "ask",
+        # The explicit permission layers, lowest first: ("user config <path>", rules),
+        # ("project config <path>", rules), ("command line", rules); each Rule's layer is its
+        # label. The built-in defaults are not included (rules.evaluate adds them).
+        permissions: list[tuple[str, list[Rule]]] | None = None,
+        # The user file's [hooks] (a project file may not set them) and their timeout.
+        pre_tool_use: tuple[str, ...] = (),
+        post_tool_use: tuple[str, ...] = (),
+        hook_timeout: float = 10.0,
+        journal: bool = True,
+        undo_store_mb: int = 256,
+        max_turns: int | None = None,
+        max_tokens: int | None = None,
+        max_cost: float | None = None,
+        prices: dict | None = None,  # model or pattern -> metering.Price
+    ):
+        self._set(
+            base_url=base_url, model=model, api_key_env=api_key_env, api_key=api_key,
+            headers={} if headers is None else headers, connect_timeout=connect_timeout,
+            read_timeout=read_timeout, colors=colors, ascii=ascii, max_episodes=max_episodes,
+            context_window=context_window, compact_threshold=compact_threshold, exec_timeout=exec_timeout,
+            exec_max_processes=exec_max_processes, root=Path.cwd() if root is None else root,
+            base_url_is_default=base_url_is_default, sources={} if sources is None else sources,
+            permission_mode=permission_mode, permissions=[] if permissions is None else permissions,
+            pre_tool_use=pre_tool_use, post_tool_use=post_tool_use, hook_timeout=hook_timeout,
+            journal=journal, undo_store_mb=undo_store_mb, max_turns=max_turns, max_tokens=max_tokens,
+            max_cost=max_cost, prices={} if prices is None else prices,
+        )
 
     def __repr__(self) -> str:
         # Hand-written so that neither the key nor secret-looking header values appear.
@@ -1079,10 +1111,7 @@ def load_config(
                 values["pre_tool_use"] = hooks["pre_tool_use"]  # type: ignore[index]
                 values["post_tool_use"] = hooks["post_tool_use"]  # type: ignore[index]
             if key == "permissions":
-                file_rules = [
-                    dataclasses.replace(rule, layer=layer)
-                    for rule in value  # type: ignore[attr-defined]
-                ]
+                file_rules = [_in_layer(rule, layer) for rule in value]  # type: ignore[attr-defined]
                 if file_rules:
                     sources[key] = "; ".join(filter(None, (
                         sources[key] if sources[key] != "default" else "", f"{label} {path}"

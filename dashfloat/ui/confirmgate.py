@@ -29,7 +29,8 @@ time.monotonic(); tests feed exact numbers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from dashfloat.frozen import Frozen
 
 GRACE = 0.5  # s after the preview was first drawn in which no key decides (rule 1)
 QUIET = 0.6  # s without typing before a letter counts (rule 3); typing runs 3-10 keys/s
@@ -54,16 +55,16 @@ NOTICES = {
 }
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Frozen):
     """action: "decide" (act now), "hold" (act after HOLD unless typing follows), "step"
     (the first a: ask for the second), "view" (open the pager), "pass" (a scrolling or
     help key: do what it does), "explain" (not taken: show NOTICES[reason]) or "ignore"
     (not taken, nothing to say)."""
 
-    action: str
-    command: str | None = None
-    reason: str = ""
+    __slots__ = ("action", "command", "reason")
+
+    def __init__(self, action: str, command: str | None = None, reason: str = ""):
+        self._set(action=action, command=command, reason=reason)
 
     @property
     def notice(self) -> str:
@@ -106,14 +107,14 @@ def judge(command: str | None, key: str, *, now: float, shown_at: float | None, 
     return Verdict("hold", command)
 
 
-@dataclass
 class ConfirmGate:
     """The times `judge` needs, kept between keys (one gate per App)."""
 
-    shown_at: float | None = None
-    last_key_at: float = -math.inf  # the last typing key, inside a confirmation or not
-    held: tuple[str, float] | None = None  # (command, when) of a letter waiting out HOLD
-    step_at: float | None = None  # when the first a was taken
+    def __init__(self):
+        self.shown_at: float | None = None
+        self.last_key_at = -math.inf  # the last typing key, inside a confirmation or not
+        self.held: tuple[str, float] | None = None  # (command, when) of a letter waiting out HOLD
+        self.step_at: float | None = None  # when the first a was taken
 
     def open(self) -> None:
         """A new confirmation: not drawn yet, nothing held."""

@@ -7,8 +7,7 @@ read it without a terminal. Keys are urwid key names ("ctrl c", "meta enter", "p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dashfloat.frozen import Frozen
 from dashfloat.ui.confirmgate import ALWAYS_WINDOW as _ALWAYS
 from dashfloat.ui.confirmgate import GRACE as _GRACE
 from dashfloat.ui.confirmgate import HOLD as _HOLD
@@ -25,14 +24,16 @@ CONTEXTS = {
 }
 
 
-@dataclass(frozen=True)
-class Binding:
-    keys: tuple[str, ...]
-    command: str
-    context: str
-    help: str
-    hint: str = ""  # short label for the status bar; empty = not hinted
-    label: str = ""  # how help and hints show the keys, when not just their names ("a a": twice)
+class Binding(Frozen):
+    """keys: what is pressed; command: what it does in `context`; help: the help screen's
+    and the man page's text; hint: the status bar's short label (empty: not hinted);
+    label: how help and hints show the keys when not just their names ("a a": twice)."""
+
+    __slots__ = ("keys", "command", "context", "help", "hint", "label")
+
+    def __init__(self, keys: tuple[str, ...], command: str, context: str, help: str, hint: str = "",
+                 label: str = ""):
+        self._set(keys=keys, command=command, context=context, help=help, hint=hint, label=label)
 
 
 KEYMAP: tuple[Binding, ...] = (

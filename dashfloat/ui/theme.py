@@ -14,7 +14,8 @@ characters). Plain code is the terminal's default colour, so it reads on any bac
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from dashfloat.frozen import Frozen
 
 # name: (mono, fg16, bg16, fg256, bg256)
 STYLES: dict[str, tuple[str, str, str, str, str]] = {
@@ -101,17 +102,15 @@ def palette(depth: int) -> list[tuple[str, str, str, str, str, str]]:
     return out
 
 
-@dataclass(frozen=True)
-class Glyphs:
-    spinner: tuple[str, ...]
-    user: str
-    assistant: str
-    system: str
-    collapsed: str
-    expanded: str
-    tool: str
-    ellipsis: str
-    sep: str
+class Glyphs(Frozen):
+    """The characters the UI draws with (UNICODE, or ASCII where UTF-8 cannot be shown)."""
+
+    __slots__ = ("spinner", "user", "assistant", "system", "collapsed", "expanded", "tool", "ellipsis", "sep")
+
+    def __init__(self, spinner: tuple[str, ...], user: str, assistant: str, system: str, collapsed: str,
+                 expanded: str, tool: str, ellipsis: str, sep: str):
+        self._set(spinner=spinner, user=user, assistant=assistant, system=system, collapsed=collapsed,
+                  expanded=expanded, tool=tool, ellipsis=ellipsis, sep=sep)
 
 
 UNICODE = Glyphs(

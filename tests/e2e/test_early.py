@@ -28,3 +28,47 @@ def test_the_early_frame_shows_the_status_bar_before_urwid_starts(dash):
     term.wait_for(lambda t: b"\x1b[?2004h" in t.raw, what="urwid to start")
     head = term.raw.split(b"\x1b[?2004h")[0]
     assert b"\x1b[?1049h" in head and b" idle " in head and b"test-model" in head
+
+
+_SITE = """
+import os, sys
+sys.path.insert(0, {bench!r})
+import posthook
+
+def _hook(mod):
+    show = mod.EarlyFrame.show
+
+    def shown(self, *a, **k):
+        out = show(self, *a, **k)
+        with open({out!r}, "w") as f:
+            f.write("\\n".join(sorted(sys.modules)))
+        return out
+
+    mod.EarlyFrame.show = shown
+
+posthook.install({{"dashfloat.ui.early": _hook}})
+"""
+
+
+def test_the_early_frame_is_painted_before_dataclasses_and_inspect_load(dash, tmp_path):
+    """The CPU before the early frame is a figure (issue 16): `dataclasses` and the
+    `inspect` it imports are ~6 ms of it, and the modules that frame needs make their value
+    classes without them (dashfloat/frozen.py). A configuration file is read (tomllib)."""
+    from pathlib import Path
+
+    from tests.e2e.harness import clean_env
+
+    site, out = tmp_path / "site", tmp_path / "modules.txt"
+    site.mkdir()
+    bench = str(Path(__file__).resolve().parents[1] / "bench")
+    (site / "sitecustomize.py").write_text(_SITE.format(bench=bench, out=str(out)))
+    env = clean_env(tmp_path, PYTHONPATH=str(site))
+    conf = Path(env["XDG_CONFIG_HOME"]) / "dashfloat" / "config.toml"
+    conf.parent.mkdir(parents=True, exist_ok=True)
+    conf.write_text('context_window = 100000\nheaders = { "X-Team" = "a" }\n')
+    term = dash(env=env)
+    term.wait_status("idle")
+    loaded = set(out.read_text().split("\n"))
+    assert {"dashfloat.ui.early", "dashfloat.config", "tomllib"} <= loaded  # it did run there
+    assert "urwid" not in loaded
+    assert not loaded & {"dataclasses", "inspect"}, sorted(loaded & {"dataclasses", "inspect"})

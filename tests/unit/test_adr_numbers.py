@@ -68,7 +68,8 @@ def test_the_defaults_that_carry_the_numbers_are_the_adr_numbers():
     assert defaults(exec_tool.run_command)["max_output"] == 32768
     assert defaults(runner.execute)["exec_timeout"] == 30.0
     assert defaults(Agent.__init__)["exec_timeout"] == 30.0
-    assert config.Config.__dataclass_fields__["exec_timeout"].default == 30.0
+    assert defaults(config.Config.__init__)["exec_timeout"] == 30.0
+    assert config.Config().exec_timeout == 30.0
     assert defaults(files.read_file)["limit"] == 2000
     assert defaults(files.read_file)["offset"] == 1
     assert defaults(preview.diff_lines)["max_lines"] == 50
