@@ -80,7 +80,7 @@ DEFAULT_MODULES = [
     "dashfloat/tools/hooks.py", "dashfloat/tools/reaper.py", "dashfloat/llm/endpoint.py",
     "dashfloat/tools/search.py", "dashfloat/masking.py", "dashfloat/context.py", "dashfloat/metering.py",
     "dashfloat/tools/gitchanges.py", "dashfloat/tools/undo.py", "dashfloat/llm/viarequests.py",
-    "dashfloat/tools/cargocheck.py",
+    "dashfloat/tools/cargocheck.py", "dashfloat/frozen.py",
 ]
 TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]

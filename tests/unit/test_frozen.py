@@ -3,6 +3,8 @@ behave as the frozen dataclasses they replace."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 
 from dashfloat.frozen import Frozen, FrozenError
@@ -30,6 +32,7 @@ def test_equal_by_class_and_fields_and_hashed_by_fields():
     assert Pair(1, 2) != Pair(1, 3) and Pair(1, 2) != Pair(1, 2, "s")
     assert Pair(1, 2) != Other(1, 2)  # the same fields, another class
     assert Pair(1, 2) != (1, 2, None) and {Pair(1, 2), Pair(1, 2)} == {Pair(1, 2)}
+    assert (Pair(1, 2) == mock.ANY) is True  # another class gets its say (NotImplemented)
 
 
 def test_fields_cannot_be_assigned_or_deleted():
