@@ -13,8 +13,8 @@ imports dataclasses and inspect anyway, after the frame is on screen).
 A Frozen class lists its fields as __slots__ and sets them once in __init__ with `_set`.
 Instances are equal when of one class with equal fields, hash by their fields, print like a
 dataclass (less `_repr_skip`), refuse assignment (`FrozenError`, an AttributeError like
-dataclasses.FrozenInstanceError) and `replace(**changes)` makes a new one through __init__,
-as dataclasses.replace does.
+dataclasses.FrozenInstanceError), copy and pickle, and `replace(**changes)` makes a new one
+through __init__, as dataclasses.replace does.
 """
 
 from __future__ import annotations
@@ -37,6 +37,13 @@ class Frozen:
 
     def __delattr__(self, name):
         raise FrozenError(f"cannot delete field {name!r}")
+
+    def __setstate__(self, state) -> None:
+        """copy, deepcopy and pickle set the fields through here (a slotted object's state
+        is (None, {field: value}))."""
+        _none, fields = state
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
 
     def _fields(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__slots__)

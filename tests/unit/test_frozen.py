@@ -10,7 +10,7 @@ import pytest
 from dashfloat.frozen import Frozen, FrozenError
 
 
-class Pair(Frozen):
+class Pair(Frozen):  # (module level: pickle finds it)
     __slots__ = ("left", "right", "secret")
     _repr_skip = ("secret",)
 
@@ -59,6 +59,19 @@ def test_replace_makes_a_new_one_through_init():
         p.replace(left="x")  # __init__'s checks run, as with dataclasses.replace
     with pytest.raises(TypeError, match="no field 'middle'"):
         p.replace(middle=1)
+
+
+def test_copied_deep_copied_and_pickled_as_they_are():
+    import copy
+    import pickle
+
+    p = Pair(1, [2, 3], "s")
+    assert copy.copy(p) == p and copy.copy(p).right is p.right
+    deep = copy.deepcopy(p)
+    assert deep == p and deep.right is not p.right
+    assert pickle.loads(pickle.dumps(p)) == p
+    with pytest.raises(FrozenError):
+        copy.copy(p).left = 2  # still frozen
 
 
 def test_the_configuration_is_one():
