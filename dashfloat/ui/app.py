@@ -362,6 +362,7 @@ class App(Confirming):
                     if self._streamed >= TRIM_AFTER:
                         self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
                     self._streamed = 0
+                    self.view.pane.lay_out_again()  # the turn's rows, together (widgets.py)
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
                 self._end_confirm()  # the agent moved on (a cancel): nothing to decide

@@ -576,6 +576,30 @@ class TranscriptPane(urwid.Widget):
                 self._cache[j] = None
         return rows
 
+    def lay_out_again(self) -> None:
+        """Drop the rows of the short lines laid out so far; the next frames lay them out
+        again as they show them (a long line's layout stays: it is laid out in pieces).
+
+        Called when a turn ends. The rows of an answer are laid out a frame at a time while
+        it streams, between everything else the stream allocates and, late in a long day,
+        into the holes that thousands of dropped rows left all over the heap; laid out again
+        at once, a screen's rows lie together, and a key that shows them touches less
+        memory. Turn 300 of a long day against a fresh session, CPU per PgUp in alternation
+        (tests/bench/uiday_bench.py): x1.10 (x1.05-1.22) without this, x1.02 (x1.01-1.11)
+        with it. One screen's layout (~1 ms) at the end of a turn."""
+        kept: collections.deque = collections.deque()
+        cache = self._cache
+        for i in self._cached:
+            cached = cache[i] if i < len(cache) else None
+            if cached is None:
+                continue
+            if cached[2] is None:
+                cache[i] = None
+            else:
+                kept.append(i)
+        self._cached = kept
+        self._invalidate()
+
     # ---- drawing ----------------------------------------------------------------------
     def render(self, size, focus=False):
         maxcol, maxrow = size

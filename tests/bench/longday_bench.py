@@ -312,7 +312,7 @@ def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds:
     against control is what two equal sessions differ by here (the noise a ratio of day to
     fresh stands in)."""
     who_s = [("day", day, turns + 1), ("fresh", fresh, 2)] + ([("control", control, 1002)] if control else [])
-    out = {who: {"echo": [], "pgup": [], "first": [], "pgup_cpu": []} for who, _s, _n in who_s}
+    out = {who: {"echo": [], "pgup": [], "first": [], "pgup_cpu": [], "echo_cpu": []} for who, _s, _n in who_s}
     for k in range(rounds):
         for who, s, n in who_s:
             first, _compacted, _cpu = s.turn(n + k, model)
@@ -325,7 +325,10 @@ def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds:
 
     for i in range(ECHO_PROBES):
         for who, s, _n in turn_about(i):
-            out[who]["echo"] += s.echo(1)
+            c0 = s.main_cpu()
+            times = s.echo(1)
+            out[who]["echo"] += times
+            out[who]["echo_cpu"].append((s.main_cpu() - c0) / len(times))
     for i in range(SIDE_PGUP_CYCLES):
         for who, s, _n in turn_about(i):
             c0 = s.main_cpu()

@@ -1,6 +1,7 @@
 """The long day's UI alone, in seconds: what makes PgUp slower after a long day (issue 16)?
 
-    .venv/bin/python tests/bench/uiday_bench.py [--turns 300] [--runs 3] [--keep-rows | --keep-evicted]
+    .venv/bin/python tests/bench/uiday_bench.py [--turns 300] [--runs 3]
+                                                [--keep-rows | --keep-evicted | --no-relayout]
 
 Three dashfloat processes in ptys (120x40) whose Agent is replaced by one that plays the long
 day's answers at once (tests/bench/uiday/sitecustomize.py: no server, no tools, no
@@ -39,15 +40,13 @@ from benchlib import BenchTerm, clean_env, dashfloat_bin, vm_kib  # noqa: E402
 class UIDay(lb.LongDay):
     """A LongDay whose answers the played Agent sends (no server)."""
 
-    def __init__(self, tmp: Path, keep_rows: bool = False, keep_evicted: bool = False):
+    def __init__(self, tmp: Path, variant: str = ""):
         proj = tmp / "proj"
         lb.make_project(proj)
         env = clean_env(tmp)
         env.update(PYTHONPATH=str(HERE / "uiday"), DF_UIDAY="1")
-        if keep_rows:
-            env["DF_UIDAY_KEEP_ROWS"] = "1"
-        if keep_evicted:
-            env["DF_UIDAY_KEEP_EVICTED"] = "1"
+        if variant:  # keep_rows, keep_evicted, no_relayout (uiday/sitecustomize.py)
+            env[f"DF_UIDAY_{variant.upper()}"] = "1"
         self.keys_dir = None
         self.server = None
         argv = [dashfloat_bin(), "--base-url", "http://127.0.0.1:9/v1", "--model", "played", "-C", str(proj)]
@@ -69,21 +68,22 @@ class UIDay(lb.LongDay):
         return 0.0, False, 0.0
 
 
-def run(turns: int, keep_rows: bool, keep_evicted: bool = False) -> dict:
+def run(turns: int, variant: str = "") -> dict:
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
             tempfile.TemporaryDirectory() as c:
-        day = UIDay(Path(a), keep_rows, keep_evicted)
+        day = UIDay(Path(a), variant)
         t0 = time.monotonic()
         for n in range(1, turns + 1):
             day.turn(n)
         played = time.monotonic() - t0
-        fresh, control = UIDay(Path(b), keep_rows, keep_evicted), UIDay(Path(c), keep_rows, keep_evicted)
+        fresh, control = UIDay(Path(b), variant), UIDay(Path(c), variant)
         fresh.turn(1)
         control.turn(1001)
         m = lb.side_by_side(day, fresh, None, turns, control=control)  # the long day's own alternation
         out = {"played_s": played, "day_rss": vm_kib(day.pid, "VmRSS") / 1024,
                "fresh_rss": vm_kib(fresh.pid, "VmRSS") / 1024,
-               **{f"{w}_cpu": v["pgup_cpu"] for w, v in m.items()}, **{f"{w}_pgup": v["pgup"] for w, v in m.items()}}
+               **{f"{w}_cpu": v["pgup_cpu"] for w, v in m.items()}, **{f"{w}_pgup": v["pgup"] for w, v in m.items()},
+               **{f"{w}_echo_cpu": v["echo_cpu"] for w, v in m.items()}}
         for s in (day, fresh, control):
             s.close()
     return out
@@ -96,13 +96,18 @@ def main(argv=None) -> int:
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--keep-rows", action="store_true", help="keep the rows of every line laid out")
     group.add_argument("--keep-evicted", action="store_true", help="free none of the rows the cache drops")
+    group.add_argument("--no-relayout", action="store_true",
+                       help="a turn's rows stay where the stream laid them out (TranscriptPane.lay_out_again off)")
     args = ap.parse_args(argv)
     for k in range(args.runs):
-        r = run(args.turns, args.keep_rows, args.keep_evicted)
+        variant = next((v for v in ("keep_rows", "keep_evicted", "no_relayout") if getattr(args, v)), "")
+        r = run(args.turns, variant)
         f = r["fresh_cpu"]
         print(f"run {k + 1}: a day of {args.turns} turns played in {r['played_s']:.0f} s; main-thread CPU per "
               f"PgUp or End: fresh {f * 1000:.2f} ms, day x{r['day_cpu'] / f:.2f}, control x{r['control_cpu'] / f:.2f}; "
               f"PgUp time: day x{r['day_pgup'] / r['fresh_pgup']:.2f}, control x{r['control_pgup'] / r['fresh_pgup']:.2f}; "
+              f"echo CPU: fresh {r['fresh_echo_cpu'] * 1000:.2f} ms, day x{r['day_echo_cpu'] / r['fresh_echo_cpu']:.2f}, "
+              f"control x{r['control_echo_cpu'] / r['fresh_echo_cpu']:.2f}; "
               f"RSS day {r['day_rss']:.1f} MiB, fresh {r['fresh_rss']:.1f} MiB", flush=True)
     return 0
 

@@ -1271,3 +1271,21 @@ def test_the_collector_runs_again_from_the_first_frame_with_start_up_frozen():
         os.close(r)
         os.close(w)
     assert seen == [False, (True, True)]
+
+
+def test_the_rows_a_turn_laid_out_are_laid_out_again_when_it_ends():
+    """When a turn ends the pane drops the rows laid out while it streamed (lay_out_again:
+    laid out again at once, a screen's rows lie together in memory); the screen is the same."""
+    app = make_app()
+    feed(app, (M.PHASE, "streaming"), (M.USER, "hi there"), (M.ASSISTANT_START,),
+         (M.TOKEN, "Hello **there**.\n\n- one\n- two\n\nMore text."))
+    screen(app)
+    pane = app.view.pane
+    user_rows = pane._cache[0][1]
+    feed(app, (M.ASSISTANT_END, "done"))
+    assert pane._cache[0][1] is user_rows  # (a message alone keeps them)
+    shown = screen(app)
+    feed(app, (M.PHASE, "idle"))
+    assert pane._cache[0] is None  # dropped: the next frame lays it out
+    assert screen(app)[:-2] == shown[:-2]  # (the status row changed: idle)
+    assert pane._cache[0][1] is not user_rows and pane._cache[0][1] == user_rows

@@ -204,3 +204,30 @@ def test_a_long_lines_layout_is_kept_small():
     assert len(rows) > 9000
     assert kept < 600_000, kept
     assert rows[0][-1][2].startswith(b"abcdefgh abcdefgh") and rows[-1][-1][2].rstrip().endswith(b"h end")
+
+
+def test_a_turns_rows_are_laid_out_again_together_and_the_same():
+    """lay_out_again (called when a turn ends) drops the rows of the short lines, which the
+    next frame lays out anew, one screen at once, the same; a long line keeps its layout
+    (laid out in pieces, it is never laid out whole again)."""
+    pane = W.TranscriptPane()
+    long_text = "abcdefgh " * 2000
+    pane.replace(0, 0, [[("", f"line {i} " * (1 + i % 9))] for i in range(300)] + [[("", "  "), ("", long_text)]]
+                 + [[("", f"tail {i}")] for i in range(5)])
+    before = list(pane.render((60, 20)).content())
+    pane.scroll_rows(-500)
+    above = list(pane.render((60, 20)).content())
+    pane.to_end()
+    pane.render((60, 20))
+    long_rows = pane._cache[300][1]
+    short = [i for i, c in enumerate(pane._cache) if c is not None and c[2] is None]
+    old = {i: pane._cache[i][1] for i in short}
+    assert len(short) > 20 and isinstance(long_rows, W.LazyRows)
+    pane.lay_out_again()
+    assert all(pane._cache[i] is None for i in short) and pane._cache[300][1] is long_rows
+    assert list(pane._cached) == [300]
+    assert list(pane.render((60, 20)).content()) == before
+    assert pane._cache[300][1] is long_rows  # (the end of the long line is on screen)
+    assert all(pane._cache[i][1] is not old[i] for i in range(301, 306))  # new rows, the same
+    pane.scroll_rows(-500)
+    assert list(pane.render((60, 20)).content()) == above

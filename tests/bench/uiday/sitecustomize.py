@@ -69,11 +69,18 @@ def _keep_evicted(mod):
     mod.TranscriptPane._rows = _rows
 
 
+def _no_relayout(mod):
+    """DF_UIDAY_NO_RELAYOUT: a turn's rows stay where the stream laid them out."""
+    mod.TranscriptPane.lay_out_again = lambda self: None
+
+
 HOOKS = {"dashfloat.agent": _patch}
 if os.environ.get("DF_UIDAY_KEEP_ROWS"):
     HOOKS["dashfloat.ui.widgets"] = _keep_rows
 elif os.environ.get("DF_UIDAY_KEEP_EVICTED"):
     HOOKS["dashfloat.ui.widgets"] = _keep_evicted
+elif os.environ.get("DF_UIDAY_NO_RELAYOUT"):
+    HOOKS["dashfloat.ui.widgets"] = _no_relayout
 
 
 if os.environ.get("DF_UIDAY"):
