@@ -8,9 +8,11 @@ day's answers at once (tests/bench/uiday/sitecustomize.py: no server, no tools, 
 conversation): a day of `--turns` turns, a fresh session and a second fresh one (the control)
 after five turns each, measured as the long day's bench measures (longday_bench.side_by_side:
 echo probes, then PgUp cycles, who goes first taking turns): the main thread's CPU per PgUp
-(schedstat) and the PgUp times, day and control each against the fresh session. --keep-rows keeps the rows of every line laid out
-(TranscriptPane.CACHE_LINES unbounded) in all three; --keep-evicted keeps the cache as it is
-but never frees the rows it drops (they are kept in a list).
+(schedstat), the PgUp times and the echo probes' CPU, day and control each against the fresh
+session. --keep-rows keeps the rows of every line laid out (TranscriptPane.CACHE_LINES
+unbounded) in all three; --keep-evicted keeps the cache as it is but never frees the rows it
+drops (they are kept in a list); --no-relayout leaves a turn's rows where the stream laid them
+out (TranscriptPane.lay_out_again, called when a turn ends, made a no-op).
 
 What it showed on 2026-12-05 (300 turns, 109,907 lines, a day in ~5 s): the day x1.05-1.23
 in CPU per key (median x1.12) against the control's x0.94-1.08, with the same work per key
@@ -20,6 +22,13 @@ time x0.96-1.02); evicting half the row cache at once instead of a line at a tim
 collector off during the probes: no change. So the day's keys do the same work on memory
 laid out worse: the rows a key shows were laid out after ~22,000 evictions, in the holes the
 freed rows left all over the heap.
+
+Later the same day: keeping a line's rows packed (one bytes object and three small ones per
+line, rows made when shown) moved nothing (x1.13 against x1.16, the fresh session slower);
+dropping the rows when a turn ends, so that frames lay them out again together
+(TranscriptPane.lay_out_again, now what DashFloat does), did: CPU per PgUp x1.00-1.04 and PgUp
+time x1.00-1.03, against x1.02-1.14 and x1.07-1.14 with --no-relayout in the same alternation
+of runs; echo CPU x0.99-1.04 against x1.04-1.07.
 """
 
 from __future__ import annotations
