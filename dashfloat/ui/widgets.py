@@ -584,9 +584,11 @@ class TranscriptPane(urwid.Widget):
         it streams, between everything else the stream allocates and, late in a long day,
         into the holes that thousands of dropped rows left all over the heap; laid out again
         at once, a screen's rows lie together, and a key that shows them touches less
-        memory. Turn 300 of a long day against a fresh session, CPU per PgUp in alternation
-        (tests/bench/uiday_bench.py): x1.10 (x1.05-1.22) without this, x1.02 (x1.01-1.11)
-        with it. One screen's layout (~1 ms) at the end of a turn."""
+        memory. Turn 300 of a long day against a fresh session, in alternation
+        (tests/bench/uiday_bench.py, 11-12 runs each): CPU per PgUp x1.13 (x1.02-1.22)
+        without this, x1.03 (x1.00-1.11) with it; PgUp time x1.11 against x1.00. The cost:
+        a screen's layout (~1 ms) at the first frame after a turn, and the first PgUps after
+        it lay out their pages."""
         kept: collections.deque = collections.deque()
         cache = self._cache
         for i in self._cached:
