@@ -8,7 +8,9 @@ __eq__ and, frozen, __setattr__, __delattr__ and __hash__ for every class (0.3-0
 at start-up). The few value classes made before the early frame (the configuration, its key
 table, the glyphs, the keymap's bindings, the confirmation gate's verdicts) derive from
 `Frozen` instead and write their own __init__; every later module keeps @dataclass (urwid
-imports dataclasses and inspect anyway, after the frame is on screen).
+imports dataclasses and inspect anyway, after the frame is on screen). CPU to the early frame,
+median of 9 starts in the bench's pty: 40.2 ms before, 33.4 ms after (the floor client's to its
+request: 33.3 ms). tests/e2e/test_early.py checks that neither module is loaded by then.
 
 A Frozen class lists its fields as __slots__ and sets them once in __init__ with `_set`.
 Instances are equal when of one class with equal fields, hash by their fields, print like a
