@@ -498,6 +498,9 @@ class RowsCanvas(urwid.Canvas):
         return urwid.TextCanvas(text, attrs, css, maxcol=self._maxcol, check_width=False)
 
 
+AHEAD_PAGES = 4  # screens laid out again at the end of a turn: the one shown and three above
+
+
 class TranscriptPane(urwid.Widget):
     """The transcript's box: a list of lines (markup), drawn from the bottom while
     following, else from a top anchor (line, row within it).
@@ -577,8 +580,9 @@ class TranscriptPane(urwid.Widget):
         return rows
 
     def lay_out_again(self) -> None:
-        """Drop the rows of the short lines laid out so far; the next frames lay them out
-        again as they show them (a long line's layout stays: it is laid out in pieces).
+        """Drop the rows of the short lines laid out so far and lay out again, at once, those
+        of the screen and AHEAD_PAGES - 1 screens above it; the rest are laid out as frames
+        show them (a long line's layout stays: it is laid out in pieces).
 
         Called when a turn ends. The rows of an answer are laid out a frame at a time while
         it streams, between everything else the stream allocates and, late in a long day,
@@ -586,9 +590,9 @@ class TranscriptPane(urwid.Widget):
         at once, a screen's rows lie together, and a key that shows them touches less
         memory. Turn 300 of a long day against a fresh session, in alternation
         (tests/bench/uiday_bench.py, 11-12 runs each): CPU per PgUp x1.13 (x1.02-1.22)
-        without this, x1.03 (x1.00-1.11) with it; PgUp time x1.11 against x1.00. The cost:
-        a screen's layout (~1 ms) at the first frame after a turn, and the first PgUps after
-        it lay out their pages."""
+        without this, x1.03 (x1.00-1.11) with it; PgUp time x1.11 against x1.00 (laid out
+        lazily; laid out ahead as now, the first PgUps after a turn, reading its answer, find
+        their pages ready). The cost: ~2-4 ms at the end of a turn."""
         kept: collections.deque = collections.deque()
         cache = self._cache
         for i in self._cached:
@@ -600,6 +604,14 @@ class TranscriptPane(urwid.Widget):
             else:
                 kept.append(i)
         self._cached = kept
+        # the screen and the pages above it, laid out now, together: the first PgUps after
+        # a turn (reading its answer) find them laid out
+        width, height = self.last_size
+        line = len(self.lines) - 1 if self.following else min(self.anchor[0] + height, len(self.lines) - 1)
+        rows = 0
+        while line >= 0 and rows < AHEAD_PAGES * height:
+            rows += len(self._rows(line, width))
+            line -= 1
         self._invalidate()
 
     # ---- drawing ----------------------------------------------------------------------

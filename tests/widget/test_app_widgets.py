@@ -1286,6 +1286,5 @@ def test_the_rows_a_turn_laid_out_are_laid_out_again_when_it_ends():
     assert pane._cache[0][1] is user_rows  # (a message alone keeps them)
     shown = screen(app)
     feed(app, (M.PHASE, "idle"))
-    assert pane._cache[0] is None  # dropped: the next frame lays it out
+    assert pane._cache[0][1] is not user_rows and pane._cache[0][1] == user_rows  # laid out again
     assert screen(app)[:-2] == shown[:-2]  # (the status row changed: idle)
-    assert pane._cache[0][1] is not user_rows and pane._cache[0][1] == user_rows

@@ -224,10 +224,31 @@ def test_a_turns_rows_are_laid_out_again_together_and_the_same():
     old = {i: pane._cache[i][1] for i in short}
     assert len(short) > 20 and isinstance(long_rows, W.LazyRows)
     pane.lay_out_again()
-    assert all(pane._cache[i] is None for i in short) and pane._cache[300][1] is long_rows
-    assert list(pane._cached) == [300]
+    assert pane._cache[300][1] is long_rows
+    # the screen and three above it are laid out again at once: the long line's 300 rows
+    # reach past them, so only the lines under it are
+    assert all(pane._cache[i][1] is not old[i] and pane._cache[i][1] == old[i] for i in range(301, 306))
+    assert all(pane._cache[i] is None for i in short if i < 300)  # the rest as frames show them
+    assert sorted(pane._cached) == [300, 301, 302, 303, 304, 305]
     assert list(pane.render((60, 20)).content()) == before
-    assert pane._cache[300][1] is long_rows  # (the end of the long line is on screen)
-    assert all(pane._cache[i][1] is not old[i] for i in range(301, 306))  # new rows, the same
     pane.scroll_rows(-500)
     assert list(pane.render((60, 20)).content()) == above
+
+
+def test_the_pages_above_the_screen_are_laid_out_ahead_and_no_further():
+    pane = W.TranscriptPane()
+    pane.replace(0, 0, [[("", f"line {i}")] for i in range(500)])
+    pane.render((40, 10))
+    pane.scroll_rows(-100)
+    pane.render((40, 10))
+    pane.to_end()
+    pane.render((40, 10))
+    pane.lay_out_again()
+    laid = [i for i, c in enumerate(pane._cache) if c is not None]
+    assert laid == list(range(500 - W.AHEAD_PAGES * 10, 500))
+    pane.scroll_rows(-200)  # not following: from the screen at the anchor up
+    pane.render((40, 10))
+    pane.lay_out_again()
+    top = pane.anchor[0]
+    laid = [i for i, c in enumerate(pane._cache) if c is not None]
+    assert laid == list(range(top + 10 - W.AHEAD_PAGES * 10 + 1, top + 11)), (top, laid)
