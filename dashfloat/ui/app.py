@@ -191,6 +191,7 @@ class App(Confirming):
         self.status = StatusBar()
         self.phase = "idle"
         self._trim_due = False
+        self._relayout_due = False  # a turn ended: its rows are laid out again (_after_draw)
         self._streamed = 0  # characters of answer text since the last idle
         self.model_name = model_name
         self.base_url = base_url
@@ -362,7 +363,7 @@ class App(Confirming):
                     if self._streamed >= TRIM_AFTER:
                         self._trim_due = True  # a big turn ended: after its last frame (_after_draw)
                     self._streamed = 0
-                    self.view.pane.lay_out_again()  # the turn's rows, together (widgets.py)
+                    self._relayout_due = True  # after its last frame (_after_draw)
             self.phase = msg[1]
             if self.phase != "confirming" and self.confirm is not None:
                 self._end_confirm()  # the agent moved on (a cancel): nothing to decide
@@ -538,9 +539,13 @@ class App(Confirming):
         self._key_since_draw, self._drawn_at = False, self.clock()
         if self._warm_due:
             self._prepare()
-        if self._trim_due and self.phase == "idle" and not self._dirty:
-            self._trim_due = False  # the turn's last frame is drawn: what it freed goes back
-            give_back_memory()
+        if self.phase == "idle" and not self._dirty:  # the turn's last frame is drawn:
+            if self._relayout_due:  # its rows, final now, laid out again together (widgets.py)
+                self._relayout_due = False
+                self.view.pane.lay_out_again()
+            if self._trim_due:  # what it freed goes back
+                self._trim_due = False
+                give_back_memory()
         if self.too_small:
             self._hide_confirm()
             return

@@ -584,7 +584,7 @@ class TranscriptPane(urwid.Widget):
         of the screen and AHEAD_PAGES - 1 screens above it; the rest are laid out as frames
         show them (a long line's layout stays: it is laid out in pieces).
 
-        Called when a turn ends. The rows of an answer are laid out a frame at a time while
+        Called after a turn's last frame. The rows of an answer are laid out a frame at a time while
         it streams, between everything else the stream allocates and, late in a long day,
         into the holes that thousands of dropped rows left all over the heap; laid out again
         at once, a screen's rows lie together, and a key that shows them touches less

@@ -1274,8 +1274,8 @@ def test_the_collector_runs_again_from_the_first_frame_with_start_up_frozen():
 
 
 def test_the_rows_a_turn_laid_out_are_laid_out_again_when_it_ends():
-    """When a turn ends the pane drops the rows laid out while it streamed (lay_out_again:
-    laid out again at once, a screen's rows lie together in memory); the screen is the same."""
+    """After a turn's last frame the pane lays its rows out again (lay_out_again: at once, a
+    screen's rows lie together in memory), once; the screen is the same."""
     app = make_app()
     feed(app, (M.PHASE, "streaming"), (M.USER, "hi there"), (M.ASSISTANT_START,),
          (M.TOKEN, "Hello **there**.\n\n- one\n- two\n\nMore text."))
@@ -1286,5 +1286,11 @@ def test_the_rows_a_turn_laid_out_are_laid_out_again_when_it_ends():
     assert pane._cache[0][1] is user_rows  # (a message alone keeps them)
     shown = screen(app)
     feed(app, (M.PHASE, "idle"))
-    assert pane._cache[0][1] is not user_rows and pane._cache[0][1] == user_rows  # laid out again
+    assert pane._cache[0][1] is user_rows  # not before the turn's last frame: its rows may still change
+    screen(app)
+    app._after_draw()  # the loop calls this after a frame
+    again = pane._cache[0][1]
+    assert again is not user_rows and again == user_rows  # laid out again
     assert screen(app)[:-2] == shown[:-2]  # (the status row changed: idle)
+    app._after_draw()
+    assert pane._cache[0][1] is again  # once a turn
