@@ -308,6 +308,11 @@ class _ClientGone(Exception):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fakeserver/1"
+    # TCP_NODELAY, as the servers it plays set it (llama.cpp's, uvicorn's, Go's net/http):
+    # with Nagle's algorithm on, a reply's first event waits for the client's delayed ACK of
+    # the headers on every request of a kept-alive connection after the first: 44 ms here,
+    # which every "first token" figure of the benches measured instead of DashFloat.
+    disable_nagle_algorithm = True
 
     def log_message(self, format, *args):  # keep test output clean
         pass
