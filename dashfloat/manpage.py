@@ -116,7 +116,8 @@ starts a new conversation, or
 switches to a model with a larger window.
 .PP
 The screen is redrawn only where it changed, streamed text is copied to the screen at most
-every @stream_ms@ ms (the spinner steps every @tick_ms@ ms), and an idle
+every @stream_ms@ ms (an answer's first words, and words after a pause, at once; the spinner
+steps every @tick_ms@ ms), and an idle
 .B dashfloat
 sets no timer and writes nothing.
 The terminal is restored on every exit: normal quit, Ctrl\-C, SIGTERM, SIGHUP (a dropped

@@ -336,6 +336,8 @@ class App(Confirming):
                 structural = True
         if structural:
             self.refresh()
+        elif self._dirty and not ticking and not self.outbox.quiet:
+            self._show_stream_now()
         elif msgs and not ticking:
             self._ensure_tick()
         if more:
@@ -564,10 +566,26 @@ class App(Confirming):
             except (OSError, ImportError, AttributeError):
                 log.debug("could not flush typeahead", exc_info=True)
 
+    def _show_stream_now(self) -> None:
+        """Streamed text that rang while the stream was cold (no frame of it for a
+        STREAM_FRAME: an answer's first words, text after a pause) is shown at once, not on
+        the next tick (up to TICK later); the frames after it keep the tick's pace. Until a
+        frame shows some of it (the word being typed is held back), text still rings."""
+        current = self.model.current
+        before = current.shown_mark() if current is not None else None
+        self.refresh()
+        self._ensure_tick()
+        shown = current is None or current.shown_mark() != before
+        if shown:
+            self._streamed_at = self.clock()
+        self.outbox.quiet = shown
+
     def _ensure_tick(self, delay: float = TICK) -> None:
         if self._tick_handle is None and self.loop is not None:
             self._tick_handle = self.loop.set_alarm_in(delay, self._tick)
-            self.outbox.quiet = True  # streamed text now waits for the tick
+            # streamed text now waits for the tick, unless the stream is cold: no text waits
+            # and none was shown for a STREAM_FRAME (then it rings: _show_stream_now)
+            self.outbox.quiet = self._dirty or self.clock() - self._streamed_at < STREAM_FRAME - TICK / 2
 
     def _tick(self, loop, _data) -> None:
         self._tick_handle = None

@@ -172,6 +172,12 @@ class AssistantEntry(Entry):
         self.reasoning.append(text)
         self.version += 1
 
+    def shown_mark(self) -> tuple:
+        """What the rows of this answer show, in a few numbers: a frame that leaves them as
+        they were showed none of the text that came (the word being typed is held back)."""
+        return (len(self._done_lines), self._tail_base, len(self._tail_src), len(self._big_lines),
+                self._big_partial[0], bool(self.reasoning), self.status)
+
     def end(self, status: str) -> None:
         self.status = status
         self.version += 1

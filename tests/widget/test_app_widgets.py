@@ -1243,6 +1243,93 @@ def test_a_stream_is_ticked_once_a_frame_and_a_silence_every_tick():
     assert loop.alarms[-1] == TICK and app.spin == spin + 1
 
 
+def test_an_answers_first_words_are_shown_as_they_come_and_the_rest_at_the_ticks_pace():
+    """Text that comes while the stream is cold (an answer's first words, text after a
+    silence of a STREAM_FRAME) rings and is shown at once, not up to a TICK later; a word
+    being typed shows nothing, so the text after it rings too; once a frame showed text, the
+    next waits for the tick."""
+    from dashfloat.ui.app import QUIET_KINDS, STREAM_FRAME, TICK
+
+    class RecordingLoop:
+        def __init__(self):
+            self.alarms = []
+
+        def set_alarm_in(self, delay, callback):
+            self.alarms.append(delay)
+            return len(self.alarms)
+
+        def draw_screen(self):
+            pass
+
+    clock = [100.0]
+    app = make_app()
+    app.clock = lambda: clock[0]
+    app.loop = loop = RecordingLoop()
+    app._agent_started = True
+    app.outbox.quiet_kinds = QUIET_KINDS  # as cli.py makes it
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    app.outbox.attach(w)
+
+    def rang():
+        try:
+            return bool(os.read(r, 64))
+        except BlockingIOError:
+            return False
+
+    def shown():
+        return "\n".join(screen(app))
+
+    try:
+        app._drain()
+        rang()
+        feed(app, (M.USER, "hello"), (M.PHASE, "waiting"), (M.ASSISTANT_START,))
+        assert loop.alarms == [TICK]
+        clock[0] += 0.03
+        app.outbox.post((M.TOKEN, "Hel"))
+        assert rang()  # cold: the first text rings
+        app._drain()
+        assert "Hel" not in shown()  # a word being typed: nothing to show yet
+        app.outbox.post((M.TOKEN, "lo there "))
+        assert rang()  # still cold: no frame showed any of it
+        app._drain()
+        assert "Hello there" in shown()  # at once, no tick between
+        assert loop.alarms == [TICK]  # and no tick of its own
+        app.outbox.post((M.TOKEN, "and more "))
+        assert not rang()  # warm: the rest waits for the tick
+        app._drain()
+        assert "and more" not in shown()
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)
+        assert "Hello there and more" in shown() and loop.alarms[-1] == STREAM_FRAME
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # quiet: the held word's frame (nothing held here)
+        app.outbox.post((M.TOKEN, "then "))
+        assert not rang()  # a STREAM_FRAME after that frame is not over yet
+        app._drain()
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # its frame
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # quiet: the held word's frame
+        app.outbox.post((M.TOKEN, "too soon "))
+        assert not rang()
+        app._drain()
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # its frame
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # the held word's frame
+        clock[0] += STREAM_FRAME
+        app._tick(None, None)  # a STREAM_FRAME without text: cold again
+        assert "too soon" in shown() and loop.alarms[-1] == TICK
+        app.outbox.post((M.TOKEN, "after a pause "))
+        assert rang()
+        app._drain()
+        assert "after a pause" in shown()
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_the_collector_runs_again_from_the_first_frame_with_start_up_frozen():
     """cli.main turns the garbage collector off for start-up; the first frame turns it on,
     after freezing what start-up made (a full collection never walks it)."""
