@@ -378,6 +378,10 @@ class App(Confirming):
             return True
         if kind == M.ASSISTANT_START:
             self.model.start_assistant()
+            # a new answer is cold whatever came before (the last one may have ended a moment
+            # ago, when the next turn's Enter followed it): its first words show at once
+            self._streamed_at = 0.0
+            self.outbox.quiet = False
             return True
         if kind == M.ASSISTANT_END:
             self.model.end_assistant(msg[1])

@@ -1325,6 +1325,17 @@ def test_an_answers_first_words_are_shown_as_they_come_and_the_rest_at_the_ticks
         assert rang()
         app._drain()
         assert "after a pause" in shown()
+        app.outbox.post((M.TOKEN, "and the end. "))
+        assert not rang()
+        app._drain()
+        # the next answer comes a moment after this one's last frame (a prompt sent at once,
+        # the next episode of a turn): cold all the same
+        clock[0] += 0.01
+        feed(app, (M.ASSISTANT_END, "done"), (M.USER, "again"), (M.ASSISTANT_START,))
+        app.outbox.post((M.TOKEN, "Second answer "))
+        assert rang()
+        app._drain()
+        assert "Second answer" in shown()
     finally:
         os.close(r)
         os.close(w)
