@@ -412,7 +412,7 @@ class Journal:
         kind = msg[0]
         if kind in UI_IMPLIED:
             return
-        if kind == M.CONFIRM and isinstance(msg[2], dict) and "full" in msg[2]:
+        if kind == M.CONFIRM and len(msg) > 2 and isinstance(msg[2], dict) and "full" in msg[2]:
             msg = (kind, msg[1], {k: v for k, v in msg[2].items() if k != "full"})
         self.event("ui", m=list(msg))
 

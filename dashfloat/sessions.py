@@ -525,8 +525,9 @@ def ui_messages(loaded: Loaded) -> list[tuple]:
 
     out: list[tuple] = []
     if loaded.hidden_turns:
-        out.append(M.system("info", f"{loaded.hidden_turns} earlier turn{'s' if loaded.hidden_turns != 1 else ''} "
-                                    "of this session are not shown; the conversation holds them all."))
+        one = loaded.hidden_turns == 1
+        out.append(M.system("info", f"{loaded.hidden_turns} earlier turn{'' if one else 's'} of this session "
+                                    f"{'is' if one else 'are'} not shown; the conversation holds them all."))
     reasoning = ""
     for ev in loaded.tail:
         kind = ev["type"]
