@@ -174,6 +174,18 @@ def test_the_question_on_screen_when_the_session_stopped_is_found_again(tmp_path
     loaded = S.load(m.path)
     assert loaded.pending_confirm is None and not loaded.open_turn and loaded.open_calls == []
 
+    d = journal(tmp_path, sid="3333333333333333")
+    d.begin()
+    d.event("prompt", turn=1, text="go")
+    d.event("answer", status="tool_calls", content="", calls=[_call("c1")])
+    d.ui((M.CONFIRM, 1, {"id": "c1", "lines": []}))
+    d.ui((M.CONFIRM, 2))  # malformed: nothing to read, no failure
+    d.ui((M.DECIDED,))
+    assert S.load(d.path).pending_confirm == "c1"
+    d.ui((M.DECIDED, "c1", "approved"))  # answered, and the session stopped before its result
+    d.close()
+    assert S.load(d.path).pending_confirm is None
+
 
 def test_a_fresh_load_result_holds_nothing_yet():
     fresh = S.Loaded(header={}, path=Path("x"))
@@ -369,8 +381,9 @@ def test_the_meter_sums_the_requests_usage(tmp_path):
     j.event("usage", turn=1, prompt=200, cached=0, completion=20, estimated=True)
     j.event("usage", turn=2, prompt=-5, cached=True, completion="7", cost=0.25)  # nonsense counts nothing
     j.event("usage", turn=2, prompt=1.5, completion=0)
+    j.event("usage", turn=2, prompt=0, completion=-1)
     j.close()
-    assert S.load(j.path).meter == {"requests": 4, "prompt": 301, "cached": 40, "completion": 30,
+    assert S.load(j.path).meter == {"requests": 5, "prompt": 301, "cached": 40, "completion": 30,
                                     "cost": 0.75, "priced": 2, "estimated": 1}
 
 
@@ -393,9 +406,9 @@ def test_shown_ids_grow_until_they_differ(tmp_path):
     def info(sid):
         return S.Info(id=sid, path=Path(sid), cwd="", start=0, last=0)
 
-    ids = ["abcdef0123456789", "abcdef0123456799", "abcdef01", "12345678ffffffff"]
+    ids = ["abcdef0123456789", "abcdef0123999999", "abcdef01", "12345678ffffffff"]
     assert S.shown_ids([info(i) for i in ids]) == {
-        "abcdef0123456789": "abcdef012345678", "abcdef0123456799": "abcdef012345679",
+        "abcdef0123456789": "abcdef01234", "abcdef0123999999": "abcdef01239",
         "abcdef01": "abcdef01", "12345678ffffffff": "12345678"}
 
 
@@ -415,6 +428,10 @@ def test_the_listing_is_a_table(tmp_path, monkeypatch):
             "12345678  ?                 1970-01-01 00:01      ?       -  -",
         ]
         assert S.format_listing(rows, with_dirs=True).splitlines()[1].endswith("fix it  (/w/a)")
+        assert S.format_listing(rows[1:], with_dirs=False).splitlines() == [
+            "ID        STARTED  LAST ACTIVITY     TURNS  TOKENS  FIRST PROMPT",
+            "12345678  ?        1970-01-01 00:01      ?       -  -",
+        ]
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
@@ -450,3 +467,54 @@ def test_only_journal_files_of_the_directory_asked_for_are_listed(tmp_path):
     assert [i.id for i in S.list_sessions(env, "/p")] == ["a" * 16]
     assert sorted(i.id for i in S.list_sessions(env)) == ["a" * 16, "b" * 16]
     assert S._mtime(tmp_path / "gone") == 0.0
+
+
+def test_what_came_before_the_first_prompt_is_no_turn_when_the_tail_drops_it(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    j.ui((M.SYSTEM, "info", "before the first prompt"))
+    for t in range(1, 6):
+        _turn_of(j, t)
+    j.close()
+    loaded = S.load(j.path, tail_turns=2)
+    msgs = S.ui_messages(loaded)
+    assert loaded.hidden_turns == 3 and (M.SYSTEM, "info", "before the first prompt") not in msgs
+    assert [m[1] for m in msgs if m[0] == M.USER] == ["prompt 004", "prompt 005"]
+
+
+def test_a_last_turn_bigger_than_the_tail_is_shown_all_the_same(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    for t in range(1, 6):
+        _turn_of(j, t)
+    j.close()
+    loaded = S.load(j.path, tail_bytes=10)
+    assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == ["prompt 005"]
+    assert loaded.hidden_turns == 4
+
+
+def test_turns_dropped_for_bytes_count_against_the_turns_bound_too(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    for t in range(1, 10):
+        _turn_of(j, t)
+    j.close()
+    g = _group_bytes(j.path)
+    loaded = S.load(j.path, tail_turns=4, tail_bytes=3 * g)
+    assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == [f"prompt {t:03d}" for t in range(7, 10)]
+    assert loaded.hidden_turns == 6
+
+
+def test_the_listing_takes_each_figure_from_the_last_event_that_has_it(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    one_turn(j, 1, tokens=5)
+    for _ in range(3):  # past the first window the listing reads
+        j.ui((M.SYSTEM, "info", "w" * (J.BIG - 100)))
+    j.event("clear", messages=2, tokens=0)  # tokens, no turn
+    j.close()
+    with open(j.path, "ab") as f:
+        f.write(b'["turn"]\n')  # not an event
+        f.write(b'{"seq":99,"time":1,"type":"prompt","turn":2,"te')  # torn
+    info = S.read_info(j.path)
+    assert (info.turns, info.tokens) == (1, 0)
