@@ -182,8 +182,8 @@ def test_the_question_on_screen_when_the_session_stopped_is_found_again(tmp_path
     d.ui((M.CONFIRM, 2))  # malformed: nothing to read, no failure
     d.ui((M.DECIDED,))
     assert S.load(d.path).pending_confirm == "c1"
-    d.ui((M.DECIDED, "c1", "approved"))  # answered, and the session stopped before its result
-    d.close()
+    d.ui((M.DECIDED, "c1"))  # answered (the reader needs no more than the call), and the
+    d.close()  # session stopped before its result
     assert S.load(d.path).pending_confirm is None
 
 
@@ -518,3 +518,14 @@ def test_the_listing_takes_each_figure_from_the_last_event_that_has_it(tmp_path)
         f.write(b'{"seq":99,"time":1,"type":"prompt","turn":2,"te')  # torn
     info = S.read_info(j.path)
     assert (info.turns, info.tokens) == (1, 0)
+
+
+def test_a_turn_cut_short_far_from_the_last_tokens_lists_both(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    one_turn(j, 1, tokens=77)
+    for _ in range(3):  # the last tokens are past the first window the listing reads
+        j.ui((M.SYSTEM, "info", "w" * (J.BIG - 100)))
+    j.event("prompt", turn=2, text="killed in this turn")
+    info = S.read_info(j.path)
+    assert (info.turns, info.tokens) == (2, 77)
