@@ -45,6 +45,9 @@ TICK = 0.1  # seconds between widget flushes and spinner steps while active
 # text (the cursor dance, the frame clock's question, ~40 bytes of ssh packet), a third of
 # what a 10 Hz stream sends; 5 frames a second halve that (a word still appears whole)
 STREAM_FRAME = 0.2
+# frames a cold stream's text may ring for while they show none of it (a word being typed, an
+# open span): then it waits for the tick, so a held-back line never costs a frame per token
+COLD_TRIES = 3
 CATCH_UP = 0.001  # seconds between the parts of a big block (a pass of the loop for keys)
 # The GIL's switch interval while the app runs (Python's default is 5 ms). Each system call of
 # a pass of the loop (the select that wakes on a key, the reads, the frame's write) lets the
@@ -212,6 +215,7 @@ class App(Confirming):
         self._tick_handle = None
         self._dirty = False
         self._streamed_at = 0.0  # when streamed text was last copied into rows (the tick)
+        self._cold_misses = 0  # frames of a cold stream that showed none of its text yet
         self._last_interrupt = False
         self._pasting = False
         self._paste: list[str] = []
@@ -381,6 +385,7 @@ class App(Confirming):
             # a new answer is cold whatever came before (the last one may have ended a moment
             # ago, when the next turn's Enter followed it): its first words show at once
             self._streamed_at = 0.0
+            self._cold_misses = 0
             self.outbox.quiet = False
             return True
         if kind == M.ASSISTANT_END:
@@ -574,7 +579,8 @@ class App(Confirming):
         """Streamed text that rang while the stream was cold (no frame of it for a
         STREAM_FRAME: an answer's first words, text after a pause) is shown at once, not on
         the next tick (up to TICK later); the frames after it keep the tick's pace. Until a
-        frame shows some of it (the word being typed is held back), text still rings."""
+        frame shows some of it (the word being typed is held back), text still rings, for
+        COLD_TRIES frames at most."""
         current = self.model.current
         before = current.shown_mark() if current is not None else None
         self.refresh()
@@ -582,14 +588,20 @@ class App(Confirming):
         shown = current is None or current.shown_mark() != before
         if shown:
             self._streamed_at = self.clock()
-        self.outbox.quiet = shown
+            self._cold_misses = 0
+        else:
+            self._cold_misses += 1
+        self.outbox.quiet = shown or self._cold_misses >= COLD_TRIES
 
     def _ensure_tick(self, delay: float = TICK) -> None:
         if self._tick_handle is None and self.loop is not None:
             self._tick_handle = self.loop.set_alarm_in(delay, self._tick)
             # streamed text now waits for the tick, unless the stream is cold: no text waits
             # and none was shown for a STREAM_FRAME (then it rings: _show_stream_now)
-            self.outbox.quiet = self._dirty or self.clock() - self._streamed_at < STREAM_FRAME - TICK / 2
+            cold = not self._dirty and self.clock() - self._streamed_at >= STREAM_FRAME - TICK / 2
+            if cold and self._streamed_at:
+                self._cold_misses = 0  # a pause after frames of text: a cold stream again
+            self.outbox.quiet = not cold or self._cold_misses >= COLD_TRIES
 
     def _tick(self, loop, _data) -> None:
         self._tick_handle = None

@@ -1336,6 +1336,18 @@ def test_an_answers_first_words_are_shown_as_they_come_and_the_rest_at_the_ticks
         assert rang()
         app._drain()
         assert "Second answer" in shown()
+        # an open span holds its text back: it rings for COLD_TRIES frames that show nothing,
+        # then waits for the tick (a held line must not cost a frame per token)
+        feed(app, (M.ASSISTANT_END, "done"), (M.USER, "third"), (M.ASSISTANT_START,))
+        from dashfloat.ui.app import COLD_TRIES
+
+        app.outbox.post((M.TOKEN, "`an open span"))
+        for _ in range(COLD_TRIES):
+            assert rang()
+            app._drain()
+            app.outbox.post((M.TOKEN, " still open"))
+        assert not rang()
+        assert "an open span" not in shown()
     finally:
         os.close(r)
         os.close(w)
