@@ -386,7 +386,7 @@ class App(Confirming):
             # ago, when the next turn's Enter followed it): its first words show at once
             self._streamed_at = 0.0
             self._cold_misses = 0
-            self.outbox.quiet = False
+            self.outbox.quiet = False  # (text still waiting is shown by the refresh this asks for)
             return True
         if kind == M.ASSISTANT_END:
             self.model.end_assistant(msg[1])
@@ -585,23 +585,24 @@ class App(Confirming):
         before = current.shown_mark() if current is not None else None
         self.refresh()
         self._ensure_tick()
-        shown = current is None or current.shown_mark() != before
-        if shown:
+        if current is None or current.shown_mark() != before:
             self._streamed_at = self.clock()
             self._cold_misses = 0
         else:
             self._cold_misses += 1
-        self.outbox.quiet = shown or self._cold_misses >= COLD_TRIES
+        self.outbox.quiet = self._stream_waits()
+
+    def _stream_waits(self) -> bool:
+        """Whether streamed text waits for the tick (the outbox's `quiet`): it does unless
+        the stream is cold (no text waits and none was shown for a STREAM_FRAME) and has not
+        yet rung COLD_TRIES times for frames that showed none of it."""
+        cold = not self._dirty and self.clock() - self._streamed_at >= STREAM_FRAME - TICK / 2
+        return not cold or self._cold_misses >= COLD_TRIES
 
     def _ensure_tick(self, delay: float = TICK) -> None:
         if self._tick_handle is None and self.loop is not None:
             self._tick_handle = self.loop.set_alarm_in(delay, self._tick)
-            # streamed text now waits for the tick, unless the stream is cold: no text waits
-            # and none was shown for a STREAM_FRAME (then it rings: _show_stream_now)
-            cold = not self._dirty and self.clock() - self._streamed_at >= STREAM_FRAME - TICK / 2
-            if cold and self._streamed_at:
-                self._cold_misses = 0  # a pause after frames of text: a cold stream again
-            self.outbox.quiet = not cold or self._cold_misses >= COLD_TRIES
+            self.outbox.quiet = self._stream_waits()
 
     def _tick(self, loop, _data) -> None:
         self._tick_handle = None
@@ -618,7 +619,7 @@ class App(Confirming):
                 self.model.touch(current)  # a quiet stream shows the word it held back
                 streamed = True
             if streamed:
-                self._streamed_at = now
+                self._streamed_at, self._cold_misses = now, 0
                 self.refresh()
             if self.phase in M.ACTIVE_PHASES and self._check_agent():
                 if not streamed and not self._dirty:  # moving text shows activity; the spinner is for silences

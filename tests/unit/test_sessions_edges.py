@@ -50,8 +50,7 @@ def test_a_turn_cut_short_lists_its_number_and_the_tokens_of_the_turn_before(tmp
     j.begin()
     one_turn(j, 1, tokens=123)
     j.event("prompt", turn=2, text="killed in this turn")  # a turn, no tokens yet
-    j.event("answer", status="streaming", content="par")
-    j.path.write_bytes(j.path.read_bytes())  # (no end event: the process was killed)
+    j.event("answer", status="streaming", content="par")  # no end event: the process was killed
     info = S.read_info(j.path)
     assert (info.turns, info.tokens) == (2, 123)
 
@@ -292,38 +291,35 @@ def _turn_of(j: J.Journal, t: int) -> None:
     j.event("turn_end", turn=t, status="done", usage={"total_tokens": 100 + t}, tokens=100 + t)
 
 
-def _group_bytes(path: Path) -> int:
-    lines = path.read_bytes().split(b"\n")
+def _nine_turns(tmp_path: Path) -> tuple[Path, int]:
+    """A journal of nine like turns (one digit: every turn's lines have one length) and the
+    bytes of one turn's lines, which the screen's tail counts."""
+    j = journal(tmp_path)
+    j.begin()
+    for t in range(1, 10):
+        _turn_of(j, t)
+    j.close()
+    lines = j.path.read_bytes().split(b"\n")
     turn = [x for x in lines if b'"turn":5,' in x or b"005" in x]
     assert len(turn) == 3
-    return sum(len(x) + 1 for x in turn)
+    return j.path, sum(len(x) + 1 for x in turn)
 
 
 @pytest.mark.parametrize("turns_kept, extra", [(3, 0), (2, -1)])
 def test_the_tail_keeps_whole_turns_within_its_bytes(tmp_path, turns_kept, extra):
-    j = journal(tmp_path)
-    j.begin()
-    for t in range(1, 10):  # (one digit: every turn's lines have one length)
-        _turn_of(j, t)
-    j.close()
-    g = _group_bytes(j.path)
-    loaded = S.load(j.path, tail_bytes=3 * g + extra)
+    path, g = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_bytes=3 * g + extra)
     users = [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER]
     assert users == [f"prompt {t:03d}" for t in range(10 - turns_kept, 10)]
     assert loaded.hidden_turns == 9 - turns_kept
 
 
 def test_the_tail_bounded_by_turns_counts_its_bytes_right_for_the_byte_bound(tmp_path):
-    j = journal(tmp_path)
-    j.begin()
-    for t in range(1, 10):
-        _turn_of(j, t)
-    j.close()
-    g = _group_bytes(j.path)
-    loaded = S.load(j.path, tail_turns=4, tail_bytes=4 * g)
+    path, g = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_turns=4, tail_bytes=4 * g)
     assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == [f"prompt {t:03d}" for t in range(6, 10)]
     assert loaded.hidden_turns == 5
-    one = S.load(j.path, tail_turns=8)
+    one = S.load(path, tail_turns=8)
     msgs = S.ui_messages(one)
     assert msgs[0] == M.system("info", "1 earlier turn of this session is not shown; the conversation holds them all.")
 
@@ -494,13 +490,8 @@ def test_a_last_turn_bigger_than_the_tail_is_shown_all_the_same(tmp_path):
 
 
 def test_turns_dropped_for_bytes_count_against_the_turns_bound_too(tmp_path):
-    j = journal(tmp_path)
-    j.begin()
-    for t in range(1, 10):
-        _turn_of(j, t)
-    j.close()
-    g = _group_bytes(j.path)
-    loaded = S.load(j.path, tail_turns=4, tail_bytes=3 * g)
+    path, g = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_turns=4, tail_bytes=3 * g)
     assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == [f"prompt {t:03d}" for t in range(7, 10)]
     assert loaded.hidden_turns == 6
 

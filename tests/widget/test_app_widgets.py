@@ -1203,22 +1203,25 @@ def test_the_loop_runs_with_a_short_gil_switch_interval_and_gives_it_back():
     assert sys.getswitchinterval() == before
 
 
+class RecordingLoop:
+    """A stand-in main loop that records the delays of the alarms the App sets."""
+
+    def __init__(self):
+        self.alarms = []
+
+    def set_alarm_in(self, delay, callback):
+        self.alarms.append(delay)
+        return len(self.alarms)
+
+    def draw_screen(self):
+        pass
+
+
 def test_a_stream_is_ticked_once_a_frame_and_a_silence_every_tick():
     """While text streams, the tick after a frame of it comes STREAM_FRAME later (no pass of
     the loop between two frames: the stream's CPU); in a silence the spinner steps every TICK;
     text drained by the tick does not schedule a tick of its own."""
     from dashfloat.ui.app import STREAM_FRAME, TICK
-
-    class RecordingLoop:
-        def __init__(self):
-            self.alarms = []
-
-        def set_alarm_in(self, delay, callback):
-            self.alarms.append(delay)
-            return len(self.alarms)
-
-        def draw_screen(self):
-            pass
 
     clock = [100.0]
     app = make_app()
@@ -1249,17 +1252,6 @@ def test_an_answers_first_words_are_shown_as_they_come_and_the_rest_at_the_ticks
     being typed shows nothing, so the text after it rings too; once a frame showed text, the
     next waits for the tick."""
     from dashfloat.ui.app import QUIET_KINDS, STREAM_FRAME, TICK
-
-    class RecordingLoop:
-        def __init__(self):
-            self.alarms = []
-
-        def set_alarm_in(self, delay, callback):
-            self.alarms.append(delay)
-            return len(self.alarms)
-
-        def draw_screen(self):
-            pass
 
     clock = [100.0]
     app = make_app()
