@@ -212,6 +212,7 @@ class Agent:
         self._stopping = False  # a cancel arrived while a tool ran: finish it, then stop
         self._stop_why = ""  # the front end's reason for that cancel ("" for Esc or Ctrl-C)
         self._final_usage: dict | None = None
+        self._final_estimate: int | None = None  # the latest episode's tokens as estimated, when it sent no usage
         self._discovering = False
         self._pending_prompt: str | None = None
         self._answer_open = False  # an ASSISTANT_START was posted without its ASSISTANT_END
@@ -233,6 +234,7 @@ class Agent:
         self._turn = 0
         self._turn_open = False
         self._tokens: int | None = None
+        self._tokens_estimated = False  # _tokens is DashFloat's estimate: the provider sent no usage
         self._model_notes: list[str] = []
         self._changes: list[dict] = []
         self._outcomes: dict[str, bool] = {}
@@ -260,6 +262,7 @@ class Agent:
             self.messages = list(resumed.conversation)
             self._turn = resumed.turns
             self._tokens = resumed.tokens
+            self._tokens_estimated = resumed.tokens_estimated
             self._model_notes = list(resumed.model_notes)
             self._changes = list(resumed.changes)
             self._outcomes = dict(resumed.outcomes)
@@ -634,6 +637,7 @@ class Agent:
         self._busy = True
         self._episodes_in_turn = 0
         self._final_usage = None
+        self._final_estimate = None
         self._stopping = False
         self._overflow_retried = False
         self.meter.begin_turn()
@@ -672,6 +676,7 @@ class Agent:
         self._model_check = (ref, name)
         self._busy = True
         self._final_usage = None
+        self._final_estimate = None
         self._set_phase("waiting")
 
         def work() -> tuple:
@@ -806,9 +811,7 @@ class Agent:
             self.messages.append(conversation.tool_message(call.id, call.result))
         self._model_notes.append(INTERRUPTED_NOTE)
         self._j("resume", interrupted=True, note=INTERRUPTED_NOTE)
-        fields: dict = {"turn": self._turn, "status": "interrupted"}
-        if self._tokens is not None:
-            fields["tokens"] = self._tokens
+        fields: dict = {"turn": self._turn, "status": "interrupted", **self._token_fields()}
         self._j("turn_end", **fields)
         open_calls = len(r.open_calls)
         calls = (f" {open_calls} call{'s' if open_calls != 1 else ''} it left open "
@@ -816,12 +819,17 @@ class Agent:
         self.post(M.system("warn", "The last turn was interrupted: DashFloat stopped before it ended." + calls
                            + " The model is told so with your next prompt, and checks before repeating anything."))
 
+    def _token_fields(self) -> dict:
+        """The conversation's size at its last request, for the journal (`dashfloat sessions`)."""
+        if self._tokens is None:
+            return {}
+        return {"tokens": self._tokens, "tokens_estimated": True} if self._tokens_estimated else {"tokens": self._tokens}
+
     def _close_journal(self, reason: str, **fields) -> None:
         if self.journal is None:
             return
         try:
-            if self._tokens is not None:
-                fields["tokens"] = self._tokens
+            fields.update(self._token_fields())
             self.journal.close(reason, turn=self._turn, **fields)
         except Exception:
             log.exception("closing the journal failed")
@@ -1023,6 +1031,7 @@ class Agent:
             return
         self._busy = True
         self._final_usage = None
+        self._final_estimate = None
         self._start_compaction("/compact", lambda: self._end_turn("done"), focus=rest)
 
     def _clear_command(self, rest: str) -> None:
@@ -1312,7 +1321,8 @@ class Agent:
         raw_calls = result.get("tool_calls") or []
         self._final_usage = result.get("usage") or None  # only the latest episode's counts
         self._ctx.observe(self._sent_raw, self._final_usage)  # the estimate learns the provider's count
-        self._meter(result.get("usage"), content, raw_calls, result.get("reasoning") or "".join(self._reasoning))
+        usage = self._meter(result.get("usage"), content, raw_calls, result.get("reasoning") or "".join(self._reasoning))
+        self._final_estimate = usage.prompt + usage.completion if usage.estimated else None
         if raw_calls and not self.tools_enabled:
             names = ", ".join(sorted({c.get("name") or "?" for c in raw_calls}))
             self.post(M.system("warn", f"The model asked for {len(raw_calls)} tool call(s) ({names}); tools are off."))
@@ -1356,6 +1366,7 @@ class Agent:
 
     def _on_failed(self, err: dict) -> None:
         self._final_usage = None  # the failed episode reported none
+        self._final_estimate = None
         content = "".join(self._content)
         if err.get("kind") == "context_length" and not content and not self._overflow_retried and self.messages:
             self._overflow(err)
@@ -1790,10 +1801,10 @@ class Agent:
             self._cancel = None
 
     # ---- metering, budgets and the repeat guard ------------------------------------------
-    def _meter(self, raw_usage, content: str, raw_calls: list, reasoning: str) -> None:
+    def _meter(self, raw_usage, content: str, raw_calls: list, reasoning: str) -> metering.Usage:
         """Count one request: the provider's usage, else an estimate (its input as estimated
-        before it went, its output from what came back). Posts the totals, journals it, and
-        posts the 80 % warnings it crossed."""
+        before it went, its output from what came back). Posts the totals, journals it, posts
+        the 80 % warnings it crossed, and returns what it counted."""
         usage = metering.normalize(raw_usage)
         if usage is None:
             out = metering.estimate_text(content) + metering.estimate_text(reasoning)
@@ -1812,6 +1823,7 @@ class Agent:
         for w in self.meter.warnings():
             self._j("budget", what="warning", budget=w.budget, limit=w.limit, used=w.used)
             self.post(M.system("warn", w.text))
+        return usage
 
     def _budget_after(self) -> metering.Stop | None:
         """After a request: the budget it used up, if one is. The caller stops the turn before
@@ -1942,16 +1954,17 @@ class Agent:
         `reason` (messages.TURN_REASONS), held until git has reported on its commands."""
         if self._final_usage:
             self.post((M.USAGE, self._final_usage))  # only the final episode's usage
-            total = _total_tokens(self._final_usage)
-            if total is not None:
-                self._tokens = total
+        total = _total_tokens(self._final_usage) if self._final_usage else None
+        if total is not None:
+            self._tokens, self._tokens_estimated = total, False
+        elif self._final_estimate is not None:  # no usage came: the sessions list shows "~N"
+            self._tokens, self._tokens_estimated = self._final_estimate, True
         if self._turn_open:
             self._turn_open = False
             fields: dict = {"turn": self._turn, "status": reason}
             if self._final_usage:
                 fields["usage"] = self._final_usage
-            if self._tokens is not None:
-                fields["tokens"] = self._tokens
+            fields.update(self._token_fields())
             self._j("turn_end", **fields)
             self._sync()
         self._busy = False

@@ -26,6 +26,7 @@ header; every line, the header included, is one JSON object whose first keys are
     budget    a budget (metering.py): what (warning at 80 %, reached by a whole answer, stop: the
               turn was stopped), budget (max_turns, max_tokens, max_cost), limit, used, why
     turn_end  the end of a turn: turn, status (messages.TURN_REASONS, or interrupted), usage, tokens
+              (tokens_estimated: true when no usage came and they are DashFloat's estimate)
     resume    the session was resumed: interrupted (the last turn had not ended), note
     compact   the conversation was compacted (dashfloat/context.py): reason (auto, /compact,
               overflow), how (stubs, summary, dropped, cut), before and after (tokens of the

@@ -296,7 +296,9 @@ reject a question that has no answer after
 .BR sessions " [" \-\-all ]
 List the sessions of this working directory, newest activity first: the id, when it
 started, its last activity, the number of turns, the conversation's size in tokens at its
-last request, and its first prompt; with
+last request (as the provider counted it; with a
+.B ~
+before it, DashFloat's estimate, when the provider sent no usage), and its first prompt; with
 .BR \-\-all ,
 the sessions of every directory, with their directory.
 Only each journal's first line and its last few KiB are read.
@@ -2006,7 +2008,9 @@ did),
 .B turn_end
 (why the turn ended, as
 .B stop_reason
-in HEADLESS MODE says, the usage and the token count),
+in HEADLESS MODE says, the usage and the token count, with
+.B tokens_estimated
+when it is DashFloat's estimate),
 .B compact
 (a compaction: why, how, the tokens of the next request before and after, the window, and
 what was done as data: the stubs, the summary or the marker, the cuts; see

@@ -68,6 +68,7 @@ class Info:
     title: str = ""
     turns: int | None = None
     tokens: int | None = None
+    tokens_estimated: bool = False  # DashFloat's estimate: the provider sent no usage
     model: str = ""
 
 
@@ -90,17 +91,19 @@ def read_info(path: Path) -> Info | None:
             if head is None:
                 return None
             st = os.fstat(f.fileno())
-            turns, tokens = _tail_figures(f, st.st_size)
+            turns, tokens, estimated = _tail_figures(f, st.st_size)
     except OSError:
         return None
     return Info(id=str(head.get("id") or path.stem), path=path, cwd=str(head.get("cwd") or ""),
                 start=float(head.get("time") or 0), last=st.st_mtime, title=str(head.get("title") or ""),
-                turns=turns, tokens=tokens, model=str(head.get("model") or ""))
+                turns=turns, tokens=tokens, tokens_estimated=estimated, model=str(head.get("model") or ""))
 
 
-def _tail_figures(f, size: int) -> tuple[int | None, int | None]:
-    """(turns, tokens) from the last events that carry them, reading the end of the file."""
+def _tail_figures(f, size: int) -> tuple[int | None, int | None, bool]:
+    """(turns, tokens, whether the tokens are an estimate) from the last events that carry
+    them, reading the end of the file."""
     turns = tokens = None
+    estimated = False
     want = TAIL_READ
     while True:
         start = max(0, size - want)
@@ -122,9 +125,9 @@ def _tail_figures(f, size: int) -> tuple[int | None, int | None]:
             if turns is None and isinstance(ev.get("turn"), int):
                 turns = ev["turn"]
             if tokens is None and isinstance(ev.get("tokens"), int):
-                tokens = ev["tokens"]
+                tokens, estimated = ev["tokens"], ev.get("tokens_estimated") is True
         if (turns is not None and tokens is not None) or start == 0 or want >= TAIL_MAX:
-            return turns, tokens
+            return turns, tokens, estimated
         want = min(TAIL_MAX, want * 4)
 
 
@@ -200,6 +203,13 @@ def shown_ids(infos: list[Info]) -> dict[str, str]:
     return out
 
 
+def _tokens_cell(info: Info) -> str:
+    """The TOKENS column: "-" when nothing counted them, "~N" when DashFloat estimated them."""
+    if info.tokens is None:
+        return "-"
+    return f"~{info.tokens}" if info.tokens_estimated else str(info.tokens)
+
+
 def format_listing(infos: list[Info], *, with_dirs: bool, now: float | None = None) -> str:
     from dashfloat.textsafe import visible
 
@@ -210,7 +220,7 @@ def format_listing(infos: list[Info], *, with_dirs: bool, now: float | None = No
         if with_dirs:
             title += f"  ({visible(i.cwd)})"
         rows.append((ids[i.id], _when(i.start), _when(i.last), "?" if i.turns is None else str(i.turns),
-                     "-" if i.tokens is None else str(i.tokens), title))
+                     _tokens_cell(i), title))
     widths = [max(len(r[c]) for r in rows) for c in range(5)]
     lines = []
     for r in rows:
@@ -240,6 +250,7 @@ class Loaded:
     next_seq: int = 1
     turns: int = 0
     tokens: int | None = None
+    tokens_estimated: bool = False
     model: str | None = None
     open_turn: bool = False  # the last turn never ended (DashFloat was killed in it)
     open_calls: list[dict] = field(default_factory=list)  # {id, name, started} without a result
@@ -426,7 +437,7 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
             elif kind == "turn_end":
                 out.open_turn = False
                 if isinstance(ev.get("tokens"), int):
-                    out.tokens = ev["tokens"]
+                    out.tokens, out.tokens_estimated = ev["tokens"], ev.get("tokens_estimated") is True
                 if not ev.get("usage"):
                     continue
             else:

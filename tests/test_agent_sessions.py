@@ -113,7 +113,17 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
     expected = json.loads(json.dumps(messages).replace(KEY, "[redacted: API key]"))
     assert loaded.conversation == expected
     assert conversation.check(loaded.conversation) == []
-    assert loaded.turns == 2 and loaded.tokens == 100 and not loaded.open_turn
+    assert loaded.turns == 2 and not loaded.open_turn
+    # the second turn's answer reported no usage: its size is DashFloat's estimate, marked so
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    last_usage = [e for e in events if e["type"] == "usage"][-1]
+    assert last_usage["estimated"] is True
+    assert (loaded.tokens, loaded.tokens_estimated) == (last_usage["prompt"] + last_usage["completion"], True)
+    ends = [e for e in events if e["type"] == "turn_end"]
+    assert [(e["tokens"], e.get("tokens_estimated")) for e in ends] == [(100, None), (loaded.tokens, True)]
+    info = S.read_info(j.path)
+    assert (info.tokens, info.tokens_estimated) == (loaded.tokens, True)
+    assert f"~{loaded.tokens} " in S.format_listing([info], with_dirs=False)
     assert KEY.encode() not in j.path.read_bytes()
     live_screen = app_screen(live, replay=False)
     replayed = app_screen(S.ui_messages(loaded), replay=True)
@@ -123,7 +133,6 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
         (M.USAGE, {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100})]
     assert any("approved by you" in line for line in replayed)
     # the audit trail: structured decisions, the rule or key that decided
-    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
     decisions = [e for e in events if e["type"] == "decision"]
     assert {d["id"] for d in decisions} == {"c1", "c2", "c3", "c4", "c5"}
     assert [d["by"] for d in decisions if d["id"] == "c5"][-1] == "user key y"
@@ -282,6 +291,26 @@ def test_one_open_call_is_said_in_the_singular_and_the_tokens_known_go_with_the_
     events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
     (interrupted,) = [e for e in events if e["type"] == "turn_end" and e["status"] == "interrupted"]
     assert interrupted["turn"] == 2 and interrupted["tokens"] == 4321
+
+
+def test_an_estimated_size_stays_marked_across_a_resume_until_the_provider_counts_one(rig):
+    j = journal_for(rig)
+    j.begin(title="local")
+    j.event("prompt", turn=1, text="hello")
+    j.event("answer", status="done", content="hi")
+    j.event("turn_end", turn=1, status="done", tokens=4321, tokens_estimated=True)
+    j.event("prompt", turn=2, text="again")
+    j.sync()
+    os.close(j._fd)  # killed in turn 2
+    restart(rig, j.path)
+    rig.server.push(answer("counted", usage={"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}))
+    rig.wait_idle(rig.prompt("and now"))
+    quit_agent(rig)
+    events = [json.loads(x) for x in j.path.read_bytes().splitlines()]
+    ends = [(e["type"], e.get("status") or e.get("reason"), e.get("tokens"), e.get("tokens_estimated"))
+            for e in events if e["type"] in ("turn_end", "end")]
+    assert ends == [("turn_end", "done", 4321, True), ("turn_end", "interrupted", 4321, True),
+                    ("turn_end", "done", 55, None), ("end", "quit", 55, None)]
 
 
 def one_turn_session(rig) -> Journal:

@@ -77,6 +77,28 @@ def test_figures_further_from_the_end_than_the_listing_reads_are_unknown(tmp_pat
     assert (S.read_info(k.path).turns, S.read_info(k.path).tokens) == (1, 5)
 
 
+def test_an_estimated_size_is_listed_with_a_tilde_and_a_counted_one_after_it_without(tmp_path):
+    j = journal(tmp_path)
+    j.begin(title="local model")
+    j.event("turn_end", turn=1, status="done", tokens=4321, tokens_estimated=True)  # no usage came
+    info = S.read_info(j.path)
+    assert (info.turns, info.tokens, info.tokens_estimated) == (1, 4321, True)
+    assert S.format_listing([info], with_dirs=False).splitlines()[1].split()[-4:] == ["1", "~4321", "local", "model"]
+    loaded = S.load(j.path)
+    assert (loaded.tokens, loaded.tokens_estimated) == (4321, True)
+
+    j.event("turn_end", turn=2, status="done", usage={"total_tokens": 5000}, tokens=5000)  # the provider counted
+    info = S.read_info(j.path)
+    assert (info.turns, info.tokens, info.tokens_estimated) == (2, 5000, False)
+    assert S.format_listing([info], with_dirs=False).splitlines()[1].split()[-4:] == ["2", "5000", "local", "model"]
+    loaded = S.load(j.path)
+    assert (loaded.tokens, loaded.tokens_estimated) == (5000, False)
+
+    j.event("turn_end", turn=3, status="done", tokens=6000, tokens_estimated="yes")  # only true is true
+    assert S.read_info(j.path).tokens_estimated is False and S.load(j.path).tokens_estimated is False
+    j.close()
+
+
 def test_a_header_with_only_what_makes_it_one_lists_with_defaults(tmp_path):
     p = tmp_path / "feedface00000000.jsonl"
     p.write_text('{"seq":0,"type":"session","format":1}\n')
