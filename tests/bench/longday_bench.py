@@ -26,7 +26,7 @@ and the CPU dashfloat used from Enter to idle; the figure at a checkpoint is the
 (CPU: the mean) of the nine turns ending there (the first: turns 1-9), turns that compacted
 left out (their summary request comes first).
 Last, a fresh session is started beside the long one and after its first turn both are
-measured in alternation (seven turns each (their first token without the turns that compacted), then an echo probe each, 20 times, then a PgUp
+measured in alternation (fifteen turns each (their first token without the turns that compacted), then an echo probe each, 20 times, then a PgUp
 cycle each, 12 times, who goes first taking turns): turn 1 against turn 300 at the same moment, so the load of a shared
 machine, which moves over the minutes between turn 1 and turn 300, weighs on both alike. A
 second fresh session is measured in the same rounds, a control: what two equal sessions
@@ -307,9 +307,10 @@ class LongDay:
 
 
 SIDE_PGUP_CYCLES = 12  # PgUp cycles each in alternation (36 PgUps; a round of 3 moves ~10 %)
+SIDE_TURNS = 15  # turns each in alternation (with 7, two equal sessions' first tokens differed by up to 10 %)
 
 
-def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = 7,
+def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds: int = SIDE_TURNS,
                  control: LongDay | None = None) -> dict:
     """The long session at its end and a fresh one after its first turn, measured in
     alternation (a turn each, then an echo probe each, then a PgUp cycle each, who goes
@@ -319,16 +320,16 @@ def side_by_side(day: LongDay, fresh: LongDay, model: Model, turns: int, rounds:
     fresh stands in)."""
     who_s = [("day", day, turns + 1), ("fresh", fresh, 2)] + ([("control", control, 1002)] if control else [])
     out = {who: {"echo": [], "pgup": [], "first": [], "pgup_cpu": [], "echo_cpu": []} for who, _s, _n in who_s}
+    def turn_about(i: int) -> list:  # who goes first changes every round (no place favoured)
+        return who_s[i % len(who_s):] + who_s[:i % len(who_s)]
+
     for k in range(rounds):
-        for who, s, n in who_s:
+        for who, s, n in turn_about(k):
             first, compacted, _cpu = s.turn(n + k, model)
             if not compacted:  # as in the day's own figure: a compaction's request comes first
                 out[who]["first"].append(first)
     for _who, s, _n in who_s:
         s.t.quiet(0.3)
-
-    def turn_about(i: int) -> list:  # who goes first changes every round (no place favoured)
-        return who_s[i % len(who_s):] + who_s[:i % len(who_s)]
 
     for i in range(ECHO_PROBES):
         for who, s, _n in turn_about(i):
@@ -461,10 +462,11 @@ def table(turns, marks, first, at, summaries, elapsed, both=None) -> tuple[list,
         figures["side_by_side"] = both
         f, d, c = both["fresh"], both["day"], both.get("control")
         for key, label, goal in (("echo", f"keystroke echo (median of {2 * ECHO_PROBES} each)", True),
+                                 ("echo_cpu", f"  main-thread CPU per key (median of {ECHO_PROBES} probes each)", False),
                                  ("pgup", f"PgUp (median of {SIDE_PGUP_CYCLES * PGUP_PER_CYCLE} each)", True),
                                  ("pgup_cpu", "  main-thread CPU per PgUp or End (median of "
                                               f"{SIDE_PGUP_CYCLES} cycles each)", False),
-                                 ("first", "Enter -> first token (median of 7 turns each, compactions left out)", True)):
+                                 ("first", f"Enter -> first token (median of {SIDE_TURNS} turns each, compactions left out)", True)):
             ratio = d[key] / f[key] if f[key] else float("inf")
             rows.append((f"{label}: a fresh session's turn 1 -> this one's turn {turns}, in alternation",
                          f"{f[key] * 1000:.1f} -> {d[key] * 1000:.1f} ms (x{ratio:.2f})",
