@@ -1957,8 +1957,9 @@ class Agent:
         total = _total_tokens(self._final_usage) if self._final_usage else None
         if total is not None:
             self._tokens, self._tokens_estimated = total, False
-        elif self._final_estimate is not None:  # no usage came: the sessions list shows "~N"
+        elif self._final_estimate is not None:  # no usage came: the status bar and the sessions list show "~N"
             self._tokens, self._tokens_estimated = self._final_estimate, True
+            self.post((M.USAGE, {"total_tokens": self._final_estimate, "estimated": True}))
         if self._turn_open:
             self._turn_open = False
             fields: dict = {"turn": self._turn, "status": reason}

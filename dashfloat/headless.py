@@ -346,6 +346,8 @@ class Run:
                 self.answer = text  # the final answer, unless it asks for tools now
             self.emit("message.end", status=msg[1], text=text)
         elif kind == M.USAGE:
+            if isinstance(msg[1], dict) and msg[1].get("estimated"):
+                return  # the status bar's estimate: a usage event is what the provider counted
             self.usage = msg[1] if isinstance(msg[1], dict) else None
             self.emit("usage", usage=self.usage or {})
         elif kind == M.SYSTEM:

@@ -1885,7 +1885,9 @@ of a compaction (see
 .BR CONTEXT ;
 the status bar's
 .B ctx
-figure is still the size of the last request of the last turn).
+figure is still the size of the last request of the last turn, with a
+.B ~
+when no usage came for it and it is an estimate).
 The status bar shows the tokens used since dashfloat started, with their cost when the
 .B prices
 table of the user configuration has the model (per million input, output and cached input

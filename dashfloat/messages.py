@@ -58,6 +58,8 @@ TOKEN = "token"  # ("token", text)           answer content delta
 REASONING = "reasoning"  # ("reasoning", text)       reasoning delta, shown apart
 ASSISTANT_END = "assistant_end"  # ("assistant_end", status)  "done"|"cancelled"|"error"|"empty"
 USAGE = "usage"  # ("usage", usage_dict)     prompt/completion/total tokens of the turn (its final request)
+#                  as the provider counted them, or {"total_tokens": N, "estimated": True}: DashFloat's
+#                  estimate when the provider sent none (the status bar's "ctx ~N"; not a headless usage event)
 METER = "meter"  # ("meter", view_dict)      totals since start and the budgets (metering.Meter.view):
 #                      {"tokens", "estimated", "requests", "cost", "max_tokens", "max_cost", "max_turns"}
 STOPPED = "stopped"  # ("stopped", reason, detail)  the turn ended for a reason a front end acts on;

@@ -438,8 +438,8 @@ def load(path: Path, *, tail_turns: int = UI_TAIL_TURNS, tail_bytes: int = UI_TA
                 out.open_turn = False
                 if isinstance(ev.get("tokens"), int):
                     out.tokens, out.tokens_estimated = ev["tokens"], ev.get("tokens_estimated") is True
-                if not ev.get("usage"):
-                    continue
+                if not ev.get("usage") and ev.get("tokens_estimated") is not True:
+                    continue  # the screen shows a turn_end's usage (or estimate) only
             else:
                 if kind == "run":
                     if ev.get("id") in calls:
@@ -572,4 +572,6 @@ def ui_messages(loaded: Loaded) -> list[tuple]:
             out.append((M.TOOL_RESULT, row))
         elif kind == "turn_end" and ev.get("usage"):
             out.append((M.USAGE, ev["usage"]))
+        elif kind == "turn_end" and ev.get("tokens_estimated") is True and isinstance(ev.get("tokens"), int):
+            out.append((M.USAGE, {"total_tokens": ev["tokens"], "estimated": True}))
     return out

@@ -124,13 +124,16 @@ def test_a_full_session_with_tools_is_read_back_equal_and_drawn_again_as_it_was(
     info = S.read_info(j.path)
     assert (info.tokens, info.tokens_estimated) == (loaded.tokens, True)
     assert f"~{loaded.tokens} " in S.format_listing([info], with_dirs=False)
+    # the status bar had it live, and has it again on a resume
+    assert [m for m in live if m[0] == M.USAGE][-1] == (M.USAGE, {"total_tokens": loaded.tokens, "estimated": True})
     assert KEY.encode() not in j.path.read_bytes()
     live_screen = app_screen(live, replay=False)
     replayed = app_screen(S.ui_messages(loaded), replay=True)
     assert replayed == [line.replace(KEY, "[redacted: API key]") for line in live_screen]
-    # the usage the first turn ended with comes back with it (the second turn's answer reported none)
+    # the usage the first turn ended with comes back with it, and the second turn's estimate
     assert [m for m in S.ui_messages(loaded) if m[0] == M.USAGE] == [
-        (M.USAGE, {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100})]
+        (M.USAGE, {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100}),
+        (M.USAGE, {"total_tokens": loaded.tokens, "estimated": True})]
     assert any("approved by you" in line for line in replayed)
     # the audit trail: structured decisions, the rule or key that decided
     decisions = [e for e in events if e["type"] == "decision"]

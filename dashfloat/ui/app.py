@@ -199,6 +199,7 @@ class App(Confirming):
         self.model_name = model_name
         self.base_url = base_url
         self.tokens: int | None = None
+        self.tokens_estimated = False  # self.tokens is DashFloat's estimate (the provider sent no usage)
         self.meter: dict | None = None  # the totals and budgets (metering.Meter.view)
         self.mode = "ask"  # the permission mode; shown in the status bar unless "ask"
         self._status_markup: list | None = None
@@ -411,7 +412,7 @@ class App(Confirming):
             if total is None and usage.get("prompt_tokens") is not None:
                 total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
             if isinstance(total, int):
-                self.tokens = total
+                self.tokens, self.tokens_estimated = total, usage.get("estimated") is True
             self.update_status()
             return False
         if kind == M.METER:
@@ -667,6 +668,7 @@ class App(Confirming):
             spinner=spinner,
             model=self.model_name,
             tokens=self.tokens,
+            tokens_estimated=self.tokens_estimated,
             position=position,
             notice=self.notice,
             mode=self.mode,

@@ -12,6 +12,7 @@ def status_markup(
     spinner: str,
     model: str | None,
     tokens: int | None,
+    tokens_estimated: bool = False,
     position: tuple[int, int] | None,
     notice: str,
     width: int,
@@ -33,7 +34,7 @@ def status_markup(
     left.append(("status", sep))
     left.append(("status_model", f" {model or 'no model'} "))
     if tokens is not None:
-        left.append(("status", f"{sep} ctx {tokens:,} tok "))
+        left.append(("status", f"{sep} ctx {'~' if tokens_estimated else ''}{tokens:,} tok "))
     if position is not None:
         row, total = position
         left.append(("status", f"{sep} line {row}/{total} "))

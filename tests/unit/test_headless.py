@@ -156,6 +156,16 @@ def test_a_whole_turn_becomes_valid_events_with_every_type():
     assert h.of("message.end")[0]["text"] == "Let me look."
 
 
+def test_dashfloats_own_estimate_is_no_usage_event_and_no_usage_of_the_result():
+    h = Harness()
+    h.feed((M.USER, "do it"), (M.ASSISTANT_START,), (M.TOKEN, "Hi."), (M.ASSISTANT_END, "done"),
+           (M.USAGE, {"total_tokens": 2459, "estimated": True}),  # the provider sent none
+           (M.PHASE, "idle"), (M.TURN_END, "done"))
+    evs = h.check()
+    assert h.of("usage") == [] and evs[-1]["usage"] is None
+    assert (evs[-1]["outcome"], evs[-1]["answer"]) == ("completed", "Hi.")
+
+
 @pytest.mark.parametrize("reason, signal, refused, errors_, expected", [
     ("done", None, 0, 0, ("completed", 0)),
     ("done", None, 1, 0, ("approval_required", 4)),

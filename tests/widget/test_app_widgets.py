@@ -82,6 +82,15 @@ def test_transcript_shows_user_markdown_and_status():
     assert "idle" in status and "test-model" in status and "ctx 123 tok" in status
 
 
+def test_the_ctx_figure_says_when_it_is_an_estimate_and_stops_saying_it_when_the_provider_counts():
+    app = make_app()
+    feed(app, (M.PHASE, "idle"), (M.USAGE, {"total_tokens": 2459, "estimated": True}))
+    assert "ctx ~2,459 tok" in screen(app)[-2]
+    feed(app, (M.USAGE, {"prompt_tokens": 3000, "completion_tokens": 10}))
+    status = screen(app)[-2]
+    assert "ctx 3,010 tok" in status and "~" not in status
+
+
 def test_streaming_tail_is_rendered_as_it_will_stay():
     """The unfinished block is rendered like the block it becomes (rows on the terminal
     stay as they are); the word being typed and an unclosed span wait a moment."""
