@@ -72,16 +72,25 @@ class FakeAgent:
 
 
 class Harness:
-    def __init__(self, approvals_mode="none", program=None, timeout=None, fmt="stream-json", verbose=False):
-        self.agent = FakeAgent()
+    """A Run fed by hand; out and err are kept in lists unless given (None: the Run's own)."""
+
+    def __init__(self, approvals_mode="none", program=None, timeout=None, fmt="stream-json", verbose=False,
+                 journal_path="/tmp/j.jsonl", out="list", err="list", agent=None, start=True):
+        self.agent = agent or FakeAgent()
         self.lines: list[bytes] = []
         self.err: list[str] = []
-        opts = headless.Options("do it", output_format=fmt, verbose=verbose, approvals=approvals_mode,
-                                program=program, approval_timeout=timeout)
-        self.run = headless.Run(self.agent, opts, session_id="0123456789abcdef", cwd="/tmp/p", model="m",
-                                mode="ask", journal_path="/tmp/j.jsonl", resumed=False, inbox=queue.SimpleQueue(),
-                                out=self.lines.append, err=self.err.append)
+        self.opts = headless.Options("do it", output_format=fmt, verbose=verbose, approvals=approvals_mode,
+                                     program=program, approval_timeout=timeout)
+        self.run = headless.Run(self.agent, self.opts, session_id="0123456789abcdef", cwd="/tmp/p", model="m",
+                                mode="ask", journal_path=journal_path, resumed=False, inbox=queue.SimpleQueue(),
+                                out=self.lines.append if out == "list" else out,
+                                err=self.err.append if err == "list" else err)
+        if start:
+            self.start()
+
+    def start(self):
         self.run.emit("session.start", **self.run.start_fields)
+        return self
 
     def feed(self, *msgs):
         for m in msgs:
