@@ -433,7 +433,7 @@ class Run:
                             tool=info.get("name") or "", summary=info.get("summary") or "",
                             preview=[{"kind": str(k), "text": str(t)} for k, t in lines],
                             always_asks=info.get("always_asks") or None, timeout_s=timeout)
-        if info.get("id") and info["id"] not in self.calls:  # an /undo question: no tool.call before it
+        if info.get("id") and info["id"] not in self.calls:  # a question without a tool.call before it (the agent posts one for every call and /undo question; kept for any that comes alone)
             self.calls[info["id"]] = {"call_id": info["id"], "name": info.get("name") or "",
                                       "summary": info.get("summary") or "", "status": None, "code": None}
         deadline = None if timeout is None else time.monotonic() + timeout
