@@ -98,10 +98,9 @@ def _parse_url(value: object, from_text: bool) -> str:
     try:
         parts = urlsplit(url)
         port_ok = parts.port is None or 0 < parts.port
-    except ValueError:
+    except ValueError:  # a port that is no number or past 65535, a broken [IPv6] host
         port_ok = False
-        parts = None
-    if parts is None or not port_ok:
+    if not port_ok:
         raise _expected(desc + " with a valid port", value)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise _expected(desc, value)
@@ -151,7 +150,7 @@ def _number(value: object, from_text: bool, desc: str, kinds: tuple, convert):
         try:
             return convert(value.strip())
         except ValueError:
-            raise _expected(desc, value) from None
+            pass
     raise _expected(desc, value)
 
 
@@ -947,8 +946,6 @@ def _read_toml(path: Path) -> dict | None:
     """The parsed file, or None when there is no file at `path`."""
     where = visible(str(path))
     try:
-        if path.is_dir():
-            raise ConfigError(f"{where}: is a directory; expected a TOML config file")
         data = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -1092,9 +1089,7 @@ def load_config(
         layers.append(("user file", user_config_path(environ)))
     except ConfigError:
         pass  # no home directory: there is simply no user file
-    project = root / PROJECT_CONFIG_RELPATH
-    if not layers or layers[0][1] != project:
-        layers.append(("project file", project))
+    layers.append(("project file", root / PROJECT_CONFIG_RELPATH))  # never the user file: .dashfloat/ is not dashfloat/
     permissions: list[tuple[str, list[Rule]]] = []
     for label, path in layers:
         layer = f"{label.split()[0]} config {visible(str(path))}"
