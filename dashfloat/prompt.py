@@ -102,8 +102,9 @@ def user_file(environ: Mapping[str, str]) -> str | None:
 # ---- reading ----------------------------------------------------------------------------------
 
 
-def _read_fd(fd: int, limit: int) -> bytes | None:
-    """Up to `limit` + 1 bytes of a regular file (None when it is not one)."""
+def _read_fd(fd: int, limit: int) -> tuple[bytes, int] | None:
+    """Up to `limit` + 1 bytes of a regular file and how many bytes it has past them (None
+    when it is not one)."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         return None
@@ -114,10 +115,11 @@ def _read_fd(fd: int, limit: int) -> bytes | None:
             break
         chunks.append(data)
         left -= len(data)
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    return data, max(st.st_size - len(data), 0)
 
 
-def _read_user(directory: str, name: str, limit: int) -> bytes | None:
+def _read_user(directory: str, name: str, limit: int) -> tuple[bytes, int] | None:
     """The user's own file (a link is the user's choice there). None when absent."""
     path = os.path.join(directory, name)
     try:
@@ -154,7 +156,7 @@ def _surely_absent(base: str, rel: str) -> bool:
     return False
 
 
-def _read_beneath(root, rel: str, limit: int) -> bytes | None:
+def _read_beneath(root, rel: str, limit: int) -> tuple[bytes, int] | None:
     """A project file opened beneath the git root (safeopen.Root). None when absent."""
     if _surely_absent(os.fsdecode(root.given), rel):
         return None
@@ -182,7 +184,7 @@ def load_instructions(cwd: str, environ: Mapping[str, str], *, limit: int = INST
     from dashfloat.tools import safeopen
 
     out = Instructions()
-    found: list[tuple[str, str]] = []  # (shown path, text)
+    found: list[tuple[str, str, int]] = []  # (shown path, text, bytes not read)
     if user_dir is ...:
         user_dir = user_file(environ)
     if user_dir:
@@ -196,8 +198,8 @@ def load_instructions(cwd: str, environ: Mapping[str, str], *, limit: int = INST
             except OSError as exc:
                 out.problems.append(f"{shown}: {exc.strerror or exc}")
                 continue
-            if data is not None and data.strip():
-                found.append((shown, _decode(data)))
+            if data is not None and data[0].strip():
+                found.append((shown, _decode(data[0]), data[1]))
                 break
     base, dirs = project_dirs(cwd)
     cwd_abs = os.path.abspath(cwd)
@@ -220,11 +222,11 @@ def load_instructions(cwd: str, environ: Mapping[str, str], *, limit: int = INST
                     except OSError as exc:
                         out.problems.append(f"{shown}: {exc.strerror or exc}")
                         continue
-                    if data is not None and data.strip():
-                        found.append((shown, _decode(data)))
+                    if data is not None and data[0].strip():
+                        found.append((shown, _decode(data[0]), data[1]))
                         break
-    bodies = [(shown, text.strip("\n") + "\n") for shown, text in found]
-    total = sum(len(body.encode("utf-8")) for _s, body in bodies)
+    bodies = [(shown, text.strip("\n") + "\n") for shown, text, _unread in found]
+    total = sum(len(body.encode("utf-8")) for _s, body in bodies) + sum(unread for _s, _t, unread in found)
     parts: list[str] = []
     used = 0
     for i, (shown, body) in enumerate(bodies):
