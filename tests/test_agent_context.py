@@ -218,9 +218,11 @@ def test_three_failed_compactions_in_a_row_stop_the_turn_with_a_clear_entry(rig)
     assert len([m for m in rig.out.seen if m[0] == M.SYSTEM and m[2].startswith("context compacted:")]) == 3
 
 
-def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(rig):
+@pytest.mark.parametrize("usage", [{"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200}, None],
+                         ids=["counted", "estimated"])
+def test_compact_on_demand_with_a_focus_then_clear_starts_a_fresh_conversation(rig, usage):
     rig.server.responder = lambda req: summariser(req) if is_summary(req) else answer(
-        "answer " + prose(200), usage={"prompt_tokens": 900, "completion_tokens": 300, "total_tokens": 1200})
+        "answer " + prose(200), usage=usage)
     j = journal_for(rig)
     synced = sync_spy(j)
     start(rig, j, context_window=16000)

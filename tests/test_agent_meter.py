@@ -156,6 +156,36 @@ def test_a_request_refused_before_any_answer_is_not_metered_nor_is_an_earlier_ep
     assert rig.out.of(M.USAGE, t) == []  # the failed final episode reported none: U1 is not the turn's
 
 
+def test_an_earlier_episodes_estimate_is_not_the_turns_when_its_last_request_fails(rig):
+    rig.server.push(calls_reply(("c1", "list_directory", {})), json_reply(503, {"error": {"message": "overloaded"}}))
+    j = journal_for(rig)
+    rig.start(journal=j)
+    t = rig.prompt("look")
+    rig.wait_idle(t)
+    assert [m["estimated"] for m in meters(rig, t)] == [True]  # the first request, estimated
+    assert rig.out.of(M.USAGE, t) == []  # but the turn's last request reported nothing
+    (end,) = events(j, "turn_end")
+    assert "tokens" not in end and "tokens_estimated" not in end
+
+
+def test_a_cancelled_turn_shows_no_size_again_after_an_estimated_one(rig):
+    gate = threading.Event()
+    rig.server.push(answer("first"), sse_reply(["partial "] * 3, waits={2: gate}))
+    rig.start()
+    try:
+        t1 = rig.prompt("one")
+        rig.wait_idle(t1)
+        ((_, first),) = rig.out.of(M.USAGE, t1)
+        assert first["estimated"] is True
+        t2 = rig.prompt("two")
+        rig.out.wait_kind(M.TOKEN, since=t2)
+        rig.agent.send((M.CANCEL,))
+        rig.wait_idle(t2)
+    finally:
+        gate.set()
+    assert rig.out.of(M.USAGE, t2) == []  # the first turn's estimate is not the second's
+
+
 def test_the_estimate_of_a_request_learns_from_the_providers_count_of_the_last_one(rig):
     """The provider counted far more input than the estimate (here 2.5 times, the bound): the
     next request without usage is metered with the calibrated estimate of what it sent."""

@@ -1,4 +1,4 @@
-"""Mutation testing for DashFloat's llm/, tools/, agent, conversation, sessions, headless mode and config: `make mutation`.
+"""Mutation testing for DashFloat's llm/, tools/, agent, conversation, sessions, headless mode, config, instructions, commands and /copy: `make mutation`.
 
 A test suite is as good as the mutants it kills. For each module this makes the mutants of
 tests/mutation/mutants.py (operators, constants, conditions, deleted statements...), applies
@@ -81,7 +81,8 @@ DEFAULT_MODULES = [
     "dashfloat/tools/search.py", "dashfloat/masking.py", "dashfloat/context.py", "dashfloat/metering.py",
     "dashfloat/tools/gitchanges.py", "dashfloat/tools/undo.py", "dashfloat/llm/viarequests.py",
     "dashfloat/tools/cargocheck.py", "dashfloat/frozen.py", "dashfloat/journal.py", "dashfloat/sessions.py",
-    "dashfloat/headless.py", "dashfloat/config.py",
+    "dashfloat/headless.py", "dashfloat/config.py", "dashfloat/prompt.py", "dashfloat/commands.py",
+    "dashfloat/copyout.py",
 ]
 TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]
