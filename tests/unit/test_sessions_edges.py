@@ -80,6 +80,9 @@ def test_figures_further_from_the_end_than_the_listing_reads_are_unknown(tmp_pat
 def test_an_estimated_size_is_listed_with_a_tilde_and_a_counted_one_after_it_without(tmp_path):
     j = journal(tmp_path)
     j.begin(title="local model")
+    j.event("prompt", turn=1, text="first")  # nothing counted yet: no size, and no mark
+    assert (S.read_info(j.path).tokens, S.read_info(j.path).tokens_estimated) == (None, False)
+    assert (S.load(j.path).tokens, S.load(j.path).tokens_estimated) == (None, False)
     j.event("turn_end", turn=1, status="done", tokens=4321, tokens_estimated=True)  # no usage came
     info = S.read_info(j.path)
     assert (info.turns, info.tokens, info.tokens_estimated) == (1, 4321, True)
@@ -97,6 +100,20 @@ def test_an_estimated_size_is_listed_with_a_tilde_and_a_counted_one_after_it_wit
     j.event("turn_end", turn=3, status="done", tokens=6000, tokens_estimated="yes")  # only true is true
     assert S.read_info(j.path).tokens_estimated is False and S.load(j.path).tokens_estimated is False
     j.close()
+
+
+def test_the_screen_shows_an_estimate_again_only_when_the_journal_holds_a_number(tmp_path):
+    j = journal(tmp_path)
+    j.begin()
+    j.event("prompt", turn=1, text="a")
+    j.event("turn_end", turn=1, status="done", tokens=700, tokens_estimated=True)
+    j.event("prompt", turn=2, text="b")
+    j.event("turn_end", turn=2, status="done", tokens="800", tokens_estimated=True)  # damaged: no number
+    j.event("prompt", turn=3, text="c")
+    j.event("turn_end", turn=3, status="done", tokens_estimated=True)  # damaged: none at all
+    j.close()
+    usages = [m for m in S.ui_messages(S.load(j.path)) if m[0] == M.USAGE]
+    assert usages == [(M.USAGE, {"total_tokens": 700, "estimated": True})]
 
 
 def test_a_header_with_only_what_makes_it_one_lists_with_defaults(tmp_path):
@@ -313,32 +330,41 @@ def _turn_of(j: J.Journal, t: int) -> None:
     j.event("turn_end", turn=t, status="done", usage={"total_tokens": 100 + t}, tokens=100 + t)
 
 
-def _nine_turns(tmp_path: Path) -> tuple[Path, int]:
-    """A journal of nine like turns (one digit: every turn's lines have one length) and the
-    bytes of one turn's lines, which the screen's tail counts."""
+def _nine_turns(tmp_path: Path) -> tuple[Path, dict[int, int]]:
+    """A journal of nine like turns and the bytes of each turn's lines, which the screen's
+    tail counts (the lines' times are not all of one length: each turn is measured)."""
     j = journal(tmp_path)
     j.begin()
     for t in range(1, 10):
         _turn_of(j, t)
     j.close()
-    lines = j.path.read_bytes().split(b"\n")
-    turn = [x for x in lines if b'"turn":5,' in x or b"005" in x]
-    assert len(turn) == 3
-    return j.path, sum(len(x) + 1 for x in turn)
+    sizes = dict.fromkeys(range(1, 10), 0)
+    for line in j.path.read_bytes().split(b"\n")[1:]:
+        ev = json.loads(line) if line else {}
+        t = ev.get("turn") or (int(ev["content"][-3:]) if ev.get("type") == "answer" else None)
+        if t:
+            sizes[t] += len(line) + 1
+    assert all(sizes.values())
+    return j.path, sizes
+
+
+def _last(sizes: dict[int, int], n: int) -> int:
+    """The bytes of the last `n` turns."""
+    return sum(sizes[t] for t in range(10 - n, 10))
 
 
 @pytest.mark.parametrize("turns_kept, extra", [(3, 0), (2, -1)])
 def test_the_tail_keeps_whole_turns_within_its_bytes(tmp_path, turns_kept, extra):
-    path, g = _nine_turns(tmp_path)
-    loaded = S.load(path, tail_bytes=3 * g + extra)
+    path, sizes = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_bytes=_last(sizes, 3) + extra)
     users = [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER]
     assert users == [f"prompt {t:03d}" for t in range(10 - turns_kept, 10)]
     assert loaded.hidden_turns == 9 - turns_kept
 
 
 def test_the_tail_bounded_by_turns_counts_its_bytes_right_for_the_byte_bound(tmp_path):
-    path, g = _nine_turns(tmp_path)
-    loaded = S.load(path, tail_turns=4, tail_bytes=4 * g)
+    path, sizes = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_turns=4, tail_bytes=_last(sizes, 4))
     assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == [f"prompt {t:03d}" for t in range(6, 10)]
     assert loaded.hidden_turns == 5
     one = S.load(path, tail_turns=8)
@@ -512,8 +538,8 @@ def test_a_last_turn_bigger_than_the_tail_is_shown_all_the_same(tmp_path):
 
 
 def test_turns_dropped_for_bytes_count_against_the_turns_bound_too(tmp_path):
-    path, g = _nine_turns(tmp_path)
-    loaded = S.load(path, tail_turns=4, tail_bytes=3 * g)
+    path, sizes = _nine_turns(tmp_path)
+    loaded = S.load(path, tail_turns=4, tail_bytes=_last(sizes, 3))
     assert [m[1] for m in S.ui_messages(loaded) if m[0] == M.USER] == [f"prompt {t:03d}" for t in range(7, 10)]
     assert loaded.hidden_turns == 6
 
