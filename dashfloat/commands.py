@@ -146,7 +146,7 @@ class Completion:
 
 def complete(text: str, cursor: int) -> Completion | None:
     """Tab on the prompt: complete the command name being typed at its very start (`/us` ->
-    `/usage `; `/mo` -> `/mod`, choices /mode /model). None when there is nothing to
+    `/usage `; `/mo` -> `/mode`, the longest common start, choices /model /mode). None when there is nothing to
     complete: the cursor is not in a first word that is a slash and the start of a name, or
     no command starts so. Pure: a function of the text, the cursor and the table."""
     if not text.startswith("/") or not 1 <= cursor <= len(text):

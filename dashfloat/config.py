@@ -101,7 +101,7 @@ def _parse_url(value: object, from_text: bool) -> str:
     except ValueError:  # a port that is no number or past 65535, a broken [IPv6] host
         port_ok = False
     if not port_ok:
-        raise _expected(desc + " with a valid port", value)
+        raise _expected(desc + " with a valid host and port", value)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise _expected(desc, value)
     if parts.username is not None or parts.password is not None:

@@ -141,11 +141,11 @@ def test_prices_edges(home, root):
 
 
 @pytest.mark.parametrize("url, why", [
-    ("http://h:0/v1", "with a valid port"),
-    ("http://h:99999/v1", "with a valid port"),
+    ("http://h:0/v1", "with a valid host and port"),
+    ("http://h:99999/v1", "with a valid host and port"),
     ("http://user@h/v1", "must not contain a user name or password"),
     ("http://:pw@h/v1", "must not contain a user name or password"),
-    ("http://[::1/v1", "with a valid port"),
+    ("http://[::1/v1", "with a valid host and port"),
 ])
 def test_a_base_url_needs_a_port_that_is_one_and_no_credentials(home, root, url, why):
     assert why in refused(home, root, {"base_url": url})
@@ -283,6 +283,20 @@ def test_a_raised_budget_is_skipped_and_the_project_keys_after_it_still_count(ho
     config = load(home, root)
     assert (config.max_turns, config.model) == (10, "after-the-budget")
     assert config.sources["max_turns"].startswith("user file ")
+
+
+def test_the_tables_after_the_permissions_table_still_count(home, root):
+    user_file(home, '[permissions]\ndeny = ["read_file(.env)"]\n[headers]\n"X-Title" = "me"\n')
+    config = load(home, root)
+    assert config.headers == {"X-Title": "me"}
+    assert [r.text for _label, rules in config.permissions for r in rules] == ["read_file(.env)"]
+
+
+def test_a_working_directory_that_is_gone(home, tmp_path):
+    gone = tmp_path / "gone"
+    with pytest.raises(ConfigError) as exc:
+        load_config({}, env_for(home), gone)
+    assert str(exc.value) == f"the current directory {gone} does not exist any more"
 
 
 def test_an_equal_budget_is_the_project_files(home, root):
