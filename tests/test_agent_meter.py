@@ -112,17 +112,29 @@ def test_the_journal_keeps_a_requests_cost_to_eight_decimals(rig):
     assert u["cost"] == 0.00012346  # 1,000 tokens at 0.123456789 per million: 0.000123456789
 
 
-def test_a_cancelled_stream_is_still_metered_as_an_estimate(rig):
+def held_reply() -> tuple[threading.Event, list]:
+    """A reply that sends the role chunk and one piece, then waits for the event."""
     gate = threading.Event()
-    rig.server.push(sse_reply(["partial "] * 3, waits={2: gate}))  # the role chunk, one piece, then a wait
-    rig.start()
+    return gate, sse_reply(["partial "] * 3, waits={2: gate})
+
+
+def cancelled_turn(rig, gate: threading.Event, text: str) -> int:
+    """A prompt whose held reply is cancelled after its first piece: the turn's mark."""
     try:
-        t = rig.prompt("go")
+        t = rig.prompt(text)
         rig.out.wait_kind(M.TOKEN, since=t)
         rig.agent.send((M.CANCEL,))
         rig.wait_idle(t)
     finally:
         gate.set()
+    return t
+
+
+def test_a_cancelled_stream_is_still_metered_as_an_estimate(rig):
+    gate, held = held_reply()
+    rig.server.push(held)
+    rig.start()
+    t = cancelled_turn(rig, gate, "go")
     (m,) = meters(rig, t)
     assert m["requests"] == 1 and m["estimated"] is True
 
@@ -169,20 +181,14 @@ def test_an_earlier_episodes_estimate_is_not_the_turns_when_its_last_request_fai
 
 
 def test_a_cancelled_turn_shows_no_size_again_after_an_estimated_one(rig):
-    gate = threading.Event()
-    rig.server.push(answer("first"), sse_reply(["partial "] * 3, waits={2: gate}))
+    gate, held = held_reply()
+    rig.server.push(answer("first"), held)
     rig.start()
-    try:
-        t1 = rig.prompt("one")
-        rig.wait_idle(t1)
-        ((_, first),) = rig.out.of(M.USAGE, t1)
-        assert first["estimated"] is True
-        t2 = rig.prompt("two")
-        rig.out.wait_kind(M.TOKEN, since=t2)
-        rig.agent.send((M.CANCEL,))
-        rig.wait_idle(t2)
-    finally:
-        gate.set()
+    t1 = rig.prompt("one")  # (the held reply is the second request's: nothing waits on the gate yet)
+    rig.wait_idle(t1)
+    ((_, first),) = rig.out.of(M.USAGE, t1)
+    assert first["estimated"] is True
+    t2 = cancelled_turn(rig, gate, "two")
     assert rig.out.of(M.USAGE, t2) == []  # the first turn's estimate is not the second's
 
 

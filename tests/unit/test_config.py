@@ -22,20 +22,6 @@ from dashfloat.config import (
 SECRET = "sk-test-SECRET-1234567890"
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
-
-
 def env_for(home: Path, **extra: str) -> dict[str, str]:
     return {"HOME": str(home), **extra}
 

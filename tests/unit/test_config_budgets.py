@@ -12,20 +12,6 @@ from dashfloat.metering import Price
 from tests.unit.test_config import env_for, project_file, user_file
 
 
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def root(tmp_path):
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
-
-
 def load(home, root, cli=None):
     return load_config({"root": str(root), **(cli or {})}, env_for(home), root)
 

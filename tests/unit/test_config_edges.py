@@ -21,20 +21,6 @@ from dashfloat.config import KEYS, Config, ConfigError, describe, load_config
 from tests.unit.test_config import env_for, project_file, user_file
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
-
-
 def load(home: Path, root: Path, cli: dict | None = None, **env: str) -> Config:
     return load_config(cli or {}, env_for(home, **env), root)
 
