@@ -12,13 +12,6 @@ from dashfloat.config import ConfigError, load_config
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def root(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "proj"
     path.mkdir()
