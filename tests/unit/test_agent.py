@@ -2048,10 +2048,12 @@ def test_a_model_check_answered_after_a_newer_one_started_is_ignored():
     never decides the next one's."""
     gates = [threading.Event(), threading.Event()]
     calls = []
+    workers = []
 
     def models(ep):
         n = len(calls)
         calls.append(n)
+        workers.append(threading.current_thread())
         gates[n].wait(5)
         return ["m", "first"] if n == 0 else ["m", "second"]
 
@@ -2065,8 +2067,10 @@ def test_a_model_check_answered_after_a_newer_one_started_is_ignored():
     mark = len(out.seen)
     agent.send((M.PROMPT, "/model second"))
     out.wait(lambda m: m == (M.PHASE, "waiting") and any(x is m for x in out.seen[mark:]))
-    gates[0].set()  # the cancelled check answers first: "first" is listed, yet it is not asked now
     assert until(lambda: len(calls) == 2)
+    gates[0].set()  # the cancelled check answers first: "first" is listed, yet it is not asked now
+    workers[0].join(5)  # its answer is in the inbox (put before the thread ends), before the newer one's
+    assert not workers[0].is_alive()
     gates[1].set()
     out.wait(lambda m: m[0] == M.TURN_END and any(x is m for x in out.seen[mark:]))
     assert agent.model == "second" and (M.MODEL, "first") not in out.seen
