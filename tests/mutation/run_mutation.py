@@ -3,7 +3,8 @@
 A test suite is as good as the mutants it kills. For each module this makes the mutants of
 tests/mutation/mutants.py (operators, constants, conditions, deleted statements...), applies
 one at a time to a private copy of the project in a temporary directory (the worktree is never
-written), and runs the fast tests (tests/unit, tests/test_*.py; never e2e) that can see it:
+written), and runs the fast tests (tests/unit, tests/test_*.py, and for the modules of
+dashfloat/ui/ tests/widget too; never e2e) that can see it:
 
 1. the tests that run the mutated lines (a traced run of the fast suite says which; redone
    when the code or the tests change), with ``-x``;
@@ -88,16 +89,22 @@ TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]
 
 
-def fast_test_files() -> list[str]:
-    files = sorted((ROOT / "tests" / "unit").glob("test_*.py")) + sorted((ROOT / "tests").glob("test_*.py"))
-    return [str(p.relative_to(ROOT)) for p in files]
+def widget_scope(module: str) -> bool:
+    """Whether `module`'s mutants also face tests/widget (the UI's tests: an App on a fake
+    terminal, 50 s for the lot): only the modules of dashfloat/ui/ do, so the others' tests
+    and results stay what they were."""
+    return module.startswith("dashfloat/ui/")
 
 
-def helper_files() -> list[str]:
+def fast_test_files(widget: bool = False) -> list[str]:
+    dirs = [ROOT / "tests" / "unit", ROOT / "tests", *([ROOT / "tests" / "widget"] if widget else [])]
+    return [str(p.relative_to(ROOT)) for d in dirs for p in sorted(d.glob("test_*.py"))]
+
+
+def helper_files(widget: bool = False) -> list[str]:
     """Test files that are not tests themselves but that every test file may use."""
-    return sorted(str(p.relative_to(ROOT)) for p in [*(ROOT / "tests").glob("*.py"),
-                                                     *(ROOT / "tests" / "unit").glob("*.py")]
-                  if not p.name.startswith("test_"))
+    dirs = [ROOT / "tests", ROOT / "tests" / "unit", *([ROOT / "tests" / "widget"] if widget else [])]
+    return sorted(str(p.relative_to(ROOT)) for d in dirs for p in d.glob("*.py") if not p.name.startswith("test_"))
 
 
 def dump_results(results: dict[str, dict[str, dict]]) -> str:
@@ -388,12 +395,14 @@ class Coverage:
         found: set[str] = set()
         for line in mutant.lines:
             found.update(by_line.get(line, ()))
+        if not widget_scope(mutant.module):
+            found = {t for t in found if not t.startswith("tests/widget/")}
         return sorted(found, key=lambda t: (self.seconds.get(t, 0), t))
 
 
 def load_coverage(workspaces: list[Workspace], say) -> Coverage:
-    tests = fast_test_files()
-    key = digest([*tests, *helper_files(), *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "dashfloat").rglob("*.py"))])
+    tests = fast_test_files(widget=True)
+    key = digest([*tests, *helper_files(widget=True), *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "dashfloat").rglob("*.py"))])
     path = CACHE_DIR / "coverage.json"
     data = None
     if path.exists():
@@ -474,8 +483,9 @@ def module_test_files(module: str, coverage: Coverage) -> list[str]:
     dotted = module[:-3].replace("/", ".")
     package, _, name = dotted.rpartition(".")
     pattern = re.compile(rf"\b{re.escape(dotted)}\b|from {re.escape(package)} import [^\n]*\b{re.escape(name)}\b")
-    found = set(coverage.files.get(module, ()))
-    for rel in fast_test_files():
+    candidates = fast_test_files(widget=widget_scope(module))
+    found = set(coverage.files.get(module, ())) & set(candidates)
+    for rel in candidates:
         if pattern.search((ROOT / rel).read_text(encoding="utf-8")):
             found.add(rel)
     return sorted(found)
@@ -644,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
             if coverage is None:
                 continue
             files = module_test_files(module, coverage)
-            tests_hash = digest([*files, *helper_files()])
+            tests_hash = digest([*files, *helper_files(widget=widget_scope(module))])
             info.update(files=files, tests_hash=tests_hash)
             cached = cache.setdefault(module, {})
             for m in found:

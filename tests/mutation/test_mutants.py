@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.mutation import run_mutation
-from tests.mutation.mutants import mutants
+from tests.mutation.mutants import Mutant, mutants
 
 
 def mutated(source: str) -> dict[str, str]:
@@ -224,6 +224,24 @@ def test_the_confirming_files_run_the_modules_own_tests_first_then_the_quickest(
     assert got == ["tests/unit/test_safeopen.py", "tests/unit/test_c.py", "tests/unit/test_b.py",
                    "tests/test_agent.py"]
     assert sorted(got) == sorted(files)  # the same files: only the order changes
+
+
+@pytest.mark.parametrize("module, widget", [("dashfloat/ui/markdown.py", True), ("dashfloat/ui/app.py", True),
+                                            ("dashfloat/agent.py", False), ("dashfloat/llm/sse.py", False)])
+def test_only_the_uis_mutants_face_the_widget_tests(module, widget):
+    """tests/widget runs an App on a fake terminal: the modules of dashfloat/ui/ face it,
+    the others keep the tests (and so the results) they had."""
+    m = Mutant(module=module, line=3, end_line=3, kind="const", desc="`1` -> `2`", start=0, end=1,
+               replacement=b"2")
+    cov = run_mutation.Coverage(seconds={"tests/widget/test_app_widgets.py::w": 0.5, "tests/unit/test_x.py::u": 0.1},
+                                lines={module: {3: ["tests/widget/test_app_widgets.py::w", "tests/unit/test_x.py::u"]}})
+    widget_test = ["tests/widget/test_app_widgets.py::w"] if widget else []
+    assert cov.tests_for(m) == ["tests/unit/test_x.py::u", *widget_test]
+    assert run_mutation.widget_scope(module) is widget
+    files = run_mutation.fast_test_files(widget=widget)
+    assert ("tests/widget/test_app_widgets.py" in files) is widget
+    assert set(run_mutation.fast_test_files()) <= set(files)
+    assert ("tests/widget/conftest.py" in run_mutation.helper_files(widget=widget)) is widget
 
 
 # -- the runs: a new interpreter per run, or a child of the fork server; the same decisions ------
