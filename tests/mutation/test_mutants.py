@@ -4,10 +4,12 @@ rest of the file is untouched, and the reviewed list parses. The mutation run it
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -242,6 +244,56 @@ def test_only_the_uis_mutants_face_the_widget_tests(module, widget):
     assert ("tests/widget/test_app_widgets.py" in files) is widget
     assert set(run_mutation.fast_test_files()) <= set(files)
     assert ("tests/widget/conftest.py" in run_mutation.helper_files(widget=widget)) is widget
+
+
+class _TracingWorkspace:
+    """Stands in for a Workspace in load_coverage: each traced test file has one test that
+    runs line 1 of dashfloat/m.py; `asked` records the files each run was given."""
+
+    def __init__(self, tmp, root, n):
+        self.tmp, self.dir, self.asked = tmp / f"ws{n}", root, []
+        self.tmp.mkdir()
+
+    def pytest(self, files, timeout, options=(), extra_env=None):
+        self.asked.append(sorted(files))
+        tests = {f"{rel}::t": {"seconds": 0.1, "lines": {"dashfloat/m.py": [1]}} for rel in files}
+        Path(extra_env["DASHFLOAT_MUTCOV_OUT"]).write_text(json.dumps({"tests": tests, "failed": []}))
+        return "passed", 0, ""
+
+
+def test_a_changed_test_file_is_traced_alone_and_a_changed_module_traces_them_all(tmp_path, monkeypatch):
+    root = tmp_path / "project"
+    (root / "dashfloat").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "dashfloat" / "m.py").write_text("x = 1\n")
+    files = ["tests/test_a.py", "tests/test_b.py"]
+    for rel in files:
+        (root / rel).write_text("def test_t():\n    pass\n")
+    monkeypatch.setattr(run_mutation, "ROOT", root)
+    monkeypatch.setattr(run_mutation, "CACHE_DIR", root / ".cache")
+    monkeypatch.setattr(run_mutation, "fast_test_files", lambda widget=False: list(files))
+    monkeypatch.setattr(run_mutation, "helper_files", lambda widget=False: [])
+
+    runs = []
+
+    def load():
+        run_mutation.file_hash.cache_clear()
+        runs.append(tmp_path / f"run{len(runs)}")
+        runs[-1].mkdir()
+        spaces = [_TracingWorkspace(runs[-1], root, n) for n in range(2)]
+        cov = run_mutation.load_coverage(spaces, lambda text: None)
+        return sorted(rel for ws in spaces for run in ws.asked for rel in run), cov.files.get("dashfloat/m.py")
+
+    assert load() == (files, set(files))
+    assert load() == ([], set(files))  # nothing changed: nothing traced
+    (root / "tests/test_b.py").write_text("def test_t():\n    assert True\n")
+    assert load() == (["tests/test_b.py"], set(files))  # test_a's lines are kept
+    files.remove("tests/test_a.py")
+    assert load() == ([], {"tests/test_b.py"})  # a test file gone: its tests go too
+    (root / "dashfloat" / "m.py").write_text("x = 2\n")
+    assert load() == (["tests/test_b.py"], {"tests/test_b.py"})  # lines may have moved: all again
+    files.append("tests/test_a.py")
+    assert load() == (["tests/test_a.py"], set(files))
 
 
 # -- the runs: a new interpreter per run, or a child of the fork server; the same decisions ------
