@@ -690,8 +690,17 @@ def closes_fence(code: str, run: str) -> bool:
     return False
 
 
+_NEWLINE = re.compile(r"\r\n?")  # what the parser reads as a line break besides \n
+
+
+def parsed_newlines(text: str) -> str:
+    """`text` with \r\n and a lone \r made \n, as `render`'s parser reads them."""
+    return _NEWLINE.sub("\n", text) if "\r" in text else text
+
+
 def code_lines(code: str, lang: str) -> list[Line]:
-    """The lines `render` gives for these complete lines of code in a fence of `lang`."""
+    """The lines `render` gives for these complete lines of code in a fence of `lang`
+    (after parsed_newlines: a \r is shown here, as a big block shows it)."""
     return [_merge(line) for line in _code_lines(code, lang)]
 
 
@@ -793,7 +802,15 @@ class _Rx:
         )
 
 
-_HTML_END = {"t2": "-->", "t3": "?>", "t4": ">", "t5": "]]>"}
+_HTML_END = {"t1": "t1", "t2": "-->", "t3": "?>", "t4": ">", "t5": "]]>"}
+_T1_END = re.compile(r"</(?:script|pre|style|textarea)>", re.I)
+
+
+def _html_ends(end: str, line: str) -> bool:
+    """Whether `line` ends an HTML block of CommonMark's types 1-5 as markdown-it reads it:
+    `end` is the marker ("t1": any of the four closing tags, whichever opened it), searched
+    in the whole line, the opening one included (`<!-->` and `<?>` end where they open)."""
+    return bool(_T1_END.search(line)) if end == "t1" else end in line
 _rx: _Rx | None = None
 
 
@@ -938,11 +955,9 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False, end: int
             elif not blank and (depth < html_depth or _indent(body) < html_base):
                 html_open = False  # its container ended: process this line below
             else:
-                if html_end:
-                    hay = line.lower() if html_end.startswith("</") else line
-                    if html_end in hay:
-                        html_open = False
-                        prev_blank, prev_para = False, False
+                if html_end and _html_ends(html_end, line):
+                    html_open = False
+                    prev_blank, prev_para = False, False
                 pos = stop
                 continue
 
@@ -1018,13 +1033,8 @@ def completed_prefix(text: str, *, start: int = 0, first: bool = False, end: int
             elif b.startswith("<"):
                 if hm := rx.html_1_5.match(b):
                     para = False
-                    kind = hm.lastgroup or ""
-                    if kind == "t1":
-                        html_end = f"</{hm.group('t1').lower()}>"
-                        html_open = html_end not in b[hm.end():].lower()
-                    else:
-                        html_end = _HTML_END.get(kind, ">")
-                        html_open = html_end not in b[hm.end():]
+                    html_end = _HTML_END.get(hm.lastgroup or "", ">")
+                    html_open = not _html_ends(html_end, b)
                 elif rx.html_6.match(b) or (not prev_para and rx.html_7.match(b)):
                     html_end, html_open, para = "", True, False
                 html_base, html_depth = base, depth

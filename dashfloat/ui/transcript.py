@@ -456,13 +456,14 @@ class AssistantEntry(Entry):
         self._tail_src, self._tail_base = shown, len(self._done_lines)
         first = not self._done_lines
         added = shown[len(prev) :]
-        if grew and fence is not None and added.endswith("\n") and not markdown.closes_fence(added, fence[0]):
+        if (grew and fence is not None and added.endswith("\n") and not prev.endswith("\r")
+                and not markdown.closes_fence(added, fence[0])):
             # an open code block grew by whole lines: render just those (the block is
-            # rendered whole, context and all, when it completes)
+            # rendered whole, context and all, when it completes; its \r\n read as \n)
             lines = self._tail_lines
             self._tail_lines = lines + [
                 self._decorate(line, glyphs, first=first and not lines and i == 0)
-                for i, line in enumerate(markdown.code_lines(added, fence[1]))]
+                for i, line in enumerate(markdown.code_lines(markdown.parsed_newlines(added), fence[1]))]
             return
         self._tail_fence = markdown.open_fence(shown)
         self._tail_held = False

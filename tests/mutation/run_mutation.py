@@ -1,4 +1,6 @@
-"""Mutation testing for DashFloat's llm/, tools/, agent, conversation, sessions, headless mode, config, instructions, commands and /copy: `make mutation`.
+"""Mutation testing for DashFloat's llm/, tools/, agent, conversation, sessions, headless mode, config,
+instructions, commands, /copy, the event schema and the UI's Markdown, long text, screen writer,
+status bar, keymap and theme: `make mutation`.
 
 A test suite is as good as the mutants it kills. For each module this makes the mutants of
 tests/mutation/mutants.py (operators, constants, conditions, deleted statements...), applies
@@ -83,7 +85,9 @@ DEFAULT_MODULES = [
     "dashfloat/tools/gitchanges.py", "dashfloat/tools/undo.py", "dashfloat/llm/viarequests.py",
     "dashfloat/tools/cargocheck.py", "dashfloat/frozen.py", "dashfloat/journal.py", "dashfloat/sessions.py",
     "dashfloat/headless.py", "dashfloat/config.py", "dashfloat/prompt.py", "dashfloat/commands.py",
-    "dashfloat/copyout.py",
+    "dashfloat/copyout.py", "dashfloat/events.py",
+    "dashfloat/ui/markdown.py", "dashfloat/ui/longtext.py", "dashfloat/ui/screen.py", "dashfloat/ui/statusline.py",
+    "dashfloat/ui/keymap.py", "dashfloat/ui/theme.py",
 ]
 TOKEN_VAR = "DASHFLOAT_MUTATION_RUN"
 PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-o", "addopts="]

@@ -850,3 +850,12 @@ def test_a_line_made_visible_already_is_the_code_line_code_lines_makes(line):
     from dashfloat.textsafe import visible
 
     assert md.visible_code_line(visible(line)) == md.code_lines(line + "\n", "")[0]
+
+
+@pytest.mark.parametrize("text, expected", [("a\r\nb\n", "a\nb\n"), ("a\rb\r", "a\nb\n"), ("a\r\r\nb\n", "a\n\nb\n"),
+                                            ("no cr\n", "no cr\n")])
+def test_parsed_newlines_are_the_parsers(text, expected):
+    """\\r\\n and a lone \\r are line breaks to the parser; a streaming code block's lines
+    read them the same (tests/widget/test_huge_answers.py has a CRLF answer's frames)."""
+    assert md.parsed_newlines(text) == expected
+    assert md.render(f"```\n{text}```\n") == md.code_lines(expected, "")

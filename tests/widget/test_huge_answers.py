@@ -461,3 +461,21 @@ def test_a_long_line_that_arrives_at_once_is_made_visible_a_frame_budget_at_a_ti
         assert final[-1] == "  last words"
     if kind == "cr-and-tab":  # (tabs made spaces, the CR shown, in the pieces too)
         assert any(t.endswith("a    b\\r") for t in _texts(whole))
+
+
+CRLF_ANSWER = ("Intro:\r\n\r\n```\r\nx = 1\r\ny = 2\r\nz = 3\r\n```\r\n\r\nAfter the code.\r\n\r\n"
+               "```python\r\na = 1\r\nb = 2\r\n```\r\nEnd.\r\n")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_crlf_answer_shows_no_cr_in_its_code_blocks_in_any_frame(seed):
+    """The parser reads \\r\\n as \\n, so the completed code block shows no \\r; the lines
+    of a block still streaming (rendered a line at a time, markdown.code_lines) must not
+    either: every frame shows the final lines as far as they came."""
+    rng = random.Random(seed)
+    frames: list = []
+    final = _texts(stream(CRLF_ANSWER, sorted(rng.sample(range(1, len(CRLF_ANSWER)), 12)), frames=frames))
+    assert final[2:5] == ["    x = 1", "    y = 2", "    z = 3"] and final[9:11] == ["    a = 1", "    b = 2"]
+    for frame in frames:
+        shown = _texts(frame) or [""]
+        assert shown[:-1] == final[: len(shown) - 1] and final[len(shown) - 1].startswith(shown[-1]), shown
