@@ -694,13 +694,16 @@ _NEWLINE = re.compile(r"\r\n?")  # what the parser reads as a line break besides
 
 
 def parsed_newlines(text: str) -> str:
-    """`text` with \r\n and a lone \r made \n, as `render`'s parser reads them."""
+    """`text` with CRLF and a lone CR made LF, as `render`'s parser reads them (a model
+    that writes CRLF: the lines of its streaming code block must show no CR, as the
+    completed block shows none)."""
     return _NEWLINE.sub("\n", text) if "\r" in text else text
 
 
 def code_lines(code: str, lang: str) -> list[Line]:
-    """The lines `render` gives for these complete lines of code in a fence of `lang`
-    (after parsed_newlines: a \r is shown here, as a big block shows it)."""
+    """The lines `render` gives for these complete lines of code in a fence of `lang`,
+    once their line breaks are the parser's (parsed_newlines); a CR left in is shown, as a
+    block too big for the parser shows it."""
     return [_merge(line) for line in _code_lines(code, lang)]
 
 
@@ -811,6 +814,8 @@ def _html_ends(end: str, line: str) -> bool:
     `end` is the marker ("t1": any of the four closing tags, whichever opened it), searched
     in the whole line, the opening one included (`<!-->` and `<?>` end where they open)."""
     return bool(_T1_END.search(line)) if end == "t1" else end in line
+
+
 _rx: _Rx | None = None
 
 
