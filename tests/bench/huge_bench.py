@@ -381,8 +381,8 @@ def run(runs: int = 3, mb: float = 1.0, cases=CASES, server=None, log=print,
             figures.update(floor_stream_cpu=fc, floor_startup_cpu=fs)
         log(f"  floor client, the 200 tok/s stream of the main bench: CPU {fc:.3f} s from its request "
             f"to the end (start-up before it {fs:.3f} s); DashFloat's figure is the main table's "
-            f"'200 tok/s: CPU of the stream' (goal <= 1.1 x {fc:.3f} = {1.1 * fc:.3f} s; judged below the "
-            "table when the main table ran in the same bench)")
+            f"'200 tok/s: CPU of the stream' (goal <= 1.1 x {fc:.3f} = {1.1 * fc:.3f} s; judged below "
+            "the table when the main table ran without floor client runs of its own)")
     head = [f"answer (median of {runs})", *[c[1] for c in COLUMNS]]
     rows = [head]
     over = 0
