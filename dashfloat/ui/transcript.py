@@ -456,8 +456,7 @@ class AssistantEntry(Entry):
         self._tail_src, self._tail_base = shown, len(self._done_lines)
         first = not self._done_lines
         added = shown[len(prev) :]
-        if (grew and fence is not None and added.endswith("\n") and not prev.endswith("\r")
-                and not markdown.closes_fence(added, fence[0])):
+        if grew and fence is not None and added.endswith("\n") and not markdown.closes_fence(added, fence[0]):
             # an open code block grew by whole lines: render just those (the block is
             # rendered whole, context and all, when it completes; its \r\n read as \n)
             lines = self._tail_lines
